@@ -1,0 +1,103 @@
+/*
+ * lab.h - the whole public API of the btrfs patch lab engine.
+ *
+ * The WASM bridge (web/engine/bridge.ts), the Node CLI (cli/lab.mjs) and the
+ * native CLI (engine/src/main.c) use nothing else. Handles are opaque; struct
+ * layouts live in engine/src/*.h.
+ *
+ * Error convention: every function that can fail returns an int, 0 on
+ * success or a negative LAB_E* code; results come back through out-pointers.
+ * lab_strerror() names every code. Strings returned through char **out are
+ * allocated by the engine and released with lab_free().
+ */
+#ifndef LAB_H
+#define LAB_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+	LAB_OK = 0,
+	LAB_EINVAL = -1,     /* a bad argument or parameter value */
+	LAB_ENOENT = -2,     /* no such experiment, variant or parameter */
+	LAB_ENOMEM = -3,     /* out of memory (simulated or host) */
+	LAB_ERANGE = -4,     /* a parameter out of its range */
+	LAB_ESTATE = -5,     /* call not valid in the run's current state */
+	LAB_ECANCELED = -6,  /* the run was cancelled */
+	LAB_EENGINE = -7,    /* an engine invariant failed: a bug */
+	LAB_ENOSPC = -8,     /* the simulated file system ran out of space */
+	LAB_ENOTSUP = -9,    /* operation not supported by this experiment */
+};
+
+typedef struct lab_run lab_run;
+
+/* Name of an error code ("LAB_EINVAL: invalid argument"). Never NULL. */
+const char *lab_strerror(int code);
+
+/* Free a string returned by the engine. */
+void lab_free(void *p);
+
+/*
+ * The headless CLI, as ../shared/spec/lab-cli.md defines it. argv[0] is the
+ * program name. Output for stdout and stderr comes back in *out and *err
+ * (either may be an empty string). Returns the process exit status: 0 ok,
+ * 1 engine failure, 2 bad arguments. Native main() and the Node CLI both
+ * call this, so they print the same thing for the same arguments.
+ */
+int lab_cli(int argc, const char *const *argv, char **out, char **err);
+
+/* The experiment registry as JSON (the `list --json` document, plus each
+ * experiment's published rows and parameter help for the front end). */
+int lab_list_json(char **out);
+
+/*
+ * Open a run. `params` is a list of "KEY=VALUE" settings separated by '\n'
+ * (NULL or "" for all defaults); each is validated against the experiment's
+ * parameter table. `variant` is "before", "after" or "base".
+ * On error, *errmsg (if not NULL) receives a one-line explanation.
+ */
+int lab_open(const char *experiment, const char *variant, const char *params,
+	     uint64_t seed, lab_run **out, char **errmsg);
+
+/*
+ * Advance a run by at most max_events simulated events. *done becomes 1 when
+ * the run has finished. Runs can be stepped in slices so a worker can report
+ * progress and honour cancellation between slices.
+ */
+int lab_step(lab_run *run, uint64_t max_events, int *done);
+
+/* Progress in [0,1], the experiment's own estimate. */
+double lab_progress(const lab_run *run);
+
+/* Simulated time so far, in ns, and events processed. */
+uint64_t lab_sim_ns(const lab_run *run);
+uint64_t lab_events(const lab_run *run);
+
+/* Result of a finished run: {"metrics":{...},"sim_ns":..,"events":..,
+ * "details":{...}}. details are experiment-specific, for the front end. */
+int lab_result_json(lab_run *run, char **out);
+
+/*
+ * Incremental trace: events with sequence number > since (the bounded buffer
+ * may have dropped older ones; "dropped" says how many), plus the sampled
+ * time series. {"next":N,"dropped":D,"events":[...],"series":{...}}.
+ */
+int lab_trace_json(lab_run *run, uint64_t since, char **out);
+
+/* A snapshot of a simulated structure for the front end, by name
+ * ("tree:fs", "iotree", ... as the experiment defines). */
+int lab_snapshot_json(lab_run *run, const char *what, char **out);
+
+/* Walk every simulated structure and check its invariants. Returns the
+ * number of failures found (0 = consistent) or a negative error. */
+int lab_check(lab_run *run);
+
+void lab_close(lab_run *run);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LAB_H */

@@ -1,0 +1,67 @@
+/*
+ * bdev.h - the simulated block device, behind a table of operations
+ * (submit, flush) so a fitted profile, an ideal device and a
+ * fault-injecting device are interchangeable (cf. sqlite3_io_methods).
+ *
+ * Timing: a bio submitted at `at` gets a completion time from the device's
+ * queue model (internal parallel units, per-op/size service time
+ * distribution fitted to ../shared/calibration, tail latency). If end_io is
+ * set it is scheduled as a simulator event at completion.
+ */
+#ifndef BDEV_H
+#define BDEV_H
+
+#include <stdint.h>
+
+#include "sim.h"
+
+enum bio_op { BIO_READ = 0, BIO_WRITE = 1, BIO_FLUSH = 2 };
+
+typedef struct bio bio;
+typedef void (*bio_end_fn)(sim *s, bio *b);
+
+struct bio {
+	int op;               /* enum bio_op */
+	uint64_t offset;      /* bytes */
+	uint64_t bytes;
+	int sequential;       /* hint: part of a sequential stream */
+	simtime_t submit;     /* set by bdev_submit */
+	simtime_t complete;   /* set by bdev_submit */
+	bio_end_fn end_io;    /* optional completion callback */
+	void *priv;           /* owner's pointer */
+};
+
+typedef struct bdev bdev;
+
+typedef struct bdev_ops {
+	const char *name;
+	/* Compute b->complete for a bio submitted at `at`; return it. */
+	simtime_t (*submit)(bdev *d, bio *b, simtime_t at);
+	/* A cache flush (FLUSH/FUA) issued at `at`; returns completion. */
+	simtime_t (*flush)(bdev *d, simtime_t at);
+	void (*destroy)(bdev *d);
+} bdev_ops;
+
+/* Profiles by name: "nvme-dc", "consumer-ssd", "ideal" (zero latency,
+ * infinite bandwidth, for unit tests), "hdd" (textbook seek+rotation). */
+int bdev_create(sim *s, const char *profile, bdev **out);
+void bdev_destroy(bdev *d);
+const char *bdev_profile_name(const bdev *d);
+
+/* Submit: sets b->submit/b->complete, schedules b->end_io if set.
+ * Returns the completion time. */
+simtime_t bdev_submit(bdev *d, bio *b, simtime_t at);
+/* Synchronous convenience: one IO at `at`, returns completion time. */
+simtime_t bdev_io(bdev *d, int op, uint64_t offset, uint64_t bytes, simtime_t at);
+simtime_t bdev_flush(bdev *d, simtime_t at);
+
+/* Statistics for metrics and the front end. */
+typedef struct bdev_stats {
+	uint64_t reads, writes, flushes;
+	uint64_t read_bytes, write_bytes;
+	uint64_t busy_ns;      /* union of time with at least one IO in flight */
+	uint64_t max_inflight;
+} bdev_stats;
+const bdev_stats *bdev_get_stats(const bdev *d);
+
+#endif /* BDEV_H */

@@ -1,0 +1,117 @@
+/*
+ * exp.h - the experiment registry: what an experiment declares (parameters,
+ * metrics, variants, published rows) and the hooks the engine calls.
+ *
+ * Adding an experiment: write engine/src/exp_NAME.c defining a
+ * `const lab_exp exp_NAME`, and add one line to engine/src/experiments.def.
+ */
+#ifndef EXP_H
+#define EXP_H
+
+#include <stdint.h>
+
+#include "sim.h"
+#include "strbuf.h"
+
+#define EXP_MAX_PARAMS 24
+#define EXP_MAX_METRICS 48
+
+typedef enum ptype {
+	PT_INT,        /* integer in [min,max] */
+	PT_FLOAT,      /* real in [min,max] (min exclusive if min_open) */
+	PT_ENUM,       /* one of values[]; stored as its index */
+	PT_INT_OR_INF, /* integer >= min, or "inf" (stored as INFINITY) */
+	PT_BOOL,       /* 0/1, true/false */
+} ptype;
+
+typedef struct param_desc {
+	const char *name;
+	ptype type;
+	double def;                /* default (enum: index) */
+	double min, max;           /* range; unused for enum/bool */
+	int min_open;              /* PT_FLOAT: min itself is not allowed */
+	const char *const *values; /* PT_ENUM: NULL-terminated */
+	const char *unit;          /* "MiB", "files", ... or NULL */
+	const char *help;          /* one line for `list` and the UI */
+} param_desc;
+
+typedef struct metric_desc {
+	const char *name;
+	const char *unit; /* "s", "ms", "count", ... */
+	const char *help;
+} metric_desc;
+
+/* A published figure the lab reproduces (fidelity table). */
+typedef struct published_row {
+	const char *variant;  /* "before" / "after" / "base" */
+	const char *params;   /* "KEY=VALUE\n..." settings on top of defaults */
+	const char *metric;
+	double value;
+	const char *source;   /* where it comes from, e.g. "seed 002, table row inf" */
+	double tolerance;     /* accepted |error| for the test, e.g. 0.25 */
+} published_row;
+
+struct lab_run;
+
+typedef struct lab_exp {
+	const char *name;   /* CLI name, e.g. "qgroup-drop" */
+	const char *seed;   /* "002" or "-" */
+	const char *title;  /* one line */
+	int has_variants;   /* 1: before/after; 0: a single "base" run */
+	const param_desc *params;
+	int nparams;
+	const metric_desc *metrics;
+	int nmetrics;
+	const published_row *published;
+	int npublished;
+	/* Build the simulation for r->variant and r->params into r->sim and
+	 * r->ctx. Return 0 or a LAB_E* code (with exp_fail() for a message). */
+	int (*setup)(struct lab_run *r);
+	/* Called after each lab_step slice; return progress in [0,1]. */
+	double (*progress)(struct lab_run *r);
+	/* The run finished: set every metric with exp_metric(). */
+	int (*collect)(struct lab_run *r);
+	/* Optional: experiment-specific JSON for the front end (an object). */
+	void (*details)(struct lab_run *r, strbuf *out);
+	/* Optional: snapshot of a named structure (an object). */
+	int (*snapshot)(struct lab_run *r, const char *what, strbuf *out);
+	/* Optional: invariant check; returns failures found. */
+	int (*check)(struct lab_run *r);
+	/* Free r->ctx (r->sim is freed by the engine). */
+	void (*teardown)(struct lab_run *r);
+} lab_exp;
+
+enum { VAR_BASE = 0, VAR_BEFORE = 1, VAR_AFTER = 2 };
+
+struct lab_run {
+	const lab_exp *exp;
+	int variant;                     /* VAR_* */
+	double p[EXP_MAX_PARAMS];        /* parameter values, by index */
+	uint64_t seed;
+	sim *sim;
+	void *ctx;                       /* experiment state */
+	double m[EXP_MAX_METRICS];       /* metric values, by index */
+	unsigned char m_set[EXP_MAX_METRICS];
+	int finished;
+	int failed;                      /* a LAB_E* code once failed */
+	char errmsg[200];
+};
+
+/* Parameter access by name (asserts the name exists: a programming error). */
+double exp_param(const struct lab_run *r, const char *name);
+int exp_param_enum(const struct lab_run *r, const char *name); /* index */
+const char *exp_param_enum_name(const struct lab_run *r, const char *name);
+/* Set a metric by name (asserts the name is declared). */
+void exp_metric(struct lab_run *r, const char *name, double v);
+/* Record a failure message; returns code. */
+int exp_fail(struct lab_run *r, int code, const char *fmt, ...);
+
+/* Registry */
+int exp_count(void);
+const lab_exp *exp_get(int i);
+const lab_exp *exp_find(const char *name);
+
+/* Common parameter vocabularies */
+extern const char *const exp_device_values[]; /* fitted device profiles */
+
+#endif /* EXP_H */

@@ -1,0 +1,177 @@
+/*
+ * sim.h - the discrete-event core: a simulated nanosecond clock, an event
+ * heap, simulated tasks (threads) with CPU time and waits, a seeded PRNG,
+ * counters, sampled time series and a bounded trace buffer.
+ *
+ * Time model. Every event runs at sim->now. A task runs in steps: its step
+ * function is called at sim->now == task->clock, does one unit of work (one
+ * file create, one reclaim cycle...), charging CPU with task_cpu() and
+ * known-duration waits with task_wait_until(), which advance task->clock.
+ * When the step returns TASK_RUN the task is rescheduled at its clock, so
+ * other tasks interleave at step granularity. A task that must wait for
+ * something whose end time is not yet known (a ticket, an ordered extent)
+ * parks on a waitq and returns TASK_BLOCKED; waitq_wake*() reschedules it.
+ *
+ * Shared resources that hold for a known time (a tree lock held for a
+ * search, a device channel busy for a service time) are modelled as
+ * reservations on a timeline (see simlock_*): the waiter's clock jumps to
+ * the release time and the difference is counted as wait time. This keeps
+ * the engine deterministic and fast; its approximation is that a step that
+ * runs "ahead" may reserve a resource before a task whose clock is earlier
+ * but whose step runs later, so steps are kept small.
+ */
+#ifndef SIM_H
+#define SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef uint64_t simtime_t; /* nanoseconds of simulated time */
+
+#define NS_PER_US 1000ull
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
+#define SIMTIME_MAX UINT64_MAX
+
+typedef struct sim sim;
+typedef struct task task;
+typedef void (*event_fn)(sim *s, void *arg);
+
+/* ---- PRNG: xoshiro256**, seeded by splitmix64. Same seed, same stream. */
+typedef struct prng {
+	uint64_t s[4];
+} prng;
+
+void prng_seed(prng *p, uint64_t seed);
+uint64_t prng_next(prng *p);
+double prng_unit(prng *p);                   /* [0,1) */
+uint64_t prng_below(prng *p, uint64_t n);    /* [0,n), unbiased; n>0 */
+double prng_normal(prng *p);                 /* N(0,1), Box-Muller */
+double prng_lognormal(prng *p, double mu, double sigma);
+double prng_exponential(prng *p, double mean);
+
+/* ---- Deterministic math. libm differs between glibc (native) and musl
+ * (WASM) in the last ulp, which would break "same seed, same metrics", so
+ * the engine uses these portable implementations everywhere. */
+double dm_exp(double x);
+double dm_log(double x);
+double dm_pow(double x, double y); /* x > 0 */
+double dm_log2(double x);
+
+/* ---- Tasks */
+enum task_ret {
+	TASK_RUN = 0,     /* reschedule at task->clock */
+	TASK_BLOCKED = 1, /* parked on a waitq; a wake reschedules it */
+	TASK_DONE = 2,    /* finished; the task is retired */
+};
+
+typedef int (*task_step_fn)(sim *s, task *t);
+
+struct task {
+	int id;
+	const char *name;
+	task_step_fn step;
+	void *ctx;          /* owner's state */
+	int state;          /* owner's state machine label */
+	simtime_t clock;    /* the task's own time, >= sim->now inside a step */
+	uint64_t cpu_ns;    /* CPU time charged */
+	uint64_t wait_ns;   /* time spent waiting (locks, IO, waitqs) */
+	uint64_t runq_ns;   /* time spent waiting for a CPU */
+	int done;
+	int queued;         /* an event is pending for it */
+	simtime_t parked_at;
+	struct task *wq_next; /* link while parked on a waitq */
+};
+
+/* A FIFO of parked tasks. */
+typedef struct waitq {
+	task *head, *tail;
+	int len;
+} waitq;
+
+/* A lock as a timeline reservation: shared holders extend read_until,
+ * exclusive holders extend write_until. Counts waits for the front end. */
+typedef struct simlock {
+	simtime_t read_until;  /* last shared hold ends */
+	simtime_t write_until; /* last exclusive hold ends */
+	uint64_t acquisitions;
+	uint64_t contended;
+	uint64_t wait_ns;
+	simtime_t max_wait_ns;
+} simlock;
+
+/* ---- The simulator */
+sim *sim_create(uint64_t seed, int ncpus /* 0 = unlimited */);
+void sim_destroy(sim *s);
+
+simtime_t sim_now(const sim *s);
+prng *sim_prng(sim *s);
+uint64_t sim_events(const sim *s);
+
+/* Schedule fn(arg) at an absolute time (>= now). Returns 0 or LAB_ENOMEM. */
+int sim_at(sim *s, simtime_t when, event_fn fn, void *arg);
+int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg);
+
+/* Process at most max_events events, none later than `until`.
+ * Returns 1 when the queue is empty or sim_stop() was called, else 0. */
+int sim_run(sim *s, uint64_t max_events, simtime_t until);
+void sim_stop(sim *s);
+int sim_stopped(const sim *s);
+
+/* Tasks. The task is first stepped at `start`. */
+task *task_spawn(sim *s, const char *name, task_step_fn step, void *ctx,
+		 simtime_t start);
+/* Charge CPU time; with a limited CPU count this may also queue. */
+void task_cpu(sim *s, task *t, uint64_t ns);
+/* Wait for something that ends at a known time (IO completion...). */
+void task_wait_until(task *t, simtime_t when);
+/* Park on a waitq; the step must then return TASK_BLOCKED. */
+void task_park(task *t, waitq *q);
+/* Wake the first / all parked tasks at time `at` (>= now). */
+int waitq_wake_one(sim *s, waitq *q, simtime_t at);
+int waitq_wake_all(sim *s, waitq *q, simtime_t at);
+/* Reschedule a task that returned TASK_BLOCKED without a waitq. */
+void task_wake(sim *s, task *t, simtime_t at);
+int sim_task_count(const sim *s);
+
+/* Timeline locks. Each returns the time the lock was obtained (>= t->clock)
+ * and advances t->clock to it; the caller later calls *_release with the
+ * time the hold ends. */
+simtime_t simlock_read(simlock *l, task *t);
+void simlock_read_release(simlock *l, simtime_t until);
+simtime_t simlock_write(simlock *l, task *t);
+void simlock_write_release(simlock *l, simtime_t until);
+
+/* ---- Counters and sampled series, always kept (bounded memory). */
+/* A named counter; ids are small ints assigned on first use. */
+int sim_counter_id(sim *s, const char *name);
+void sim_count(sim *s, int id, int64_t delta);
+int64_t sim_counter(const sim *s, const char *name); /* 0 if unknown */
+
+/* A time series (e.g. "tickets", "dirty_extents"). Memory is bounded: when
+ * the buffer fills, every other point is dropped and the sampling stride
+ * doubles, so the series always covers the whole run. */
+int sim_series_id(sim *s, const char *name);
+void sim_series_add(sim *s, int id, simtime_t t, double v);
+
+/* ---- Trace: a bounded ring of structured events for the front end. */
+typedef struct trace_ev {
+	uint64_t seq;
+	simtime_t t;
+	int16_t kind;   /* index into the names given to sim_trace_kind() */
+	int16_t task;   /* task id or -1 */
+	int32_t pad;
+	int64_t a, b, c; /* kind-specific arguments */
+} trace_ev;
+
+int sim_trace_kind(sim *s, const char *name); /* register or look up */
+void sim_trace(sim *s, int kind, int task, int64_t a, int64_t b, int64_t c);
+void sim_trace_enable(sim *s, int on); /* off by default in the CLI */
+
+/* Iterators for serialisation (exp.c / lab.c). */
+struct strbuf;
+void sim_trace_json(const sim *s, uint64_t since, struct strbuf *out);
+void sim_series_json(const sim *s, struct strbuf *out);
+void sim_counters_json(const sim *s, struct strbuf *out);
+
+#endif /* SIM_H */
