@@ -60,21 +60,21 @@ int lab_list_json(char **out);
  * On error, *errmsg (if not NULL) receives a one-line explanation.
  */
 int lab_open(const char *experiment, const char *variant, const char *params,
-	     uint64_t seed, lab_run **out, char **errmsg);
+	     uint32_t seed_lo, uint32_t seed_hi, lab_run **out, char **errmsg);
 
 /*
  * Advance a run by at most max_events simulated events. *done becomes 1 when
  * the run has finished. Runs can be stepped in slices so a worker can report
  * progress and honour cancellation between slices.
  */
-int lab_step(lab_run *run, uint64_t max_events, int *done);
+int lab_step(lab_run *run, uint32_t max_events, int *done);
 
 /* Progress in [0,1], the experiment's own estimate. */
 double lab_progress(const lab_run *run);
 
 /* Simulated time so far, in ns, and events processed. */
-uint64_t lab_sim_ns(const lab_run *run);
-uint64_t lab_events(const lab_run *run);
+double lab_sim_ns(const lab_run *run);
+double lab_events(const lab_run *run);
 
 /* Result of a finished run: {"metrics":{...},"sim_ns":..,"events":..,
  * "details":{...}}. details are experiment-specific, for the front end. */
@@ -85,7 +85,7 @@ int lab_result_json(lab_run *run, char **out);
  * may have dropped older ones; "dropped" says how many), plus the sampled
  * time series. {"next":N,"dropped":D,"events":[...],"series":{...}}.
  */
-int lab_trace_json(lab_run *run, uint64_t since, char **out);
+int lab_trace_json(lab_run *run, double since, char **out);
 
 /* A snapshot of a simulated structure for the front end, by name
  * ("tree:fs", "iotree", ... as the experiment defines). */
