@@ -3,7 +3,7 @@
  *
  * The WASM bridge (web/engine/bridge.ts), the Node CLI (cli/lab.mjs) and the
  * native CLI (engine/src/main.c) use nothing else. Handles are opaque; struct
- * layouts live in engine/src/*.h.
+ * layouts live in the engine/src headers.
  *
  * Error convention: every function that can fail returns an int, 0 on
  * success or a negative LAB_E* code; results come back through out-pointers.

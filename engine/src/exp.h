@@ -106,6 +106,16 @@ void exp_metric(struct lab_run *r, const char *name, double v);
 /* Record a failure message; returns code. */
 int exp_fail(struct lab_run *r, int code, const char *fmt, ...);
 
+/* Fill p[] with defaults, then apply "KEY=VALUE\n..." settings, validating
+ * each (type, range, allowed values). On error returns LAB_ENOENT (unknown
+ * key) or LAB_EINVAL/LAB_ERANGE with a one-line message in err. */
+int exp_parse_params(const lab_exp *e, const char *text, double *p,
+		     char *err, size_t errlen);
+/* Write the parameter values as a JSON object (enums by name, inf as "inf"). */
+void exp_params_json(const lab_exp *e, const double *p, strbuf *out);
+/* The experiment's metadata as a JSON object (an element of `list`). */
+void exp_describe_json(const lab_exp *e, strbuf *out);
+
 /* Registry */
 int exp_count(void);
 const lab_exp *exp_get(int i);

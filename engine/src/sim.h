@@ -46,7 +46,7 @@ void prng_seed(prng *p, uint64_t seed);
 uint64_t prng_next(prng *p);
 double prng_unit(prng *p);                   /* [0,1) */
 uint64_t prng_below(prng *p, uint64_t n);    /* [0,n), unbiased; n>0 */
-double prng_normal(prng *p);                 /* N(0,1), Box-Muller */
+double prng_normal(prng *p);                 /* N(0,1), Marsaglia polar */
 double prng_lognormal(prng *p, double mu, double sigma);
 double prng_exponential(prng *p, double mean);
 
@@ -102,6 +102,8 @@ typedef struct simlock {
 
 /* ---- The simulator */
 sim *sim_create(uint64_t seed, int ncpus /* 0 = unlimited */);
+/* Change the CPU count before any task runs (experiments' `cpus`). */
+void sim_set_ncpus(sim *s, int ncpus);
 void sim_destroy(sim *s);
 
 simtime_t sim_now(const sim *s);

@@ -1,0 +1,454 @@
+/*
+ * cli.c - the headless CLI of ../shared/spec/lab-cli.md, in the engine.
+ *
+ * Why in C: the native binary (main.c) and the Node wrapper over the WASM
+ * build (cli/lab.mjs) both call lab_cli(), so the two print the same bytes
+ * for the same arguments (wall_ms, host time, is the only field that may
+ * differ). Arguments are validated completely before anything runs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exp.h"
+#include "lab.h"
+
+#define STEP_BUDGET (1u << 20)
+
+static const char usage[] =
+	"usage: lab list [--json]\n"
+	"       lab run EXPERIMENT [--variant before|after|both] [--set KEY=VALUE]... [--seed N] [--json]\n"
+	"       lab fidelity [--experiment NAME] [--json]\n";
+
+static double wall_ms_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Print a one-line error and return exit status 2. */
+static int bad(strbuf *err, const char *msg, const char *arg)
+{
+	sb_printf(err, "lab: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	return 2;
+}
+
+/* Run an opened run to the end. Returns 0 or a LAB_E* code. */
+static int run_to_end(lab_run *r, double *wall_ms)
+{
+	double t0 = wall_ms_now();
+	int done = 0, rc = 0;
+	while (!done && rc == 0)
+		rc = lab_step(r, STEP_BUDGET, &done);
+	*wall_ms = wall_ms_now() - t0;
+	return rc;
+}
+
+static void metrics_json(const lab_run *r, strbuf *o)
+{
+	js_obj(o);
+	for (int i = 0; i < r->exp->nmetrics; i++) {
+		js_key(o, r->exp->metrics[i].name);
+		if (r->m_set[i])
+			js_num(o, r->m[i]);
+		else
+			js_null(o);
+	}
+	js_obj_end(o);
+}
+
+/* ---------------------------------------------------------------- list */
+
+static int cmd_list(int json, strbuf *out)
+{
+	if (json) {
+		char *s = NULL;
+		if (lab_list_json(&s))
+			return 1;
+		sb_puts(out, s);
+		sb_putc(out, '\n');
+		lab_free(s);
+		return 0;
+	}
+	for (int i = 0; i < exp_count(); i++) {
+		const lab_exp *e = exp_get(i);
+		sb_printf(out, "%-12s seed %-3s %s\n", e->name, e->seed, e->title);
+		sb_printf(out, "  variants: %s\n", e->has_variants ? "before after" : "base");
+		for (int j = 0; j < e->nparams; j++) {
+			const param_desc *d = &e->params[j];
+			strbuf v;
+			sb_init(&v);
+			if (d->type == PT_ENUM) {
+				for (int k = 0; d->values[k]; k++)
+					sb_printf(&v, "%s%s", k ? "|" : "", d->values[k]);
+				sb_printf(&v, " (default %s)", d->values[(int)d->def]);
+			} else if (d->type == PT_BOOL) {
+				sb_printf(&v, "true|false (default %s)", d->def ? "true" : "false");
+			} else {
+				sb_puts(&v, "default ");
+				sb_num(&v, d->def);
+				sb_puts(&v, d->min_open ? ", range (" : ", range [");
+				sb_num(&v, d->min);
+				sb_puts(&v, ", ");
+				if (d->type == PT_INT_OR_INF && !(d->max > d->min))
+					sb_puts(&v, "inf");
+				else
+					sb_num(&v, d->max);
+				sb_puts(&v, d->type == PT_INT_OR_INF ? "] or inf" : "]");
+			}
+			sb_printf(out, "  --set %s=...  %s%s%s; %s\n", d->name, d->unit ? d->unit : "",
+				  d->unit ? ", " : "", v.buf ? v.buf : "", d->help ? d->help : "");
+			sb_free(&v);
+		}
+		sb_puts(out, "  metrics:");
+		for (int j = 0; j < e->nmetrics; j++)
+			sb_printf(out, " %s", e->metrics[j].name);
+		sb_puts(out, "\n");
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------------- run */
+
+static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
+{
+	const char *name = NULL, *variant = NULL;
+	uint64_t seed = 1;
+	int json = 0;
+	strbuf params;
+	sb_init(&params);
+	int status = 0;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--json")) {
+			json = 1;
+		} else if (!strcmp(a, "--variant") || !strcmp(a, "--set") || !strcmp(a, "--seed")) {
+			if (i + 1 >= argc) {
+				status = bad(err, "missing value after", a);
+				goto out;
+			}
+			const char *v = argv[++i];
+			if (!strcmp(a, "--variant")) {
+				if (strcmp(v, "before") && strcmp(v, "after") && strcmp(v, "both")) {
+					status = bad(err, "--variant takes before, after or both, not", v);
+					goto out;
+				}
+				variant = v;
+			} else if (!strcmp(a, "--set")) {
+				if (!strchr(v, '=') || strchr(v, '\n') || v[0] == '=') {
+					status = bad(err, "--set takes KEY=VALUE, not", v);
+					goto out;
+				}
+				sb_puts(&params, v);
+				sb_putc(&params, '\n');
+			} else {
+				char *end;
+				if (!(v[0] >= '0' && v[0] <= '9')) {
+					status = bad(err, "--seed takes a non-negative integer, not", v);
+					goto out;
+				}
+				unsigned long long s = strtoull(v, &end, 10);
+				if (*end || s > 9007199254740991ull) {
+					status = bad(err, "--seed takes an integer in [0, 2^53), not", v);
+					goto out;
+				}
+				seed = s;
+			}
+		} else if (a[0] == '-') {
+			status = bad(err, "unknown option", a);
+			goto out;
+		} else if (!name) {
+			name = a;
+		} else {
+			status = bad(err, "unexpected argument", a);
+			goto out;
+		}
+	}
+	if (!name) {
+		status = bad(err, "run needs an EXPERIMENT (see: lab list)", NULL);
+		goto out;
+	}
+	const lab_exp *e = exp_find(name);
+	if (!e) {
+		status = bad(err, "no such experiment (see: lab list)", name);
+		goto out;
+	}
+	const char *vnames[2];
+	int nv = 0;
+	if (!e->has_variants) {
+		if (variant) {
+			sb_printf(err, "lab: experiment '%s' has no patch to toggle; drop --variant\n", name);
+			status = 2;
+			goto out;
+		}
+		vnames[nv++] = "base";
+	} else if (!variant || !strcmp(variant, "both")) {
+		vnames[nv++] = "before";
+		vnames[nv++] = "after";
+	} else {
+		vnames[nv++] = variant;
+	}
+
+	/* Open every run first: all validation happens before anything runs. */
+	lab_run *runs[2] = {NULL, NULL};
+	for (int i = 0; i < nv; i++) {
+		char *msg = NULL;
+		int rc = lab_open(name, vnames[i], params.buf ? params.buf : "",
+				  (uint32_t)seed, (uint32_t)(seed >> 32), &runs[i], &msg);
+		if (rc) {
+			int usage_err = rc == LAB_EINVAL || rc == LAB_ERANGE || rc == LAB_ENOENT;
+			sb_printf(err, "lab: %s\n", msg ? msg : lab_strerror(rc));
+			lab_free(msg);
+			status = usage_err ? 2 : 1;
+			for (int j = 0; j < i; j++)
+				lab_close(runs[j]);
+			goto out;
+		}
+	}
+	double wall[2] = {0, 0};
+	for (int i = 0; i < nv; i++) {
+		int rc = run_to_end(runs[i], &wall[i]);
+		if (rc) {
+			sb_printf(err, "lab: %s run failed: %s%s%s\n", vnames[i], lab_strerror(rc),
+				  runs[i]->errmsg[0] ? ": " : "", runs[i]->errmsg);
+			status = 1;
+			break;
+		}
+	}
+	if (status == 0 && json) {
+		js_obj(out);
+		js_kstr(out, "experiment", name);
+		js_kint(out, "seed", (int64_t)seed);
+		js_key(out, "params");
+		exp_params_json(e, runs[0]->p, out);
+		js_key(out, "runs");
+		js_obj(out);
+		for (int i = 0; i < nv; i++) {
+			js_key(out, vnames[i]);
+			js_obj(out);
+			js_key(out, "metrics");
+			metrics_json(runs[i], out);
+			js_kint(out, "sim_ns", (int64_t)sim_now(runs[i]->sim));
+			js_kint(out, "events", (int64_t)sim_events(runs[i]->sim));
+			js_knum(out, "wall_ms", floor(wall[i] * 10 + 0.5) / 10);
+			js_obj_end(out);
+		}
+		js_obj_end(out);
+		js_obj_end(out);
+		sb_putc(out, '\n');
+	} else if (status == 0) {
+		sb_printf(out, "%s (seed %s): %s\nseed=%llu ", e->name, e->seed, e->title,
+			  (unsigned long long)seed);
+		strbuf pj;
+		sb_init(&pj);
+		exp_params_json(e, runs[0]->p, &pj);
+		sb_printf(out, "params=%s\n\n", pj.buf ? pj.buf : "{}");
+		sb_free(&pj);
+		sb_printf(out, "%-24s", "metric");
+		for (int i = 0; i < nv; i++)
+			sb_printf(out, " %16s", vnames[i]);
+		if (nv == 2)
+			sb_printf(out, " %14s", "after/before");
+		sb_puts(out, "\n");
+		for (int m = 0; m < e->nmetrics; m++) {
+			sb_printf(out, "%-24s", e->metrics[m].name);
+			for (int i = 0; i < nv; i++) {
+				strbuf v;
+				sb_init(&v);
+				if (runs[i]->m_set[m])
+					sb_num(&v, runs[i]->m[m]);
+				else
+					sb_puts(&v, "-");
+				sb_printf(out, " %16s", v.buf);
+				sb_free(&v);
+			}
+			if (nv == 2 && runs[0]->m_set[m] && runs[1]->m_set[m] && runs[0]->m[m] != 0)
+				sb_printf(out, " %13.3fx", runs[1]->m[m] / runs[0]->m[m]);
+			sb_printf(out, "  %s\n", e->metrics[m].unit ? e->metrics[m].unit : "");
+		}
+		for (int i = 0; i < nv; i++)
+			sb_printf(out, "%s: %llu events, %.3f s simulated\n", vnames[i],
+				  (unsigned long long)sim_events(runs[i]->sim),
+				  (double)sim_now(runs[i]->sim) / 1e9);
+	}
+	for (int i = 0; i < nv; i++)
+		lab_close(runs[i]);
+out:
+	sb_free(&params);
+	return status;
+}
+
+/* ------------------------------------------------------------ fidelity */
+
+typedef struct fid_cache {
+	const lab_exp *e;
+	const char *variant;
+	const char *params;
+	lab_run *run;
+	int rc;
+} fid_cache;
+
+static lab_run *fid_run(fid_cache *c, int *nc, const lab_exp *e, const published_row *row,
+			int *rc)
+{
+	for (int i = 0; i < *nc; i++) {
+		if (c[i].e == e && !strcmp(c[i].variant, row->variant) &&
+		    !strcmp(c[i].params ? c[i].params : "", row->params ? row->params : "")) {
+			*rc = c[i].rc;
+			return c[i].run;
+		}
+	}
+	fid_cache *n = &c[(*nc)++];
+	n->e = e;
+	n->variant = row->variant;
+	n->params = row->params;
+	n->run = NULL;
+	char *msg = NULL;
+	n->rc = lab_open(e->name, row->variant, row->params, 1, 0, &n->run, &msg);
+	lab_free(msg);
+	if (n->rc == 0) {
+		double w;
+		n->rc = run_to_end(n->run, &w);
+	}
+	*rc = n->rc;
+	return n->run;
+}
+
+static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
+{
+	int total = 0;
+	for (int i = 0; i < exp_count(); i++)
+		total += exp_get(i)->npublished;
+	fid_cache *cache = calloc((size_t)total + 1, sizeof *cache);
+	if (!cache)
+		return 1;
+	int nc = 0, status = 0;
+	if (only && !exp_find(only)) {
+		free(cache);
+		return bad(err, "no such experiment (see: lab list)", only);
+	}
+	if (json)
+		js_arr(out);
+	else
+		sb_printf(out, "%-12s %-8s %-30s %-20s %12s %12s %8s  %s\n", "experiment", "variant",
+			  "params", "metric", "published", "simulated", "error", "source");
+	for (int i = 0; i < exp_count(); i++) {
+		const lab_exp *e = exp_get(i);
+		if (only && strcmp(only, e->name))
+			continue;
+		for (int k = 0; k < e->npublished; k++) {
+			const published_row *row = &e->published[k];
+			int rc;
+			lab_run *r = fid_run(cache, &nc, e, row, &rc);
+			double simv = NAN;
+			if (rc == 0 && r) {
+				for (int m = 0; m < e->nmetrics; m++)
+					if (!strcmp(e->metrics[m].name, row->metric) && r->m_set[m])
+						simv = r->m[m];
+			} else {
+				sb_printf(err, "lab: fidelity run %s/%s failed: %s\n", e->name, row->variant,
+					  lab_strerror(rc));
+				status = 1;
+			}
+			double error = row->value != 0 ? simv / row->value - 1 : NAN;
+			double p[EXP_MAX_PARAMS];
+			char perr[160];
+			if (json) {
+				js_obj(out);
+				js_kstr(out, "experiment", e->name);
+				js_key(out, "params");
+				if (exp_parse_params(e, row->params, p, perr, sizeof perr) == 0)
+					exp_params_json(e, p, out);
+				else
+					js_raw(out, "{}");
+				js_kstr(out, "variant", row->variant);
+				js_kstr(out, "metric", row->metric);
+				js_knum(out, "published", row->value);
+				js_knum(out, "simulated", simv);
+				js_knum(out, "error", error);
+				js_knum(out, "tolerance", row->tolerance);
+				js_kstr(out, "source", row->source);
+				js_obj_end(out);
+			} else {
+				char pbuf[31];
+				snprintf(pbuf, sizeof pbuf, "%s", row->params ? row->params : "");
+				for (char *q = pbuf; *q; q++)
+					if (*q == '\n')
+						*q = ' ';
+				strbuf a, b;
+				sb_init(&a);
+				sb_init(&b);
+				sb_num(&a, row->value);
+				sb_num(&b, simv);
+				sb_printf(out, "%-12s %-8s %-30s %-20s %12s %12s %+7.1f%%  %s\n", e->name,
+					  row->variant, pbuf, row->metric, a.buf, b.buf, error * 100,
+					  row->source);
+				sb_free(&a);
+				sb_free(&b);
+			}
+		}
+	}
+	if (json) {
+		js_arr_end(out);
+		sb_putc(out, '\n');
+	}
+	for (int i = 0; i < nc; i++)
+		lab_close(cache[i].run);
+	free(cache);
+	return status;
+}
+
+/* ---------------------------------------------------------------- main */
+
+int lab_cli(int argc, const char *const *argv, char **out, char **err)
+{
+	strbuf o, e;
+	sb_init(&o);
+	sb_init(&e);
+	int status;
+	if (argc < 2) {
+		sb_puts(&e, usage);
+		status = 2;
+	} else if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		sb_puts(&o, usage);
+		status = 0;
+	} else if (!strcmp(argv[1], "list")) {
+		int json = 0;
+		status = 0;
+		for (int i = 2; i < argc && status == 0; i++) {
+			if (!strcmp(argv[i], "--json"))
+				json = 1;
+			else
+				status = bad(&e, "list takes only --json, not", argv[i]);
+		}
+		if (status == 0)
+			status = cmd_list(json, &o);
+	} else if (!strcmp(argv[1], "run")) {
+		status = cmd_run(argc - 2, argv + 2, &o, &e);
+	} else if (!strcmp(argv[1], "fidelity")) {
+		int json = 0;
+		const char *only = NULL;
+		status = 0;
+		for (int i = 2; i < argc && status == 0; i++) {
+			if (!strcmp(argv[i], "--json"))
+				json = 1;
+			else if (!strcmp(argv[i], "--experiment") && i + 1 < argc)
+				only = argv[++i];
+			else
+				status = bad(&e, "fidelity takes --experiment NAME and --json, not", argv[i]);
+		}
+		if (status == 0)
+			status = cmd_fidelity(only, json, &o, &e);
+	} else {
+		status = bad(&e, "unknown command (list, run, fidelity)", argv[1]);
+	}
+	if (o.oom || e.oom)
+		status = 1;
+	*out = sb_take(&o);
+	*err = sb_take(&e);
+	return status;
+}

@@ -1,0 +1,251 @@
+/*
+ * lab.c - the public API of engine/include/lab.h over the registry (exp.h)
+ * and the event core (sim.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp.h"
+#include "lab.h"
+
+const char *lab_strerror(int code)
+{
+	switch (code) {
+	case LAB_OK: return "LAB_OK: success";
+	case LAB_EINVAL: return "LAB_EINVAL: invalid argument";
+	case LAB_ENOENT: return "LAB_ENOENT: no such experiment, variant or parameter";
+	case LAB_ENOMEM: return "LAB_ENOMEM: out of memory";
+	case LAB_ERANGE: return "LAB_ERANGE: parameter out of range";
+	case LAB_ESTATE: return "LAB_ESTATE: not valid in the run's current state";
+	case LAB_ECANCELED: return "LAB_ECANCELED: run cancelled";
+	case LAB_EENGINE: return "LAB_EENGINE: engine invariant failed";
+	case LAB_ENOSPC: return "LAB_ENOSPC: simulated file system out of space";
+	case LAB_ENOTSUP: return "LAB_ENOTSUP: not supported by this experiment";
+	}
+	return "LAB_E?: unknown error code";
+}
+
+void lab_free(void *p)
+{
+	free(p);
+}
+
+static char *dupstr(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = malloc(n);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+static int set_err(char **errmsg, int code, const char *msg)
+{
+	if (errmsg)
+		*errmsg = dupstr(msg);
+	return code;
+}
+
+int lab_list_json(char **out)
+{
+	if (!out)
+		return LAB_EINVAL;
+	strbuf sb;
+	sb_init(&sb);
+	js_obj(&sb);
+	js_key(&sb, "experiments");
+	js_arr(&sb);
+	for (int i = 0; i < exp_count(); i++)
+		exp_describe_json(exp_get(i), &sb);
+	js_arr_end(&sb);
+	js_obj_end(&sb);
+	*out = sb_take(&sb);
+	return *out ? 0 : LAB_ENOMEM;
+}
+
+int lab_open(const char *experiment, const char *variant, const char *params,
+	     uint32_t seed_lo, uint32_t seed_hi, lab_run **out, char **errmsg)
+{
+	char err[200];
+	if (errmsg)
+		*errmsg = NULL;
+	if (!experiment || !variant || !out)
+		return set_err(errmsg, LAB_EINVAL, "missing argument");
+	*out = NULL;
+	const lab_exp *e = exp_find(experiment);
+	if (!e) {
+		snprintf(err, sizeof err, "no experiment '%s' (see: lab list)", experiment);
+		return set_err(errmsg, LAB_ENOENT, err);
+	}
+	int var;
+	if (!strcmp(variant, "before"))
+		var = VAR_BEFORE;
+	else if (!strcmp(variant, "after"))
+		var = VAR_AFTER;
+	else if (!strcmp(variant, "base"))
+		var = VAR_BASE;
+	else {
+		snprintf(err, sizeof err, "variant must be before, after or base, not '%s'", variant);
+		return set_err(errmsg, LAB_EINVAL, err);
+	}
+	if (e->has_variants ? var == VAR_BASE : var != VAR_BASE) {
+		snprintf(err, sizeof err, e->has_variants
+			 ? "experiment '%s' has variants before and after"
+			 : "experiment '%s' has no patch to toggle: its one variant is base",
+			 e->name);
+		return set_err(errmsg, LAB_EINVAL, err);
+	}
+	lab_run *r = calloc(1, sizeof *r);
+	if (!r)
+		return set_err(errmsg, LAB_ENOMEM, "out of memory");
+	r->exp = e;
+	r->variant = var;
+	r->seed = ((uint64_t)seed_hi << 32) | seed_lo;
+	int rc = exp_parse_params(e, params, r->p, err, sizeof err);
+	if (rc) {
+		free(r);
+		return set_err(errmsg, rc, err);
+	}
+	r->sim = sim_create(r->seed, 0);
+	if (!r->sim) {
+		free(r);
+		return set_err(errmsg, LAB_ENOMEM, "out of memory");
+	}
+	rc = e->setup(r);
+	if (rc) {
+		if (!r->errmsg[0])
+			snprintf(r->errmsg, sizeof r->errmsg, "%s", lab_strerror(rc));
+		set_err(errmsg, rc, r->errmsg);
+		lab_close(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int lab_step(lab_run *r, uint32_t max_events, int *done)
+{
+	if (!r || !done)
+		return LAB_EINVAL;
+	*done = 0;
+	if (r->failed)
+		return r->failed;
+	if (r->finished) {
+		*done = 1;
+		return 0;
+	}
+	int fin = sim_run(r->sim, max_events ? max_events : 1, SIMTIME_MAX);
+	if (r->failed)
+		return r->failed;
+	if (fin) {
+		int rc = r->exp->collect(r);
+		if (rc)
+			return r->failed = rc;
+		r->finished = 1;
+		*done = 1;
+	}
+	return 0;
+}
+
+double lab_progress(const lab_run *r)
+{
+	if (!r)
+		return 0;
+	if (r->finished)
+		return 1;
+	if (!r->exp->progress)
+		return 0;
+	double p = r->exp->progress((lab_run *)r);
+	return p < 0 ? 0 : p > 1 ? 1 : p;
+}
+
+double lab_sim_ns(const lab_run *r) { return r ? (double)sim_now(r->sim) : 0; }
+double lab_events(const lab_run *r) { return r ? (double)sim_events(r->sim) : 0; }
+
+int lab_result_json(lab_run *r, char **out)
+{
+	if (!r || !out)
+		return LAB_EINVAL;
+	if (!r->finished)
+		return LAB_ESTATE;
+	strbuf sb;
+	sb_init(&sb);
+	js_obj(&sb);
+	js_key(&sb, "metrics");
+	js_obj(&sb);
+	for (int i = 0; i < r->exp->nmetrics; i++) {
+		js_key(&sb, r->exp->metrics[i].name);
+		if (r->m_set[i])
+			js_num(&sb, r->m[i]);
+		else
+			js_null(&sb);
+	}
+	js_obj_end(&sb);
+	js_kint(&sb, "sim_ns", (int64_t)sim_now(r->sim));
+	js_kint(&sb, "events", (int64_t)sim_events(r->sim));
+	js_key(&sb, "details");
+	if (r->exp->details)
+		r->exp->details(r, &sb);
+	else
+		js_raw(&sb, "{}");
+	js_obj_end(&sb);
+	*out = sb_take(&sb);
+	return *out ? 0 : LAB_ENOMEM;
+}
+
+int lab_trace_json(lab_run *r, double since, char **out)
+{
+	if (!r || !out || since < 0)
+		return LAB_EINVAL;
+	strbuf sb;
+	sb_init(&sb);
+	js_obj(&sb);
+	js_key(&sb, "trace");
+	sim_trace_json(r->sim, (uint64_t)since, &sb);
+	js_key(&sb, "series");
+	sim_series_json(r->sim, &sb);
+	js_key(&sb, "counters");
+	sim_counters_json(r->sim, &sb);
+	js_knum(&sb, "sim_ns", (double)sim_now(r->sim));
+	js_knum(&sb, "progress", lab_progress(r));
+	js_obj_end(&sb);
+	*out = sb_take(&sb);
+	return *out ? 0 : LAB_ENOMEM;
+}
+
+int lab_snapshot_json(lab_run *r, const char *what, char **out)
+{
+	if (!r || !what || !out)
+		return LAB_EINVAL;
+	if (!r->exp->snapshot)
+		return LAB_ENOTSUP;
+	strbuf sb;
+	sb_init(&sb);
+	int rc = r->exp->snapshot(r, what, &sb);
+	if (rc) {
+		sb_free(&sb);
+		return rc;
+	}
+	*out = sb_take(&sb);
+	return *out ? 0 : LAB_ENOMEM;
+}
+
+int lab_check(lab_run *r)
+{
+	if (!r)
+		return LAB_EINVAL;
+	if (!r->exp->check)
+		return 0;
+	return r->exp->check(r);
+}
+
+void lab_close(lab_run *r)
+{
+	if (!r)
+		return;
+	if (r->exp->teardown)
+		r->exp->teardown(r);
+	sim_destroy(r->sim);
+	free(r);
+}

@@ -1,0 +1,604 @@
+/*
+ * sim.c - the discrete-event core (see sim.h for the time model).
+ *
+ * Events live in a binary heap ordered by (time, sequence number): the
+ * sequence number makes ties deterministic, so the same seed always gives
+ * the same interleaving on every build.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab.h"
+#include "sim.h"
+#include "strbuf.h"
+
+typedef struct event {
+	simtime_t t;
+	uint64_t seq;
+	event_fn fn;
+	void *arg;
+} event;
+
+#define SERIES_CAP 1024   /* points kept per series before decimation */
+#define TRACE_CAP 16384   /* events kept in the trace ring */
+#define MAX_NAMED 128     /* counters, series, trace kinds: each */
+
+typedef struct series {
+	char name[40];
+	uint32_t n, stride, skip;
+	double t[SERIES_CAP];
+	double v[SERIES_CAP];
+} series;
+
+struct sim {
+	simtime_t now;
+	uint64_t seq;
+	uint64_t nevents;
+	int stopped;
+	prng rng;
+
+	event *heap;
+	size_t nheap, capheap;
+
+	task **tasks;
+	int ntasks, captasks;
+
+	int ncpus;
+	simtime_t *cpu_free;
+
+	char counter_names[MAX_NAMED][40];
+	int64_t counters[MAX_NAMED];
+	int ncounters;
+
+	series *series[MAX_NAMED];
+	int nseries;
+
+	char kind_names[MAX_NAMED][32];
+	int nkinds;
+	trace_ev *ring;
+	uint64_t trace_seq; /* sequence number of the next trace event */
+	int trace_on;
+};
+
+/* ------------------------------------------------------------------ PRNG */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+void prng_seed(prng *p, uint64_t seed)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4; i++)
+		p->s[i] = splitmix64(&x);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256** (Blackman & Vigna): fast, 256-bit state, passes BigCrush. */
+uint64_t prng_next(prng *p)
+{
+	uint64_t *s = p->s;
+	uint64_t r = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return r;
+}
+
+double prng_unit(prng *p)
+{
+	return (double)(prng_next(p) >> 11) * 0x1.0p-53;
+}
+
+/* Lemire's rejection method: unbiased for every n. */
+uint64_t prng_below(prng *p, uint64_t n)
+{
+	assert(n > 0);
+	uint64_t threshold = (0 - n) % n;
+	for (;;) {
+		uint64_t r = prng_next(p);
+		if (r >= threshold)
+			return r % n;
+	}
+}
+
+/* Marsaglia's polar method: needs only sqrt and log, both portable here
+ * (sqrt is correctly rounded by IEEE 754; log is dm_log). */
+double prng_normal(prng *p)
+{
+	for (;;) {
+		double a = 2.0 * prng_unit(p) - 1.0, b = 2.0 * prng_unit(p) - 1.0;
+		double q = a * a + b * b;
+		if (q > 0.0 && q < 1.0)
+			return a * sqrt(-2.0 * dm_log(q) / q);
+	}
+}
+
+double prng_lognormal(prng *p, double mu, double sigma)
+{
+	return dm_exp(mu + sigma * prng_normal(p));
+}
+
+double prng_exponential(prng *p, double mean)
+{
+	double u = prng_unit(p);
+	return -mean * dm_log(1.0 - u);
+}
+
+/* ------------------------------------------------------------- the heap */
+
+static int ev_less(const event *a, const event *b)
+{
+	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static int heap_push(sim *s, event e)
+{
+	if (s->nheap == s->capheap) {
+		size_t cap = s->capheap ? s->capheap * 2 : 256;
+		event *h = realloc(s->heap, cap * sizeof *h);
+		if (!h)
+			return LAB_ENOMEM;
+		s->heap = h;
+		s->capheap = cap;
+	}
+	size_t i = s->nheap++;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!ev_less(&e, &s->heap[parent]))
+			break;
+		s->heap[i] = s->heap[parent];
+		i = parent;
+	}
+	s->heap[i] = e;
+	return 0;
+}
+
+static event heap_pop(sim *s)
+{
+	event top = s->heap[0];
+	event last = s->heap[--s->nheap];
+	size_t i = 0, n = s->nheap;
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		const event *best = &last;
+		if (l < n && ev_less(&s->heap[l], best)) {
+			m = l;
+			best = &s->heap[l];
+		}
+		if (r < n && ev_less(&s->heap[r], best))
+			m = r;
+		if (m == i)
+			break;
+		s->heap[i] = s->heap[m];
+		i = m;
+	}
+	if (n)
+		s->heap[i] = last;
+	return top;
+}
+
+/* -------------------------------------------------------- the simulator */
+
+sim *sim_create(uint64_t seed, int ncpus)
+{
+	sim *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	prng_seed(&s->rng, seed);
+	s->ring = calloc(TRACE_CAP, sizeof *s->ring);
+	if (!s->ring) {
+		free(s);
+		return NULL;
+	}
+	sim_set_ncpus(s, ncpus);
+	return s;
+}
+
+void sim_set_ncpus(sim *s, int ncpus)
+{
+	free(s->cpu_free);
+	s->cpu_free = NULL;
+	s->ncpus = 0;
+	if (ncpus > 0) {
+		s->cpu_free = calloc((size_t)ncpus, sizeof *s->cpu_free);
+		if (s->cpu_free)
+			s->ncpus = ncpus;
+	}
+}
+
+void sim_destroy(sim *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->ntasks; i++)
+		free(s->tasks[i]);
+	free(s->tasks);
+	free(s->heap);
+	free(s->cpu_free);
+	for (int i = 0; i < s->nseries; i++)
+		free(s->series[i]);
+	free(s->ring);
+	free(s);
+}
+
+simtime_t sim_now(const sim *s) { return s->now; }
+prng *sim_prng(sim *s) { return &s->rng; }
+uint64_t sim_events(const sim *s) { return s->nevents; }
+void sim_stop(sim *s) { s->stopped = 1; }
+int sim_stopped(const sim *s) { return s->stopped; }
+int sim_task_count(const sim *s) { return s->ntasks; }
+
+int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
+{
+	assert(when >= s->now);
+	event e = {when, s->seq++, fn, arg};
+	return heap_push(s, e);
+}
+
+int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg)
+{
+	return sim_at(s, s->now + delay, fn, arg);
+}
+
+int sim_run(sim *s, uint64_t max_events, simtime_t until)
+{
+	for (uint64_t n = 0; n < max_events; n++) {
+		if (s->stopped || s->nheap == 0)
+			return 1;
+		if (s->heap[0].t > until)
+			return 0;
+		event e = heap_pop(s);
+		s->now = e.t;
+		s->nevents++;
+		e.fn(s, e.arg);
+	}
+	return s->stopped || s->nheap == 0;
+}
+
+/* ------------------------------------------------------------------ tasks */
+
+static void task_event(sim *s, void *arg)
+{
+	task *t = arg;
+	t->queued = 0;
+	if (t->done)
+		return;
+	if (t->clock < s->now)
+		t->clock = s->now;
+	int r = t->step(s, t);
+	if (r == TASK_RUN) {
+		t->queued = 1;
+		sim_at(s, t->clock, task_event, t);
+	} else if (r == TASK_DONE) {
+		t->done = 1;
+	}
+	/* TASK_BLOCKED: a waitq or task_wake() reschedules it. */
+}
+
+task *task_spawn(sim *s, const char *name, task_step_fn step, void *ctx,
+		 simtime_t start)
+{
+	if (s->ntasks == s->captasks) {
+		int cap = s->captasks ? s->captasks * 2 : 16;
+		task **v = realloc(s->tasks, (size_t)cap * sizeof *v);
+		if (!v)
+			return NULL;
+		s->tasks = v;
+		s->captasks = cap;
+	}
+	task *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->id = s->ntasks;
+	t->name = name;
+	t->step = step;
+	t->ctx = ctx;
+	t->clock = start < s->now ? s->now : start;
+	s->tasks[s->ntasks++] = t;
+	t->queued = 1;
+	if (sim_at(s, t->clock, task_event, t) != 0)
+		return NULL;
+	return t;
+}
+
+/*
+ * Charge ns of CPU to a task. With a CPU limit the task takes the CPU that
+ * frees up first; the delay before it gets one is runqueue time.
+ */
+void task_cpu(sim *s, task *t, uint64_t ns)
+{
+	if (s->ncpus <= 0) {
+		t->clock += ns;
+		t->cpu_ns += ns;
+		return;
+	}
+	int best = 0;
+	for (int i = 1; i < s->ncpus; i++)
+		if (s->cpu_free[i] < s->cpu_free[best])
+			best = i;
+	simtime_t start = t->clock;
+	if (s->cpu_free[best] > start) {
+		t->runq_ns += s->cpu_free[best] - start;
+		start = s->cpu_free[best];
+	}
+	t->clock = start + ns;
+	t->cpu_ns += ns;
+	s->cpu_free[best] = t->clock;
+}
+
+void task_wait_until(task *t, simtime_t when)
+{
+	if (when > t->clock) {
+		t->wait_ns += when - t->clock;
+		t->clock = when;
+	}
+}
+
+void task_park(task *t, waitq *q)
+{
+	assert(!t->wq_next && q->tail != t);
+	t->parked_at = t->clock;
+	t->wq_next = NULL;
+	if (q->tail)
+		q->tail->wq_next = t;
+	else
+		q->head = t;
+	q->tail = t;
+	q->len++;
+}
+
+void task_wake(sim *s, task *t, simtime_t at)
+{
+	if (t->done || t->queued)
+		return;
+	if (at < s->now)
+		at = s->now;
+	task_wait_until(t, at);
+	t->queued = 1;
+	sim_at(s, t->clock, task_event, t);
+}
+
+int waitq_wake_one(sim *s, waitq *q, simtime_t at)
+{
+	task *t = q->head;
+	if (!t)
+		return 0;
+	q->head = t->wq_next;
+	if (!q->head)
+		q->tail = NULL;
+	t->wq_next = NULL;
+	q->len--;
+	task_wake(s, t, at);
+	return 1;
+}
+
+int waitq_wake_all(sim *s, waitq *q, simtime_t at)
+{
+	int n = 0;
+	while (waitq_wake_one(s, q, at))
+		n++;
+	return n;
+}
+
+/* ---------------------------------------------------------- timeline locks */
+
+static void lock_account(simlock *l, task *t, simtime_t start)
+{
+	l->acquisitions++;
+	if (start > t->clock) {
+		simtime_t w = start - t->clock;
+		l->contended++;
+		l->wait_ns += w;
+		if (w > l->max_wait_ns)
+			l->max_wait_ns = w;
+		task_wait_until(t, start);
+	}
+}
+
+simtime_t simlock_read(simlock *l, task *t)
+{
+	simtime_t start = t->clock > l->write_until ? t->clock : l->write_until;
+	lock_account(l, t, start);
+	return start;
+}
+
+void simlock_read_release(simlock *l, simtime_t until)
+{
+	if (until > l->read_until)
+		l->read_until = until;
+}
+
+simtime_t simlock_write(simlock *l, task *t)
+{
+	simtime_t start = t->clock;
+	if (l->write_until > start)
+		start = l->write_until;
+	if (l->read_until > start)
+		start = l->read_until;
+	lock_account(l, t, start);
+	return start;
+}
+
+void simlock_write_release(simlock *l, simtime_t until)
+{
+	if (until > l->write_until)
+		l->write_until = until;
+}
+
+/* ------------------------------------------------ counters, series, trace */
+
+static int name_index(char (*names)[40], int *n, const char *name)
+{
+	for (int i = 0; i < *n; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	if (*n >= MAX_NAMED)
+		return -1;
+	snprintf(names[*n], 40, "%s", name);
+	return (*n)++;
+}
+
+int sim_counter_id(sim *s, const char *name)
+{
+	return name_index(s->counter_names, &s->ncounters, name);
+}
+
+void sim_count(sim *s, int id, int64_t delta)
+{
+	if (id >= 0 && id < s->ncounters)
+		s->counters[id] += delta;
+}
+
+int64_t sim_counter(const sim *s, const char *name)
+{
+	for (int i = 0; i < s->ncounters; i++)
+		if (strcmp(s->counter_names[i], name) == 0)
+			return s->counters[i];
+	return 0;
+}
+
+int sim_series_id(sim *s, const char *name)
+{
+	for (int i = 0; i < s->nseries; i++)
+		if (strcmp(s->series[i]->name, name) == 0)
+			return i;
+	if (s->nseries >= MAX_NAMED)
+		return -1;
+	series *se = calloc(1, sizeof *se);
+	if (!se)
+		return -1;
+	snprintf(se->name, sizeof se->name, "%s", name);
+	se->stride = 1;
+	s->series[s->nseries] = se;
+	return s->nseries++;
+}
+
+/* Keep one point in `stride`; when full, halve the points and double the
+ * stride, so a series always spans the run in bounded memory. */
+void sim_series_add(sim *s, int id, simtime_t t, double v)
+{
+	if (id < 0 || id >= s->nseries)
+		return;
+	series *se = s->series[id];
+	if (se->skip++ % se->stride)
+		return;
+	if (se->n == SERIES_CAP) {
+		uint32_t j = 0;
+		for (uint32_t i = 0; i < se->n; i += 2, j++) {
+			se->t[j] = se->t[i];
+			se->v[j] = se->v[i];
+		}
+		se->n = j;
+		se->stride *= 2;
+		se->skip = 1;
+	}
+	se->t[se->n] = (double)t;
+	se->v[se->n] = v;
+	se->n++;
+}
+
+int sim_trace_kind(sim *s, const char *name)
+{
+	for (int i = 0; i < s->nkinds; i++)
+		if (strcmp(s->kind_names[i], name) == 0)
+			return i;
+	if (s->nkinds >= MAX_NAMED)
+		return -1;
+	snprintf(s->kind_names[s->nkinds], 32, "%s", name);
+	return s->nkinds++;
+}
+
+void sim_trace_enable(sim *s, int on) { s->trace_on = on; }
+
+void sim_trace(sim *s, int kind, int taskid, int64_t a, int64_t b, int64_t c)
+{
+	if (!s->trace_on || kind < 0)
+		return;
+	trace_ev *e = &s->ring[s->trace_seq % TRACE_CAP];
+	e->seq = s->trace_seq++;
+	e->t = s->now;
+	e->kind = (int16_t)kind;
+	e->task = (int16_t)taskid;
+	e->pad = 0;
+	e->a = a;
+	e->b = b;
+	e->c = c;
+}
+
+/* {"next":N,"dropped":D,"events":[[seq,t,kind,task,a,b,c],...],"kinds":[..]} */
+void sim_trace_json(const sim *s, uint64_t since, strbuf *out)
+{
+	uint64_t oldest = s->trace_seq > TRACE_CAP ? s->trace_seq - TRACE_CAP : 0;
+	uint64_t from = since > oldest ? since : oldest;
+	js_obj(out);
+	js_kint(out, "next", (int64_t)s->trace_seq);
+	js_kint(out, "dropped", (int64_t)(since < oldest ? oldest - since : 0));
+	js_key(out, "kinds");
+	js_arr(out);
+	for (int i = 0; i < s->nkinds; i++)
+		js_str(out, s->kind_names[i]);
+	js_arr_end(out);
+	js_key(out, "events");
+	js_arr(out);
+	for (uint64_t q = from; q < s->trace_seq; q++) {
+		const trace_ev *e = &s->ring[q % TRACE_CAP];
+		js_arr(out);
+		js_int(out, (int64_t)e->seq);
+		js_int(out, (int64_t)e->t);
+		js_int(out, e->kind);
+		js_int(out, e->task);
+		js_int(out, e->a);
+		js_int(out, e->b);
+		js_int(out, e->c);
+		js_arr_end(out);
+	}
+	js_arr_end(out);
+	js_obj_end(out);
+}
+
+/* {"name":{"t":[..ns..],"v":[..]},...} */
+void sim_series_json(const sim *s, strbuf *out)
+{
+	js_obj(out);
+	for (int i = 0; i < s->nseries; i++) {
+		const series *se = s->series[i];
+		js_key(out, se->name);
+		js_obj(out);
+		js_key(out, "t");
+		js_arr(out);
+		for (uint32_t j = 0; j < se->n; j++)
+			js_num(out, se->t[j]);
+		js_arr_end(out);
+		js_key(out, "v");
+		js_arr(out);
+		for (uint32_t j = 0; j < se->n; j++)
+			js_num(out, se->v[j]);
+		js_arr_end(out);
+		js_obj_end(out);
+	}
+	js_obj_end(out);
+}
+
+void sim_counters_json(const sim *s, strbuf *out)
+{
+	js_obj(out);
+	for (int i = 0; i < s->ncounters; i++)
+		js_kint(out, s->counter_names[i], s->counters[i]);
+	js_obj_end(out);
+}
