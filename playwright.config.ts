@@ -1,0 +1,37 @@
+/*
+ * Playwright end-to-end tests: the built app, served by `vite preview`,
+ * driven in Debian's chromium. Retries and forbidOnly only on CI; a trace
+ * is kept on the first retry.
+ */
+import { defineConfig, devices } from '@playwright/test';
+
+const CI = !!process.env.CI;
+const PORT = 4173;
+
+export default defineConfig({
+  testDir: 'e2e',
+  fullyParallel: false,
+  forbidOnly: CI,
+  retries: CI ? 2 : 0,
+  workers: 1,
+  timeout: 60_000,
+  expect: { timeout: 20_000 },
+  reporter: CI ? 'line' : 'list',
+  use: {
+    baseURL: `http://localhost:${PORT}/`,
+    trace: 'on-first-retry',
+    viewport: { width: 1280, height: 800 },
+    reducedMotion: 'reduce',
+    launchOptions: {
+      executablePath: process.env.PW_CHROMIUM ?? '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-gpu'],
+    },
+  },
+  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'], viewport: { width: 1280, height: 800 } } }],
+  webServer: {
+    command: `npx vite build && npx vite preview --port ${PORT} --strictPort`,
+    url: `http://localhost:${PORT}/`,
+    reuseExistingServer: !CI,
+    timeout: 180_000,
+  },
+});

@@ -1,0 +1,34 @@
+/*
+ * Vite + Vitest configuration for the lab's front end.
+ *
+ * The app lives in web/ (index.html is web/index.html); the engine's WASM
+ * build is imported from build/wasm/, outside the Vite root, so the dev
+ * server is allowed to read the whole repository. Nothing is loaded from a
+ * CDN: every asset is bundled into dist/.
+ */
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+import react from '@vitejs/plugin-react';
+
+const repo = fileURLToPath(new URL('.', import.meta.url));
+
+export default defineConfig({
+  root: 'web',
+  base: './',
+  plugins: [react()],
+  server: { fs: { allow: [repo] } },
+  worker: { format: 'es' },
+  build: {
+    outDir: '../dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    chunkSizeWarningLimit: 600,
+  },
+  preview: { port: 4173, strictPort: true },
+  test: {
+    root: repo,
+    include: ['web/**/*.test.ts', 'lessons/**/*.test.ts'],
+    environment: 'node',
+    testTimeout: 120_000,
+  },
+});

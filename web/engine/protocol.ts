@@ -1,0 +1,70 @@
+/*
+ * protocol.ts - the typed message protocol between the page and the engine
+ * worker (cf. ffmpeg.wasm): one enum of message types, one interface per
+ * payload. Every request carries an id; every response names the request it
+ * answers, so the client can key its Promises by id.
+ */
+import type { ExperimentInfo, LabErrorInfo, RunResult, RunSpec } from './types';
+
+export enum MsgType {
+  /* page -> worker */
+  List = 'list',
+  Run = 'run',
+  Cancel = 'cancel',
+  /* worker -> page */
+  ListDone = 'list-done',
+  Progress = 'progress',
+  RunDone = 'run-done',
+  Error = 'error',
+}
+
+export interface ListRequest {
+  id: number;
+  type: MsgType.List;
+}
+
+export interface RunRequest {
+  id: number;
+  type: MsgType.Run;
+  spec: RunSpec;
+  /** Target host time per lab_step slice, ms (default 25). */
+  sliceMs?: number;
+}
+
+export interface CancelRequest {
+  id: number;
+  type: MsgType.Cancel;
+  /** The id of the run to cancel. */
+  target: number;
+}
+
+export type WorkerRequest = ListRequest | RunRequest | CancelRequest;
+
+export interface ListDone {
+  id: number;
+  type: MsgType.ListDone;
+  experiments: ExperimentInfo[];
+}
+
+export interface Progress {
+  id: number;
+  type: MsgType.Progress;
+  /** The experiment's own estimate in [0,1]. */
+  progress: number;
+  /** lab_step slices done so far. */
+  slices: number;
+}
+
+export interface RunDone {
+  id: number;
+  type: MsgType.RunDone;
+  result: RunResult;
+}
+
+export interface ErrorResponse {
+  id: number;
+  type: MsgType.Error;
+  error: LabErrorInfo;
+}
+
+export type WorkerResponse = ListDone | Progress | RunDone | ErrorResponse;

@@ -1,0 +1,121 @@
+/*
+ * types.ts - the plain typed objects the engine hands to the front end.
+ *
+ * Nothing here touches WASM memory: bridge.ts parses the engine's JSON into
+ * these shapes, and the worker, the client and every component use only them.
+ */
+
+export type Variant = 'before' | 'after' | 'base';
+export type ParamType = 'int' | 'float' | 'enum' | 'int-or-inf' | 'bool';
+export type ParamValue = number | string | boolean;
+
+/** One parameter of an experiment, as `lab_list_json` declares it. */
+export interface ParamInfo {
+  name: string;
+  type: ParamType;
+  default: ParamValue;
+  min?: number;
+  max?: number;
+  values?: string[];
+  unit?: string;
+  help: string;
+}
+
+export interface MetricInfo {
+  name: string;
+  unit: string;
+  help: string;
+}
+
+/** A published figure the lab reproduces, with the parameters it was measured at. */
+export interface PublishedRow {
+  variant: Variant;
+  params: Record<string, ParamValue>;
+  metric: string;
+  value: number;
+  source: string;
+  tolerance: number;
+}
+
+export interface ExperimentInfo {
+  name: string;
+  seed: string;
+  title: string;
+  variants: Variant[];
+  params: ParamInfo[];
+  metrics: string[];
+  metricInfo: MetricInfo[];
+  published: PublishedRow[];
+}
+
+/** What to run: parameters as the text the user typed ("4096", "inf", "nvme-dc"). */
+export interface RunSpec {
+  experiment: string;
+  variant: Variant;
+  params: Record<string, string>;
+  seed: number;
+}
+
+/** A finished run: metrics, simulated time, events, experiment-specific details. */
+export interface RunResult {
+  metrics: Record<string, number>;
+  simNs: number;
+  events: number;
+  details: Record<string, unknown>;
+  wallMs: number;
+}
+
+/** An engine error as plain data (it crosses the worker boundary). */
+export interface LabErrorInfo {
+  code: number;
+  codeName: string;
+  message: string;
+}
+
+/** Error codes of engine/include/lab.h. */
+export const LAB_CODES: Record<number, string> = {
+  0: 'LAB_OK',
+  [-1]: 'LAB_EINVAL',
+  [-2]: 'LAB_ENOENT',
+  [-3]: 'LAB_ENOMEM',
+  [-4]: 'LAB_ERANGE',
+  [-5]: 'LAB_ESTATE',
+  [-6]: 'LAB_ECANCELED',
+  [-7]: 'LAB_EENGINE',
+  [-8]: 'LAB_ENOSPC',
+  [-9]: 'LAB_ENOTSUP',
+};
+
+/** Codes the front end itself raises (never returned by the engine). */
+export const CODE_WORKER_CRASHED = -100;
+export const CODE_CANCELED = -6;
+
+/**
+ * The one exception type for engine failures. `message` is for people; `code`
+ * is the LAB_E* value (or CODE_WORKER_CRASHED) for programs.
+ */
+export class LabError extends Error {
+  readonly code: number;
+  readonly codeName: string;
+
+  constructor(info: LabErrorInfo) {
+    super(info.message);
+    this.name = 'LabError';
+    this.code = info.code;
+    this.codeName = info.codeName;
+  }
+
+  toInfo(): LabErrorInfo {
+    return { code: this.code, codeName: this.codeName, message: this.message };
+  }
+
+  static from(e: unknown): LabError {
+    if (e instanceof LabError) return e;
+    if (e && typeof e === 'object' && 'code' in e && 'codeName' in e && 'message' in e) {
+      const o = e as LabErrorInfo;
+      return new LabError({ code: Number(o.code), codeName: String(o.codeName), message: String(o.message) });
+    }
+    const msg = e instanceof Error ? e.message : String(e);
+    return new LabError({ code: -7, codeName: 'LAB_EENGINE', message: msg });
+  }
+}

@@ -1,0 +1,85 @@
+/*
+ * workerCore.ts - the engine worker's logic, independent of the Worker
+ * global so it runs under Node in tests: a switch over small functions, one
+ * per request type. A run is stepped in slices sized to a host-time budget;
+ * after each slice it posts progress and yields to the event loop, so a
+ * Cancel message that arrived meanwhile is seen before the next slice.
+ */
+import { Bridge } from './bridge';
+import { MsgType, type CancelRequest, type ListRequest, type RunRequest, type WorkerRequest, type WorkerResponse } from './protocol';
+import { LabError } from './types';
+
+export type Post = (msg: WorkerResponse) => void;
+
+const now = (): number => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+
+/** Let queued messages (a Cancel) run before the next slice. */
+const yieldToEvents = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * Build the worker's message handler. `loadBridge` is called once, lazily
+ * (the first request pays for instantiating the WASM module); `post` sends a
+ * response to the page. Returns the function to call for each request.
+ */
+export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post): (req: WorkerRequest) => Promise<void> {
+  let bridge: Promise<Bridge> | null = null;
+  const canceled = new Set<number>();
+  const getBridge = (): Promise<Bridge> => (bridge ??= loadBridge());
+
+  const fail = (id: number, e: unknown): void => {
+    post({ id, type: MsgType.Error, error: LabError.from(e).toInfo() });
+  };
+
+  async function onList(req: ListRequest): Promise<void> {
+    const b = await getBridge();
+    post({ id: req.id, type: MsgType.ListDone, experiments: b.list() });
+  }
+
+  async function onRun(req: RunRequest): Promise<void> {
+    const b = await getBridge();
+    const target = req.sliceMs ?? 25;
+    const t0 = now();
+    const h = b.open(req.spec);
+    try {
+      let budget = 5000; // events per slice, adapted to the host's speed
+      for (let slices = 1; ; slices++) {
+        const s0 = now();
+        const done = b.step(h, budget);
+        const took = now() - s0;
+        if (done) {
+          post({ id: req.id, type: MsgType.RunDone, result: b.result(h, now() - t0) });
+          return;
+        }
+        // Aim the next slice at the target time, changing by at most 4x.
+        budget = Math.max(1000, Math.min(budget * 4, Math.round((budget * target) / Math.max(took, 0.5))));
+        post({ id: req.id, type: MsgType.Progress, progress: b.progress(h), slices });
+        await yieldToEvents();
+        if (canceled.has(req.id)) {
+          canceled.delete(req.id);
+          throw new LabError({ code: -6, codeName: 'LAB_ECANCELED', message: 'The run was cancelled.' });
+        }
+      }
+    } finally {
+      b.close(h);
+    }
+  }
+
+  function onCancel(req: CancelRequest): void {
+    canceled.add(req.target);
+  }
+
+  return async (req: WorkerRequest): Promise<void> => {
+    try {
+      switch (req.type) {
+        case MsgType.List:
+          return await onList(req);
+        case MsgType.Run:
+          return await onRun(req);
+        case MsgType.Cancel:
+          return onCancel(req);
+      }
+    } catch (e) {
+      fail(req.id, e);
+    }
+  };
+}

@@ -1,0 +1,110 @@
+/*
+ * lessonChecks.ts - evaluate a lesson step's checks and judge a prediction
+ * against run metrics. Pure: the lesson player and the headless lesson test
+ * call the same functions, so "the lesson passes" means the same thing in
+ * the browser and in CI.
+ */
+import type { Variant } from '../engine/types';
+import type { Check, LessonStep, Prediction } from './lessonFormat';
+
+/** Metrics of one step's runs, by variant. */
+export type StepMetrics = Partial<Record<Variant, Record<string, number>>>;
+
+export interface CheckOutcome {
+  check: Check;
+  pass: boolean;
+  /** The value compared (a ratio for ratio_* ops), or NaN if missing. */
+  actual: number;
+  /** Why it failed, when it could not be evaluated. */
+  problem?: string;
+  /** "1.23 < 20" style summary for people. */
+  detail: string;
+}
+
+const show = (x: number): string => (Number.isFinite(x) ? String(Number(x.toPrecision(4))) : String(x));
+
+/**
+ * Evaluate one check. `stepIndex` is the index of the step it belongs to and
+ * `all[i]` the metrics of step i (earlier steps may be referenced by ratio
+ * checks).
+ */
+export function evaluateCheck(check: Check, stepIndex: number, all: StepMetrics[]): CheckOutcome {
+  const missing = (problem: string): CheckOutcome => ({ check, pass: false, actual: NaN, problem, detail: problem });
+  const get = (step: number, variant: Variant, metric: string): number | undefined => all[step]?.[variant]?.[metric];
+  const x = get(stepIndex, check.variant, check.metric);
+  if (x === undefined || !Number.isFinite(x)) return missing(`no value for ${check.variant}.${check.metric}`);
+  let actual = x;
+  let lhs = `${check.metric}=${show(x)}`;
+  if (check.op.startsWith('ratio_')) {
+    const ref = check.of ?? {};
+    const rs = ref.step ?? stepIndex;
+    const rv = ref.variant ?? check.variant;
+    const rm = ref.metric ?? check.metric;
+    const y = get(rs, rv, rm);
+    if (y === undefined || !Number.isFinite(y)) return missing(`no value for step ${rs} ${rv}.${rm}`);
+    if (y === 0) return missing(`${rv}.${rm} is 0; the ratio is undefined`);
+    actual = x / y;
+    lhs = `${show(x)} / ${show(y)} = ${show(actual)}`;
+  }
+  const v = check.value ?? NaN;
+  const [lo, hi] = check.range ?? [NaN, NaN];
+  let pass: boolean;
+  let rhs: string;
+  switch (check.op) {
+    case 'lt':
+    case 'ratio_lt':
+      pass = actual < v;
+      rhs = `< ${show(v)}`;
+      break;
+    case 'gt':
+    case 'ratio_gt':
+      pass = actual > v;
+      rhs = `> ${show(v)}`;
+      break;
+    case 'between':
+    case 'ratio_between':
+      pass = actual >= lo && actual <= hi;
+      rhs = `in [${show(lo)}, ${show(hi)}]`;
+      break;
+  }
+  return { check, pass, actual, detail: `${lhs} ${rhs}` };
+}
+
+/** Evaluate every check of step `stepIndex`. */
+export function evaluateStep(step: LessonStep, stepIndex: number, all: StepMetrics[]): CheckOutcome[] {
+  return step.checks.map((c) => evaluateCheck(c, stepIndex, all));
+}
+
+export type Verdict = 'close' | 'off';
+
+export interface PredictionOutcome {
+  verdict: Verdict;
+  guess: number;
+  actual: number;
+  /** actual / guess */
+  ratio: number;
+  message: string;
+}
+
+/**
+ * Judge a student's guess: "close" when the simulated value lies within
+ * `factor` times the guess either way. Returns null if the guess is not a
+ * positive number or the metric is missing.
+ */
+export function judgePrediction(p: Prediction, guess: number, metrics: StepMetrics): PredictionOutcome | null {
+  const actual = metrics[p.variant]?.[p.metric];
+  if (actual === undefined || !Number.isFinite(actual) || !Number.isFinite(guess) || guess <= 0) return null;
+  const ratio = actual / guess;
+  const close = ratio <= p.factor && ratio >= 1 / p.factor;
+  const unit = p.unit ? ` ${p.unit}` : '';
+  const how = ratio >= 1 ? `${show(ratio)}x higher than` : `${show(1 / ratio)}x lower than`;
+  return {
+    verdict: close ? 'close' : 'off',
+    guess,
+    actual,
+    ratio,
+    message: close
+      ? `Close: the simulation gives ${show(actual)}${unit}, within ${p.factor}x of your ${show(guess)}${unit}.`
+      : `The simulation gives ${show(actual)}${unit}, ${how} your ${show(guess)}${unit}.`,
+  };
+}

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import type { ParamInfo } from '../engine/types';
+import { defaultParams, nonDefault, validateAll, validateParam } from './params';
+
+const P: ParamInfo[] = [
+  { name: 'bs', type: 'int', default: 4096, min: 512, max: 1048576, unit: 'bytes', help: '' },
+  { name: 'device', type: 'enum', default: 'nvme-dc', values: ['nvme-dc', 'consumer-ssd'], help: '' },
+  { name: 'threshold', type: 'int-or-inf', default: 4096, min: 1, help: '' },
+  { name: 'scale', type: 'float', default: 1, min: 0, max: 1, help: '' },
+  { name: 'fsync', type: 'bool', default: false, help: '' },
+];
+
+describe('params', () => {
+  it('gives default text for every type', () => {
+    expect(defaultParams(P)).toEqual({ bs: '4096', device: 'nvme-dc', threshold: '4096', scale: '1', fsync: 'false' });
+  });
+
+  it('accepts valid values', () => {
+    expect(validateAll(P, { bs: '8192', device: 'consumer-ssd', threshold: 'inf', scale: '0.25', fsync: 'true' })).toEqual({});
+  });
+
+  it('explains each kind of bad value', () => {
+    const [bs, dev, thr, scale, fsync] = P as [ParamInfo, ParamInfo, ParamInfo, ParamInfo, ParamInfo];
+    expect(validateParam(bs, '4k')).toMatch(/whole number/);
+    expect(validateParam(bs, '100')).toMatch(/at least 512 bytes/);
+    expect(validateParam(bs, '')).toMatch(/needs a value/);
+    expect(validateParam(dev, 'floppy')).toMatch(/one of: nvme-dc, consumer-ssd/);
+    expect(validateParam(thr, '0')).toMatch(/at least 1/);
+    expect(validateParam(thr, 'infinity')).toMatch(/"inf"/);
+    expect(validateParam(scale, '0')).toMatch(/greater than 0/);
+    expect(validateParam(scale, '1.5')).toMatch(/at most 1/);
+    expect(validateParam(scale, 'abc')).toMatch(/a number/);
+    expect(validateParam(fsync, 'maybe')).toMatch(/true or false/);
+    expect(validateAll(P, { nope: '1' })).toEqual({ nope: 'There is no parameter called "nope".' });
+  });
+
+  it('keeps only non-default values for URLs', () => {
+    expect(nonDefault(P, { ...defaultParams(P), bs: '8192' })).toEqual({ bs: '8192' });
+  });
+});

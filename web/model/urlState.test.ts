@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { formatHash, parseHash, type ViewState } from './urlState';
+
+describe('urlState', () => {
+  it('round-trips an experiment with params, seed, emphasis and focus', () => {
+    const st: ViewState = {
+      route: { page: 'experiment', name: 'fio', params: { rw: 'randwrite', bs: '4096', device: 'consumer-ssd' }, seed: 42 },
+      emphasis: 'after',
+      focus: true,
+    };
+    const h = formatHash(st);
+    expect(h).toBe('#/exp/fio?seed=42&p.bs=4096&p.device=consumer-ssd&p.rw=randwrite&emph=after&focus=1');
+    expect(parseHash(h)).toEqual(st);
+  });
+
+  it('round-trips a lesson step and omits defaults', () => {
+    const st: ViewState = { route: { page: 'lesson', id: 'ssd-4k-write', step: 2 }, emphasis: 'none', focus: false };
+    expect(formatHash(st)).toBe('#/lesson/ssd-4k-write?step=2');
+    expect(parseHash('#/lesson/ssd-4k-write?step=2')).toEqual(st);
+    expect(parseHash('#/lesson/ssd-4k-write')).toEqual({ ...st, route: { ...st.route, step: 0 } });
+  });
+
+  it('falls back to safe values on garbage', () => {
+    expect(parseHash('#/nonsense/x').route).toEqual({ page: 'home' });
+    expect(parseHash('').route).toEqual({ page: 'home' });
+    const r = parseHash('#/exp/fio?seed=-3&emph=sideways&step=x&p.=1');
+    expect(r.route).toEqual({ page: 'experiment', name: 'fio', params: {}, seed: 1 });
+    expect(r.emphasis).toBe('none');
+  });
+
+  it('keeps values with reserved characters intact', () => {
+    const st: ViewState = { route: { page: 'experiment', name: 'qgroup-drop', params: { threshold: 'inf', note: 'a&b=c' }, seed: 1 }, emphasis: 'none', focus: false };
+    expect(parseHash(formatHash(st))).toEqual(st);
+  });
+});

@@ -1,0 +1,75 @@
+/*
+ * urlState.ts - the view's state as a URL hash, so a link reproduces what
+ * is on screen: which page, the experiment's parameters, the seed, the
+ * before/after emphasis, the lesson and its step, and focus mode.
+ *
+ *   #/                                   home
+ *   #/exp/fio?seed=1&p.rw=randwrite      an experiment (params prefixed "p.")
+ *   #/lesson/ssd-4k-write?step=2         a lesson at step 2 (0-based)
+ *   ...&emph=after&focus=1               emphasis and projector mode
+ *
+ * Pure: parseHash and formatHash are inverses on every Route they produce.
+ */
+
+export type Emphasis = 'none' | 'before' | 'after';
+
+export type Route =
+  | { page: 'home' }
+  | { page: 'experiment'; name: string; params: Record<string, string>; seed: number }
+  | { page: 'lesson'; id: string; step: number };
+
+export interface ViewState {
+  route: Route;
+  emphasis: Emphasis;
+  focus: boolean;
+}
+
+export const DEFAULT_SEED = 1;
+
+export const defaultState = (): ViewState => ({ route: { page: 'home' }, emphasis: 'none', focus: false });
+
+const isEmphasis = (s: string | null): s is Emphasis => s === 'none' || s === 'before' || s === 'after';
+
+/** Parse a location hash ("#/exp/fio?seed=2") into a ViewState; unknown input gives home. */
+export function parseHash(hash: string): ViewState {
+  const st = defaultState();
+  const raw = hash.startsWith('#') ? hash.slice(1) : hash;
+  const q = raw.indexOf('?');
+  const path = (q >= 0 ? raw.slice(0, q) : raw).split('/').filter((s) => s.length > 0).map(decodeURIComponent);
+  const query = new URLSearchParams(q >= 0 ? raw.slice(q + 1) : '');
+  const emph = query.get('emph');
+  if (isEmphasis(emph)) st.emphasis = emph;
+  st.focus = query.get('focus') === '1';
+
+  if (path[0] === 'exp' && path[1]) {
+    const params: Record<string, string> = {};
+    for (const [k, v] of query) if (k.startsWith('p.') && k.length > 2) params[k.slice(2)] = v;
+    const seedText = query.get('seed');
+    const seed = seedText !== null && /^\d{1,15}$/.test(seedText) ? Number(seedText) : DEFAULT_SEED;
+    st.route = { page: 'experiment', name: path[1], params, seed };
+  } else if (path[0] === 'lesson' && path[1]) {
+    const stepText = query.get('step');
+    const step = stepText !== null && /^\d{1,4}$/.test(stepText) ? Number(stepText) : 0;
+    st.route = { page: 'lesson', id: path[1], step };
+  }
+  return st;
+}
+
+/** The canonical hash for a ViewState (params sorted, defaults omitted). */
+export function formatHash(st: ViewState): string {
+  const query = new URLSearchParams();
+  let path = '/';
+  const r = st.route;
+  if (r.page === 'experiment') {
+    path = `/exp/${encodeURIComponent(r.name)}`;
+    if (r.seed !== DEFAULT_SEED) query.set('seed', String(r.seed));
+    for (const k of Object.keys(r.params).sort()) query.set(`p.${k}`, r.params[k] ?? '');
+  } else if (r.page === 'lesson') {
+    path = `/lesson/${encodeURIComponent(r.id)}`;
+    if (r.step !== 0) query.set('step', String(r.step));
+  }
+  if (st.emphasis !== 'none') query.set('emph', st.emphasis);
+  if (st.focus) query.set('focus', '1');
+  const qs = query.toString();
+  return `#${path}${qs ? `?${qs}` : ''}`;
+}
