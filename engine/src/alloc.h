@@ -1,0 +1,70 @@
+/*
+ * alloc.h - block groups and the extent allocator.
+ *
+ * The device's space is carved into chunks on demand: data block groups of
+ * 1 GiB and metadata block groups of 256 MiB (btrfs's defaults for a
+ * filesystem larger than 50 GiB), single profile, logical == physical.
+ * Each block group tracks its space in 4 KiB sectors with a bitmap; an
+ * allocation is a next-fit search for a free run (a much simplified
+ * find_free_extent). Freed extents are pinned until the transaction
+ * commits (btrfs_pin_extent / unpin_extent_range), so a committed tree is
+ * never overwritten before the new one is on disk.
+ *
+ * Counters follow btrfs's space_info: total (chunks), used (extents
+ * allocated), pinned. Errors: 0 or a negative LAB_E* (LAB_ENOSPC).
+ */
+#ifndef ALLOC_H
+#define ALLOC_H
+
+#include <stdint.h>
+
+enum { ALLOC_DATA = 0, ALLOC_METADATA = 1, ALLOC_KINDS = 2 };
+
+#define ALLOC_DATA_CHUNK (1024ull << 20)
+#define ALLOC_META_CHUNK (256ull << 20)
+#define ALLOC_SECTOR 4096ull
+
+typedef struct block_group {
+	uint64_t start, length;
+	int kind;             /* ALLOC_DATA / ALLOC_METADATA */
+	uint64_t used;        /* bytes in allocated extents (not pinned) */
+	uint64_t pinned;      /* bytes freed this transaction */
+	uint64_t *bitmap;     /* 1 bit per sector: allocated or pinned */
+	uint64_t cursor;      /* next-fit position, in sectors */
+} block_group;
+
+typedef struct pinned_ext {
+	uint64_t bytenr, bytes;
+} pinned_ext;
+
+typedef struct alloc_ctl {
+	block_group *bgs;     /* sorted by start */
+	int nbgs, cap;
+	uint64_t dev_bytes;   /* device size */
+	uint64_t dev_alloc;   /* bytes carved into chunks */
+	pinned_ext *pinned;   /* freed this transaction */
+	int npinned, pcap;
+	uint64_t total[ALLOC_KINDS], used[ALLOC_KINDS], pinned_bytes[ALLOC_KINDS];
+	uint64_t allocs, frees, chunk_allocs;
+} alloc_ctl;
+
+/* dev_bytes: device size (>= 2 chunks). The first 1 MiB is reserved (the
+ * superblock area), as btrfs does. */
+int alloc_init(alloc_ctl *a, uint64_t dev_bytes);
+void alloc_destroy(alloc_ctl *a);
+/* Allocate `bytes` (multiple of 4 KiB) of the given kind. Allocates a new
+ * chunk when the existing ones have no free run. */
+int alloc_extent(alloc_ctl *a, int kind, uint64_t bytes, uint64_t *bytenr);
+/* Free an extent: it is pinned (unusable) until alloc_unpin_all(). */
+int alloc_free(alloc_ctl *a, uint64_t bytenr, uint64_t bytes);
+/* Return an extent that was allocated but never referenced (an aborted
+ * reservation) to the free space at once. */
+int alloc_free_now(alloc_ctl *a, uint64_t bytenr, uint64_t bytes);
+/* Commit: pinned extents become free. */
+void alloc_unpin_all(alloc_ctl *a);
+/* The block group containing bytenr, or NULL. */
+block_group *alloc_find_bg(alloc_ctl *a, uint64_t bytenr);
+/* Whether every sector of [bytenr, +bytes) is allocated (or pinned). */
+int alloc_is_allocated(const alloc_ctl *a, uint64_t bytenr, uint64_t bytes);
+
+#endif /* ALLOC_H */

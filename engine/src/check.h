@@ -1,0 +1,48 @@
+/*
+ * check.h - the invariant checker over the simulated file system.
+ *
+ * check_fs() walks every tree and the allocator and counts violations:
+ *   - keys strictly ordered within each block and across blocks (a child's
+ *     keys lie within its parent's key range; the pointer key equals the
+ *     child's first key);
+ *   - node fill within bounds: no leaf over 16283 bytes, no node over 493
+ *     pointers, no empty non-root block, levels consistent;
+ *   - child generation <= parent generation, pointer generation == child's;
+ *   - every tree block has a METADATA_ITEM whose ref count equals the number
+ *     of distinct parents (and roots) that reference it;
+ *   - every data extent referenced by file extent items has an EXTENT_ITEM
+ *     whose ref count equals the number of references from distinct leaves,
+ *     and no extent item lacks its references;
+ *   - extent items do not overlap, lie inside one block group of the right
+ *     kind, are marked allocated, and each block group's used counter equals
+ *     the sum of its extent items;
+ *   - checksum items cover exactly the sectors of regular data extents.
+ * Only meaningful after fs_run_refs() (the extent tree lags the fs trees by
+ * the queued refs), i.e. after a commit.
+ *
+ * Other subsystems register their own checks (io_tree, page accounting,
+ * ordered extents, qgroups) with check_register(); check_fs() runs them too.
+ */
+#ifndef CHECK_H
+#define CHECK_H
+
+struct fs_info;
+
+/* A registered check returns its number of failures (0 = consistent). It
+ * may describe failures with check_report(). */
+typedef int (*check_fn)(struct fs_info *fs, void *ctx);
+
+int check_register(struct fs_info *fs, const char *name, check_fn fn, void *ctx);
+/* Run all built-in and registered checks; returns total failures. */
+int check_fs(struct fs_info *fs);
+/* Record a failure message (the last few are kept in fs for the report;
+ * printed to stderr when fs->check_verbose). */
+void check_report(struct fs_info *fs, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+/* The last failure message, or "" */
+const char *check_last_error(const struct fs_info *fs);
+
+#endif /* CHECK_H */
