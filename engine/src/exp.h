@@ -48,7 +48,10 @@ typedef struct published_row {
 	const char *metric;
 	double value;
 	const char *source;   /* where it comes from, e.g. "seed 002, table row inf" */
-	double tolerance;     /* accepted |error| for the test, e.g. 0.25 */
+	double tolerance;     /* accepted |simulated/published - 1|, asserted by
+			       * the CLI tests: e.g. 0.25; 0 = must match exactly
+			       * (counts); negative = reported only (a held-out
+			       * point, or a row judged by a ratio test elsewhere) */
 } published_row;
 
 struct lab_run;

@@ -1,0 +1,115 @@
+// scripts/bench.mjs - `npm run bench`: reports, never asserts.
+//
+//  1. events per second on a standard device workload, native vs WASM
+//     (Node), and their ratio (goal: WASM within 1.15x of native time);
+//  2. the bundle size, JS + WASM, gzip (goal: <= 350 KB);
+//  3. the full-scale experiments' host time under WASM (goal: <= 2 s each)
+//     and the WASM heap they needed (goal: <= 256 MiB).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+import { loadEngine } from '../cli/lab.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Run the CLI inside one WASM instance; returns {doc, heapBytes, ms}. */
+async function wasmRun(args) {
+  const M = await loadEngine();
+  const argv = ['lab', ...args];
+  const ptrs = argv.map((a) => {
+    const n = M.lengthBytesUTF8(a) + 1;
+    const p = M._malloc(n);
+    M.stringToUTF8(a, p, n);
+    return p;
+  });
+  const av = M._malloc(4 * ptrs.length);
+  ptrs.forEach((p, i) => M.setValue(av + 4 * i, p, 'i32'));
+  const o = M._malloc(8);
+  const t0 = performance.now();
+  const status = M._lab_cli(ptrs.length, av, o, o + 4);
+  const ms = performance.now() - t0;
+  const out = M.UTF8ToString(M.getValue(o, 'i32'));
+  const err = M.UTF8ToString(M.getValue(o + 4, 'i32'));
+  if (status !== 0) throw new Error(`lab ${args.join(' ')}: ${err}`);
+  return { doc: JSON.parse(out), heapBytes: M.HEAPU8.length, ms };
+}
+
+function nativeRun(args) {
+  const t0 = performance.now();
+  const r = spawnSync(join(root, 'build/native/lab'), args, { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`native lab ${args.join(' ')}: ${r.stderr}`);
+  return { doc: JSON.parse(r.stdout), ms };
+}
+
+const sumRuns = (doc, key) => Object.values(doc.runs).reduce((s, r) => s + r[key], 0);
+const fmt = (x, d = 2) => Number(x).toFixed(d);
+
+// 1. events per second on a standard device workload
+{
+  const args = ['run', 'fio', '--set', 'rw=randread', '--set', 'bs=4096', '--set', 'iodepth=32',
+    '--set', 'numjobs=4', '--set', 'ios=2000000', '--json'];
+  const best = (f) => Math.min(...[0, 1, 2].map(() => f()));
+  const nat = nativeRun(args);
+  const nWall = best(() => nativeRun(args).doc.runs.base.wall_ms);
+  let wWall = Infinity;
+  for (let i = 0; i < 3; i++) wWall = Math.min(wWall, (await wasmRun(args)).doc.runs.base.wall_ms);
+  const events = nat.doc.runs.base.events;
+  console.log('Event core on a standard device workload (fio randread 4k, QD32 x 4 jobs, 2M IOs):');
+  console.log(`  events: ${events}`);
+  console.log(`  native: ${fmt(nWall, 1)} ms  ${fmt(events / nWall / 1e3, 2)} M events/s`);
+  console.log(`  wasm:   ${fmt(wWall, 1)} ms  ${fmt(events / wWall / 1e3, 2)} M events/s`);
+  console.log(`  WASM/native time ratio: ${fmt(wWall / nWall, 3)}  (goal <= 1.15)`);
+}
+
+// 2. bundle size
+{
+  const dist = join(root, 'dist');
+  if (existsSync(dist)) {
+    let raw = 0, gz = 0;
+    const walk = (d) => {
+      for (const f of readdirSync(d)) {
+        const p = join(d, f);
+        if (statSync(p).isDirectory()) walk(p);
+        else if (/\.(js|mjs|wasm)$/.test(f)) {
+          const b = readFileSync(p);
+          raw += b.length;
+          gz += gzipSync(b, { level: 9 }).length;
+        }
+      }
+    };
+    walk(dist);
+    console.log(`\nBundle (dist/: JS + WASM): ${fmt(raw / 1024, 1)} KB raw, ${fmt(gz / 1024, 1)} KB gzip  (goal <= 350 KB gzip)`);
+  } else {
+    console.log('\nBundle: dist/ missing (run npm run build)');
+  }
+}
+
+// 3. full-scale experiments under WASM
+const listed = new Set((await wasmRun(['list', '--json'])).doc.experiments.map((e) => e.name));
+const cases = [
+  { name: 'qgroup-drop, full scale, both variants', exp: 'qgroup-drop', sets: [] },
+  { name: 'sparse-cp, 1 GiB, cold, both variants', exp: 'sparse-cp', sets: ['file_mib=1024', 'state=cold'] },
+  { name: 'sparse-cp, 1 GiB, delalloc, both variants', exp: 'sparse-cp', sets: ['file_mib=1024', 'state=delalloc'] },
+  { name: 'torture, files mix', exp: 'torture', sets: ['mix=files'] },
+];
+console.log('\nFull-scale experiments, WASM under Node (goal: <= 2 s each, heap <= 256 MiB):');
+for (const c of cases) {
+  if (!listed.has(c.exp)) {
+    console.log(`  ${c.name}: not available yet`);
+    continue;
+  }
+  const args = ['run', c.exp, ...c.sets.flatMap((s) => ['--set', s]), '--json'];
+  const r = await wasmRun(args);
+  console.log(`  ${c.name}: ${fmt(r.ms / 1000, 2)} s host, ${sumRuns(r.doc, 'events')} events, ` +
+    `WASM heap ${fmt(r.heapBytes / 2 ** 20, 0)} MiB`);
+}
+if (listed.has('qgroup-drop')) {
+  const thresholds = ['1024', '2048', '4096', '8192', '16384', 'inf'];
+  let total = 0;
+  for (const t of thresholds) total += (await wasmRun(['run', 'qgroup-drop', '--variant', 'after', '--set', `threshold=${t}`, '--json'])).ms;
+  console.log(`  qgroup-drop threshold sweep (6 points, after): ${fmt(total / 1000, 2)} s host`);
+}
