@@ -71,4 +71,33 @@
  * kmem_cache_alloc/free plus rebalancing. [estimate: ~60 ns] */
 #define C_EIO_ALLOC_NS 60
 
+/* ---- extent-buffer memory, log tree, send/receive (ebmem.c, treelog.c,
+ * send.c) ------------------------------------------------------------ */
+
+/* The eb struct from its slab cache (kmem_cache_zalloc, GFP_NOFS) plus
+ * initialising its lock, refs and fields. [estimate: ~200 ns] */
+#define EBMEM_NS_SLAB 200
+/* One order-0 page from the per-cpu free lists and attaching it to the eb
+ * (alloc_eb_folio_array fast path). [estimate: ~250 ns per page] */
+#define EBMEM_NS_PAGE 250
+/* Copying a 16 KiB leaf (copy_extent_buffer_full). [estimate: 16 KiB at
+ * ~16 GB/s] */
+#define EBMEM_NS_COPY_16K 1000
+/* Releasing an eb and its pages. [estimate: ~300 ns] */
+#define EBMEM_NS_FREE 300
+/* Share of RAM held by dirty + cached pages above which page allocations
+ * start entering direct reclaim (free memory near the low watermark).
+ * [estimate: watermarks are a few % of RAM; with a page cache over ~60%
+ * of RAM kswapd runs and a burst of allocations can outpace it] */
+#define EBMEM_WATERMARK 0.6
+/* Per-page probability of direct reclaim / compaction when dirty + cached
+ * pages fill the RAM (the probability ramps quadratically from the
+ * watermark). [estimate: rare, ~1 in 500 page allocations under a
+ * streaming write at 2x RAM] */
+#define EBMEM_SLOW_P_MAX 0.002
+/* Direct reclaim / compaction duration, lognormal: median and p99.
+ * [estimate: mechanisms.md section 2 "Classroom": median 5 ms, p99 150 ms] */
+#define EBMEM_SLOW_MEDIAN_NS 5e6
+#define EBMEM_SLOW_P99_NS 150e6
+
 #endif /* COSTS_H */
