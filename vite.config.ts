@@ -9,13 +9,25 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
+import type { Plugin } from 'vite';
 
 const repo = fileURLToPath(new URL('.', import.meta.url));
+
+/* The built app may load nothing from outside its own origin. (Only in the
+ * build: the dev server's hot-reload preamble is an inline script.) */
+const CSP =
+  "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; " +
+  "style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self'";
+const csp = (): Plugin => ({
+  name: 'lab-csp',
+  apply: 'build',
+  transformIndexHtml: (html) => html.replace('<head>', `<head>\n    <meta http-equiv="Content-Security-Policy" content="${CSP}" />`),
+});
 
 export default defineConfig({
   root: 'web',
   base: './',
-  plugins: [react()],
+  plugins: [react(), csp()],
   server: { fs: { allow: [repo] } },
   worker: { format: 'es' },
   build: {

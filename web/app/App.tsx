@@ -1,0 +1,191 @@
+/*
+ * App.tsx - the shell: URL-driven routing (model/urlState), the engine's
+ * experiment list, the lessons, the keyboard actions table, the help
+ * overlay and focus mode. The page never runs the engine itself: everything
+ * goes through the worker client.
+ */
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { LabError, type ExperimentInfo } from '../engine/types';
+import { loadLessons } from '../lessons';
+import { actionFor, type ActionContext } from '../model/actions';
+import { nonDefault } from '../model/params';
+import { formatHash, parseHash, type Emphasis, type ViewState } from '../model/urlState';
+import { PageCommandsContext, type PageCommands } from './commands';
+import { engine } from './engine';
+import { ErrorBanner } from './ErrorBanner';
+import { ExperimentPage } from './ExperimentPage';
+import { Header } from './Header';
+import { HelpOverlay } from './HelpOverlay';
+import { Home } from './Home';
+import { LessonPlayer } from './LessonPlayer';
+import { loadJson } from './storage';
+import { testHook } from './testHook';
+
+const NEXT_EMPHASIS: Record<Emphasis, Emphasis> = { none: 'before', before: 'after', after: 'none' };
+
+/** Is the key event coming from a place where the user types? */
+const inField = (t: EventTarget | null): boolean =>
+  t instanceof HTMLElement && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
+
+export function App() {
+  const [view, setView] = useState<ViewState>(() => parseHash(window.location.hash));
+  const [experiments, setExperiments] = useState<ExperimentInfo[] | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [help, setHelp] = useState(false);
+  const commands = useRef<PageCommands>({});
+
+  /** Go to a state: the URL is the source of truth (push for pages, replace for edits). */
+  const go = useCallback((st: ViewState, replace = false) => {
+    const h = formatHash(st);
+    if (h !== window.location.hash) window.history[replace ? 'replaceState' : 'pushState'](null, '', h);
+    setView(st);
+  }, []);
+
+  useEffect(() => {
+    const onHash = (): void => setView(parseHash(window.location.hash));
+    window.addEventListener('hashchange', onHash);
+    window.addEventListener('popstate', onHash);
+    return () => {
+      window.removeEventListener('hashchange', onHash);
+      window.removeEventListener('popstate', onHash);
+    };
+  }, []);
+
+  useEffect(() => {
+    engine
+      .list()
+      .then((xs) => {
+        setExperiments(xs);
+        testHook().experiments = xs.map((e) => e.name);
+      })
+      .catch((e: unknown) => {
+        setExperiments([]);
+        setLoadError(LabError.from(e).message);
+      });
+  }, []);
+
+  const lessonLoad = useMemo(
+    () =>
+      loadLessons(
+        experiments && experiments.length > 0
+          ? { experiments: experiments.map((e) => ({ name: e.name, variants: e.variants, metrics: e.metrics, params: e.params })) }
+          : undefined,
+      ),
+    [experiments],
+  );
+  useEffect(() => {
+    testHook().lessons = lessonLoad.lessons.map((l) => l.id);
+  }, [lessonLoad]);
+
+  // An experiment link without parameters gets what this browser last typed there.
+  const route = view.route;
+  useEffect(() => {
+    if (route.page !== 'experiment' || Object.keys(route.params).length > 0) return;
+    const saved = loadJson<Record<string, string>>(`form:${route.name}`, {});
+    if (Object.keys(saved).length > 0) go({ ...view, route: { ...route, params: saved } }, true);
+  }, [route, view, go]);
+
+  useEffect(() => {
+    document.documentElement.classList.toggle('focus-mode', view.focus);
+  }, [view.focus]);
+
+  // Keyboard: one handler, driven by the actions table.
+  const viewRef = useRef(view);
+  viewRef.current = view;
+  const helpRef = useRef(help);
+  helpRef.current = help;
+  useEffect(() => {
+    const ctx: ActionContext = {
+      run: () => commands.current.run?.(),
+      cancel: () => commands.current.cancel?.(),
+      next: () => commands.current.next?.(),
+      prev: () => commands.current.prev?.(),
+      cycleEmphasis: () => go({ ...viewRef.current, emphasis: NEXT_EMPHASIS[viewRef.current.emphasis] }, true),
+      toggleFocus: () => go({ ...viewRef.current, focus: !viewRef.current.focus }, true),
+      toggleHelp: () => setHelp((h) => !h),
+      closeOverlay: () => {
+        if (!helpRef.current) return false;
+        setHelp(false);
+        return true;
+      },
+    };
+    const onKey = (e: KeyboardEvent): void => {
+      if (e.defaultPrevented || e.isComposing) return;
+      const a = actionFor(e, inField(e.target));
+      if (!a) return;
+      e.preventDefault();
+      a.perform(ctx);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [go]);
+
+  let page: React.ReactNode;
+  if (route.page === 'experiment') {
+    const info = experiments?.find((e) => e.name === route.name);
+    page = info ? (
+      <ExperimentPage
+        key={info.name}
+        info={info}
+        params={route.params}
+        seed={route.seed}
+        emphasis={view.emphasis}
+        onChange={(params, seed) => go({ ...view, route: { ...route, params: nonDefault(info.params, params), seed } }, true)}
+      />
+    ) : experiments === null ? (
+      <p className="loading">Loading the engine…</p>
+    ) : (
+      <ErrorBanner error={`There is no experiment called "${route.name}" in this engine build.`} />
+    );
+  } else if (route.page === 'lesson') {
+    const lesson = lessonLoad.lessons.find((l) => l.id === route.id);
+    page = !lesson ? (
+      <ErrorBanner error={`There is no lesson called "${route.id}".`} />
+    ) : experiments === null ? (
+      <p className="loading">Loading the engine…</p>
+    ) : (
+      <LessonPlayer
+        key={lesson.id}
+        lesson={lesson}
+        step={route.step}
+        experiments={experiments}
+        emphasis={view.emphasis}
+        onStep={(step) => go({ ...view, route: { ...route, step } })}
+      />
+    );
+  } else {
+    page = <Home experiments={experiments} lessons={lessonLoad.lessons} />;
+  }
+
+  return (
+    <PageCommandsContext.Provider value={commands}>
+      <div className={`app${view.focus ? ' app-focus' : ''}${view.emphasis !== 'none' ? ` emph-${view.emphasis}` : ''}`}>
+        <Header
+          experiments={experiments}
+          lessons={lessonLoad.lessons}
+          route={route}
+          onHelp={() => setHelp((h) => !h)}
+          onFocus={() => go({ ...view, focus: !view.focus }, true)}
+        />
+        <main className="page">
+          {loadError && <ErrorBanner error={`The engine did not load: ${loadError}`} />}
+          {lessonLoad.errors.map((e) => (
+            <ErrorBanner key={e} error={`A lesson failed validation: ${e}`} />
+          ))}
+          {page}
+        </main>
+        {view.focus && (
+          <button type="button" className="focus-exit" onClick={() => go({ ...view, focus: false }, true)} title="Leave focus mode (f)">
+            exit focus <kbd>f</kbd>
+          </button>
+        )}
+        {view.emphasis !== 'none' && (
+          <div className="emph-badge" style={{ borderColor: view.emphasis === 'before' ? '#D55E00' : '#0072B2' }}>
+            emphasis: {view.emphasis} <kbd>e</kbd>
+          </div>
+        )}
+        {help && <HelpOverlay onClose={() => setHelp(false)} />}
+      </div>
+    </PageCommandsContext.Provider>
+  );
+}

@@ -1,0 +1,87 @@
+/*
+ * ExperimentPage.tsx - one experiment: its parameter form (state in the
+ * URL and in localStorage), Run / Cancel with progress, and the results of
+ * the before and after runs (or the single base run) side by side.
+ */
+import { useEffect, useMemo, useRef } from 'react';
+import type { ExperimentInfo, RunSpec } from '../engine/types';
+import { defaultParams, nonDefault, validateAll, withDefaults } from '../model/params';
+import type { Emphasis } from '../model/urlState';
+import { usePageCommands } from './commands';
+import { ErrorBanner } from './ErrorBanner';
+import { ParamForm } from './ParamForm';
+import { Results } from './Results';
+import { RunBar } from './RunBar';
+import { saveJson } from './storage';
+import { specKey, useRunner } from './useRunner';
+
+interface Props {
+  info: ExperimentInfo;
+  params: Record<string, string>;
+  seed: number;
+  emphasis: Emphasis;
+  /** Replace the URL's parameters and seed (what the user typed is never dropped). */
+  onChange(params: Record<string, string>, seed: number): void;
+}
+
+export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props) {
+  const values = useMemo(() => withDefaults(info.params, params), [info, params]);
+  const errors = useMemo(() => validateAll(info.params, values), [info, values]);
+  const invalid = Object.keys(errors).length > 0;
+  const specs: RunSpec[] = useMemo(
+    () => info.variants.map((variant) => ({ experiment: info.name, variant, params: values, seed })),
+    [info, values, seed],
+  );
+  const runner = useRunner();
+  const { state } = runner;
+  const stale = state.key !== null && state.key !== specKey(specs);
+
+  useEffect(() => saveJson(`form:${info.name}`, nonDefault(info.params, values)), [info, values]);
+
+  // Opening a page (or a shared link) runs it once, so the link shows its result.
+  const autoRan = useRef<string | null>(null);
+  useEffect(() => {
+    if (autoRan.current === info.name || invalid) return;
+    autoRan.current = info.name;
+    void runner.run(specs);
+  }, [info.name, invalid, specs, runner]);
+
+  const run = (): void => {
+    if (!invalid) void runner.run(specs);
+  };
+  usePageCommands({ run, cancel: runner.cancel });
+
+  return (
+    <div className="exp-page" data-testid={`exp-${info.name}`}>
+      <aside className="sidebar chrome">
+        <h2 className="sidebar-title">Parameters</h2>
+        <ParamForm
+          params={info.params}
+          values={values}
+          errors={errors}
+          seed={seed}
+          onChange={(name, text) => onChange(nonDefault(info.params, { ...values, [name]: text }), seed)}
+          onSeed={(s) => onChange(nonDefault(info.params, values), s)}
+          onReset={() => onChange(nonDefault(info.params, defaultParams(info.params)), 1)}
+        />
+      </aside>
+      <section className="main-col">
+        <header className="exp-head">
+          <div className="exp-kicker">{info.seed !== '-' ? `patch ${info.seed}` : 'substrate'}</div>
+          <h1>{info.title}</h1>
+        </header>
+        <RunBar
+          status={state.status}
+          progress={state.progress}
+          current={state.current}
+          invalid={invalid}
+          stale={stale}
+          onRun={run}
+          onCancel={runner.cancel}
+        />
+        {state.error && <ErrorBanner error={state.error} />}
+        <Results info={info} params={values} variants={info.variants} runs={state.results} emphasis={emphasis} stale={stale} />
+      </section>
+    </div>
+  );
+}

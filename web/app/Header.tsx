@@ -1,0 +1,57 @@
+/* Header.tsx - the brand, navigation (the device, patches by seed, lessons) and the help / focus buttons. */
+import type { ExperimentInfo } from '../engine/types';
+import type { Lesson } from '../model/lessonFormat';
+import type { Route } from '../model/urlState';
+
+interface Props {
+  experiments: ExperimentInfo[] | null;
+  lessons: Lesson[];
+  route: Route;
+  onHelp(): void;
+  onFocus(): void;
+}
+
+export function Header({ experiments, lessons, route, onHelp, onFocus }: Props) {
+  const cur = route.page === 'experiment' ? `exp/${route.name}` : route.page === 'lesson' ? `lesson/${route.id}` : '';
+  const link = (to: string, label: React.ReactNode, testid: string, title?: string) => (
+    <a href={`#/${to}`} className={`nav-link${cur === to ? ' nav-on' : ''}`} aria-current={cur === to ? 'page' : undefined} data-testid={testid} title={title}>
+      {label}
+    </a>
+  );
+  const patches = (experiments ?? []).filter((e) => e.seed !== '-').sort((a, b) => a.seed.localeCompare(b.seed));
+  return (
+    <header className="top chrome">
+      <a href="#/" className="brand" data-testid="nav-home">
+        <span className="brand-mark" aria-hidden="true">
+          ▦
+        </span>{' '}
+        btrfs patch lab
+      </a>
+      <nav className="nav" aria-label="Main">
+        {link('exp/fio', 'The device', 'nav-device')}
+        <span className="nav-sep" aria-hidden="true" />
+        {patches.map((e) =>
+          link(
+            `exp/${e.name}`,
+            <>
+              <span className="seed">{e.seed}</span> {e.name}
+            </>,
+            `nav-exp-${e.name}`,
+            e.title,
+          ),
+        )}
+        <span className="nav-sep" aria-hidden="true" />
+        {lessons.length > 0 && <span className="nav-label">Lessons</span>}
+        {lessons.map((l, i) => link(`lesson/${l.id}`, <>{i + 1}</>, `nav-lesson-${l.id}`, l.title))}
+      </nav>
+      <div className="top-actions">
+        <button type="button" className="btn-quiet" onClick={onFocus} title="Focus mode (f)" data-testid="focus-toggle">
+          Focus <kbd>f</kbd>
+        </button>
+        <button type="button" className="btn-quiet" onClick={onHelp} title="Keyboard shortcuts (?)" data-testid="help-toggle">
+          Keys <kbd>?</kbd>
+        </button>
+      </div>
+    </header>
+  );
+}

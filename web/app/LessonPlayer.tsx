@@ -1,0 +1,211 @@
+/*
+ * LessonPlayer.tsx - play a lesson step by step: read the step, predict a
+ * number, run the step's scenario, see the picture and the checks, then read
+ * why. Checks are evaluated by model/lessonChecks (the same code the
+ * headless lesson test uses). Predictions persist in localStorage.
+ */
+import { useEffect, useMemo, useState } from 'react';
+import type { ExperimentInfo, RunSpec } from '../engine/types';
+import { evaluateStep, judgePrediction, type StepMetrics } from '../model/lessonChecks';
+import type { Lesson, LessonStep } from '../model/lessonFormat';
+import { nonDefault, withDefaults } from '../model/params';
+import { formatHash, type Emphasis } from '../model/urlState';
+import { usePageCommands } from './commands';
+import { DiffView } from './DiffView';
+import { ErrorBanner } from './ErrorBanner';
+import { Markdown } from './Markdown';
+import { Results } from './Results';
+import { RunBar } from './RunBar';
+import { useStoredState } from './storage';
+import { testHook } from './testHook';
+import { useRunner } from './useRunner';
+
+interface Props {
+  lesson: Lesson;
+  step: number;
+  experiments: ExperimentInfo[];
+  emphasis: Emphasis;
+  onStep(step: number): void;
+}
+
+/** The run specs of a step's scenario, with the experiment's defaults filled in. */
+export function stepSpecs(step: LessonStep, info: ExperimentInfo): RunSpec[] {
+  const params = withDefaults(info.params, step.scenario.params);
+  return step.scenario.variants.map((variant) => ({ experiment: info.name, variant, params, seed: step.scenario.seed }));
+}
+
+/** Steps whose metrics step `i`'s checks refer to (earlier steps only). */
+export function stepDeps(lesson: Lesson, i: number): number[] {
+  const deps = new Set<number>();
+  for (const c of lesson.steps[i]?.checks ?? []) if (c.of?.step !== undefined && c.of.step < i) deps.add(c.of.step);
+  return [...deps].sort((a, b) => a - b);
+}
+
+// Metrics of steps already run, per lesson, for this page's lifetime.
+const sessionMetrics = new Map<string, StepMetrics[]>();
+
+export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Props) {
+  const n = lesson.steps.length;
+  const i = Math.min(Math.max(0, step), n - 1);
+  const s = lesson.steps[i]!;
+  const info = experiments.find((e) => e.name === s.scenario.experiment);
+  const runner = useRunner();
+  const [all, setAll] = useState<StepMetrics[]>(() => sessionMetrics.get(lesson.id) ?? []);
+  const [guess, setGuess] = useStoredState<string>(`pred:${lesson.id}:${i}`, '');
+  const [ranStep, setRanStep] = useState<number | null>(null);
+
+  useEffect(() => {
+    runner.reset();
+    setRanStep(null);
+  }, [lesson.id, i]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const params = useMemo(() => (info ? withDefaults(info.params, s.scenario.params) : {}), [info, s]);
+  const here = ranStep === i ? all[i] : undefined;
+  const outcomes = here ? evaluateStep(s, i, all) : null;
+  const verdict = here && s.prediction && guess.trim() !== '' ? judgePrediction(s.prediction, Number(guess), here) : null;
+
+  const run = async (): Promise<void> => {
+    if (!info) return;
+    const acc = [...all];
+    for (const d of stepDeps(lesson, i)) {
+      const ds = lesson.steps[d]!;
+      const dInfo = experiments.find((e) => e.name === ds.scenario.experiment);
+      if (acc[d] || !dInfo) continue;
+      const r = await runner.run(stepSpecs(ds, dInfo));
+      if (!r) return;
+      acc[d] = Object.fromEntries(Object.entries(r).map(([v, res]) => [v, res.metrics]));
+    }
+    const r = await runner.run(stepSpecs(s, info));
+    if (!r) return;
+    acc[i] = Object.fromEntries(Object.entries(r).map(([v, res]) => [v, res.metrics]));
+    sessionMetrics.set(lesson.id, acc);
+    setAll(acc);
+    setRanStep(i);
+    testHook().lessonChecks[`${lesson.id}/${i}`] = evaluateStep(s, i, acc).map((o) => o.pass);
+  };
+
+  const next = (): void => onStep(Math.min(n - 1, i + 1));
+  const prev = (): void => onStep(Math.max(0, i - 1));
+  usePageCommands({ run: () => void run(), cancel: runner.cancel, next, prev });
+
+  const labLink = info
+    ? formatHash({
+        route: { page: 'experiment', name: info.name, params: nonDefault(info.params, params), seed: s.scenario.seed },
+        emphasis: 'none',
+        focus: false,
+      })
+    : '#/';
+
+  return (
+    <div className="lesson" data-testid={`lesson-${lesson.id}`}>
+      <section className="lesson-text">
+        <div className="exp-kicker">
+          lesson{lesson.seed !== '-' ? ` · patch ${lesson.seed}` : ''} · {lesson.title}
+        </div>
+        <nav className="steps" aria-label="Lesson steps">
+          <button type="button" className="btn-quiet" onClick={prev} disabled={i === 0} data-testid="step-prev">
+            ← <span className="sr">Previous</span>
+          </button>
+          {lesson.steps.map((st, k) => (
+            <button
+              type="button"
+              key={k}
+              className={`step-dot${k === i ? ' step-dot-on' : ''}${sessionMetrics.get(lesson.id)?.[k] ? ' step-dot-done' : ''}`}
+              onClick={() => onStep(k)}
+              aria-current={k === i ? 'step' : undefined}
+              title={st.title}
+            >
+              {k + 1}
+            </button>
+          ))}
+          <button type="button" className="btn-quiet" onClick={next} disabled={i === n - 1} data-testid="step-next">
+            <span className="sr">Next</span> →
+          </button>
+        </nav>
+        <h1 data-testid="step-title">
+          <span className="step-no">{i + 1}.</span> {s.title}
+        </h1>
+        <Markdown text={s.text} />
+        <div className="look">
+          <strong>Look at:</strong> <Markdown text={s.look} className="md-inline" />
+        </div>
+        {s.prediction && (
+          <div className="predict">
+            <label htmlFor="prediction">{s.prediction.prompt}</label>
+            <div className="predict-row">
+              <input
+                id="prediction"
+                data-testid="prediction"
+                type="text"
+                inputMode="decimal"
+                value={guess}
+                placeholder="your guess"
+                onChange={(e) => setGuess(e.target.value)}
+              />
+              {s.prediction.unit && <span className="unit">{s.prediction.unit}</span>}
+            </div>
+            {guess.trim() !== '' && !(Number(guess) > 0) && <div className="field-error">Type a positive number.</div>}
+            {verdict && (
+              <div className={`verdict verdict-${verdict.verdict}`} data-testid="verdict">
+                {verdict.message}
+              </div>
+            )}
+          </div>
+        )}
+        <div className="scenario">
+          <code>
+            {s.scenario.experiment} {s.scenario.variants.join('+')} ·{' '}
+            {Object.entries(s.scenario.params)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(' ')}{' '}
+            · seed {s.scenario.seed}
+          </code>{' '}
+          <a href={labLink}>open in the lab →</a>
+        </div>
+        <RunBar
+          status={runner.state.status}
+          progress={runner.state.progress}
+          current={runner.state.current}
+          invalid={!info}
+          stale={false}
+          onRun={() => void run()}
+          onCancel={runner.cancel}
+          label="Run this step"
+        />
+        {!info && <ErrorBanner error={`This step needs the experiment "${s.scenario.experiment}", which this engine build does not have.`} />}
+        {runner.state.error && <ErrorBanner error={runner.state.error} />}
+        {outcomes && (
+          <>
+            <ul className="checks" data-testid="checks">
+              {outcomes.map((o, k) => (
+                <li key={k} className={o.pass ? 'check-pass' : 'check-fail'} data-testid="check" data-pass={o.pass}>
+                  <span className="check-mark" aria-hidden="true">
+                    {o.pass ? '✓' : '✗'}
+                  </span>
+                  {o.check.label} <span className="muted">({o.detail})</span>
+                </li>
+              ))}
+            </ul>
+            <div className="why" data-testid="why">
+              <h2>Why</h2>
+              <Markdown text={s.why} />
+            </div>
+          </>
+        )}
+        {s.diff && <DiffView title={s.diff.title} text={s.diff.text} />}
+      </section>
+      <section className="lesson-picture">
+        {info && (
+          <Results
+            info={info}
+            params={params}
+            variants={s.scenario.variants}
+            runs={ranStep === i || runner.state.status === 'running' ? runner.state.results : {}}
+            emphasis={emphasis}
+            stale={false}
+          />
+        )}
+      </section>
+    </div>
+  );
+}

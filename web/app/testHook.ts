@@ -1,0 +1,25 @@
+/*
+ * testHook.ts - a small typed window hook for the end-to-end tests: what
+ * the page has loaded and the last results, readable without scraping text.
+ */
+import type { RunResult, Variant } from '../engine/types';
+
+export interface LabTestHook {
+  experiments: string[];
+  lessons: string[];
+  lastRun: { experiment: string; results: Partial<Record<Variant, RunResult>> } | null;
+  /** Check outcomes of lesson steps run in this page, by "lesson/step". */
+  lessonChecks: Record<string, boolean[]>;
+}
+
+declare global {
+  interface Window {
+    __lab?: LabTestHook;
+  }
+}
+
+export function testHook(): LabTestHook {
+  if (typeof window === 'undefined') return { experiments: [], lessons: [], lastRun: null, lessonChecks: {} };
+  window.__lab ??= { experiments: [], lessons: [], lastRun: null, lessonChecks: {} };
+  return window.__lab;
+}

@@ -1,0 +1,151 @@
+/*
+ * The bridge against the real WASM build, under Node: the registry, a run
+ * stepped in slices, determinism, bad parameters as typed errors, strerror,
+ * and the worker core + client pair wired together without a real Worker.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Bridge } from './bridge';
+import { EngineClient, type WorkerLike } from './client';
+import { loadNodeBridge } from './node';
+import type { WorkerRequest, WorkerResponse } from './protocol';
+import { LabError } from './types';
+import { createWorkerCore } from './workerCore';
+
+let b: Bridge;
+beforeAll(async () => {
+  b = await loadNodeBridge();
+});
+
+const fio = (params: Record<string, string> = {}, seed = 1) => ({ experiment: 'fio', variant: 'base' as const, params: { ios: '3000', ...params }, seed });
+
+describe('bridge (real WASM engine)', () => {
+  it('lists experiments with typed params, metrics and published rows', () => {
+    const xs = b.list();
+    const f = xs.find((e) => e.name === 'fio');
+    expect(f).toBeDefined();
+    expect(f!.variants).toEqual(['base']);
+    expect(f!.params.map((p) => p.name)).toEqual(expect.arrayContaining(['device', 'rw', 'bs', 'iodepth', 'numjobs', 'ios']));
+    const dev = f!.params.find((p) => p.name === 'device')!;
+    expect(dev.type).toBe('enum');
+    expect(dev.values).toEqual(expect.arrayContaining(['nvme-dc', 'consumer-ssd']));
+    expect(f!.metrics).toEqual(expect.arrayContaining(['iops', 'bw_mib_s', 'clat_avg_us', 'clat_p50_us', 'clat_p99_us']));
+    expect(f!.metricInfo.length).toBe(f!.metrics.length);
+    for (const row of f!.published) {
+      expect(typeof row.value).toBe('number');
+      expect(row.source.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('opens, steps in slices to the end and returns metrics and details', () => {
+    const h = b.open(fio({ rw: 'randwrite' }));
+    let slices = 0;
+    let last = -1;
+    while (!b.step(h, 500)) {
+      slices++;
+      const p = b.progress(h);
+      expect(p).toBeGreaterThanOrEqual(last);
+      expect(p).toBeLessThanOrEqual(1);
+      last = p;
+    }
+    expect(slices).toBeGreaterThan(2); // 500-event slices cannot finish 3000 IOs at once
+    const r = b.result(h);
+    b.close(h);
+    expect(r.metrics.iops).toBeGreaterThan(0);
+    expect(r.metrics.clat_p99_us).toBeGreaterThanOrEqual(r.metrics.clat_p50_us!);
+    expect(r.events).toBeGreaterThan(3000);
+    expect(r.simNs).toBeGreaterThan(0);
+    expect(Array.isArray(r.details.cdf)).toBe(true);
+  });
+
+  it('gives the same metrics for the same seed, different for another', () => {
+    const a = b.run(fio({}, 7)).metrics;
+    const a2 = b.run(fio({}, 7)).metrics;
+    const c = b.run(fio({}, 8)).metrics;
+    expect(a2).toEqual(a);
+    expect(c).not.toEqual(a);
+  });
+
+  it('passes seeds above 2^32 through both words', () => {
+    const lo = b.run(fio({}, 5)).metrics;
+    const hi = b.run(fio({}, 5 + 2 ** 32)).metrics;
+    expect(hi).not.toEqual(lo);
+  });
+
+  it('turns bad parameters into LabErrors with the engine message', () => {
+    const bad = (params: Record<string, string>, experiment = 'fio') => {
+      try {
+        b.open({ ...fio(params), experiment });
+      } catch (e) {
+        return e as LabError;
+      }
+      throw new Error('open did not fail');
+    };
+    const e1 = bad({ bs: '0' });
+    expect(e1).toBeInstanceOf(LabError);
+    expect(e1.code).toBeLessThan(0);
+    expect(['LAB_ERANGE', 'LAB_EINVAL']).toContain(e1.codeName);
+    expect(e1.message).toMatch(/bs/);
+    expect(bad({ device: 'floppy' }).message).toMatch(/device|floppy/);
+    expect(bad({ nosuch: '1' }).codeName).toMatch(/LAB_E(NOENT|INVAL)/);
+    expect(bad({}, 'no-such-experiment').codeName).toBe('LAB_ENOENT');
+    expect(() => b.open(fio({}, -1))).toThrow(LabError);
+  });
+
+  it('names every error code', () => {
+    expect(b.strerror(-1)).toMatch(/LAB_EINVAL/);
+    expect(b.strerror(-4)).toMatch(/LAB_ERANGE/);
+    expect(b.strerror(0).length).toBeGreaterThan(0);
+    expect(b.strerror(-999).length).toBeGreaterThan(0);
+  });
+});
+
+/** A fake Worker running workerCore in-process (messages cross as structured clones). */
+function fakeWorker(bridge: Bridge): WorkerLike {
+  const w: WorkerLike = {
+    onmessage: null,
+    onerror: null,
+    postMessage(msg: WorkerRequest) {
+      void core(structuredClone(msg));
+    },
+    terminate() {},
+  };
+  const core = createWorkerCore(
+    async () => bridge,
+    (m: WorkerResponse) => setTimeout(() => w.onmessage?.({ data: structuredClone(m) }), 0),
+  );
+  return w;
+}
+
+describe('worker core + client', () => {
+  it('lists, runs with progress, and reports errors by request', async () => {
+    const c = new EngineClient(() => fakeWorker(b));
+    expect((await c.list()).some((e) => e.name === 'fio')).toBe(true);
+    const progress: number[] = [];
+    const r = await c.run(fio({ ios: '20000' }), (p) => progress.push(p)).promise;
+    expect(r.metrics.iops).toBeGreaterThan(0);
+    expect(progress.length).toBeGreaterThan(0);
+    await expect(c.run(fio({ bs: '7' })).promise).rejects.toMatchObject({ name: 'LabError', codeName: expect.stringMatching(/LAB_E/) });
+  });
+
+  it('cancels a long run between slices', async () => {
+    const c = new EngineClient(() => fakeWorker(b));
+    const t = c.run(fio({ ios: '2000000' }));
+    setTimeout(() => t.cancel(), 30);
+    await expect(t.promise).rejects.toMatchObject({ codeName: 'LAB_ECANCELED' });
+    // the worker still answers afterwards
+    expect((await c.run(fio()).promise).metrics.iops).toBeGreaterThan(0);
+  });
+
+  it('fails pending requests when the worker dies, then restarts it', async () => {
+    let made = 0;
+    const c = new EngineClient(() => {
+      made++;
+      const w = fakeWorker(b);
+      if (made === 1) w.postMessage = () => setTimeout(() => w.onerror?.({ message: 'boom' }), 0);
+      return w;
+    });
+    await expect(c.list()).rejects.toMatchObject({ codeName: 'WORKER_CRASHED', message: expect.stringMatching(/boom/) });
+    expect((await c.list()).length).toBeGreaterThan(0);
+    expect(made).toBe(2);
+  });
+});

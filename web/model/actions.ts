@@ -1,0 +1,68 @@
+/*
+ * actions.ts - every keyboard-reachable action in one table (cf. Excalidraw's
+ * actions): its label, the keys shown for it, the test that recognises its
+ * key event, and what it performs. The shortcut handler and the "?" help
+ * overlay are both derived from this table, so they cannot disagree.
+ */
+
+/** What an action can do; the app supplies these (no-ops where not applicable). */
+export interface ActionContext {
+  run(): void;
+  cancel(): void;
+  next(): void;
+  prev(): void;
+  cycleEmphasis(): void;
+  toggleFocus(): void;
+  toggleHelp(): void;
+  /** Close the help overlay if open; true if it was. */
+  closeOverlay(): boolean;
+}
+
+/** The parts of a KeyboardEvent the tests look at. */
+export interface KeyLike {
+  key: string;
+  ctrlKey: boolean;
+  metaKey: boolean;
+  altKey: boolean;
+}
+
+export interface Action {
+  id: string;
+  label: string;
+  keys: string[];
+  /** Applies even while typing in a form field (only Escape does). */
+  inFields?: boolean;
+  test(e: KeyLike): boolean;
+  perform(ctx: ActionContext): void;
+}
+
+const plain = (e: KeyLike): boolean => !e.ctrlKey && !e.metaKey && !e.altKey;
+const key = (...ks: string[]) => (e: KeyLike): boolean => plain(e) && ks.includes(e.key);
+
+export const ACTIONS: readonly Action[] = [
+  { id: 'run', label: 'Run the experiment (or this lesson step)', keys: ['r'], test: key('r', 'R'), perform: (c) => c.run() },
+  {
+    id: 'cancel',
+    label: 'Cancel the run / close this help',
+    keys: ['Esc'],
+    inFields: true,
+    test: key('Escape'),
+    perform: (c) => {
+      if (!c.closeOverlay()) c.cancel();
+    },
+  },
+  { id: 'next', label: 'Next lesson step', keys: ['→', 'n'], test: key('ArrowRight', 'n', 'N'), perform: (c) => c.next() },
+  { id: 'prev', label: 'Previous lesson step', keys: ['←', 'p'], test: key('ArrowLeft', 'p', 'P'), perform: (c) => c.prev() },
+  { id: 'emphasis', label: 'Emphasise before, then after, then neither', keys: ['e'], test: key('e', 'E'), perform: (c) => c.cycleEmphasis() },
+  { id: 'focus', label: 'Focus mode for projectors (bigger type, no chrome)', keys: ['f'], test: key('f', 'F'), perform: (c) => c.toggleFocus() },
+  { id: 'help', label: 'Show or hide this help', keys: ['?'], test: (e) => !e.ctrlKey && !e.metaKey && e.key === '?', perform: (c) => c.toggleHelp() },
+];
+
+/**
+ * The action a key event triggers, or null. `inField` says whether the event
+ * comes from a text field (where only actions marked inFields apply).
+ */
+export function actionFor(e: KeyLike, inField: boolean, actions: readonly Action[] = ACTIONS): Action | null {
+  for (const a of actions) if ((!inField || a.inFields) && a.test(e)) return a;
+  return null;
+}

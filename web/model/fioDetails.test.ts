@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { keyProb, pLabel, readFioDetails } from './fioDetails';
+
+describe('fio details', () => {
+  it('names fio percentile keys', () => {
+    expect(keyProb('p50')).toBe(0.5);
+    expect(keyProb('p999')).toBeCloseTo(0.999, 12);
+    expect(keyProb('p9999')).toBeCloseTo(0.9999, 12);
+    expect(keyProb('avg')).toBeUndefined();
+    expect(pLabel(0.999)).toBe('p99.9');
+  });
+
+  it('reads the CDF and the measured point, skipping nulls', () => {
+    const pic = readFioDetails({
+      profile: 'nvme-dc',
+      title: 'Intel P4510',
+      cdf: [[0, 5], [0.5, 9], [1, 90], ['x', 1], [2, 3]],
+      device: { writes: 100, busy_ns: 5 },
+      measured: { iops: 80100, bw_mib_s: 313, clat_us: { avg: 9.82, p50: 9, p90: 10, p99: 48, p999: null }, fitted: true, source: 'p4510_legacy/4k_w_1.txt' },
+    });
+    expect(pic.simulated).toEqual([{ p: 0, us: 5 }, { p: 0.5, us: 9 }, { p: 1, us: 90 }]);
+    expect(pic.measured?.markers.map((m) => m.label)).toEqual(['p50', 'p90', 'p99']);
+    expect(pic.measured?.clatAvgUs).toBe(9.82);
+    expect(pic.measured?.usedForFit).toBe(true);
+    expect(pic.device).toEqual({ writes: 100, busy_ns: 5 });
+  });
+
+  it('survives a missing measurement and garbage', () => {
+    const pic = readFioDetails({ measured: null, cdf: 'nope' });
+    expect(pic.measured).toBeNull();
+    expect(pic.simulated).toEqual([]);
+  });
+});

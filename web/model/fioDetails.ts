@@ -1,0 +1,102 @@
+/*
+ * fioDetails.ts - read the fio experiment's `details` (engine/src/exp_fio.c,
+ * fio_details) into what the device view draws:
+ *
+ *   {"profile": "nvme-dc", "title": "...", "notes": "...",
+ *    "cdf": [[p, us], ...101 quantiles...],
+ *    "device": {"reads", "writes", "busy_ns", "max_inflight"},
+ *    "measured": null | {"iops", "bw_mib_s",
+ *                        "clat_us": {"avg", "p50", "p90", "p99", "p999"},
+ *                        "fitted": bool, "source": "file"}}
+ *
+ * `measured.fitted` says whether the model was fitted to that very point
+ * (so agreement is expected) or the point was held out (so agreement is a
+ * prediction). Every field is checked; anything missing is not drawn.
+ */
+import type { MeasuredMarker, Quantile } from './cdf';
+
+export interface MeasuredPoint {
+  source: string;
+  /** true: the profile was fitted to this point; false: held out. */
+  usedForFit: boolean;
+  markers: MeasuredMarker[];
+  iops?: number;
+  bwMibS?: number;
+  clatAvgUs?: number;
+}
+
+export interface FioPicture {
+  profile: string;
+  title: string;
+  notes: string;
+  simulated: Quantile[];
+  measured: MeasuredPoint | null;
+  device: Record<string, number>;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (x: unknown): x is Obj => typeof x === 'object' && x !== null && !Array.isArray(x);
+const num = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+const str = (x: unknown): string => (typeof x === 'string' ? x : '');
+
+/** "p99.9" for 0.999, "p50" for 0.5. */
+export function pLabel(p: number): string {
+  return `p${Number((p * 100).toPrecision(6))}`;
+}
+
+/** The probability a fio-style key names: "p50" -> 0.5, "p999" -> 0.999, "p9999" -> 0.9999. */
+export function keyProb(k: string): number | undefined {
+  const m = /^p(\d+)$/.exec(k);
+  if (!m) return undefined;
+  const d = m[1]!;
+  const pct = d.length <= 2 ? Number(d) : Number(`${d.slice(0, 2)}.${d.slice(2)}`);
+  return pct > 0 && pct < 100 ? pct / 100 : undefined;
+}
+
+/** Quantiles from [[p, us], ...] (p in [0,1]), sorted by p; malformed entries are skipped. */
+export function readQuantiles(x: unknown): Quantile[] {
+  if (!Array.isArray(x)) return [];
+  const out: Quantile[] = [];
+  for (const e of x) {
+    if (!Array.isArray(e)) continue;
+    const p = num(e[0]);
+    const us = num(e[1]);
+    if (p !== undefined && us !== undefined && p >= 0 && p <= 1) out.push({ p, us });
+  }
+  return out.sort((a, b) => a.p - b.p);
+}
+
+/** The measured fio point, or null. */
+export function readMeasured(x: unknown): MeasuredPoint | null {
+  if (!isObj(x)) return null;
+  const clat = isObj(x.clat_us) ? x.clat_us : {};
+  const markers: MeasuredMarker[] = [];
+  for (const [k, v] of Object.entries(clat)) {
+    const p = keyProb(k);
+    const us = num(v);
+    if (p !== undefined && us !== undefined) markers.push({ p, us, label: pLabel(p) });
+  }
+  markers.sort((a, b) => a.p - b.p);
+  return {
+    source: str(x.source) || 'calibration data',
+    usedForFit: x.fitted === true,
+    markers,
+    iops: num(x.iops),
+    bwMibS: num(x.bw_mib_s),
+    clatAvgUs: num(clat.avg),
+  };
+}
+
+/** The device view's picture from a fio run's details. */
+export function readFioDetails(details: Record<string, unknown>): FioPicture {
+  const device: Record<string, number> = {};
+  if (isObj(details.device)) for (const [k, v] of Object.entries(details.device)) if (num(v) !== undefined) device[k] = v as number;
+  return {
+    profile: str(details.profile),
+    title: str(details.title),
+    notes: str(details.notes),
+    simulated: readQuantiles(details.cdf),
+    measured: readMeasured(details.measured),
+    device,
+  };
+}

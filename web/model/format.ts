@@ -1,0 +1,37 @@
+/*
+ * format.ts - numbers for people: significant digits without noise, thousands
+ * separators, durations from nanoseconds, and the before/after change.
+ */
+
+/** 3 significant digits below 1000, whole numbers with separators above. */
+export function fmtNum(x: number | undefined): string {
+  if (x === undefined || Number.isNaN(x)) return '–';
+  if (!Number.isFinite(x)) return x > 0 ? '∞' : '−∞';
+  const a = Math.abs(x);
+  if (a >= 1000) return Math.round(x).toLocaleString('en-US');
+  if (a === 0) return '0';
+  return String(Number(x.toPrecision(3)));
+}
+
+/** Simulated nanoseconds as "812 µs", "3.41 ms", "12.3 s". */
+export function fmtNs(ns: number): string {
+  if (ns >= 1e9) return `${fmtNum(ns / 1e9)} s`;
+  if (ns >= 1e6) return `${fmtNum(ns / 1e6)} ms`;
+  if (ns >= 1e3) return `${fmtNum(ns / 1e3)} µs`;
+  return `${fmtNum(ns)} ns`;
+}
+
+/** How `after` compares with `before`: "5.3× less", "1.2× more", "same". */
+export function fmtChange(before: number | undefined, after: number | undefined): string {
+  if (before === undefined || after === undefined || !Number.isFinite(before) || !Number.isFinite(after)) return '–';
+  if (before === after) return 'same';
+  if (before === 0 || after === 0) return after > before ? 'up from 0' : 'down to 0';
+  const r = after / before;
+  return r > 1 ? `${fmtNum(r)}× more` : `${fmtNum(1 / r)}× less`;
+}
+
+/** Signed percentage "+12%" / "−3.4%". */
+export function fmtPct(x: number): string {
+  const v = Number((x * 100).toPrecision(2));
+  return `${v > 0 ? '+' : v < 0 ? '−' : '±'}${Math.abs(v)}%`;
+}

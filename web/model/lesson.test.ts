@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { evaluateCheck, evaluateStep, judgePrediction, type StepMetrics } from './lessonChecks';
+import { parseLesson, validateLesson, type Lesson, type LessonContext } from './lessonFormat';
+
+const ctx: LessonContext = {
+  experiments: [
+    { name: 'fio', variants: ['base'], metrics: ['iops', 'clat_p50_us'], params: [{ name: 'device' }, { name: 'rw' }] },
+    { name: 'qgroup-drop', variants: ['before', 'after'], metrics: ['account_max_ms'], params: [{ name: 'threshold' }] },
+  ],
+};
+
+const good = (): Lesson => ({
+  id: 'demo',
+  title: 'Demo',
+  seed: '-',
+  summary: 'A demo.',
+  steps: [
+    {
+      title: 'One',
+      text: 'Run it.',
+      look: 'The line.',
+      why: 'Because.',
+      scenario: { experiment: 'fio', variants: ['base'], params: { device: 'nvme-dc' }, seed: 1 },
+      prediction: { prompt: 'p50?', metric: 'clat_p50_us', variant: 'base', unit: 'µs', factor: 2 },
+      checks: [{ label: 'fast', metric: 'clat_p50_us', variant: 'base', op: 'lt', value: 20 }],
+    },
+    {
+      title: 'Two',
+      text: 'Again.',
+      look: 'x',
+      why: 'y',
+      scenario: { experiment: 'fio', variants: ['base'], params: { device: 'consumer-ssd' }, seed: 1 },
+      checks: [{ label: 'slower', metric: 'clat_p50_us', variant: 'base', op: 'ratio_gt', value: 3, of: { step: 0 } }],
+    },
+  ],
+});
+
+describe('lesson validator', () => {
+  it('accepts a good lesson, with and without engine knowledge', () => {
+    expect(validateLesson(good())).toEqual([]);
+    expect(validateLesson(good(), ctx)).toEqual([]);
+    expect(parseLesson(JSON.stringify(good()), 'demo.json', ctx).id).toBe('demo');
+  });
+
+  it('reports each problem with its path', () => {
+    const l = good() as unknown as Record<string, any>;
+    l.id = 'Bad Id';
+    l.steps[0].scenario.variants = ['before'];
+    l.steps[0].scenario.params.nope = 4;
+    l.steps[0].checks[0].op = 'approx';
+    l.steps[1].checks[0].of = { step: 5 };
+    l.steps[0].prediction.factor = 1;
+    const errs = validateLesson(l, ctx);
+    expect(errs).toContain('lesson.id: use lower-case letters, digits and "-"');
+    expect(errs).toContain('steps[0].scenario.variants[0]: fio has variants base');
+    expect(errs).toContain('steps[0].scenario.params.nope: must be a string (the text you would type, e.g. "4096")');
+    expect(errs).toContain('steps[0].scenario.params.nope: fio has no parameter "nope"');
+    expect(errs.some((e) => e.startsWith('steps[0].checks[0].op: must be one of'))).toBe(true);
+    expect(errs).toContain('steps[1].checks[0].of.step: must be the index of this or an earlier step (0..1)');
+    expect(errs.some((e) => e.startsWith('steps[0].prediction.factor'))).toBe(true);
+  });
+
+  it('knows metric names when given the engine registry', () => {
+    const l = good();
+    l.steps[0]!.checks[0]!.metric = 'latency';
+    expect(validateLesson(l, ctx)[0]).toMatch(/"latency" is not a metric of fio/);
+    expect(validateLesson(l)).toEqual([]);
+  });
+
+  it('throws one error listing everything, or on bad JSON', () => {
+    expect(() => parseLesson('{', 'x.json')).toThrow(/x.json: not valid JSON/);
+    expect(() => parseLesson('{"id":"a"}', 'x.json')).toThrow(/x.json has 4 problem\(s\)/);
+  });
+});
+
+describe('lesson checks', () => {
+  const all: StepMetrics[] = [{ base: { clat_p50_us: 9, iops: 80000 } }, { base: { clat_p50_us: 45, iops: 20000 } }];
+  const l = good();
+
+  it('evaluates plain and ratio checks, across steps', () => {
+    expect(evaluateStep(l.steps[0]!, 0, all).map((o) => o.pass)).toEqual([true]);
+    const r = evaluateStep(l.steps[1]!, 1, all)[0]!;
+    expect(r.pass).toBe(true);
+    expect(r.actual).toBe(5);
+    expect(r.detail).toBe('45 / 9 = 5 > 3');
+  });
+
+  it('fails when the value is on the wrong side, or missing', () => {
+    expect(evaluateCheck({ label: '', metric: 'iops', variant: 'base', op: 'gt', value: 90000 }, 0, all).pass).toBe(false);
+    expect(evaluateCheck({ label: '', metric: 'iops', variant: 'base', op: 'between', range: [70000, 90000] }, 0, all).pass).toBe(true);
+    expect(evaluateCheck({ label: '', metric: 'iops', variant: 'base', op: 'ratio_between', range: [0.2, 0.3], of: { step: 0 } }, 1, all).pass).toBe(true);
+    const miss = evaluateCheck({ label: '', metric: 'iops', variant: 'after', op: 'gt', value: 1 }, 0, all);
+    expect(miss.pass).toBe(false);
+    expect(miss.problem).toMatch(/no value for after.iops/);
+  });
+
+  it('judges predictions within a factor', () => {
+    const p = l.steps[0]!.prediction!;
+    expect(judgePrediction(p, 6, all[0]!)?.verdict).toBe('close');
+    expect(judgePrediction(p, 100, all[0]!)?.verdict).toBe('off');
+    expect(judgePrediction(p, 100, all[0]!)?.message).toMatch(/11.11x lower than your 100 µs/);
+    expect(judgePrediction(p, -1, all[0]!)).toBeNull();
+  });
+});

@@ -1,0 +1,69 @@
+import { describe, expect, it, vi } from 'vitest';
+import { ACTIONS, actionFor, type ActionContext } from './actions';
+import { parseDiff } from './diff';
+import { parseInline, parseMd } from './mdlight';
+
+const ev = (key: string, mods: Partial<{ ctrlKey: boolean; metaKey: boolean; altKey: boolean }> = {}) => ({
+  key,
+  ctrlKey: false,
+  metaKey: false,
+  altKey: false,
+  ...mods,
+});
+
+describe('actions table', () => {
+  it('maps keys to actions and ignores modified keys and typing in fields', () => {
+    expect(actionFor(ev('r'), false)?.id).toBe('run');
+    expect(actionFor(ev('ArrowRight'), false)?.id).toBe('next');
+    expect(actionFor(ev('p'), false)?.id).toBe('prev');
+    expect(actionFor(ev('?'), false)?.id).toBe('help');
+    expect(actionFor(ev('r', { ctrlKey: true }), false)).toBeNull();
+    expect(actionFor(ev('r'), true)).toBeNull();
+    expect(actionFor(ev('Escape'), true)?.id).toBe('cancel');
+  });
+
+  it('Escape closes the overlay first, then cancels', () => {
+    const ctx: ActionContext = {
+      run: vi.fn(), cancel: vi.fn(), next: vi.fn(), prev: vi.fn(), cycleEmphasis: vi.fn(), toggleFocus: vi.fn(), toggleHelp: vi.fn(),
+      closeOverlay: vi.fn().mockReturnValueOnce(true).mockReturnValueOnce(false),
+    };
+    const esc = actionFor(ev('Escape'), false);
+    esc?.perform(ctx);
+    expect(ctx.cancel).not.toHaveBeenCalled();
+    esc?.perform(ctx);
+    expect(ctx.cancel).toHaveBeenCalledTimes(1);
+  });
+
+  it('has unique ids and a label and key for each action', () => {
+    expect(new Set(ACTIONS.map((a) => a.id)).size).toBe(ACTIONS.length);
+    for (const a of ACTIONS) {
+      expect(a.label.length).toBeGreaterThan(5);
+      expect(a.keys.length).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('markdown-light', () => {
+  it('parses paragraphs, lists, bold and code', () => {
+    const b = parseMd('A **bold** `x`\nsame para\n\n- one\n- two `y`\nafter');
+    expect(b).toEqual([
+      { type: 'p', inl: [{ t: 'text', s: 'A ' }, { t: 'b', s: 'bold' }, { t: 'text', s: ' ' }, { t: 'code', s: 'x' }, { t: 'text', s: ' same para' }] },
+      { type: 'ul', items: [[{ t: 'text', s: 'one' }], [{ t: 'text', s: 'two ' }, { t: 'code', s: 'y' }]] },
+      { type: 'p', inl: [{ t: 'text', s: 'after' }] },
+    ]);
+  });
+  it('leaves unclosed markers and markup as text', () => {
+    expect(parseInline('a **b <i>')).toEqual([{ t: 'text', s: 'a **b <i>' }]);
+  });
+});
+
+describe('unified diff', () => {
+  it('numbers old and new lines from the hunk header', () => {
+    const d = parseDiff('--- a/f.c\n+++ b/f.c\n@@ -10,3 +10,3 @@ fn\n ctx\n-old\n+new\n ctx2\n');
+    expect(d.map((l) => l.kind)).toEqual(['file', 'file', 'hunk', 'ctx', 'del', 'add', 'ctx']);
+    expect(d[3]).toMatchObject({ oldNo: 10, newNo: 10 });
+    expect(d[4]).toMatchObject({ kind: 'del', text: 'old', oldNo: 11 });
+    expect(d[5]).toMatchObject({ kind: 'add', text: 'new', newNo: 11 });
+    expect(d[6]).toMatchObject({ oldNo: 12, newNo: 12 });
+  });
+});

@@ -1,0 +1,123 @@
+/*
+ * DeviceView.tsx - "The device": the simulated completion-latency CDF of a
+ * fio job against the percentiles fio measured on the real drive for the
+ * same job (when the calibration data has that job), and IOPS / bandwidth
+ * simulated vs measured, plus the profile's fitted constants.
+ */
+import type { RunResult } from '../../engine/types';
+import { readFioDetails } from '../../model/fioDetails';
+import { fmtNum, fmtPct } from '../../model/format';
+import { Tag } from '../../app/Results';
+import type { ViewProps } from '../types';
+import { VARIANT_COLOR } from '../types';
+import { CdfChart } from './CdfChart';
+
+function Compare({ label, unit, sim, meas }: { label: string; unit: string; sim: number | undefined; meas: number | undefined }) {
+  return (
+    <tr>
+      <th scope="row">{label}</th>
+      <td className="num">
+        {fmtNum(sim)} <span className="unit">{unit}</span> <Tag kind="simulated" />
+      </td>
+      <td className="num">
+        {meas !== undefined ? (
+          <>
+            {fmtNum(meas)} <span className="unit">{unit}</span> <Tag kind="measured" />
+          </>
+        ) : (
+          <span className="muted">–</span>
+        )}
+      </td>
+      <td className="num">{sim !== undefined && meas !== undefined && meas !== 0 ? fmtPct(sim / meas - 1) : ''}</td>
+    </tr>
+  );
+}
+
+export function DeviceView({ params, runs }: ViewProps) {
+  const run: RunResult | undefined = runs.base;
+  if (!run) return null;
+  const pic = readFioDetails(run.details);
+  const meas = pic.measured;
+  const mm = (p: number): number | undefined => meas?.markers.find((k) => Math.abs(k.p - p) < 1e-9)?.us;
+  const job = `${params.rw ?? ''} ${params.bs ?? ''} B, iodepth ${params.iodepth ?? ''}, ${params.numjobs ?? ''} job(s)`;
+  return (
+    <section className="device-view" data-testid="device-view">
+      <div className="device-grid">
+        <figure className="figure">
+          <figcaption>
+            <strong>{pic.profile || params.device}</strong> · {job}
+            {pic.title && <div className="muted">{pic.title}</div>}
+          </figcaption>
+          {pic.simulated.length > 0 ? (
+            <CdfChart
+              series={[{ id: 'sim', label: 'simulated', points: pic.simulated, color: VARIANT_COLOR.base }]}
+              measured={meas?.markers ?? []}
+              measuredLabel={meas?.source}
+            />
+          ) : (
+            <p className="muted">This run reported no latency distribution.</p>
+          )}
+          <div className="chart-legend">
+            <span>
+              <svg width="28" height="10" aria-hidden="true">
+                <line x1="0" x2="28" y1="5" y2="5" stroke={VARIANT_COLOR.base} strokeWidth="3" />
+              </svg>{' '}
+              simulated (this run)
+            </span>
+            <span>
+              <svg width="14" height="14" aria-hidden="true">
+                <rect x="3" y="3" width="8" height="8" transform="rotate(45 7 7)" fill="#000" />
+              </svg>{' '}
+              {meas ? (
+                <>
+                  measured by fio: <span className="source" data-testid="measured-source">{meas.source}</span>{' '}
+                  <span className="muted">{meas.usedForFit ? '(the profile was fitted to this point)' : '(held out of the fit: a prediction)'}</span>
+                </>
+              ) : (
+                <span data-testid="measured-none">no measurement of this exact job: the model extrapolates</span>
+              )}
+            </span>
+          </div>
+        </figure>
+        <div className="device-side">
+          <table className="metrics compare" data-testid="device-compare">
+            <thead>
+              <tr>
+                <th scope="col" />
+                <th scope="col" style={{ color: VARIANT_COLOR.base }}>
+                  simulated
+                </th>
+                <th scope="col">measured</th>
+                <th scope="col">error</th>
+              </tr>
+            </thead>
+            <tbody>
+              <Compare label="IOPS" unit="" sim={run.metrics.iops} meas={meas?.iops} />
+              <Compare label="bandwidth" unit="MiB/s" sim={run.metrics.bw_mib_s} meas={meas?.bwMibS} />
+              <Compare label="clat avg" unit="µs" sim={run.metrics.clat_avg_us} meas={meas?.clatAvgUs} />
+              <Compare label="clat p50" unit="µs" sim={run.metrics.clat_p50_us} meas={mm(0.5)} />
+              <Compare label="clat p90" unit="µs" sim={run.metrics.clat_p90_us} meas={mm(0.9)} />
+              <Compare label="clat p99" unit="µs" sim={run.metrics.clat_p99_us} meas={mm(0.99)} />
+              <Compare label="clat p99.9" unit="µs" sim={run.metrics.clat_p999_us} meas={mm(0.999)} />
+            </tbody>
+          </table>
+          {pic.notes && (
+            <div className="fitted" data-testid="profile-notes">
+              <strong>
+                How <code>{pic.profile}</code> is modelled <Tag kind="fitted" title="constants fitted to the measurements in calibration/" />
+              </strong>
+              <p>{pic.notes}</p>
+            </div>
+          )}
+          {Object.keys(pic.device).length > 0 && (
+            <p className="muted device-counters">
+              device: {Object.entries(pic.device)
+                .map(([k, v]) => `${k} ${fmtNum(v)}`)
+                .join(' · ')}
+            </p>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}

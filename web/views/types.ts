@@ -1,0 +1,28 @@
+/*
+ * types.ts - what every experiment view receives: the experiment's
+ * metadata, the parameters the runs used, the finished runs by variant and
+ * which variant the presenter emphasises.
+ */
+import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
+import type { Emphasis } from '../model/urlState';
+
+export interface ViewProps {
+  info: ExperimentInfo;
+  /** Parameter text the runs used (defaults filled in). */
+  params: Record<string, string>;
+  runs: Partial<Record<Variant, RunResult>>;
+  emphasis: Emphasis;
+}
+
+/** The colour of each variant (Okabe-Ito), used everywhere. */
+export const VARIANT_COLOR: Record<Variant, string> = {
+  before: '#D55E00',
+  after: '#0072B2',
+  base: '#009E73',
+};
+
+export const VARIANT_LABEL: Record<Variant, string> = {
+  before: 'before (no patch)',
+  after: 'after (patched)',
+  base: 'simulated',
+};
