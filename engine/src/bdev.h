@@ -54,6 +54,10 @@ simtime_t bdev_submit(bdev *d, bio *b, simtime_t at);
 /* Synchronous convenience: one IO at `at`, returns completion time. */
 simtime_t bdev_io(bdev *d, int op, uint64_t offset, uint64_t bytes, simtime_t at);
 simtime_t bdev_flush(bdev *d, simtime_t at);
+/* Put the device in the steady state a long benchmark measures (fio after
+ * its ramp): a write cache full of data not yet on flash. A fresh device
+ * starts with an empty cache. (Added by the device owner.) */
+void bdev_precondition(bdev *d, simtime_t at);
 
 /* Statistics for metrics and the front end. */
 typedef struct bdev_stats {

@@ -1,0 +1,485 @@
+/*
+ * bdev.c - the simulated block device: a queueing model of an SSD (or a
+ * disk) whose parameters were fitted to fio measurements of real drives.
+ *
+ * The device is a small pipeline of timeline reservations (see
+ * bdev_profile.h for the parameters): a bounded command queue, a serial
+ * link/controller stage, parallel flash units with a fitted service-time
+ * distribution, and for drives with a DRAM write cache a drain bucket. A bio's
+ * completion time is computed when it is submitted; queueing delay appears
+ * when a stage is still reserved by earlier bios, so IOPS saturate at the
+ * slowest stage and latency then grows as Little's law says.
+ *
+ * Backends sit behind bdev_ops: the fitted model and the ideal device here;
+ * a fault-injecting device can be added with its own table.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "bdev_profile.h"
+#include "exp.h"
+#include "lab.h"
+
+/* A binary min-heap of times (completion times of bios in flight). */
+typedef struct theap {
+	simtime_t *v;
+	int n, cap;
+} theap;
+
+struct bdev {
+	const bdev_ops *ops;
+	const bdev_profile *prof;
+	sim *s;
+	prng rng;              /* the device's own stream: its draws do not
+	                        * shift other subsystems' random numbers */
+	simtime_t link_free;   /* link stage reserved until */
+	simtime_t *unit_free;  /* each flash unit reserved until */
+	theap slots;           /* device command slots in use (max_queue) */
+	simtime_t drain_free;  /* write cache drained until */
+	double drained;        /* bytes written to the cache so far */
+	uint64_t last_end;     /* end offset of the last bio: sequentiality */
+	theap inflight;        /* completion times, for max_inflight */
+	simtime_t busy_end;    /* end of the current busy period */
+	bdev_stats st;
+};
+
+/* ---- hand-written profiles ------------------------------------------ */
+
+static const double hdd_q[] = { 0.0, 0.10, 0.50, 0.90, 0.99, 1.0 };
+static const double hdd_m[] = { 0.30, 0.55, 1.00, 1.45, 1.70, 1.80 };
+
+/*
+ * "hdd": a textbook 7200 rpm disk. [estimate: 8.33 ms per revolution, so
+ * 4.2 ms mean rotational delay, plus ~4 ms average seek = ~8 ms random
+ * access, spread from a track-to-track seek to a full stroke; 150 MB/s
+ * media rate; SATA link 600 MB/s; NCQ 32; writes go through (no volatile
+ * cache modelled), so a flush is a command round trip.]
+ */
+static const bdev_profile hdd_profile = {
+	.name = "hdd",
+	.title = "textbook 7200 rpm SATA disk [estimate]",
+	.max_queue = 32,
+	.link_ns = 2000.0,
+	.link_byte_ns = 1.0 / 0.6,
+	.nunits = 1,
+	.chunk_bytes = 1u << 30,
+	.rd_op_ns = 8.0e6,
+	.rd_byte_ns = 1.0 / 0.15,
+	.wr_op_ns = 8.0e6,
+	.wr_byte_ns = 1.0 / 0.15,
+	.seq_op_ns = 0.0,
+	.wcache = 0,
+	.plp = 1,
+	.host_ns = 2700.0,
+	.rd_tail = { 6, hdd_q, hdd_m },
+	.wr_tail = { 6, hdd_q, hdd_m },
+	.notes = "[estimate] 7200 rpm: ~8 ms random access, 150 MB/s sequential, "
+		 "write-through (no volatile cache), flush = one command",
+};
+
+/* "ideal": zero latency, infinite bandwidth (unit tests). host_ns is only
+ * the fio job's own CPU time, so a fio run on it still has a finite rate
+ * [estimate: ~1 us per IO for fio's submit and reap]. */
+static const bdev_profile ideal_profile = {
+	.name = "ideal",
+	.title = "zero latency, infinite bandwidth (for tests)",
+	.plp = 1,
+	.host_ns = 1000.0,
+	.notes = "no cost at all",
+};
+
+/* The `device` parameter of every experiment: nvme-dc is the default. */
+const char *const exp_device_values[] = {
+	"nvme-dc", "consumer-ssd", "consumer-nvme", "hdd", "ideal", NULL,
+};
+
+/*
+ * bdev_profile_find - the profile called `name`, fitted or hand-written.
+ * Returns NULL when there is none.
+ */
+const bdev_profile *bdev_profile_find(const char *name)
+{
+	if (!name)
+		return NULL;
+	if (strcmp(name, hdd_profile.name) == 0)
+		return &hdd_profile;
+	if (strcmp(name, ideal_profile.name) == 0)
+		return &ideal_profile;
+	for (const bdev_profile *p = bdev_fitted_profiles; p->name; p++)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+/*
+ * bdev_point_find - the first measured fio point of this shape, or NULL.
+ */
+const bdev_point *bdev_point_find(const char *profile, const char *rw,
+				  uint32_t bs, int iodepth, int numjobs)
+{
+	for (int i = 0; i < bdev_npoints; i++) {
+		const bdev_point *p = &bdev_points[i];
+		if (p->bs == bs && p->iodepth == iodepth &&
+		    p->numjobs == numjobs && strcmp(p->profile, profile) == 0 &&
+		    strcmp(p->rw, rw) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+/* Push a time on a min-heap; returns 0 or LAB_ENOMEM. */
+static int theap_push(theap *h, simtime_t t)
+{
+	if (h->n == h->cap) {
+		int cap = h->cap ? 2 * h->cap : 64;
+		simtime_t *v = realloc(h->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return LAB_ENOMEM;
+		h->v = v;
+		h->cap = cap;
+	}
+	int i = h->n++;
+	while (i > 0 && h->v[(i - 1) / 2] > t) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = t;
+	return 0;
+}
+
+/* Remove and return the smallest time; the heap must not be empty. */
+static simtime_t theap_pop(theap *h)
+{
+	assert(h->n > 0);
+	simtime_t top = h->v[0], last = h->v[--h->n];
+	int i = 0;
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+			c++;
+		if (h->v[c] >= last)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = last;
+	return top;
+}
+
+/* Drop every entry that has ended by `t`. */
+static void theap_expire(theap *h, simtime_t t)
+{
+	while (h->n && h->v[0] <= t)
+		theap_pop(h);
+}
+
+/*
+ * qtable_sample - draw a service multiplier from a quantile table by
+ * inverse transform sampling, interpolating linearly between the fitted
+ * quantiles. An empty table means a deterministic service time (1).
+ */
+static double qtable_sample(const bdev_qtable *t, prng *r)
+{
+	if (t->n < 2)
+		return 1.0;
+	double u = prng_unit(r);
+	int i = 1;
+	while (i < t->n - 1 && t->q[i] <= u)
+		i++;
+	double q0 = t->q[i - 1], q1 = t->q[i];
+	double f = q1 > q0 ? (u - q0) / (q1 - q0) : 0.0;
+	return t->mult[i - 1] + f * (t->mult[i] - t->mult[i - 1]);
+}
+
+/* Nanoseconds as simulated time, rounded to the nearest ns (>= 0). */
+static simtime_t ns_round(double ns)
+{
+	return ns <= 0.0 ? 0 : (simtime_t)(ns + 0.5);
+}
+
+/* ---- the fitted model ------------------------------------------------- */
+
+/*
+ * fitted_units - reserve the flash units for the ops of one IO starting no
+ * earlier than `t`; returns when the last op ends. Models the FTL striping
+ * an IO over dies: a random IO lands on a random unit, a sequential stream
+ * walks the stripe, and ops on the same unit queue behind each other.
+ */
+static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
+{
+	const bdev_profile *p = d->prof;
+	int write = b->op == BIO_WRITE;
+	const bdev_qtable *tail = write && p->wr_tail.n ? &p->wr_tail : &p->rd_tail;
+	double op_ns = write ? p->wr_op_ns : p->rd_op_ns;
+	double byte_ns = write ? p->wr_byte_ns : p->rd_byte_ns;
+	if (seq && p->seq_op_ns >= 0.0)
+		op_ns = p->seq_op_ns;
+	/* One draw per IO: its ops share the luck of the pages they hit. */
+	double x = qtable_sample(tail, &d->rng);
+	uint64_t chunk = p->chunk_bytes ? p->chunk_bytes : 4096;
+	uint64_t left = b->bytes ? b->bytes : 1;
+	int u = seq ? (int)((b->offset / chunk) % (uint64_t)p->nunits)
+		    : (int)prng_below(&d->rng, (uint64_t)p->nunits);
+	simtime_t done = t;
+	while (left) {
+		uint64_t n = left < chunk ? left : chunk;
+		simtime_t start = d->unit_free[u] > t ? d->unit_free[u] : t;
+		simtime_t end = start + ns_round((op_ns + (double)n * byte_ns) * x);
+		d->unit_free[u] = end;
+		if (end > done)
+			done = end;
+		left -= n;
+		u = (u + 1) % p->nunits;
+	}
+	return done;
+}
+
+/*
+ * fitted_submit - completion time of a bio on the fitted model (the
+ * bdev_ops submit hook). Models the path of an NVMe/SATA command: it waits
+ * for a device slot, crosses the link, then either lands in the write
+ * cache (waiting for space if the cache has not drained) or is served by
+ * the flash units.
+ */
+static simtime_t fitted_submit(bdev *d, bio *b, simtime_t at)
+{
+	const bdev_profile *p = d->prof;
+	int seq = b->sequential || b->offset == d->last_end;
+	d->last_end = b->offset + b->bytes;
+
+	simtime_t t = at;
+	if (p->max_queue > 0) {
+		theap_expire(&d->slots, t);
+		if (d->slots.n >= p->max_queue) {
+			simtime_t free_at = theap_pop(&d->slots);
+			if (free_at > t)
+				t = free_at;
+		}
+	}
+	simtime_t ls = d->link_free > t ? d->link_free : t;
+	d->link_free = ls + ns_round(p->link_ns + (double)b->bytes * p->link_byte_ns);
+	t = d->link_free;
+
+	simtime_t done;
+	if (b->op == BIO_WRITE && p->wcache) {
+		/* The cache holds what has not drained yet; admission waits
+		 * until there is room for this write. */
+		simtime_t room = ns_round(p->cache_bytes * p->drain_byte_ns);
+		simtime_t admit = t;
+		if (d->drain_free > room && d->drain_free - room > admit)
+			admit = d->drain_free - room;
+		simtime_t dstart = d->drain_free > admit ? d->drain_free : admit;
+		double gc = 0.0;
+		if (p->gc_bytes > 0.0) {
+			/* Garbage collection pauses the drain once per gc_bytes. */
+			double before = floor(d->drained / p->gc_bytes);
+			d->drained += (double)b->bytes;
+			gc = (floor(d->drained / p->gc_bytes) - before) * p->gc_ns;
+		}
+		d->drain_free = dstart + ns_round((double)b->bytes * p->drain_byte_ns + gc);
+		done = admit + ns_round(p->wr_ns * qtable_sample(&p->wr_tail, &d->rng));
+	} else {
+		done = fitted_units(d, b, seq, t);
+	}
+	if (p->max_queue > 0 && theap_push(&d->slots, done) != 0)
+		d->slots.n = 0; /* host OOM: forget slots rather than fail IO */
+	return done;
+}
+
+/*
+ * fitted_flush - completion of a cache flush issued at `at`. Models what
+ * REQ_PREFLUSH costs: nothing to wait for with power-loss protection (the
+ * command's round trip); otherwise the cache must reach flash, so the
+ * flush waits for the drain and then pays the drive's measured flush time.
+ */
+static simtime_t fitted_flush(bdev *d, simtime_t at)
+{
+	const bdev_profile *p = d->prof;
+	if (p->plp || !p->wcache)
+		return at + ns_round(p->link_ns);
+	simtime_t t = d->drain_free > at ? d->drain_free : at;
+	double sigma = dm_log(p->flush_p99_ns / p->flush_p50_ns) / 2.3263478740;
+	double ns = prng_lognormal(&d->rng, dm_log(p->flush_p50_ns), sigma);
+	return t + ns_round(ns);
+}
+
+static void fitted_destroy(bdev *d)
+{
+	(void)d;
+}
+
+static const bdev_ops fitted_ops = {
+	.name = "fitted",
+	.submit = fitted_submit,
+	.flush = fitted_flush,
+	.destroy = fitted_destroy,
+};
+
+/* ---- the ideal device ------------------------------------------------- */
+
+/* Zero-cost backend: every bio and flush completes when it is issued. */
+static simtime_t ideal_submit(bdev *d, bio *b, simtime_t at)
+{
+	(void)d;
+	(void)b;
+	return at;
+}
+
+static simtime_t ideal_flush(bdev *d, simtime_t at)
+{
+	(void)d;
+	return at;
+}
+
+static const bdev_ops ideal_ops = {
+	.name = "ideal",
+	.submit = ideal_submit,
+	.flush = ideal_flush,
+	.destroy = fitted_destroy,
+};
+
+/* ---- the public API --------------------------------------------------- */
+
+/*
+ * bdev_create - a device of the named profile on simulator `s`. Its random
+ * stream is forked from the simulator's, so the same seed gives the same
+ * device. Returns 0, LAB_EINVAL (NULL arguments), LAB_ENOENT (no such
+ * profile) or LAB_ENOMEM.
+ */
+int bdev_create(sim *s, const char *profile, bdev **out)
+{
+	if (!s || !profile || !out)
+		return LAB_EINVAL;
+	*out = NULL;
+	const bdev_profile *p = bdev_profile_find(profile);
+	if (!p)
+		return LAB_ENOENT;
+	bdev *d = calloc(1, sizeof(*d));
+	if (!d)
+		return LAB_ENOMEM;
+	d->prof = p;
+	d->s = s;
+	d->ops = p == &ideal_profile ? &ideal_ops : &fitted_ops;
+	prng_seed(&d->rng, prng_next(sim_prng(s)));
+	if (p->nunits > 0) {
+		d->unit_free = calloc((size_t)p->nunits, sizeof(simtime_t));
+		if (!d->unit_free) {
+			free(d);
+			return LAB_ENOMEM;
+		}
+	}
+	d->last_end = UINT64_MAX;
+	*out = d;
+	return 0;
+}
+
+/* bdev_destroy - free the device (NULL is fine). */
+void bdev_destroy(bdev *d)
+{
+	if (!d)
+		return;
+	d->ops->destroy(d);
+	free(d->unit_free);
+	free(d->slots.v);
+	free(d->inflight.v);
+	free(d);
+}
+
+const char *bdev_profile_name(const bdev *d)
+{
+	return d->prof->name;
+}
+
+/* Trampoline from the simulator's event to the bio's completion hook. */
+static void bdev_end_event(sim *s, void *arg)
+{
+	bio *b = arg;
+	b->end_io(s, b);
+}
+
+/* Account a bio that occupies the device from `at` to `done`. */
+static void bdev_account(bdev *d, simtime_t at, simtime_t done)
+{
+	simtime_t from = d->busy_end > at ? d->busy_end : at;
+	if (done > from)
+		d->st.busy_ns += done - from;
+	if (done > d->busy_end)
+		d->busy_end = done;
+	theap_expire(&d->inflight, at);
+	if (done > at && theap_push(&d->inflight, done) == 0 &&
+	    (uint64_t)d->inflight.n > d->st.max_inflight)
+		d->st.max_inflight = (uint64_t)d->inflight.n;
+}
+
+/*
+ * bdev_submit - submit a bio at time `at` (>= the simulator's now when
+ * end_io is set). Sets b->submit and b->complete, counts it, and schedules
+ * b->end_io at completion. Returns the completion time. A BIO_FLUSH bio is
+ * a flush. Models submit_bio on a blk-mq queue.
+ */
+simtime_t bdev_submit(bdev *d, bio *b, simtime_t at)
+{
+	assert(d && b);
+	b->submit = at;
+	if (b->op == BIO_FLUSH) {
+		b->complete = d->ops->flush(d, at);
+		d->st.flushes++;
+	} else {
+		assert(b->op == BIO_READ || b->op == BIO_WRITE);
+		b->complete = d->ops->submit(d, b, at);
+		if (b->op == BIO_READ) {
+			d->st.reads++;
+			d->st.read_bytes += b->bytes;
+		} else {
+			d->st.writes++;
+			d->st.write_bytes += b->bytes;
+		}
+	}
+	assert(b->complete >= at);
+	bdev_account(d, at, b->complete);
+	if (b->end_io)
+		sim_at(d->s, b->complete, bdev_end_event, b);
+	return b->complete;
+}
+
+/* bdev_io - one synchronous read or write at `at`; returns completion. */
+simtime_t bdev_io(bdev *d, int op, uint64_t offset, uint64_t bytes, simtime_t at)
+{
+	bio b = { .op = op, .offset = offset, .bytes = bytes };
+	return bdev_submit(d, &b, at);
+}
+
+/* bdev_flush - a cache flush (REQ_PREFLUSH) at `at`; returns completion. */
+simtime_t bdev_flush(bdev *d, simtime_t at)
+{
+	bio b = { .op = BIO_FLUSH };
+	return bdev_submit(d, &b, at);
+}
+
+/*
+ * bdev_precondition - fill the write cache with data still to drain at
+ * `at`, as after minutes of writing: what fio's steady state sees. A
+ * device without a write cache is unchanged.
+ */
+void bdev_precondition(bdev *d, simtime_t at)
+{
+	const bdev_profile *p = d->prof;
+	if (d->ops != &fitted_ops || !p->wcache)
+		return;
+	simtime_t full = at + ns_round(p->cache_bytes * p->drain_byte_ns);
+	if (full > d->drain_free)
+		d->drain_free = full;
+}
+
+const bdev_stats *bdev_get_stats(const bdev *d)
+{
+	return &d->st;
+}

@@ -1,0 +1,99 @@
+/*
+ * bdev_profile.h - the physical parameters of a simulated device profile,
+ * and the measured fio points they were fitted to.
+ *
+ * The numbers live in two generated files, written by
+ * engine/tools/fit-device.mjs from ../shared/calibration:
+ *   bdev_profiles.c  the fitted parameters of each measured profile
+ *   bdev_points.c    every measured fio point (and exp_fio's published rows)
+ * The hand-written profiles ("ideal", "hdd") are in bdev.c.
+ *
+ * The model (bdev.c) a profile parameterises:
+ *   host queue   at most max_queue commands inside the device (SATA NCQ
+ *                has 32 slots); later ones wait in the host queue;
+ *   link         one FIFO stage per command: link_ns + bytes * link_byte_ns
+ *                (controller command processing and the bus transfer);
+ *   units        nunits parallel flash units (dies/planes); a read is cut
+ *                into ops of at most chunk_bytes on consecutive units from a
+ *                random one (random IO) or from the offset's stripe
+ *                (sequential IO); an op takes (op_ns + bytes * byte_ns) * X,
+ *                X drawn once per IO from the service-time quantile table;
+ *   write cache  (wcache) a write completes when it is in the DRAM cache,
+ *                wr_ns * X after the link; the cache holds cache_bytes and
+ *                drains to flash at 1 / drain_byte_ns bytes per ns, so a
+ *                sustained write rate above that waits for space;
+ *   flush        a device with power-loss protection (plp) acknowledges a
+ *                flush at once; one without waits for the cache to drain
+ *                and pays a lognormal flush latency (flush_p50/p99_ns).
+ */
+#ifndef BDEV_PROFILE_H
+#define BDEV_PROFILE_H
+
+#include <stdint.h>
+
+/* A quantile table of a service-time multiplier: mult[i] at probability
+ * q[i], q ascending from 0 to 1, mult normalised so the median is 1. */
+typedef struct bdev_qtable {
+	int n;
+	const double *q;
+	const double *mult;
+} bdev_qtable;
+
+typedef struct bdev_profile {
+	const char *name;
+	const char *title;        /* one line: what it stands for */
+	int max_queue;            /* device command slots; 0 = unlimited */
+	double link_ns;           /* per-command controller/link time */
+	double link_byte_ns;      /* per-byte transfer time (1 / bandwidth) */
+	int nunits;               /* parallel flash units */
+	uint32_t chunk_bytes;     /* largest op a unit serves for one IO */
+	double rd_op_ns;          /* median read op time (fixed part) */
+	double rd_byte_ns;        /* read op time per byte */
+	double wr_op_ns;          /* write op on a unit (no write cache) */
+	double wr_byte_ns;
+	double seq_op_ns;         /* op fixed part when the IO is sequential
+	                           * (a disk: no seek); < 0 = same as random */
+	int wcache;               /* writes complete in a DRAM write cache */
+	double wr_ns;             /* median write-cache completion time */
+	double cache_bytes;       /* write cache capacity */
+	double drain_byte_ns;     /* sustained flash write time per byte */
+	double gc_bytes;          /* the drain pauses for garbage collection */
+	double gc_ns;             /*   gc_ns after every gc_bytes (0: never) */
+	int plp;                  /* power-loss protection: flush is free */
+	double flush_p50_ns;      /* flush latency without plp: median */
+	double flush_p99_ns;      /*   and 99th percentile (lognormal) */
+	double host_ns;           /* fio's per-IO CPU time on the rig that
+	                           * measured the profile (exp_fio only) */
+	bdev_qtable rd_tail;      /* read service multiplier */
+	bdev_qtable wr_tail;      /* write completion multiplier */
+	const char *notes;        /* provenance of the parameters */
+} bdev_profile;
+
+/* Generated: the fitted profiles, NULL-name terminated. */
+extern const bdev_profile bdev_fitted_profiles[];
+
+/* Look up a profile by name (fitted or hand-written); NULL if unknown. */
+const bdev_profile *bdev_profile_find(const char *name);
+
+/* One measured fio point. Unknown figures are < 0. */
+typedef struct bdev_point {
+	const char *profile;
+	const char *rw;           /* randread, randwrite, read, write */
+	uint32_t bs;
+	int iodepth;
+	int numjobs;
+	double iops;
+	double bw_mib_s;
+	double clat_avg_us, clat_p50_us, clat_p90_us, clat_p99_us, clat_p999_us;
+	int fit;                  /* 1: used by the fit; 0: held out */
+	const char *source;       /* calibration file */
+} bdev_point;
+
+extern const bdev_point bdev_points[];
+extern const int bdev_npoints;
+
+/* Find the first measured point with this shape; NULL if none. */
+const bdev_point *bdev_point_find(const char *profile, const char *rw,
+				  uint32_t bs, int iodepth, int numjobs);
+
+#endif /* BDEV_PROFILE_H */
