@@ -5,10 +5,11 @@
  * headless lesson test uses). Predictions persist in localStorage.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { ExperimentInfo, RunSpec } from '../engine/types';
+import type { ExperimentInfo } from '../engine/types';
 import { evaluateStep, judgePrediction, type StepMetrics } from '../model/lessonChecks';
-import type { Lesson, LessonStep } from '../model/lessonFormat';
+import type { Lesson } from '../model/lessonFormat';
 import { nonDefault, withDefaults } from '../model/params';
+import { metricsOf, stepDeps, stepSpecs } from '../model/lessonRun';
 import { formatHash, type Emphasis } from '../model/urlState';
 import { usePageCommands } from './commands';
 import { DiffView } from './DiffView';
@@ -26,19 +27,6 @@ interface Props {
   experiments: ExperimentInfo[];
   emphasis: Emphasis;
   onStep(step: number): void;
-}
-
-/** The run specs of a step's scenario, with the experiment's defaults filled in. */
-export function stepSpecs(step: LessonStep, info: ExperimentInfo): RunSpec[] {
-  const params = withDefaults(info.params, step.scenario.params);
-  return step.scenario.variants.map((variant) => ({ experiment: info.name, variant, params, seed: step.scenario.seed }));
-}
-
-/** Steps whose metrics step `i`'s checks refer to (earlier steps only). */
-export function stepDeps(lesson: Lesson, i: number): number[] {
-  const deps = new Set<number>();
-  for (const c of lesson.steps[i]?.checks ?? []) if (c.of?.step !== undefined && c.of.step < i) deps.add(c.of.step);
-  return [...deps].sort((a, b) => a - b);
 }
 
 // Metrics of steps already run, per lesson, for this page's lifetime.
@@ -73,11 +61,11 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
       if (acc[d] || !dInfo) continue;
       const r = await runner.run(stepSpecs(ds, dInfo));
       if (!r) return;
-      acc[d] = Object.fromEntries(Object.entries(r).map(([v, res]) => [v, res.metrics]));
+      acc[d] = metricsOf(r);
     }
     const r = await runner.run(stepSpecs(s, info));
     if (!r) return;
-    acc[i] = Object.fromEntries(Object.entries(r).map(([v, res]) => [v, res.metrics]));
+    acc[i] = metricsOf(r);
     sessionMetrics.set(lesson.id, acc);
     setAll(acc);
     setRanStep(i);

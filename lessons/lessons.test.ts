@@ -1,0 +1,51 @@
+/*
+ * Every lesson, replayed headless against the real engine (cf. Learn Git
+ * Branching's solution replays): each file validates against the engine's
+ * registry, each step's scenario runs through the WASM bridge, and each
+ * check, evaluated by the same module the lesson player uses, passes.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Bridge } from '../web/engine/bridge';
+import { loadNodeBridge } from '../web/engine/node';
+import { parseLesson, type LessonContext } from '../web/model/lessonFormat';
+import { runLessonHeadless } from '../web/model/lessonRun';
+
+const dir = fileURLToPath(new URL('.', import.meta.url));
+const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+
+let b: Bridge;
+let ctx: LessonContext;
+beforeAll(async () => {
+  b = await loadNodeBridge();
+  ctx = { experiments: b.list() };
+});
+
+describe('lessons', () => {
+  it('there is at least one lesson', () => {
+    expect(files.length).toBeGreaterThan(0);
+  });
+
+  for (const f of files) {
+    it(`${f}: validates and every step's checks pass on the real engine`, () => {
+      const lesson = parseLesson(readFileSync(`${dir}${f}`, 'utf8'), f, ctx);
+      expect(`${lesson.id}.json`).toBe(f);
+      const outcomes = runLessonHeadless(lesson, b.list(), (spec) => b.run(spec));
+      const failed = outcomes.flatMap((os, i) => os.filter((o) => !o.pass).map((o) => `step ${i}: ${o.check.label} (${o.detail})`));
+      expect(failed).toEqual([]);
+      expect(outcomes.flat().length).toBeGreaterThan(0);
+
+      // The checks can fail: with every comparison turned around, none passes.
+      const FLIP = { lt: 'gt', gt: 'lt', ratio_lt: 'ratio_gt', ratio_gt: 'ratio_lt' } as const;
+      const flipped = structuredClone(lesson);
+      for (const s of flipped.steps)
+        for (const c of s.checks) {
+          if (c.op === 'between' || c.op === 'ratio_between') c.range = [c.range![1] + 1, c.range![1] + 2];
+          else c.op = FLIP[c.op];
+        }
+      const flippedOutcomes = runLessonHeadless(flipped, b.list(), (spec) => b.run(spec));
+      expect(flippedOutcomes.flat().filter((o) => o.pass)).toEqual([]);
+    });
+  }
+});
