@@ -100,4 +100,21 @@
 #define EBMEM_SLOW_MEDIAN_NS 5e6
 #define EBMEM_SLOW_P99_NS 150e6
 
+/* Joining a log transaction (start_log_trans: log_mutex, ctx list) or
+ * leaving it. [estimate: ~0.5 us] */
+#define TL_NS_LOG_TRANS 500
+/* Looking at one slot of a subvolume leaf while collecting the inode's
+ * items (copy_inode_items_to_log's loop). [estimate: ~20 ns] */
+#define TL_NS_SLOT 20
+/* Inserting one item into the log tree from the copied leaf
+ * (btrfs_insert_empty_items on a small log tree + copy of the item).
+ * [estimate: a 2-3 level search at ~150 ns per level plus the fill] */
+#define TL_NS_LOG_INSERT 600
+/* Fixed CPU of a log commit besides its IO: log root tree update, super
+ * block copy and checksum. [estimate: ~5 us] */
+#define TL_NS_SYNC_CPU 5000
+/* Fill of log-tree leaves written by a log commit (items of consecutive
+ * inodes, leaves split at ~half). [estimate: 0.5] */
+#define TL_LOG_LEAF_FILL 0.5
+
 #endif /* COSTS_H */

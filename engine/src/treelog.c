@@ -1,0 +1,689 @@
+/*
+ * treelog.c - log transactions, inode logging and btrfs_sync_log, with the
+ * patch-001 switch (clone each leaf under its lock, or copy into a scratch
+ * eb preallocated outside all locks). See treelog.h.
+ */
+#include "treelog.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costs.h"
+#include "items.h"
+#include "lab.h"
+
+#define SUPER_OFFSET 65536ull
+#define SUPER_BYTES 4096ull
+
+void treelog_cfg_default(treelog_cfg *c)
+{
+	c->prealloc_scratch = 0;
+	c->log_area_offset = 1ull << 30;
+	c->log_area_bytes = 256ull << 20;
+	c->max_records = 4096;
+}
+
+/* Create the log state; validates the configuration. */
+int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
+		   treelog **out)
+{
+	treelog_cfg def;
+	if (!out || !s || !mem)
+		return LAB_EINVAL;
+	*out = NULL;
+	if (!cfg) {
+		treelog_cfg_default(&def);
+		cfg = &def;
+	}
+	if (cfg->max_records == 0 || cfg->max_records > (1u << 22) ||
+	    cfg->log_area_bytes < 16 * BT_NODESIZE ||
+	    cfg->log_area_bytes % BT_NODESIZE || cfg->log_area_offset % 4096)
+		return LAB_ERANGE;
+	treelog *tl = calloc(1, sizeof(*tl));
+	if (!tl)
+		return LAB_ENOMEM;
+	tl->recs = calloc(cfg->max_records, sizeof(tl_rec));
+	if (!tl->recs) {
+		free(tl);
+		return LAB_ENOMEM;
+	}
+	tl->sim = s;
+	tl->dev = dev;
+	tl->mem = mem;
+	tl->cfg = *cfg;
+	tl->cfg.prealloc_scratch = cfg->prealloc_scratch ? 1 : 0;
+	lhist_init(&tl->leaf_hold);
+	lhist_init(&tl->leaf_wait);
+	lhist_init(&tl->victim_wait);
+	lhist_init(&tl->alloc_locked);
+	lhist_init(&tl->writer_wait);
+	lhist_init(&tl->commit_wait);
+	treelog_set_phase(tl, "default");
+	tl->s_writers = sim_series_id(s, "log_writers");
+	tl->s_sync_waiters = sim_series_id(s, "log_sync_waiters");
+	tl->s_fsync_ms = sim_series_id(s, "fsync_ms");
+	tl->c_fsync = sim_counter_id(s, "fsyncs");
+	tl->c_log_commit = sim_counter_id(s, "log_commits");
+	*out = tl;
+	return 0;
+}
+
+void treelog_destroy(treelog *tl)
+{
+	if (!tl)
+		return;
+	free(tl->recs);
+	free(tl);
+}
+
+/* The log state of a root: a linear table (few roots are ever logged). */
+tl_root *treelog_root(treelog *tl, uint64_t root_id)
+{
+	for (int i = 0; i < tl->nroots; i++)
+		if (tl->roots[i].root_id == root_id)
+			return &tl->roots[i];
+	if (tl->nroots >= TL_MAX_ROOTS)
+		return NULL;
+	tl_root *lr = &tl->roots[tl->nroots++];
+	memset(lr, 0, sizeof(*lr));
+	lr->root_id = root_id;
+	lr->log_transid = 1;
+	return lr;
+}
+
+/* Select (creating if new) the phase fsync latencies are recorded in. */
+int treelog_set_phase(treelog *tl, const char *name)
+{
+	for (int i = 0; i < tl->nphases; i++)
+		if (strcmp(tl->phase_names[i], name) == 0)
+			return tl->phase = i;
+	if (tl->nphases >= TL_MAX_PHASES)
+		return LAB_ENOMEM;
+	int i = tl->nphases++;
+	snprintf(tl->phase_names[i], sizeof(tl->phase_names[i]), "%s", name);
+	lhist_init(&tl->phase_lat[i]);
+	return tl->phase = i;
+}
+
+uint64_t treelog_phase_quantile(const treelog *tl, const char *phase, double q)
+{
+	for (int i = 0; i < tl->nphases; i++)
+		if (strcmp(tl->phase_names[i], phase) == 0)
+			return lhist_quantile(&tl->phase_lat[i], q);
+	return 0;
+}
+
+void treelog_note_leaf_wait(treelog *tl, uint64_t wait_ns)
+{
+	lhist_add(&tl->victim_wait, wait_ns);
+}
+
+/* Models btrfs_free_log at transaction commit: the log trees go away, and
+ * an inode changed before this commit no longer needs logging. */
+void treelog_on_commit(treelog *tl, uint64_t transid)
+{
+	(void)transid;
+	for (int i = 0; i < tl->nroots; i++) {
+		tl->roots[i].log_items = 0;
+		tl->roots[i].log_bytes = 0;
+		tl->roots[i].dirty_bytes = 0;
+		tl->roots[i].dirty_inodes = 0;
+	}
+}
+
+static void tl_hook_commit_done(void *ctx, uint64_t transid)
+{
+	treelog_on_commit(ctx, transid);
+}
+
+int treelog_attach(treelog *tl, fs_info *fs)
+{
+	fs_hooks h;
+	memset(&h, 0, sizeof(h));
+	h.ctx = tl;
+	h.on_commit_done = tl_hook_commit_done;
+	fs->slot[FS_SLOT_LOG] = tl;
+	return fs_hooks_register(fs, &h);
+}
+
+int treelog_fsync_init(tl_fsync *f, struct btrfs_root *root,
+		       struct inode *inode, uint32_t new_extents)
+{
+	if (!f || !root || !inode)
+		return LAB_EINVAL;
+	memset(f, 0, sizeof(*f));
+	f->root = root;
+	f->inode = inode;
+	f->new_extents = new_extents;
+	f->state = TLS_START;
+	f->rec.ino = inode->ino;
+	return 0;
+}
+
+/* ------------------------------------------------ subvolume tree reading */
+
+static int tl_key_cmp(const bt_key *a, const bt_key *b)
+{
+	if (a->objectid != b->objectid)
+		return a->objectid < b->objectid ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return 0;
+}
+
+static const bt_key *tl_node_key(const bt_node *n, int i)
+{
+	return n->level ? &n->ptrs[i].key : &n->items[i].key;
+}
+
+/* Binary search in a block: the first slot whose key is >= key (leaf) or
+ * the last pointer whose key is <= key (node). *steps gets the compares. */
+static int tl_bsearch(const bt_node *n, const bt_key *key, int *steps)
+{
+	int lo = 0, hi = n->nritems;
+	*steps = 0;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		(*steps)++;
+		if (tl_key_cmp(tl_node_key(n, mid), key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (n->level == 0)
+		return lo;
+	/* node: child covering key */
+	if (lo < n->nritems && tl_key_cmp(tl_node_key(n, lo), key) == 0)
+		return lo;
+	return lo > 0 ? lo - 1 : 0;
+}
+
+/* Read-only descent to the leaf that holds key (or would), with read-lock
+ * coupling: each child is locked before its parent is released. Returns
+ * the leaf, read-locked by t (the caller releases it), and the first slot
+ * >= key; *next_key receives the first key of the next leaf (or has
+ * *has_next = 0 on the rightmost leaf). Models the search part of
+ * btrfs_search_forward. Charges node visits and compares. */
+static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
+			   int *slot, bt_key *next_key, int *has_next,
+			   uint64_t *lock_wait)
+{
+	bt_node *n = tr->root;
+	*has_next = 0;
+	if (!n)
+		return NULL;
+	simtime_t before = t->clock;
+	simlock_read(&n->lock, t);
+	*lock_wait += t->clock - before;
+	while (n->level > 0) {
+		int steps;
+		int i = tl_bsearch(n, key, &steps);
+		task_cpu(s, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
+		if (i + 1 < n->nritems) {
+			*next_key = n->ptrs[i + 1].key;
+			*has_next = 1;
+		}
+		bt_node *c = n->ptrs[i].child;
+		before = t->clock;
+		simlock_read(&c->lock, t);
+		*lock_wait += t->clock - before;
+		simlock_read_release(&n->lock, t->clock);
+		n = c;
+	}
+	int steps;
+	*slot = tl_bsearch(n, key, &steps);
+	task_cpu(s, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
+	return n;
+}
+
+/* ------------------------------------------------------------ logging */
+
+/* Add n items of `bytes` (data + headers) to the log tree of lr. */
+static void tl_log_items(treelog *tl, task *t, tl_root *lr, uint64_t n,
+			 uint64_t bytes)
+{
+	task_cpu(tl->sim, t, n * TL_NS_LOG_INSERT);
+	lr->log_items += n;
+	lr->log_bytes += bytes;
+	lr->dirty_bytes += bytes;
+	tl->items_logged += n;
+}
+
+/*
+ * Copy the next leaf's worth of the inode's items into the log (one step
+ * of copy_inode_items_to_log + copy_items). Returns 1 when the inode has
+ * no more items, 0 to continue, negative on error. The subvolume leaf is
+ * read-locked from the search until its content is in a private buffer:
+ * BEFORE that includes the clone's allocation, AFTER only a copy into the
+ * preallocated scratch eb.
+ */
+static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f)
+{
+	bt_tree *tr = &f->root->tree;
+	int slot, has_next;
+	bt_key next_key;
+	uint64_t wait = 0;
+	bt_node *leaf = tl_descend(tr, t, tl->sim, &f->next_key, &slot,
+				   &next_key, &has_next, &wait);
+	if (!leaf)
+		return 1;
+	f->rec.lock_wait_ns += wait;
+	if (wait)
+		lhist_add(&tl->leaf_wait, wait);
+	simtime_t locked_at = t->clock;
+
+	/* the search landed past this leaf's last item: continue in the next
+	 * leaf (btrfs_search_forward moves on by itself) */
+	if (slot >= leaf->nritems) {
+		simlock_read_release(&leaf->lock, t->clock);
+		if (!has_next || tl_key_cmp(&next_key, &f->next_key) <= 0)
+			return 1;
+		f->next_key = next_key;
+		return next_key.objectid == f->inode->ino ? 0 : 1;
+	}
+	/* collect the inode's slots */
+	int first = slot, last = slot;
+	while (last < leaf->nritems && leaf->items[last].key.objectid == f->inode->ino)
+		last++;
+	task_cpu(tl->sim, t, (uint64_t)(last - first + 1) * TL_NS_SLOT);
+	if (last == first) {
+		simlock_read_release(&leaf->lock, t->clock);
+		return 1;
+	}
+	uint64_t bytes = 0;
+	for (int i = first; i < last; i++)
+		bytes += BT_ITEM_HEADER + leaf->items[i].size;
+	int more = last == leaf->nritems && has_next &&
+		   next_key.objectid == f->inode->ino;
+	bt_key resume = leaf->items[last - 1].key;
+
+	/* get the leaf into a private buffer while it is still locked */
+	ebmem_eb *clone = NULL;
+	int rc;
+	if (f->scratch) {
+		rc = ebmem_copy_leaf(tl->mem, t, f->scratch, leaf);
+		tl->scratch_used++;
+	} else {
+		uint64_t lat = 0;
+		rc = ebmem_clone(tl->mem, t, leaf, &clone, &lat);
+		f->rec.alloc_locked_ns += lat;
+		lhist_add(&tl->alloc_locked, lat);
+		tl->clones++;
+	}
+	simlock_read_release(&leaf->lock, t->clock);
+	uint64_t hold = t->clock - locked_at;
+	lhist_add(&tl->leaf_hold, hold);
+	if (hold > f->rec.hold_max_ns)
+		f->rec.hold_max_ns = hold;
+	if (rc)
+		return rc;
+
+	/* insert into the log from the copy, no subvolume lock held */
+	tl_log_items(tl, t, f->lr, (uint64_t)(last - first), bytes);
+	if (clone) {
+		ebmem_free(tl->mem, clone);
+		task_cpu(tl->sim, t, EBMEM_NS_FREE);
+	}
+	f->rec.leaves++;
+	tl->leaves_copied++;
+	if (!more)
+		return 1;
+	/* the next leaf starts right after the last key copied */
+	f->next_key = resume;
+	if (f->next_key.offset != UINT64_MAX) {
+		f->next_key.offset++;
+	} else if (f->next_key.type != 255) {
+		f->next_key.type++;
+		f->next_key.offset = 0;
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/* The fast fsync's logging: the inode item filled from memory and the
+ * changed extents (file extent item + its csum item) from the modified
+ * extent list; no subvolume leaf is touched. */
+static void tl_log_fast(treelog *tl, task *t, tl_fsync *f)
+{
+	uint64_t n = 1 + 2ull * f->new_extents;
+	uint64_t bytes = BT_ITEM_HEADER + SZ_INODE_ITEM +
+			 f->new_extents * (2ull * BT_ITEM_HEADER + SZ_FE_REG + SZ_CSUM_PER_SECTOR);
+	tl_log_items(tl, t, f->lr, n, bytes);
+}
+
+/* Height of a tree holding `bytes` of items in leaves filled at `fill`. */
+static int tl_height(uint64_t bytes)
+{
+	double leaves = ceil((double)bytes / (BT_LEAF_DATA_SIZE * TL_LOG_LEAF_FILL));
+	int h = 1;
+	while (leaves > 1.0) {
+		leaves = ceil(leaves / (BT_NODE_PTRS * TL_LOG_LEAF_FILL));
+		h++;
+	}
+	return h;
+}
+
+/*
+ * Write what this log transaction dirtied and the super block (the IO
+ * part of btrfs_sync_log): the log leaves and the path above them, the
+ * log root tree block, wait for all; then a flush, the super block and a
+ * FUA flush. Advances t's clock to the completion.
+ */
+static void tl_write_log(treelog *tl, task *t, tl_root *lr)
+{
+	uint64_t leaves = (uint64_t)ceil((double)lr->dirty_bytes /
+					 (BT_LEAF_DATA_SIZE * TL_LOG_LEAF_FILL));
+	if (leaves < 1)
+		leaves = 1;
+	uint64_t blocks = leaves + (uint64_t)(tl_height(lr->log_bytes) - 1) + 1;
+	task_cpu(tl->sim, t, TL_NS_SYNC_CPU);
+	lr->blocks_written += blocks;
+	tl->blocks_written += blocks;
+	tl->supers_written++;
+	if (!tl->dev)
+		return;
+	simtime_t at = t->clock, done = at;
+	for (uint64_t i = 0; i < blocks; i++) {
+		uint64_t off = tl->cfg.log_area_offset + tl->log_pos;
+		tl->log_pos = (tl->log_pos + BT_NODESIZE) % tl->cfg.log_area_bytes;
+		simtime_t c = bdev_io(tl->dev, BIO_WRITE, off, BT_NODESIZE, at);
+		if (c > done)
+			done = c;
+	}
+	done = bdev_flush(tl->dev, done);
+	done = bdev_io(tl->dev, BIO_WRITE, SUPER_OFFSET, SUPER_BYTES, done);
+	done = bdev_flush(tl->dev, done);
+	task_wait_until(t, done);
+}
+
+/* Finish the record of an fsync and file it. */
+static void tl_record(treelog *tl, task *t, tl_fsync *f)
+{
+	f->rec.end = t->clock;
+	f->rec.phase = (uint8_t)tl->phase;
+	uint64_t lat = f->rec.end - f->rec.start;
+	lhist_add(&tl->phase_lat[tl->phase], lat);
+	tl->recs[tl->nrecs % tl->cfg.max_records] = f->rec;
+	tl->nrecs++;
+	sim_series_add(tl->sim, tl->s_fsync_ms, f->rec.end, (double)lat / 1e6);
+	sim_count(tl->sim, tl->c_fsync, 1);
+}
+
+/* Wait (a known end time) for the IO of the last log commit. */
+static void tl_wait_commit_io(treelog *tl, task *t, tl_fsync *f)
+{
+	simtime_t end = f->lr->last_commit_end;
+	if (end > t->clock) {
+		uint64_t w = end - t->clock;
+		f->rec.commit_wait_ns += w;
+		lhist_add(&tl->commit_wait, w);
+		task_wait_until(t, end);
+	}
+}
+
+/*
+ * The sync part, for a task that left the log transaction (models
+ * btrfs_sync_log). Another task's commit of our log transaction is
+ * waited for; a commit of the previous one too. Otherwise this task
+ * commits: waits for log_writers == 0, then writes. Returns a TASK_*.
+ */
+static int tl_sync(treelog *tl, task *t, tl_fsync *f)
+{
+	tl_root *lr = f->lr;
+	if (lr->log_transid_committed >= f->log_transid) {
+		/* committed in a step that ran ahead: its IO ends later */
+		tl_wait_commit_io(tl, t, f);
+		return TASK_DONE;
+	}
+	if (lr->committing) {
+		/* someone syncs our transid or the one before it */
+		f->state = TLS_WAIT_COMMIT;
+		f->parked_at = t->clock;
+		task_park(t, &lr->commit_wait);
+		return TASK_BLOCKED;
+	}
+	assert(f->log_transid == lr->log_transid);
+	lr->committing = 1;
+	lr->committing_transid = f->log_transid;
+	f->rec.committed = 1;
+	if (lr->log_writers > 0) {
+		f->state = TLS_WAIT_WRITERS;
+		f->parked_at = t->clock;
+		task_park(t, &lr->writer_wait);
+		sim_series_add(tl->sim, tl->s_sync_waiters, t->clock, lr->writer_wait.len);
+		return TASK_BLOCKED;
+	}
+	/* no writer left: close this log transaction, later joiners start
+	 * the next one; the previous log commit's IO must be over before
+	 * ours starts (wait_log_commit of the other index) */
+	tl_wait_commit_io(tl, t, f);
+	lr->log_transid++;
+	tl_write_log(tl, t, lr);
+	lr->log_transid_committed = f->log_transid;
+	lr->last_commit_end = t->clock;
+	lr->committing = 0;
+	lr->dirty_bytes = 0;
+	lr->dirty_inodes = 0;
+	lr->log_commits++;
+	tl->log_commits++;
+	sim_count(tl->sim, tl->c_log_commit, 1);
+	waitq_wake_all(tl->sim, &lr->commit_wait, t->clock);
+	return TASK_DONE;
+}
+
+/* One step of an fsync's log part; see treelog.h. */
+int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
+{
+	if (!tl || !t || !f || !f->inode || !f->root)
+		return LAB_EINVAL;
+	int r;
+	switch (f->state) {
+	case TLS_START: {
+		f->rec.start = t->clock;
+		tl->fsyncs++;
+		fs_info *fs = f->root->fs;
+		struct inode *in = f->inode;
+		int full = (in->flags & (INODE_NEEDS_FULL_SYNC | INODE_COPY_EVERYTHING)) != 0;
+		f->lr = treelog_root(tl, f->root->id);
+		if (!f->lr)
+			return LAB_ENOMEM;
+		/* nothing changed since the last commit: the data is durable
+		 * with that commit (skip_inode_logging) */
+		if (fs && in->transid <= fs->generation && !full) {
+			f->rec.skipped = 1;
+			tl->skipped++;
+			tl_record(tl, t, f);
+			f->state = TLS_DONE;
+			return TASK_DONE;
+		}
+		f->rec.full = (uint8_t)full;
+		if (full && tl->cfg.prealloc_scratch) {
+			/* patch 001: before any lock and before the log
+			 * transaction; a failure only means cloning later */
+			ebmem_eb *eb = NULL;
+			if (ebmem_alloc(tl->mem, t, &eb, NULL) == 0) {
+				f->scratch = eb;
+				f->rec.scratch = 1;
+			} else {
+				tl->scratch_fallbacks++;
+			}
+		}
+		f->state = TLS_JOIN;
+		return TASK_RUN;
+	}
+	case TLS_JOIN:
+		/* start_log_trans */
+		task_cpu(tl->sim, t, TL_NS_LOG_TRANS);
+		f->lr->log_writers++;
+		f->lr->log_batch++;
+		f->log_transid = f->lr->log_transid;
+		sim_series_add(tl->sim, tl->s_writers, t->clock, f->lr->log_writers);
+		if (f->rec.full) {
+			f->next_key = bt_mkkey(f->inode->ino, 0, 0);
+			f->state = TLS_COPY;
+			tl->full++;
+		} else {
+			f->state = TLS_FAST;
+			tl->fast++;
+		}
+		return TASK_RUN;
+	case TLS_COPY:
+		r = tl_copy_leaf(tl, t, f);
+		if (r < 0) {
+			f->error = r;
+			f->state = TLS_END;
+			return TASK_RUN;
+		}
+		if (r == 1)
+			f->state = TLS_END;
+		return TASK_RUN;
+	case TLS_FAST:
+		tl_log_fast(tl, t, f);
+		f->state = TLS_END;
+		return TASK_RUN;
+	case TLS_END:
+		/* end_log_trans, then the scratch eb goes before the sync */
+		task_cpu(tl->sim, t, TL_NS_LOG_TRANS);
+		assert(f->lr->log_writers > 0);
+		f->lr->log_writers--;
+		f->lr->dirty_inodes++;
+		sim_series_add(tl->sim, tl->s_writers, t->clock, f->lr->log_writers);
+		if (f->lr->log_writers == 0)
+			waitq_wake_all(tl->sim, &f->lr->writer_wait, t->clock);
+		if (f->rec.full && !f->error)
+			f->inode->flags &= ~(uint32_t)(INODE_NEEDS_FULL_SYNC | INODE_COPY_EVERYTHING);
+		f->inode->last_log_commit = f->log_transid;
+		if (f->scratch) {
+			ebmem_free(tl->mem, f->scratch);
+			task_cpu(tl->sim, t, EBMEM_NS_FREE);
+			f->scratch = NULL;
+		}
+		f->state = TLS_SYNC;
+		/* fall through */
+	case TLS_SYNC:
+		r = tl_sync(tl, t, f);
+		break;
+	case TLS_WAIT_WRITERS: {
+		uint64_t w = t->clock - f->parked_at;
+		f->rec.writer_wait_ns += w;
+		if (w)
+			lhist_add(&tl->writer_wait, w);
+		tl_root *lr = f->lr;
+		if (lr->log_writers > 0) {
+			f->parked_at = t->clock;
+			task_park(t, &lr->writer_wait);
+			return TASK_BLOCKED;
+		}
+		/* we hold the commit: take it over again in tl_sync */
+		lr->committing = 0;
+		f->state = TLS_SYNC;
+		r = tl_sync(tl, t, f);
+		break;
+	}
+	case TLS_WAIT_COMMIT: {
+		uint64_t w = t->clock - f->parked_at;
+		f->rec.commit_wait_ns += w;
+		if (w)
+			lhist_add(&tl->commit_wait, w);
+		f->state = TLS_SYNC;
+		r = tl_sync(tl, t, f);
+		break;
+	}
+	case TLS_DONE:
+		return TASK_DONE;
+	default:
+		return LAB_EENGINE;
+	}
+	if (r == TASK_DONE) {
+		tl_record(tl, t, f);
+		f->state = TLS_DONE;
+		if (f->error)
+			return f->error;
+	}
+	return r;
+}
+
+/* ------------------------------------------------------- observability */
+
+void treelog_details_json(const treelog *tl, strbuf *out, int max_records)
+{
+	js_obj(out);
+	js_kbool(out, "prealloc_scratch", tl->cfg.prealloc_scratch);
+	js_kint(out, "fsyncs", (int64_t)tl->fsyncs);
+	js_kint(out, "full", (int64_t)tl->full);
+	js_kint(out, "fast", (int64_t)tl->fast);
+	js_kint(out, "skipped", (int64_t)tl->skipped);
+	js_kint(out, "leaves_copied", (int64_t)tl->leaves_copied);
+	js_kint(out, "items_logged", (int64_t)tl->items_logged);
+	js_kint(out, "clones", (int64_t)tl->clones);
+	js_kint(out, "scratch_used", (int64_t)tl->scratch_used);
+	js_kint(out, "scratch_fallbacks", (int64_t)tl->scratch_fallbacks);
+	js_kint(out, "log_commits", (int64_t)tl->log_commits);
+	js_kint(out, "blocks_written", (int64_t)tl->blocks_written);
+	js_key(out, "phases");
+	js_obj(out);
+	for (int i = 0; i < tl->nphases; i++) {
+		js_key(out, tl->phase_names[i]);
+		lhist_json(&tl->phase_lat[i], out);
+	}
+	js_obj_end(out);
+	js_key(out, "leaf_hold");
+	lhist_json(&tl->leaf_hold, out);
+	js_key(out, "leaf_wait");
+	lhist_json(&tl->leaf_wait, out);
+	js_key(out, "victim_wait");
+	lhist_json(&tl->victim_wait, out);
+	js_key(out, "alloc_locked");
+	lhist_json(&tl->alloc_locked, out);
+	js_key(out, "writer_wait");
+	lhist_json(&tl->writer_wait, out);
+	js_key(out, "commit_wait");
+	lhist_json(&tl->commit_wait, out);
+	js_key(out, "roots");
+	js_arr(out);
+	for (int i = 0; i < tl->nroots; i++) {
+		const tl_root *lr = &tl->roots[i];
+		js_obj(out);
+		js_kint(out, "root", (int64_t)lr->root_id);
+		js_kint(out, "log_transid", (int64_t)lr->log_transid);
+		js_kint(out, "log_writers", lr->log_writers);
+		js_kint(out, "log_commits", (int64_t)lr->log_commits);
+		js_kint(out, "log_items", (int64_t)lr->log_items);
+		js_kint(out, "blocks_written", (int64_t)lr->blocks_written);
+		js_obj_end(out);
+	}
+	js_arr_end(out);
+	js_key(out, "records");
+	js_arr(out);
+	uint64_t have = tl->nrecs < tl->cfg.max_records ? tl->nrecs : tl->cfg.max_records;
+	uint64_t n = max_records < 0 ? 0 : (uint64_t)max_records;
+	if (n > have)
+		n = have;
+	for (uint64_t k = tl->nrecs - n; k < tl->nrecs; k++) {
+		const tl_rec *r = &tl->recs[k % tl->cfg.max_records];
+		js_obj(out);
+		js_kint(out, "ino", (int64_t)r->ino);
+		js_kstr(out, "phase", tl->phase_names[r->phase]);
+		js_kint(out, "start_ns", (int64_t)r->start);
+		js_kint(out, "lat_ns", (int64_t)(r->end - r->start));
+		js_kbool(out, "full", r->full);
+		js_kbool(out, "committed", r->committed);
+		js_kbool(out, "skipped", r->skipped);
+		js_kbool(out, "scratch", r->scratch);
+		js_kint(out, "leaves", r->leaves);
+		js_kint(out, "hold_max_ns", (int64_t)r->hold_max_ns);
+		js_kint(out, "alloc_locked_ns", (int64_t)r->alloc_locked_ns);
+		js_kint(out, "lock_wait_ns", (int64_t)r->lock_wait_ns);
+		js_kint(out, "writer_wait_ns", (int64_t)r->writer_wait_ns);
+		js_kint(out, "commit_wait_ns", (int64_t)r->commit_wait_ns);
+		js_obj_end(out);
+	}
+	js_arr_end(out);
+	js_obj_end(out);
+}

@@ -1,0 +1,199 @@
+/*
+ * treelog.h - the log tree and fsync: per-root log transactions
+ * (log_transid, log_writers), inode logging (full sync copies the inode's
+ * items out of the subvolume leaves; fast fsync logs the inode item and
+ * the new extents from memory) and btrfs_sync_log (wait for the log
+ * writers, write the log tree blocks and the super block, flush).
+ *
+ * Patch 001 (preallocate the temporary extent buffer) is a switch of the
+ * log: BEFORE, each subvolume leaf is cloned (an extent-buffer allocation,
+ * ebmem.h, plus a 16 KiB copy) while the leaf is still read-locked, and
+ * the allocation's latency, heavy-tailed under memory pressure, is paid
+ * inside the leaf lock and inside the log transaction. AFTER, a scratch
+ * eb is allocated before the log transaction is joined and before any
+ * tree lock is taken, reused for every leaf (a copy only), and freed
+ * before btrfs_sync_log; if that allocation fails the fsync falls back to
+ * cloning.
+ *
+ * How a caller uses it. An fsync runs inside a task's step function: the
+ * data part (flush dirty pages, wait for ordered extents) is the data
+ * path's; it then calls treelog_fsync_step() once per step until it
+ * returns TASK_DONE, returning its TASK_RUN / TASK_BLOCKED result from its
+ * own step otherwise. Each call does one unit of work (one leaf copied,
+ * one wait), so other tasks interleave at leaf granularity.
+ *
+ * The subvolume tree is read through its bt_node structures (btree.h)
+ * with read-lock coupling on each block's simlock, as
+ * btrfs_search_forward does; writers (creates, finish_ordered_io) that
+ * need a leaf write-locked wait on the same simlocks. The log tree itself
+ * is kept as counts (items, bytes, dirty leaves per log transaction):
+ * only fsyncers touch it, and what matters for latency is how many blocks
+ * a log commit writes.
+ */
+#ifndef TREELOG_H
+#define TREELOG_H
+
+#include <stdint.h>
+
+#include "bdev.h"
+#include "btree.h"
+#include "ebmem.h"
+#include "fs.h"
+#include "sim.h"
+#include "strbuf.h"
+
+#define TL_MAX_PHASES 12
+#define TL_MAX_ROOTS 64
+
+typedef struct treelog_cfg {
+	int prealloc_scratch;     /* patch 001: 0 before, 1 after */
+	uint64_t log_area_offset; /* device offset where log blocks go */
+	uint64_t log_area_bytes;  /* size of that area (writes wrap in it) */
+	uint32_t max_records;     /* per-fsync records kept (ring) */
+} treelog_cfg;
+
+void treelog_cfg_default(treelog_cfg *c);
+
+/* Per-root log state (the log fields of struct btrfs_root). */
+typedef struct tl_root {
+	uint64_t root_id;
+	uint64_t log_transid;           /* the open log transaction */
+	uint64_t log_transid_committed; /* last synced (0: none) */
+	int log_writers;                /* tasks inside the log transaction */
+	int committing;                 /* a sync of committing_transid runs */
+	uint64_t committing_transid;
+	simtime_t last_commit_end;      /* when the last log commit's IO ended */
+	uint32_t log_batch;             /* joins, for the batching check */
+	waitq writer_wait;              /* sync_log waiting for writers == 0 */
+	waitq commit_wait;              /* waiting for a log commit */
+	/* the log tree, as counts */
+	uint64_t log_items, log_bytes;  /* in the log since the fs commit */
+	uint64_t dirty_bytes;           /* logged since the last log commit */
+	uint64_t dirty_inodes;          /* inodes logged since then */
+	uint64_t log_commits, blocks_written;
+} tl_root;
+
+/* One fsync's record (per-op observability). */
+typedef struct tl_rec {
+	uint64_t ino;
+	simtime_t start, end;
+	uint8_t full, committed, skipped, scratch;
+	uint8_t phase;
+	uint32_t leaves;
+	uint64_t hold_max_ns;      /* longest subvolume-leaf read-lock hold */
+	uint64_t alloc_locked_ns;  /* allocation time inside leaf locks */
+	uint64_t lock_wait_ns;     /* own waits for leaf locks */
+	uint64_t writer_wait_ns;   /* sync_log waiting for log_writers == 0 */
+	uint64_t commit_wait_ns;   /* waiting for another task's log commit */
+} tl_rec;
+
+enum tl_state {
+	TLS_START = 0,
+	TLS_JOIN,
+	TLS_COPY,
+	TLS_FAST,
+	TLS_END,
+	TLS_SYNC,
+	TLS_WAIT_WRITERS,
+	TLS_WAIT_COMMIT,
+	TLS_DONE,
+};
+
+/* The state of one fsync in progress (models struct btrfs_log_ctx plus the
+ * locals of btrfs_sync_file / btrfs_log_inode). Initialise with
+ * treelog_fsync_init; it owns no memory once TASK_DONE was returned. */
+typedef struct tl_fsync {
+	struct inode *inode;
+	struct btrfs_root *root;
+	uint32_t new_extents;     /* fast fsync: extents changed since logged */
+	int state;
+	tl_root *lr;
+	uint64_t log_transid;
+	bt_key next_key;          /* full sync: where the next leaf starts */
+	ebmem_eb *scratch;        /* patch 001's ctx->scratch_eb */
+	simtime_t parked_at;
+	tl_rec rec;
+	int error;
+} tl_fsync;
+
+typedef struct treelog {
+	sim *sim;
+	bdev *dev;                /* may be NULL: log IO takes no time */
+	ebmem *mem;
+	treelog_cfg cfg;
+	tl_root roots[TL_MAX_ROOTS];
+	int nroots;
+	uint64_t log_pos;         /* next log block offset in the area */
+	/* phases */
+	char phase_names[TL_MAX_PHASES][24];
+	int nphases, phase;
+	lhist phase_lat[TL_MAX_PHASES]; /* fsync latency per phase */
+	/* distributions */
+	lhist leaf_hold;          /* subvolume-leaf read-lock hold per leaf */
+	lhist leaf_wait;          /* fsyncers' own leaf-lock waits (> 0) */
+	lhist victim_wait;        /* waits others reported (treelog_note_leaf_wait) */
+	lhist alloc_locked;       /* eb allocation time spent under a leaf lock */
+	lhist writer_wait;        /* sync_log waits for log_writers == 0 (> 0) */
+	lhist commit_wait;        /* waits for another task's log commit (> 0) */
+	/* counters */
+	uint64_t fsyncs, full, fast, skipped, leaves_copied, items_logged;
+	uint64_t clones, scratch_used, scratch_fallbacks, log_commits;
+	uint64_t blocks_written, supers_written;
+	/* records ring */
+	tl_rec *recs;
+	uint64_t nrecs;           /* total recorded (ring index = nrecs % max) */
+	int s_writers, s_sync_waiters, s_fsync_ms; /* series ids */
+	int c_fsync, c_log_commit;                 /* counter ids */
+} treelog;
+
+/* Create the log for a file system. mem is the extent-buffer allocator
+ * (required: full syncs allocate), dev may be NULL. */
+int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
+		   treelog **out);
+void treelog_destroy(treelog *tl);
+
+/* The per-root log state, created on first use (NULL when TL_MAX_ROOTS
+ * roots are logged already). */
+tl_root *treelog_root(treelog *tl, uint64_t root_id);
+
+/* Name the current phase (e.g. "create", "delete"): fsync latencies are
+ * recorded per phase. Returns the phase index or LAB_ENOMEM. */
+int treelog_set_phase(treelog *tl, const char *name);
+
+/*
+ * Prepare an fsync of inode (in root) from btrfs_sync_file, once the data
+ * part is done. new_extents: file extents changed since the inode was
+ * last logged (what a fast fsync logs). Returns 0 or LAB_EINVAL.
+ */
+int treelog_fsync_init(tl_fsync *f, struct btrfs_root *root,
+		       struct inode *inode, uint32_t new_extents);
+/*
+ * One step of the fsync: returns TASK_RUN (call again when the task is
+ * next stepped), TASK_BLOCKED (the task is parked on a log waitq: call
+ * again when woken), TASK_DONE (the log is on disk; f->rec holds the
+ * record) or a negative LAB_E*. Models btrfs_log_dentry_safe (start_log_trans,
+ * btrfs_log_inode, end_log_trans) followed by btrfs_sync_log.
+ */
+int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f);
+
+/* A transaction commit made the log unnecessary: the log trees are freed
+ * (models btrfs_free_log at commit). In-flight fsyncs finish normally. */
+void treelog_on_commit(treelog *tl, uint64_t transid);
+/* Register treelog_on_commit as an fs commit hook. */
+int treelog_attach(treelog *tl, fs_info *fs);
+
+/* Record a wait for a subvolume leaf lock seen by another operation (a
+ * create, finish_ordered_io) so the log's details show its victims. */
+void treelog_note_leaf_wait(treelog *tl, uint64_t wait_ns);
+
+/* Fsync latency per phase: max and a quantile (0 when no fsync). */
+uint64_t treelog_phase_quantile(const treelog *tl, const char *phase, double q);
+
+/* {"prealloc_scratch","fsyncs","full","fast","skipped","leaves_copied",
+ *  "clones","scratch_used","scratch_fallbacks","log_commits",
+ *  "blocks_written","phases":{name:lhist},"leaf_hold":lhist,
+ *  "leaf_wait":..,"victim_wait":..,"alloc_locked":..,"writer_wait":..,
+ *  "commit_wait":..,"roots":[...],"records":[last <= max_records]} */
+void treelog_details_json(const treelog *tl, strbuf *out, int max_records);
+
+#endif /* TREELOG_H */

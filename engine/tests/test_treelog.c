@@ -1,0 +1,417 @@
+/* test_treelog.c - log transactions and fsync: log_writers accounting,
+ * sync_log waiting for writers, full vs fast fsync, and the patch-001
+ * switch (leaf lock hold time and other tasks' waits under pressure). */
+#include <stdlib.h>
+
+#include "costs.h"
+#include "ebmem.h"
+#include "items.h"
+#include "lab.h"
+#include "t.h"
+#include "treelog.h"
+
+/* ------------------------------------------------ a hand-built subvolume */
+
+#define NLEAF_MAX 64
+typedef struct world {
+	sim *s;
+	ebmem *mem;
+	treelog *tl;
+	fs_info fs;
+	struct btrfs_root root;
+	bt_node *leaves[NLEAF_MAX];
+	int nleaves;
+	bt_node *top;
+	struct inode inodes[256];
+	int ninodes;
+} world;
+
+static bt_node *node_new(int level, int cap, uint64_t bytenr)
+{
+	bt_node *n = calloc(1, sizeof(*n));
+	n->level = level;
+	n->cap = cap;
+	n->bytenr = bytenr;
+	if (level == 0)
+		n->items = calloc((size_t)cap, sizeof(bt_item));
+	else
+		n->ptrs = calloc((size_t)cap, sizeof(bt_ptr));
+	return n;
+}
+
+/* Inodes 257.. each with an inode item, an inode ref and `ext[i]` file
+ * extent items, packed into leaves of at most per_leaf items, under one
+ * root node. */
+static void world_init(world *w, uint64_t seed, double p_slow, int prealloc,
+		       int ninodes, const int *ext, int per_leaf)
+{
+	memset(w, 0, sizeof(*w));
+	w->s = sim_create(seed, 0);
+	ebmem_cfg mc;
+	ebmem_cfg_default(&mc);
+	mc.ram_bytes = 1ull << 30;
+	mc.slow_p_max = p_slow;
+	CHECK_EQ(ebmem_create(w->s, &mc, &w->mem), 0);
+	ebmem_set_usage(w->mem, 1ull << 29, 1ull << 29); /* RAM full */
+	treelog_cfg tc;
+	treelog_cfg_default(&tc);
+	tc.prealloc_scratch = prealloc;
+	CHECK_EQ(treelog_create(w->s, NULL, w->mem, &tc, &w->tl), 0);
+	w->fs.generation = 1;
+	w->fs.transid = 2;
+	w->root.id = 5;
+	w->root.fs = &w->fs;
+	w->root.tree.id = 5;
+	w->root.tree.fs = &w->fs;
+	w->top = node_new(1, NLEAF_MAX, 1 << 20);
+	bt_node *leaf = NULL;
+	for (int i = 0; i < ninodes; i++) {
+		uint64_t ino = 257 + (uint64_t)i;
+		struct inode *in = &w->inodes[w->ninodes++];
+		in->ino = ino;
+		in->flags = INODE_NEEDS_FULL_SYNC;
+		in->transid = 2;
+		int nit = 2 + ext[i];
+		for (int k = 0; k < nit; k++) {
+			if (!leaf || leaf->nritems == per_leaf) {
+				leaf = node_new(0, per_leaf, (2u + (unsigned)w->nleaves) << 14);
+				w->leaves[w->nleaves++] = leaf;
+			}
+			bt_item *it = &leaf->items[leaf->nritems++];
+			if (k == 0) {
+				it->key = bt_mkkey(ino, BTRFS_INODE_ITEM_KEY, 0);
+				it->size = SZ_INODE_ITEM;
+			} else if (k == 1) {
+				it->key = bt_mkkey(ino, BTRFS_INODE_REF_KEY, 256);
+				it->size = SZ_INODE_REF_BASE + 8;
+			} else {
+				it->key = bt_mkkey(ino, BTRFS_EXTENT_DATA_KEY, (uint64_t)(k - 2) * 4096);
+				it->size = SZ_FE_REG;
+			}
+			leaf->used += BT_ITEM_HEADER + it->size;
+		}
+	}
+	for (int l = 0; l < w->nleaves; l++) {
+		w->top->ptrs[l].key = w->leaves[l]->items[0].key;
+		w->top->ptrs[l].child = w->leaves[l];
+	}
+	w->top->nritems = w->nleaves;
+	w->root.tree.root = w->top;
+}
+
+static void world_free(world *w)
+{
+	for (int l = 0; l < w->nleaves; l++) {
+		free(w->leaves[l]->items);
+		free(w->leaves[l]);
+	}
+	free(w->top->ptrs);
+	free(w->top);
+	CHECK_EQ(w->mem->live_ebs, 0);
+	treelog_destroy(w->tl);
+	ebmem_destroy(w->mem);
+	sim_destroy(w->s);
+}
+
+/* An fsync loop: fsync inodes first..first+n-1 (one after another), each
+ * made full-sync (a new file) or fast (new_extents > 0). */
+typedef struct fsyncer {
+	world *w;
+	int first, n, done;
+	int full;
+	simtime_t gap;           /* think time between fsyncs */
+	tl_fsync f;
+	int active;
+	tl_rec recs[64];
+	int err;
+} fsyncer;
+
+static int fsyncer_step(sim *s, task *t)
+{
+	fsyncer *c = t->ctx;
+	if (!c->active) {
+		if (c->done == c->n)
+			return TASK_DONE;
+		struct inode *in = &c->w->inodes[c->first + c->done];
+		if (c->full)
+			in->flags |= INODE_NEEDS_FULL_SYNC;
+		else
+			in->flags &= ~(uint32_t)INODE_NEEDS_FULL_SYNC;
+		treelog_fsync_init(&c->f, &c->w->root, in, 1);
+		c->active = 1;
+	}
+	int r = treelog_fsync_step(c->w->tl, t, &c->f);
+	if (r < 0) {
+		c->err = r;
+		return TASK_DONE;
+	}
+	if (r == TASK_DONE) {
+		if (c->done < 64)
+			c->recs[c->done] = c->f.rec;
+		c->done++;
+		c->active = 0;
+		task_wait_until(t, t->clock + c->gap);
+		return TASK_RUN;
+	}
+	return r;
+}
+
+/* A writer that needs one leaf write-locked every `period` (the next
+ * create in the same directory, finish_ordered_io of a neighbour). */
+typedef struct locker {
+	world *w;
+	bt_node *leaf;
+	int n, done;
+	simtime_t period, hold;
+	uint64_t wait_sum, wait_max;
+} locker;
+
+static int locker_step(sim *s, task *t)
+{
+	locker *k = t->ctx;
+	if (k->done == k->n)
+		return TASK_DONE;
+	simtime_t before = t->clock;
+	simlock_write(&k->leaf->lock, t);
+	uint64_t w = t->clock - before;
+	k->wait_sum += w;
+	if (w > k->wait_max)
+		k->wait_max = w;
+	if (w)
+		treelog_note_leaf_wait(k->w->tl, w);
+	task_cpu(s, t, k->hold);
+	simlock_write_release(&k->leaf->lock, t->clock);
+	k->done++;
+	task_wait_until(t, before + k->period > t->clock ? before + k->period : t->clock);
+	return TASK_RUN;
+}
+
+static void run(world *w)
+{
+	int fin = sim_run(w->s, 50000000, SIMTIME_MAX);
+	CHECK(fin);
+}
+
+/* ---------------------------------------------------------------- tests */
+
+static void test_full_vs_fast(void)
+{
+	world w;
+	int ext[4] = {3, 1, 700, 2};
+	world_init(&w, 1, 0.0, 0, 4, ext, 100);
+	/* inode 259 (700 extents) spans several leaves */
+	CHECK(w.nleaves >= 8);
+	fsyncer a = {.w = &w, .first = 0, .n = 1, .full = 1};
+	task_spawn(w.s, "fsync", fsyncer_step, &a, 0);
+	run(&w);
+	CHECK_EQ(a.err, 0);
+	CHECK_EQ(a.done, 1);
+	CHECK_EQ(a.recs[0].full, 1);
+	CHECK_EQ(a.recs[0].leaves, 1);
+	CHECK_EQ(w.tl->items_logged, 5);      /* inode item, ref, 3 extents */
+	CHECK_EQ(w.tl->clones, 1);
+	CHECK_EQ(w.inodes[0].flags & INODE_NEEDS_FULL_SYNC, 0);
+	CHECK_EQ(w.tl->log_commits, 1);
+	/* a full sync of the big inode copies every leaf it spans */
+	fsyncer b = {.w = &w, .first = 2, .n = 1, .full = 1};
+	task_spawn(w.s, "fsync", fsyncer_step, &b, sim_now(w.s));
+	run(&w);
+	int expect_leaves = 0;
+	for (int l = 0; l < w.nleaves; l++) {
+		int has = 0;
+		for (int i = 0; i < w.leaves[l]->nritems; i++)
+			has |= w.leaves[l]->items[i].key.objectid == 259;
+		expect_leaves += has;
+	}
+	CHECK_EQ(b.recs[0].leaves, expect_leaves);
+	CHECK_EQ(w.tl->items_logged, 5 + 702);
+	CHECK_EQ(w.tl->clones, 1 + (uint64_t)expect_leaves);
+	/* fast fsync: the inode item and new extents from memory, no leaf */
+	uint64_t copied = w.tl->leaves_copied;
+	fsyncer c = {.w = &w, .first = 2, .n = 1, .full = 0};
+	task_spawn(w.s, "fsync", fsyncer_step, &c, sim_now(w.s));
+	run(&w);
+	CHECK_EQ(c.recs[0].full, 0);
+	CHECK_EQ(c.recs[0].leaves, 0);
+	CHECK_EQ(w.tl->leaves_copied, copied);
+	CHECK_EQ(w.tl->items_logged, 5 + 702 + 3); /* inode + 1 extent + csum */
+	CHECK_EQ(w.tl->fast, 1);
+	CHECK_EQ(w.tl->full, 2);
+	/* nothing changed since the last commit: nothing to log */
+	w.inodes[3].flags = 0;
+	w.inodes[3].transid = 1;
+	fsyncer d = {.w = &w, .first = 3, .n = 1, .full = 0};
+	task_spawn(w.s, "fsync", fsyncer_step, &d, sim_now(w.s));
+	run(&w);
+	CHECK_EQ(d.recs[0].skipped, 1);
+	CHECK_EQ(w.tl->log_commits, 3);
+	tl_root *lr = treelog_root(w.tl, 5);
+	CHECK_EQ(lr->log_writers, 0);
+	CHECK_EQ(lr->log_transid_committed, 3);
+	CHECK_EQ(lr->log_items, 5 + 702 + 3);
+	treelog_on_commit(w.tl, 2);
+	CHECK_EQ(lr->log_items, 0);
+	world_free(&w);
+}
+
+/* Concurrent fsyncers: writers accounted, batching of log commits. */
+static void test_writers_accounting(void)
+{
+	world w;
+	int ext[40];
+	for (int i = 0; i < 40; i++)
+		ext[i] = 1;
+	world_init(&w, 2, 0.05, 0, 40, ext, 60);
+	fsyncer f[4];
+	for (int i = 0; i < 4; i++) {
+		f[i] = (fsyncer){.w = &w, .first = i * 10, .n = 10, .full = 1,
+				 .gap = 20 * NS_PER_US};
+		task_spawn(w.s, "fsync", fsyncer_step, &f[i], (simtime_t)i * 3 * NS_PER_US);
+	}
+	run(&w);
+	tl_root *lr = treelog_root(w.tl, 5);
+	int committed = 0, waited = 0;
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(f[i].err, 0);
+		CHECK_EQ(f[i].done, 10);
+		for (int k = 0; k < 10; k++) {
+			committed += f[i].recs[k].committed;
+			waited += f[i].recs[k].commit_wait_ns > 0 || f[i].recs[k].writer_wait_ns > 0;
+		}
+	}
+	CHECK_EQ(lr->log_writers, 0);
+	CHECK_EQ(w.tl->fsyncs, 40);
+	CHECK_EQ((int)w.tl->log_commits, committed);
+	CHECK_EQ(lr->log_commits, w.tl->log_commits);
+	/* several fsyncs shared a log commit */
+	CHECK(w.tl->log_commits < 40);
+	CHECK(waited > 0);
+	CHECK_EQ(lr->log_transid, lr->log_transid_committed + 1);
+	CHECK_EQ(w.tl->nrecs, 40);
+	/* the writers series went up to > 1 */
+	strbuf sb;
+	sb_init(&sb);
+	treelog_details_json(w.tl, &sb, 5);
+	CHECK(strstr(sb.buf, "\"records\":[{") != NULL);
+	CHECK(strstr(sb.buf, "\"writer_wait\"") != NULL);
+	sb_free(&sb);
+	world_free(&w);
+}
+
+/* A fast fsyncer reaching sync_log while a full-sync task is inside the log
+ * transaction, cloning under memory pressure, waits for it (before); after
+ * the patch the slow allocation happens before joining, so it does not. */
+static void test_sync_waits_for_writers(int prealloc, uint64_t *b_writer_wait,
+					uint64_t *a_alloc_locked)
+{
+	world w;
+	int ext[2] = {1, 1};
+	world_init(&w, 3, 1.0, prealloc, 2, ext, 10); /* every page slow */
+	fsyncer a = {.w = &w, .first = 0, .n = 1, .full = 1};
+	fsyncer b = {.w = &w, .first = 1, .n = 1, .full = 0};
+	task_spawn(w.s, "full", fsyncer_step, &a, 0);
+	task_spawn(w.s, "fast", fsyncer_step, &b, 10 * NS_PER_US);
+	run(&w);
+	CHECK_EQ(a.done, 1);
+	CHECK_EQ(b.done, 1);
+	*b_writer_wait = b.recs[0].writer_wait_ns;
+	*a_alloc_locked = a.recs[0].alloc_locked_ns;
+	/* the slow path was taken either way: 4 pages in direct reclaim */
+	CHECK(w.mem->slow_pages == 4);
+	if (!prealloc) {
+		CHECK_EQ(b.recs[0].committed, 1);
+		/* B waited for A's end_log_trans, i.e. through A's clone */
+		CHECK(b.recs[0].writer_wait_ns >= a.recs[0].alloc_locked_ns - 10 * NS_PER_US);
+		CHECK(a.recs[0].hold_max_ns >= a.recs[0].alloc_locked_ns);
+	} else {
+		CHECK_EQ(a.recs[0].scratch, 1);
+		CHECK_EQ(a.recs[0].alloc_locked_ns, 0);
+		CHECK(a.recs[0].hold_max_ns < 5 * NS_PER_US);
+		CHECK_EQ(w.tl->clones, 0);
+		CHECK_EQ(w.tl->scratch_used, 1);
+	}
+	world_free(&w);
+}
+
+/* Hold time per leaf: before = search + alloc + copy, after = search +
+ * copy; other tasks needing the leaf write-locked wait less after. */
+static void test_patch001_lock_hold(uint64_t seed, int prealloc,
+				    uint64_t *locker_wait, uint64_t *locker_max,
+				    uint64_t *hold_max, uint64_t *fsync_p100)
+{
+	world w;
+	int ext[64];
+	for (int i = 0; i < 64; i++)
+		ext[i] = 1;
+	/* all 64 inodes in one leaf: the hot leaf of a directory's creates */
+	world_init(&w, seed, 0.05, prealloc, 64, ext, 200);
+	CHECK_EQ(w.nleaves, 1);
+	fsyncer f[4];
+	for (int i = 0; i < 4; i++) {
+		f[i] = (fsyncer){.w = &w, .first = i * 16, .n = 16, .full = 1,
+				 .gap = 50 * NS_PER_US};
+		task_spawn(w.s, "fsync", fsyncer_step, &f[i], (simtime_t)i * 7 * NS_PER_US);
+	}
+	locker k = {.w = &w, .leaf = w.leaves[0], .n = 4000,
+		    .period = 50 * NS_PER_US, .hold = 2 * NS_PER_US};
+	task_spawn(w.s, "create", locker_step, &k, 1 * NS_PER_US);
+	run(&w);
+	uint64_t max_hold = 0;
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(f[i].done, 16);
+		for (int j = 0; j < 16; j++) {
+			const tl_rec *r = &f[i].recs[j];
+			CHECK_EQ(r->leaves, 1);
+			if (r->hold_max_ns > max_hold)
+				max_hold = r->hold_max_ns;
+			if (prealloc) {
+				CHECK_EQ(r->alloc_locked_ns, 0);
+				/* search + slot scan + 16 KiB copy, plus nothing */
+				CHECK(r->hold_max_ns <= 2 * NS_PER_US);
+			} else {
+				CHECK(r->alloc_locked_ns >= EBMEM_NS_SLAB + 4 * EBMEM_NS_PAGE);
+				CHECK(r->hold_max_ns >= r->alloc_locked_ns + EBMEM_NS_COPY_16K);
+			}
+		}
+	}
+	CHECK_EQ(treelog_root(w.tl, 5)->log_writers, 0);
+	*locker_wait = k.wait_sum;
+	*locker_max = k.wait_max;
+	*hold_max = max_hold;
+	*fsync_p100 = treelog_phase_quantile(w.tl, "default", 1.0);
+	world_free(&w);
+}
+
+int main(void)
+{
+	test_full_vs_fast();
+	test_writers_accounting();
+
+	uint64_t bw_before, bw_after, al_before, al_after;
+	test_sync_waits_for_writers(0, &bw_before, &al_before);
+	test_sync_waits_for_writers(1, &bw_after, &al_after);
+	CHECK(al_before > NS_PER_MS);        /* 4 slow pages: milliseconds */
+	CHECK(bw_before > NS_PER_MS);
+	CHECK_EQ(bw_after, 0);
+	CHECK_EQ(al_after, 0);
+
+	uint64_t w0, m0, h0, p0, w1, m1, h1, p1;
+	test_patch001_lock_hold(9, 0, &w0, &m0, &h0, &p0);
+	test_patch001_lock_hold(9, 1, &w1, &m1, &h1, &p1);
+	fprintf(stderr, "patch001: creator wait before %.3f ms (max %.3f), after %.3f ms (max %.3f); "
+		"leaf hold max %.3f ms -> %.3f ms; fsync max %.3f -> %.3f ms\n",
+		w0 / 1e6, m0 / 1e6, w1 / 1e6, m1 / 1e6, h0 / 1e6, h1 / 1e6, p0 / 1e6, p1 / 1e6);
+	CHECK(h0 > NS_PER_MS);               /* a clone went to direct reclaim */
+	CHECK(h1 < 5 * NS_PER_US);
+	CHECK(w0 > 10 * w1);                 /* the creates' waits collapse */
+	CHECK(m0 > NS_PER_MS);
+	CHECK(m1 < 50 * NS_PER_US);
+
+	/* determinism */
+	uint64_t w2, m2, h2, p2;
+	test_patch001_lock_hold(9, 0, &w2, &m2, &h2, &p2);
+	CHECK_EQ(w2, w0);
+	CHECK_EQ(p2, p0);
+	CHECK_EQ(h2, h0);
+	T_DONE();
+}
