@@ -27,7 +27,8 @@ enum { ALLOC_DATA = 0, ALLOC_METADATA = 1, ALLOC_KINDS = 2 };
 typedef struct block_group {
 	uint64_t start, length;
 	int kind;             /* ALLOC_DATA / ALLOC_METADATA */
-	uint64_t used;        /* bytes in allocated extents (not pinned) */
+	uint64_t used;        /* bytes in extents with an extent item */
+	uint64_t reserved;    /* allocated, extent item not yet inserted */
 	uint64_t pinned;      /* bytes freed this transaction */
 	uint64_t *bitmap;     /* 1 bit per sector: allocated or pinned */
 	uint64_t cursor;      /* next-fit position, in sectors */
@@ -45,6 +46,7 @@ typedef struct alloc_ctl {
 	pinned_ext *pinned;   /* freed this transaction */
 	int npinned, pcap;
 	uint64_t total[ALLOC_KINDS], used[ALLOC_KINDS], pinned_bytes[ALLOC_KINDS];
+	uint64_t reserved[ALLOC_KINDS];
 	uint64_t allocs, frees, chunk_allocs;
 } alloc_ctl;
 
@@ -53,11 +55,15 @@ typedef struct alloc_ctl {
 int alloc_init(alloc_ctl *a, uint64_t dev_bytes);
 void alloc_destroy(alloc_ctl *a);
 /* Allocate `bytes` (multiple of 4 KiB) of the given kind. Allocates a new
- * chunk when the existing ones have no free run. */
+ * chunk when the existing ones have no free run. The extent counts as
+ * reserved until alloc_mark_used (its extent item is inserted). */
 int alloc_extent(alloc_ctl *a, int kind, uint64_t bytes, uint64_t *bytenr);
-/* Free an extent: it is pinned (unusable) until alloc_unpin_all(). */
+/* Reserved -> used: the extent's first reference reached the extent tree
+ * (models alloc_reserved_file_extent / alloc_reserved_tree_block). */
+int alloc_mark_used(alloc_ctl *a, uint64_t bytenr, uint64_t bytes);
+/* Free a used extent: it is pinned (unusable) until alloc_unpin_all(). */
 int alloc_free(alloc_ctl *a, uint64_t bytenr, uint64_t bytes);
-/* Return an extent that was allocated but never referenced (an aborted
+/* Return a reserved extent that was never referenced (an aborted
  * reservation) to the free space at once. */
 int alloc_free_now(alloc_ctl *a, uint64_t bytenr, uint64_t bytes);
 /* Commit: pinned extents become free. */

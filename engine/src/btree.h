@@ -180,6 +180,9 @@ int bt_prev_leaf(bt_tree *tr, bt_path *p);
  * (models btrfs_next_item). Returns 0, 1 at the end, or negative. */
 int bt_next_item(bt_tree *tr, bt_path *p);
 
+/* Change the key of the item at a cow path in place; the new key must keep
+ * the leaf's order (models btrfs_set_item_key_safe). */
+void bt_set_item_key(bt_tree *tr, bt_path *p, const bt_key *key);
 /* Item at the path (NULL if slots[0] is past the end of the leaf). */
 bt_item *bt_path_item(const bt_path *p);
 /* Mark the item at the path modified: its payload changed in place. The

@@ -180,6 +180,7 @@ typedef struct fs_info {
 	uint64_t check_failures_total;
 	int check_verbose;
 	uint32_t check_epoch;
+	int accounting_off;    /* the checker walks: no visits, no CPU charged */
 	dir_collision *collisions;
 	int ncollisions, collisions_cap;
 	/* sim counter ids */

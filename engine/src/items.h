@@ -9,7 +9,8 @@
  *   INODE_ITEM      v0 size, v1 nbytes, v2 generation; aux mode
  *   INODE_REF       key (ino, 12, parent dir); v0 dir index, v1 name hash
  *   DIR_ITEM        key (dir, 84, crc32c(name)); v0 child ino (or root id),
- *                   v1 name hash (fnv64), aux file type | FS_DIRENT_SUBVOL
+ *                   v1 name hash (fnv64), v2 dir index,
+ *                   aux file type | FS_DIRENT_SUBVOL
  *                   (several names with one crc32c share the item: its size
  *                   grows, extra entries go to fs->dir_collisions)
  *   DIR_INDEX       key (dir, 96, index); v0 child, v1 name hash, aux type

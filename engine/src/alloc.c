@@ -1,0 +1,236 @@
+/*
+ * alloc.c - block groups and a next-fit extent allocator (see alloc.h).
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "lab.h"
+
+#define RESERVED_HEAD (1ull << 20) /* superblock area at the device start */
+
+int alloc_init(alloc_ctl *a, uint64_t dev_bytes)
+{
+	memset(a, 0, sizeof(*a));
+	if (dev_bytes < RESERVED_HEAD + ALLOC_DATA_CHUNK + ALLOC_META_CHUNK)
+		return LAB_EINVAL;
+	a->dev_bytes = dev_bytes;
+	a->dev_alloc = RESERVED_HEAD;
+	return 0;
+}
+
+void alloc_destroy(alloc_ctl *a)
+{
+	for (int i = 0; i < a->nbgs; i++)
+		free(a->bgs[i].bitmap);
+	free(a->bgs);
+	free(a->pinned);
+	memset(a, 0, sizeof(*a));
+}
+
+static int bit_get(const uint64_t *bm, uint64_t i)
+{
+	return (int)((bm[i >> 6] >> (i & 63)) & 1u);
+}
+
+static void bits_set(uint64_t *bm, uint64_t start, uint64_t n, int on)
+{
+	for (uint64_t i = start; i < start + n; i++) {
+		if (on)
+			bm[i >> 6] |= 1ull << (i & 63);
+		else
+			bm[i >> 6] &= ~(1ull << (i & 63));
+	}
+}
+
+/* Carve a new chunk of the given kind from unallocated device space
+ * (models btrfs_alloc_chunk, single profile). */
+static int chunk_alloc(alloc_ctl *a, int kind, block_group **out)
+{
+	uint64_t len = kind == ALLOC_DATA ? ALLOC_DATA_CHUNK : ALLOC_META_CHUNK;
+	if (a->dev_alloc + len > a->dev_bytes) {
+		/* a smaller final chunk, as btrfs does when the device is nearly full */
+		len = (a->dev_bytes - a->dev_alloc) / ALLOC_SECTOR * ALLOC_SECTOR;
+		if (len < (kind == ALLOC_DATA ? (1ull << 20) : (4ull << 20)))
+			return LAB_ENOSPC;
+	}
+	if (a->nbgs == a->cap) {
+		int cap = a->cap ? a->cap * 2 : 8;
+		block_group *nb = realloc(a->bgs, (size_t)cap * sizeof(*nb));
+		if (!nb)
+			return LAB_ENOMEM;
+		a->bgs = nb;
+		a->cap = cap;
+	}
+	block_group *bg = &a->bgs[a->nbgs];
+	memset(bg, 0, sizeof(*bg));
+	uint64_t sectors = len / ALLOC_SECTOR;
+	bg->bitmap = calloc((size_t)((sectors + 63) / 64), sizeof(uint64_t));
+	if (!bg->bitmap)
+		return LAB_ENOMEM;
+	bg->start = a->dev_alloc;
+	bg->length = len;
+	bg->kind = kind;
+	a->dev_alloc += len;
+	a->total[kind] += len;
+	a->nbgs++;
+	a->chunk_allocs++;
+	*out = bg;
+	return 0;
+}
+
+/* Next-fit search for n free sectors in bg. Returns 0 and *sector, or 1. */
+static int bg_find(block_group *bg, uint64_t n, uint64_t *sector)
+{
+	uint64_t sectors = bg->length / ALLOC_SECTOR;
+	if (bg->length - bg->used - bg->pinned - bg->reserved < n * ALLOC_SECTOR)
+		return 1;
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t i = pass ? 0 : bg->cursor;
+		uint64_t end = pass ? bg->cursor + n : sectors;
+		if (end > sectors)
+			end = sectors;
+		uint64_t run = 0;
+		for (; i < end; i++) {
+			/* skip whole used words quickly */
+			if (run == 0 && (i & 63) == 0 && i + 64 <= end &&
+			    bg->bitmap[i >> 6] == ~0ull) {
+				i += 63;
+				continue;
+			}
+			if (bit_get(bg->bitmap, i)) {
+				run = 0;
+				continue;
+			}
+			if (++run == n) {
+				*sector = i + 1 - n;
+				return 0;
+			}
+		}
+	}
+	return 1;
+}
+
+int alloc_extent(alloc_ctl *a, int kind, uint64_t bytes, uint64_t *bytenr)
+{
+	if (kind < 0 || kind >= ALLOC_KINDS || bytes == 0 || bytes % ALLOC_SECTOR)
+		return LAB_EINVAL;
+	uint64_t n = bytes / ALLOC_SECTOR;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < a->nbgs; i++) {
+			block_group *bg = &a->bgs[i];
+			uint64_t s;
+			if (bg->kind != kind || bg_find(bg, n, &s))
+				continue;
+			bits_set(bg->bitmap, s, n, 1);
+			bg->cursor = s + n;
+			bg->reserved += bytes;
+			a->reserved[kind] += bytes;
+			a->allocs++;
+			*bytenr = bg->start + s * ALLOC_SECTOR;
+			return 0;
+		}
+		if (pass == 0) {
+			block_group *bg;
+			int r = chunk_alloc(a, kind, &bg);
+			if (r)
+				return r;
+			if (bytes > bg->length)
+				return LAB_ENOSPC;
+		}
+	}
+	return LAB_ENOSPC;
+}
+
+block_group *alloc_find_bg(alloc_ctl *a, uint64_t bytenr)
+{
+	int lo = 0, hi = a->nbgs - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		block_group *bg = &a->bgs[mid];
+		if (bytenr < bg->start)
+			hi = mid - 1;
+		else if (bytenr >= bg->start + bg->length)
+			lo = mid + 1;
+		else
+			return bg;
+	}
+	return NULL;
+}
+
+int alloc_is_allocated(const alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
+{
+	block_group *bg = alloc_find_bg((alloc_ctl *)a, bytenr);
+	if (!bg || bytenr + bytes > bg->start + bg->length)
+		return 0;
+	uint64_t s = (bytenr - bg->start) / ALLOC_SECTOR;
+	for (uint64_t i = 0; i < bytes / ALLOC_SECTOR; i++)
+		if (!bit_get(bg->bitmap, s + i))
+			return 0;
+	return 1;
+}
+
+int alloc_free(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
+{
+	block_group *bg = alloc_find_bg(a, bytenr);
+	if (!bg || bytenr + bytes > bg->start + bg->length || bytes % ALLOC_SECTOR ||
+	    bg->used < bytes)
+		return LAB_EINVAL;
+	if (a->npinned == a->pcap) {
+		int cap = a->pcap ? a->pcap * 2 : 64;
+		pinned_ext *np = realloc(a->pinned, (size_t)cap * sizeof(*np));
+		if (!np)
+			return LAB_ENOMEM;
+		a->pinned = np;
+		a->pcap = cap;
+	}
+	a->pinned[a->npinned].bytenr = bytenr;
+	a->pinned[a->npinned].bytes = bytes;
+	a->npinned++;
+	bg->used -= bytes;
+	bg->pinned += bytes;
+	a->used[bg->kind] -= bytes;
+	a->pinned_bytes[bg->kind] += bytes;
+	a->frees++;
+	return 0;
+}
+
+int alloc_mark_used(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
+{
+	block_group *bg = alloc_find_bg(a, bytenr);
+	if (!bg || bytenr + bytes > bg->start + bg->length || bg->reserved < bytes)
+		return LAB_EINVAL;
+	bg->reserved -= bytes;
+	bg->used += bytes;
+	a->reserved[bg->kind] -= bytes;
+	a->used[bg->kind] += bytes;
+	return 0;
+}
+
+int alloc_free_now(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
+{
+	block_group *bg = alloc_find_bg(a, bytenr);
+	if (!bg || bytenr + bytes > bg->start + bg->length || bytes % ALLOC_SECTOR ||
+	    bg->reserved < bytes)
+		return LAB_EINVAL;
+	bits_set(bg->bitmap, (bytenr - bg->start) / ALLOC_SECTOR, bytes / ALLOC_SECTOR, 0);
+	bg->reserved -= bytes;
+	a->reserved[bg->kind] -= bytes;
+	a->frees++;
+	return 0;
+}
+
+void alloc_unpin_all(alloc_ctl *a)
+{
+	for (int i = 0; i < a->npinned; i++) {
+		pinned_ext *p = &a->pinned[i];
+		block_group *bg = alloc_find_bg(a, p->bytenr);
+		assert(bg);
+		bits_set(bg->bitmap, (p->bytenr - bg->start) / ALLOC_SECTOR,
+			 p->bytes / ALLOC_SECTOR, 0);
+		bg->pinned -= p->bytes;
+		a->pinned_bytes[bg->kind] -= p->bytes;
+	}
+	a->npinned = 0;
+}
