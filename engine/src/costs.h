@@ -19,40 +19,6 @@
 
 /* Subsystems append their constants below, in sections. */
 
-/* ---- metadata core: B-tree, items, VFS (btree.c, items.c, vfs.c) ---- */
-/* Visiting one tree block on a search path: find the extent buffer in the
- * buffer cache, check its header, take its lock uncontended.
- * [estimate: 3-4 cache misses at ~40 ns plus lock atomics ~40 ns] */
-#define BT_NS_NODE_VISIT 150
-/* One key comparison in a block's binary search (btrfs_bin_search reads
- * keys through the page mapping). [estimate: ~10 ns per compare] */
-#define BT_NS_BSEARCH_STEP 10
-/* COW of a block: allocate an extent buffer (slab + 4 pages), copy 16 KiB,
- * bookkeeping. [estimate: 16 KiB memcpy at ~20 GB/s = 0.8 us, allocation
- * and radix-tree insert ~0.7 us] */
-#define BT_NS_COW 1500
-/* Splitting or merging a leaf/node: a new block plus moving about half
- * its bytes. [estimate: like a COW plus an 8 KiB memmove] */
-#define BT_NS_SPLIT 2000
-/* Moving item bytes inside a leaf on insert/delete (memmove_extent_buffer),
- * per KiB moved. [estimate: ~20 GB/s memmove -> ~50 ns/KiB] */
-#define BT_NS_MOVE_PER_KIB 50
-/* Filling one item (header + payload) once its slot exists.
- * [estimate: ~100 ns of stores and a crc of small fields] */
-#define BT_NS_ITEM_FILL 100
-/* Fixed per-syscall cost of a metadata VFS op (syscall entry, dcache,
- * permission checks, inode locking). [estimate: ~1.5 us on a modern CPU] */
-#define VFS_NS_SYSCALL 1500
-/* Allocating / initialising an in-memory inode (new_inode, btrfs_alloc_inode).
- * [estimate: slab allocation and init ~1 us] */
-#define VFS_NS_INODE_ALLOC 1000
-/* Applying one queued extent reference to the extent tree, besides its tree
- * search (run_one_delayed_ref bookkeeping). [estimate: ~0.5 us] */
-#define FS_NS_REF_APPLY 500
-/* The allocator finding a free range (find_free_extent fast path).
- * [estimate: ~0.5 us with a warm free-space cache] */
-#define ALLOC_NS_FIND 500
-
 /* ---- data path: extent_io_tree, page cache, lseek (eio.c, pagecache.c,
  * vfs_data.c, lseek.c) ------------------------------------------------ */
 
