@@ -27,8 +27,27 @@ const NEXT_EMPHASIS: Record<Emphasis, Emphasis> = { none: 'before', before: 'aft
 const inField = (t: EventTarget | null): boolean =>
   t instanceof HTMLElement && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
 
+/**
+ * The view state from the location. An experiment link without parameters
+ * gets what this browser last typed there (the URL is then rewritten to say
+ * so, keeping links honest).
+ */
+function readLocation(): ViewState {
+  const st = parseHash(window.location.hash);
+  const r = st.route;
+  if (r.page === 'experiment' && Object.keys(r.params).length === 0) {
+    const saved = loadJson<Record<string, string>>(`form:${r.name}`, {});
+    if (Object.keys(saved).length > 0) {
+      const restored: ViewState = { ...st, route: { ...r, params: saved } };
+      window.history.replaceState(null, '', formatHash(restored));
+      return restored;
+    }
+  }
+  return st;
+}
+
 export function App() {
-  const [view, setView] = useState<ViewState>(() => parseHash(window.location.hash));
+  const [view, setView] = useState<ViewState>(() => readLocation());
   const [experiments, setExperiments] = useState<ExperimentInfo[] | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
@@ -42,7 +61,7 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    const onHash = (): void => setView(parseHash(window.location.hash));
+    const onHash = (): void => setView(readLocation());
     window.addEventListener('hashchange', onHash);
     window.addEventListener('popstate', onHash);
     return () => {
@@ -77,13 +96,7 @@ export function App() {
     testHook().lessons = lessonLoad.lessons.map((l) => l.id);
   }, [lessonLoad]);
 
-  // An experiment link without parameters gets what this browser last typed there.
   const route = view.route;
-  useEffect(() => {
-    if (route.page !== 'experiment' || Object.keys(route.params).length > 0) return;
-    const saved = loadJson<Record<string, string>>(`form:${route.name}`, {});
-    if (Object.keys(saved).length > 0) go({ ...view, route: { ...route, params: saved } }, true);
-  }, [route, view, go]);
 
   useEffect(() => {
     document.documentElement.classList.toggle('focus-mode', view.focus);

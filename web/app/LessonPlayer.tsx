@@ -128,9 +128,16 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
                 inputMode="decimal"
                 value={guess}
                 placeholder="your guess"
+                aria-describedby="prediction-hint"
                 onChange={(e) => setGuess(e.target.value)}
+                onKeyDown={(e) => {
+                  if (e.key === 'Enter') void run();
+                }}
               />
               {s.prediction.unit && <span className="unit">{s.prediction.unit}</span>}
+            </div>
+            <div className="field-help" id="prediction-hint">
+              Type your guess, then press Enter to run.
             </div>
             {guess.trim() !== '' && !(Number(guess) > 0) && <div className="field-error">Type a positive number.</div>}
             {verdict && (
@@ -140,6 +147,15 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             )}
           </div>
         )}
+        {outcomes && (
+          <div className="why" data-testid="why">
+            <h2>Why</h2>
+            <Markdown text={s.why} />
+          </div>
+        )}
+        {s.diff && <DiffView title={s.diff.title} text={s.diff.text} />}
+      </section>
+      <section className="lesson-picture">
         <div className="scenario">
           <code>
             {s.scenario.experiment} {s.scenario.variants.join('+')} ·{' '}
@@ -164,6 +180,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
         {runner.state.error && <ErrorBanner error={runner.state.error} />}
         {outcomes && (
           <>
+            <h2 className="checks-title">Checks on this run</h2>
             <ul className="checks" data-testid="checks">
               {outcomes.map((o, k) => (
                 <li key={k} className={o.pass ? 'check-pass' : 'check-fail'} data-testid="check" data-pass={o.pass}>
@@ -174,21 +191,14 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
                 </li>
               ))}
             </ul>
-            <div className="why" data-testid="why">
-              <h2>Why</h2>
-              <Markdown text={s.why} />
-            </div>
           </>
         )}
-        {s.diff && <DiffView title={s.diff.title} text={s.diff.text} />}
-      </section>
-      <section className="lesson-picture">
         {info && (
           <Results
             info={info}
             params={params}
             variants={s.scenario.variants}
-            runs={ranStep === i || runner.state.status === 'running' ? runner.state.results : {}}
+            runs={ranStep === i ? runner.state.results : {}}
             emphasis={emphasis}
             stale={false}
           />

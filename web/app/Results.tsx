@@ -58,7 +58,7 @@ function Panel({ info, variant, run, emphasis }: { info: ExperimentInfo; variant
           </div>
         </>
       ) : (
-        <div className="panel-empty muted">Not run yet.</div>
+        <div className="panel-empty muted">Not run yet: press Run (<kbd>r</kbd>).</div>
       )}
     </section>
   );

@@ -75,7 +75,7 @@ export function formatUs(us: number): string {
  * dropped from the paths (p = 1 has no place on a nines scale).
  */
 export function layoutCdf(input: CdfLayoutInput): CdfLayout {
-  const margin = { top: 16, right: 24, bottom: 52, left: 68 };
+  const margin = { top: 28, right: 44, bottom: 52, left: 68 };
   const maxP = input.maxP ?? 0.999;
   const all = [...input.series.flatMap((s) => s.points), ...input.measured].map((q) => q.us).filter((u) => u > 0 && Number.isFinite(u));
   const lo = all.length ? Math.min(...all) : 1;

@@ -3,22 +3,25 @@
  * latency axis, percentiles on a nines scale, a line per simulated series
  * and a diamond per measured percentile. Drawing only; no data logic here.
  */
+import { useWidth } from '../../app/useWidth';
 import { layoutCdf, formatUs, type CdfSeries, type MeasuredMarker } from '../../model/cdf';
 
 interface Props {
   series: (CdfSeries & { color: string })[];
   measured: MeasuredMarker[];
   measuredLabel?: string;
-  width?: number;
   height?: number;
 }
 
-export function CdfChart({ series, measured, measuredLabel, width = 760, height = 380 }: Props) {
+export function CdfChart({ series, measured, measuredLabel, height }: Props) {
+  const [box, width] = useWidth<HTMLDivElement>();
+  height ??= Math.round(Math.min(420, Math.max(260, width * 0.38)));
   const L = layoutCdf({ width, height, series, measured });
   const { margin: m } = L;
   const bottom = height - m.bottom;
   return (
-    <svg className="chart" viewBox={`0 0 ${width} ${height}`} role="img" aria-label="Completion latency distribution" data-testid="cdf-chart">
+    <div ref={box} className="chart-box">
+    <svg className="chart" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="Completion latency distribution" data-testid="cdf-chart">
       <g className="grid">
         {L.xTicks.map((t) => (
           <line key={`x${t.label}`} x1={t.pos} x2={t.pos} y1={m.top} y2={bottom} />
@@ -62,5 +65,6 @@ export function CdfChart({ series, measured, measuredLabel, width = 760, height 
         </g>
       ))}
     </svg>
+    </div>
   );
 }

@@ -5,6 +5,7 @@
  * simulated vs measured, plus the profile's fitted constants.
  */
 import type { RunResult } from '../../engine/types';
+import type { Quantile } from '../../model/cdf';
 import { readFioDetails } from '../../model/fioDetails';
 import { fmtNum, fmtPct } from '../../model/format';
 import { Tag } from '../../app/Results';
@@ -33,6 +34,12 @@ function Compare({ label, unit, sim, meas }: { label: string; unit: string; sim:
   );
 }
 
+/** The engine's CDF has 101 quantiles (p0..p100 in steps of 1%); add the simulated p99.9 metric so the line reaches the tail markers. */
+function withTail(points: Quantile[], p999: number | undefined): Quantile[] {
+  if (p999 === undefined || points.some((q) => Math.abs(q.p - 0.999) < 1e-9)) return points;
+  return [...points, { p: 0.999, us: p999 }].sort((a, b) => a.p - b.p);
+}
+
 export function DeviceView({ params, runs }: ViewProps) {
   const run: RunResult | undefined = runs.base;
   if (!run) return null;
@@ -50,7 +57,7 @@ export function DeviceView({ params, runs }: ViewProps) {
           </figcaption>
           {pic.simulated.length > 0 ? (
             <CdfChart
-              series={[{ id: 'sim', label: 'simulated', points: pic.simulated, color: VARIANT_COLOR.base }]}
+              series={[{ id: 'sim', label: 'simulated', points: withTail(pic.simulated, run.metrics.clat_p999_us), color: VARIANT_COLOR.base }]}
               measured={meas?.markers ?? []}
               measuredLabel={meas?.source}
             />

@@ -1,0 +1,144 @@
+/*
+ * End-to-end: the built app in chromium. The page loads cleanly and stays on
+ * localhost; a device run draws its chart; bad input gets a clear message
+ * and the page keeps working; the URL reproduces the view; the keyboard
+ * actions work; the first lesson's checks pass in the browser.
+ */
+import { expect, test } from './fixtures';
+
+test.afterEach(async ({ lab }) => {
+  expect(lab.external, 'requests that tried to leave localhost').toEqual([]);
+  expect(lab.failed, 'failed local requests').toEqual([]);
+  expect(lab.consoleErrors, 'console errors').toEqual([]);
+});
+
+test('the home page loads the engine and lists the device and the lessons', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/');
+  await expect(page.getByTestId('home')).toBeVisible();
+  await expect(page.getByTestId('home-device')).toBeVisible();
+  await expect(page.getByTestId('home-lesson-ssd-4k-write')).toBeVisible();
+  await expect(page.getByTestId('nav-device')).toBeVisible();
+});
+
+test('a device run draws the simulated CDF against the measured percentiles', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/fio');
+  await test.step('choose a 4 KiB random write at QD1 on nvme-dc', async () => {
+    await page.getByTestId('param-device').selectOption('nvme-dc');
+    await page.getByTestId('param-rw').selectOption('randwrite');
+    await expect(page).toHaveURL(/p\.rw=randwrite/);
+  });
+  await test.step('run it', async () => {
+    await page.getByTestId('run').click();
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+  });
+  await test.step('the chart has a simulated line and measured markers with their source', async () => {
+    const line = page.getByTestId('cdf-line-sim');
+    await expect(line).toBeVisible();
+    await expect(line).toHaveAttribute('d', /^M[\d.]+,[\d.]+(L[\d.]+,[\d.]+){20,}/);
+    await expect(page.getByTestId('cdf-marker')).toHaveCount(4);
+    await expect(page.getByTestId('measured-source')).toContainText('4k_w_1');
+  });
+  await test.step('IOPS simulated and measured are both shown', async () => {
+    const cmp = page.getByTestId('device-compare');
+    await expect(cmp).toContainText('IOPS');
+    await expect(cmp).toContainText('80,100');
+    const iops = await page.evaluate(() => window.__lab?.lastRun?.results.base?.metrics.iops ?? 0);
+    expect(iops).toBeGreaterThan(10000);
+  });
+});
+
+test('a bad parameter gets a clear message, nothing typed is lost, and the page keeps working', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/fio');
+  await page.getByTestId('param-bs').fill('100');
+  await expect(page.getByTestId('param-bs-error')).toHaveText('bs must be at least 512 bytes.');
+  await expect(page.getByTestId('run')).toBeDisabled();
+  await test.step('the typed value survives a reload (URL and localStorage)', async () => {
+    await page.reload();
+    await expect(page.getByTestId('param-bs')).toHaveValue('100');
+    await page.goto('/#/');
+    await page.getByTestId('nav-device').click();
+    await expect(page.getByTestId('param-bs')).toHaveValue('100');
+  });
+  await page.getByTestId('param-bs').fill('8192');
+  await expect(page.getByTestId('param-bs-error')).toHaveCount(0);
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+  await expect(page.getByTestId('cdf-line-sim')).toBeVisible();
+});
+
+test('a link reproduces the view, and the keyboard actions work', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/fio?seed=3&p.device=consumer-ssd&p.iodepth=4&p.rw=randread');
+  await expect(page.getByTestId('param-device')).toHaveValue('consumer-ssd');
+  await expect(page.getByTestId('param-iodepth')).toHaveValue('4');
+  await expect(page.getByTestId('param-seed')).toHaveValue('3');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done'); // a link runs once
+  await page.locator('body').click({ position: { x: 5, y: 300 } });
+  await test.step('? opens the help generated from the actions table; Esc closes it', async () => {
+    await page.keyboard.press('?');
+    await expect(page.getByTestId('help')).toBeVisible();
+    await expect(page.getByTestId('help')).toContainText('Focus mode');
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId('help')).toHaveCount(0);
+  });
+  await test.step('f toggles focus mode (in the URL); r runs', async () => {
+    await page.keyboard.press('f');
+    await expect(page).toHaveURL(/focus=1/);
+    await expect(page.getByTestId('param-form')).toBeHidden();
+    await page.keyboard.press('r');
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', /running|done/);
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+    await page.keyboard.press('f');
+    await expect(page.getByTestId('param-form')).toBeVisible();
+  });
+  await test.step('e cycles the before/after emphasis (in the URL)', async () => {
+    await page.keyboard.press('e');
+    await expect(page).toHaveURL(/emph=before/);
+    await page.keyboard.press('e');
+    await expect(page).toHaveURL(/emph=after/);
+    await page.keyboard.press('e');
+    await expect(page).not.toHaveURL(/emph=/);
+  });
+});
+
+test('a long run can be cancelled and the page keeps working', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/fio?p.ios=5000000&p.iodepth=32');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'running');
+  await page.keyboard.press('Escape');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'canceled');
+  await page.getByTestId('param-ios').fill('20000');
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+});
+
+test("the first lesson's checks all pass in the browser", async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/lesson/ssd-4k-write');
+  const steps = await page.locator('.step-dot').count();
+  expect(steps).toBeGreaterThan(1);
+  for (let i = 0; i < steps; i++) {
+    await test.step(`step ${i + 1}`, async () => {
+      await expect(page).toHaveURL(i === 0 ? /lesson\/ssd-4k-write$/ : new RegExp(`step=${i}`));
+      const prediction = page.getByTestId('prediction');
+      if (await prediction.count()) {
+        await prediction.fill('50');
+        await prediction.press('Enter'); // Enter in the guess field runs the step
+        await prediction.blur();
+      } else await page.keyboard.press('r');
+      await expect(page.getByTestId('checks')).toBeVisible();
+      const checks = page.getByTestId('check');
+      expect(await checks.count()).toBeGreaterThan(0);
+      await expect(page.locator('[data-testid="check"][data-pass="false"]')).toHaveCount(0);
+      await expect(page.getByTestId('why')).toBeVisible();
+      if (await prediction.count()) await expect(page.getByTestId('verdict')).toBeVisible();
+      if (i < steps - 1) await page.keyboard.press('ArrowRight');
+    });
+  }
+  const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
+  expect(Object.keys(all)).toHaveLength(steps);
+  expect(Object.values(all).flat().every(Boolean)).toBe(true);
+});
