@@ -86,7 +86,13 @@ int fs_inode_update(fs_info *fs, task *t, struct inode *inode)
 		bt_path_release(&p);
 		return ret < 0 ? ret : LAB_ENOENT;
 	}
-	inode_to_item(inode, bt_path_item(&p));
+	bt_item *it = bt_path_item(&p);
+	bt_item fresh;
+	inode_to_item(inode, &fresh);
+	it->v[0] = fresh.v[0];
+	it->v[1] = fresh.v[1];
+	it->v[2] = fresh.v[2];
+	it->aux = fresh.aux;
 	bt_mark_dirty(tr, &p);
 	bt_path_release(&p);
 	inode->transid = fs->transid;
