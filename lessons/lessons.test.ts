@@ -49,3 +49,12 @@ describe('lessons', () => {
     });
   }
 });
+
+describe('the app bundles the lessons', () => {
+  it('loads every lessons/*.json through the app loader without errors', async () => {
+    const { loadLessons } = await import('../web/lessons');
+    const { lessons, errors } = loadLessons({ experiments: b.list() });
+    expect(errors).toEqual([]);
+    expect(lessons.map((l) => `${l.id}.json`).sort()).toEqual(files);
+  });
+});

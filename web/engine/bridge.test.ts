@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Bridge } from './bridge';
 import { EngineClient, type WorkerLike } from './client';
 import { loadNodeBridge } from './node';
-import type { WorkerRequest, WorkerResponse } from './protocol';
+import { MsgType, type WorkerRequest, type WorkerResponse } from './protocol';
 import { LabError } from './types';
 import { createWorkerCore } from './workerCore';
 
@@ -147,5 +147,25 @@ describe('worker core + client', () => {
     await expect(c.list()).rejects.toMatchObject({ codeName: 'WORKER_CRASHED', message: expect.stringMatching(/boom/) });
     expect((await c.list()).length).toBeGreaterThan(0);
     expect(made).toBe(2);
+  });
+});
+
+describe('worker core recovery', () => {
+  it('reloads the engine after a trap inside the module', async () => {
+    let loads = 0;
+    const posted: WorkerResponse[] = [];
+    const core = createWorkerCore(async () => {
+      loads++;
+      if (loads === 1) {
+        // a bridge whose module traps on open (as an engine assert would)
+        return { list: () => b.list(), open: () => { throw new WebAssembly.RuntimeError('unreachable'); } } as unknown as Bridge;
+      }
+      return b;
+    }, (m) => posted.push(m));
+    await core({ id: 1, type: MsgType.Run, spec: fio() });
+    expect(posted.at(-1)).toMatchObject({ id: 1, type: MsgType.Error, error: { codeName: 'LAB_EENGINE', message: 'unreachable' } });
+    await core({ id: 2, type: MsgType.Run, spec: fio() });
+    expect(posted.at(-1)).toMatchObject({ id: 2, type: MsgType.RunDone });
+    expect(loads).toBe(2);
   });
 });

@@ -79,6 +79,10 @@ export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post):
           return onCancel(req);
       }
     } catch (e) {
+      // Anything but a LabError is a trap or abort inside the WASM module
+      // (a failed engine assert): its memory can no longer be trusted, so
+      // the next request instantiates a fresh module.
+      if (!(e instanceof LabError)) bridge = null;
       fail(req.id, e);
     }
   };
