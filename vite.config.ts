@@ -39,7 +39,7 @@ export default defineConfig({
   preview: { port: 4173, strictPort: true },
   test: {
     root: repo,
-    include: ['web/**/*.test.ts', 'lessons/**/*.test.ts'],
+    include: ['web/**/*.test.{ts,tsx}', 'lessons/**/*.test.ts'],
     environment: 'node',
     testTimeout: 120_000,
   },

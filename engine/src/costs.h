@@ -117,4 +117,98 @@
  * [estimate: ~0.5 us with a warm free-space cache] */
 #define ALLOC_NS_FIND 500
 
+/* ---- transactions, delayed refs, qgroups, snapshot drop (trans.c,
+ * delayed_ref.c, backref.c, qgroup.c, subvol.c) ------------------------ */
+
+/* One tree block visited by a qgroup backref walk (find_parent_nodes on a
+ * commit root: btrfs_search_slot without locks, plus a prelim_ref
+ * allocation and an rb-tree insert per reference found, ulist adds).
+ * [estimate: a node visit (BT_NS_NODE_VISIT) plus ~0.4 us of allocation
+ * and rb-tree work per visited block] */
+#define QG_NS_BACKREF_NODE 550
+/* Fixed cost of accounting one dirty extent at commit, besides its
+ * new_roots walk: rb_first/rb_erase of the record, ulist allocation and
+ * free for new_roots and the qgroup list, qgroup_lock, the seq bump, the
+ * tracepoint, kfree. [fitted: seed 002, rows "infinite" (770.74 ms in one
+ * call) and "4K" (5 calls averaging 146.41 ms), jointly, with the record
+ * counts the drop produces at the defaults] */
+#define QG_NS_RECORD_FIXED 43260
+/* Visiting one qgroup in qgroup_update_refcnt / qgroup_update_counters
+ * (rb lookup in the qgroup tree, refcount and counter updates).
+ * [estimate: ~100 ns] */
+#define QG_NS_QGROUP_UPDATE 100
+/* Allocating and rb-inserting one dirty-extent record, or finding its
+ * duplicate (btrfs_qgroup_trace_extent_nolock). [estimate: ~300 ns] */
+#define QG_NS_TRACE_INSERT 300
+/* Per block handled by walk_down_tree/walk_up_tree in the snapshot drop
+ * besides its refs: btrfs_lookup_extent_info, lock, clean, path moves.
+ * [estimate: an extent-tree search (~1 us) plus ~1 us of bookkeeping] */
+#define DROP_NS_BLOCK 2000
+/* Delayed ref heads after which btrfs_should_end_transaction says yes
+ * (btrfs_check_space_for_delayed_refs: each head adds 256 KiB to the
+ * delayed refs reservation; the global reserve of a small filesystem is
+ * some 64 MiB -> ~256 heads). [estimate] */
+#define TRANS_DREF_THROTTLE_HEADS 256u
+/* Joining a log transaction (start_log_trans: log_mutex, ctx list) or
+ * leaving it. [estimate: ~0.5 us] */
+#define TL_NS_LOG_TRANS 500
+/* Looking at one slot of a subvolume leaf while collecting the inode's
+ * items (copy_inode_items_to_log's loop). [estimate: ~20 ns] */
+#define TL_NS_SLOT 20
+/* Inserting one item into the log tree from the copied leaf
+ * (btrfs_insert_empty_items on a small log tree + copy of the item).
+ * [estimate: a 2-3 level search at ~150 ns per level plus the fill] */
+#define TL_NS_LOG_INSERT 600
+/* Fixed CPU of a log commit besides its IO: log root tree update, super
+ * block copy and checksum. [estimate: ~5 us] */
+#define TL_NS_SYNC_CPU 5000
+/* Fill of log-tree leaves written by a log commit (items of consecutive
+ * inodes, leaves split at ~half). [estimate: 0.5] */
+#define TL_LOG_LEAF_FILL 0.5
+/* Fixed part of an extent-map or ordered-extent tree lookup (read lock,
+ * refcount get/put). [estimate: ~40 ns] */
+#define C_MAP_LOOKUP_NS 40
+/* lseek(SEEK_DATA/SEEK_HOLE) besides the tree work the lab counts:
+ * syscall entry/exit, fdget, inode lock (shared), path allocation,
+ * item decoding. [fitted: seed 004, 128M cached (122 ms before, 109 ms
+ * after): the per-call fixed cost] */
+#define C_LSEEK_NS 1800
+/* Any other syscall of cp (lseek SEEK_SET, write to /dev/null).
+ * [estimate: ~300 ns with speculative-execution mitigations] */
+#define C_SYSCALL_NS 300
+/* read(2) of one cached 4 KiB page: filemap_read lookup + copy_to_user.
+ * [estimate: ~0.7 us] */
+#define C_READ_COPY_NS 700
+/* One xfs_io process of the seed's creation loop: fork + exec + dynamic
+ * linking + open + close + exit, plus the loop's echo. [fitted: seed 004,
+ * 128M delalloc rows (16574 / 6277 ms): it sets how much delalloc the
+ * 30 s writeback expiry leaves at cp time] */
+#define C_PROC_NS 1500000
+/* A buffered write of one page besides the io_tree work: space
+ * reservation, page lookup/prepare, 4 KiB copy, i_size update.
+ * [estimate: ~2.5 us] */
+#define C_WRITE_PAGE_NS 2500
+/* Readahead of one page: allocate, add to the page cache and LRU,
+ * btrfs_do_readpage bookkeeping. [estimate: ~0.5 us] */
+#define C_READPAGE_NS 500
+/* Zeroing a page read from a hole. [estimate: 4 KiB memset ~150 ns] */
+#define C_HOLE_ZERO_NS 150
+/* btrfs_get_extent creating an extent map from a file extent item
+ * (allocation, fill, insert), besides the fs tree search. [estimate] */
+#define C_GET_EXTENT_NS 300
+/* cow_file_range for one extent: reserve and allocate the disk extent,
+ * create the extent map and ordered extent, clear DELALLOC, start page
+ * writeback. [estimate: ~3 us] */
+#define C_COW_EXTENT_NS 3000
+/* finish_ordered_io for one extent: join the transaction, insert the file
+ * extent item and its checksums, update the inode. [estimate: ~6 us] */
+#define C_FINISH_ORDERED_NS 6000
+/* Checksum lookup for one read bio (btrfs_lookup_bio_sums) and crc32c
+ * verification per page. [estimate: 1 us + 0.4 us/page] */
+#define C_CSUM_LOOKUP_NS 1000
+#define C_CSUM_VERIFY_NS 400
+/* A task sleeping on a range lock (wait_extent_bit) being woken and
+ * scheduled again. [estimate: ~5 us cross-CPU wakeup] */
+#define C_WAKEUP_NS 5000
+
 #endif /* COSTS_H */
