@@ -211,4 +211,41 @@
  * scheduled again. [estimate: ~5 us cross-CPU wakeup] */
 #define C_WAKEUP_NS 5000
 
+/* ---- space reservation, async reclaim, delalloc flushing
+ *      (space.c, reclaim.c, delalloc.c) ---- */
+/* One reservation attempt under space_info->lock: the used/overcommit
+ * arithmetic and the may_use update. [estimate: a spinlock and a few
+ * counters, ~0.2 us] */
+#define SPACE_NS_RESERVE 200
+/* Queueing a reservation ticket: init the waitqueue, list insert, maybe
+ * queue_work for the async worker. [estimate: ~0.5 us] */
+#define SPACE_NS_TICKET 500
+/* Latency from waking a sleeping kernel worker (queue_work on an idle
+ * kworker, wb_wakeup of the flusher, complete() back to a waiter) until
+ * it runs. [estimate: a cross-CPU wakeup of an idle thread, 5-20 us with
+ * C-state exit; 10 us] */
+#define RECLAIM_NS_WAKEUP 10000
+/* The fixed part of one flush_space() step: join and end a transaction
+ * handle, read the percpu counters, trace. [estimate: ~2 us] */
+#define RECLAIM_NS_FLUSH_STATE 2000
+/* schedule_timeout(1) in shrink_delalloc: one jiffy. [estimate: HZ=250,
+ * the default of most distribution kernels (Fedora uses 1000); a run can
+ * override it (delalloc_ctl.jiffy_ns)] */
+#define RECLAIM_NS_JIFFY 4000000
+/* Visiting one inode of a delalloc list: igrab, list move, cond_resched,
+ * the delayed iput. [estimate: ~0.5 us] */
+#define DELALLOC_NS_INODE 500
+/* btrfs_alloc_delalloc_work + btrfs_queue_work for one inode, and the
+ * matching wait_for_completion bookkeeping. [estimate: a slab allocation
+ * and a queue insert, ~1 us] */
+#define DELALLOC_NS_WORK 1000
+/* writeback_inodes_sb_nr: allocate the wb_writeback_work, split it over
+ * the bdi's writeback structures, queue it. [estimate: ~2 us] */
+#define DELALLOC_NS_SB_WORK 2000
+/* reclaim.c's default chunk allocation (btrfs_chunk_alloc: device extent,
+ * chunk and block group items, the new block group's caches), used only
+ * when no allocator op is wired in. [estimate: a few tree inserts and
+ * allocations, ~50 us] */
+#define RECLAIM_NS_CHUNK_ALLOC 50000
+
 #endif /* COSTS_H */
