@@ -1,0 +1,473 @@
+/*
+ * delalloc.c - shrink_delalloc and the three delalloc flush variants of
+ * seed 000, with the flush_workers and flusher workqueues as sim tasks.
+ * See delalloc.h.
+ */
+#include "delalloc.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costs.h"
+#include "lab.h"
+
+/* shrink_run phases */
+enum {
+	SR_START = 0,
+	SR_FLUSH,     /* start a flush round */
+	SR_FLUSHED,   /* the round's writeback has been started */
+	SR_ASYNC,     /* waited for async pages (5.9) */
+	SR_CHECK,     /* after the ordered wait or the jiffy */
+	SR_DONE,
+};
+
+static const char *const variant_names[DELALLOC_NVARIANTS] = {
+	"v5.9", "v5.10", "fixed"};
+
+const char *delalloc_variant_name(int variant)
+{
+	return variant >= 0 && variant < DELALLOC_NVARIANTS ? variant_names[variant]
+							    : "?";
+}
+
+int delalloc_variant_parse(const char *name)
+{
+	for (int i = 0; i < DELALLOC_NVARIANTS; i++)
+		if (name && strcmp(name, variant_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* ------------------------------------------------------- the workqueues */
+
+static int wq_push(dl_wq *wq, dl_job job)
+{
+	if (wq->len == wq->cap) {
+		uint64_t cap = wq->cap ? wq->cap * 2 : 64;
+		dl_job *q = malloc(cap * sizeof *q);
+		if (!q)
+			return LAB_ENOMEM;
+		for (uint64_t i = 0; i < wq->len; i++)
+			q[i] = wq->q[(wq->head + i) % wq->cap];
+		free(wq->q);
+		wq->q = q;
+		wq->cap = cap;
+		wq->head = 0;
+	}
+	wq->q[(wq->head + wq->len) % wq->cap] = job;
+	wq->len++;
+	return 0;
+}
+
+static dl_job wq_pop(dl_wq *wq)
+{
+	assert(wq->len > 0);
+	dl_job j = wq->q[wq->head];
+	wq->head = (wq->head + 1) % wq->cap;
+	wq->len--;
+	return j;
+}
+
+/* Fill dc->scratch with the delalloc inodes in flush order; returns the
+ * count (0 on allocation failure, which is counted as an error). */
+static uint64_t snapshot_inodes(delalloc_ctl *dc)
+{
+	uint64_t n = dc->ops.nr_inodes(dc->ops.ctx);
+	if (n > dc->scratch_cap) {
+		void **v = realloc(dc->scratch, n * sizeof *v);
+		if (!v) {
+			dc->errors++;
+			return 0;
+		}
+		dc->scratch = v;
+		dc->scratch_cap = n;
+	}
+	return n ? dc->ops.list_inodes(dc->ops.ctx, dc->scratch, n) : 0;
+}
+
+/* A flush_workers job: filemap_flush of the whole inode, twice if it has
+ * async extents (models btrfs_run_delalloc_work). Returns pages. */
+static uint64_t job_flush_inode(delalloc_ctl *dc, task *t, void *inode)
+{
+	uint64_t pages = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		int64_t nr = INT64_MAX;
+		int64_t w = dc->ops.writepages(dc->ops.ctx, t, inode, &nr);
+		if (w < 0) {
+			dc->errors++;
+			break;
+		}
+		pages += (uint64_t)w;
+		if (!dc->ops.inode_async || !dc->ops.inode_async(dc->ops.ctx, inode))
+			break;
+	}
+	return pages;
+}
+
+/*
+ * A flusher job: write nr_pages pages from the dirty inodes in order,
+ * each inode getting a chunk of at least MIN_WRITEBACK_PAGES rounded
+ * (models wb_writeback -> writeback_sb_inodes with writeback_chunk_size;
+ * the bandwidth and dirty-limit caps of the chunk are not modelled: they
+ * exceed a reclaim's request on a fast device).
+ */
+static uint64_t job_writeback_sb(delalloc_ctl *dc, task *t, int64_t nr_pages,
+				 uint64_t *inodes)
+{
+	uint64_t n = snapshot_inodes(dc);
+	uint64_t pages = 0;
+	for (uint64_t i = 0; i < n && nr_pages > 0; i++) {
+		int64_t chunk = (nr_pages + DELALLOC_MIN_WRITEBACK_PAGES) /
+				DELALLOC_MIN_WRITEBACK_PAGES *
+				DELALLOC_MIN_WRITEBACK_PAGES;
+		int64_t nr = chunk;
+		task_cpu(dc->sim, t, DELALLOC_NS_INODE);
+		int64_t w = dc->ops.writepages(dc->ops.ctx, t, dc->scratch[i], &nr);
+		if (w < 0) {
+			dc->errors++;
+			break;
+		}
+		(*inodes)++;
+		pages += (uint64_t)w;
+		nr_pages -= chunk - nr;
+	}
+	return pages;
+}
+
+/* A worker thread: run queued jobs one per step, then sleep on the
+ * workqueue until more are queued (models a kworker / the flusher). */
+static int wq_thread_step(sim *s, task *t)
+{
+	dl_wq *wq = t->ctx;
+	delalloc_ctl *dc = wq->dc;
+	if (wq->len == 0) {
+		task_park(t, &wq->idle);
+		return TASK_BLOCKED;
+	}
+	dl_job j = wq_pop(wq);
+	uint64_t pages, inodes = 0;
+	if (j.inode) {
+		pages = job_flush_inode(dc, t, j.inode);
+		inodes = 1;
+	} else {
+		pages = job_writeback_sb(dc, t, j.nr_pages, &inodes);
+	}
+	wq->jobs_run++;
+	wq->pages += pages;
+	dl_batch *b = j.batch;
+	b->pages += pages;
+	b->inodes += inodes;
+	assert(b->pending > 0);
+	if (--b->pending == 0 && b->waiter) {
+		task_wake(s, b->waiter, t->clock + RECLAIM_NS_WAKEUP);
+		b->waiter = NULL;
+	}
+	return TASK_RUN;
+}
+
+/* Queue a job and wake an idle thread (after a wakeup's latency). */
+static int wq_queue(delalloc_ctl *dc, dl_wq *wq, dl_job job, simtime_t at)
+{
+	int ret = wq_push(wq, job);
+	if (ret)
+		return ret;
+	job.batch->pending++;
+	dc->jobs_queued++;
+	waitq_wake_one(dc->sim, &wq->idle, at + RECLAIM_NS_WAKEUP);
+	return 0;
+}
+
+static int wq_init(delalloc_ctl *dc, dl_wq *wq, const char *name, int n)
+{
+	wq->name = name;
+	wq->dc = dc;
+	wq->nthreads = n;
+	for (int i = 0; i < n; i++) {
+		wq->threads[i] = task_spawn(dc->sim, name, wq_thread_step, wq,
+					    sim_now(dc->sim));
+		if (!wq->threads[i])
+			return LAB_ENOMEM;
+	}
+	return 0;
+}
+
+int delalloc_init(delalloc_ctl *dc, sim *s, space_ctl *sc,
+		  const delalloc_ops *ops, int variant, int ncpus)
+{
+	memset(dc, 0, sizeof *dc);
+	if (variant < 0 || variant >= DELALLOC_NVARIANTS || !ops ||
+	    !ops->delalloc_bytes || !ops->nr_inodes || !ops->list_inodes ||
+	    !ops->writepages || !ops->wait_ordered || ncpus < 0)
+		return LAB_EINVAL;
+	dc->sim = s;
+	dc->sc = sc;
+	dc->ops = *ops;
+	dc->variant = variant;
+	dc->ncpus = ncpus > 0 ? ncpus : 1;
+	dc->jiffy_ns = RECLAIM_NS_JIFFY;
+	dc->ser_inodes = sim_series_id(s, "delalloc_inodes");
+	int nworkers = dc->ncpus + 2 < DELALLOC_MAX_WORKERS ? dc->ncpus + 2
+							    : DELALLOC_MAX_WORKERS;
+	int ret = wq_init(dc, &dc->flush_workers, "btrfs-flush_delalloc", nworkers);
+	if (!ret)
+		ret = wq_init(dc, &dc->flusher, "flush-btrfs", 1);
+	return ret;
+}
+
+void delalloc_destroy(delalloc_ctl *dc)
+{
+	free(dc->flush_workers.q);
+	free(dc->flusher.q);
+	free(dc->scratch);
+	dc->flush_workers.q = dc->flusher.q = NULL;
+	dc->scratch = NULL;
+}
+
+/* ------------------------------------------------- one flush per variant */
+
+/*
+ * btrfs_start_delalloc_roots with the work queue: one job per inode from
+ * the list head, `items` inodes at most (UINT64_MAX: all). The caller
+ * waits on sr->batch. Models start_delalloc_inodes before e076ab2a, and
+ * its full-flush path after.
+ */
+static void flush_by_inodes(delalloc_ctl *dc, shrink_run *sr, task *t,
+			    uint64_t items)
+{
+	uint64_t n = snapshot_inodes(dc);
+	for (uint64_t i = 0; i < n && items; i++) {
+		task_cpu(dc->sim, t, DELALLOC_NS_INODE + DELALLOC_NS_WORK);
+		dl_job j = {.inode = dc->scratch[i], .batch = &sr->batch};
+		if (wq_queue(dc, &dc->flush_workers, j, t->clock)) {
+			dc->errors++;
+			break;
+		}
+		if (items != UINT64_MAX)
+			items--;
+	}
+}
+
+/*
+ * btrfs_start_delalloc_roots(nr_pages) after e076ab2a: sync_inode() on
+ * each inode in the reclaim task itself with one writeback_control, so
+ * nr_to_write runs down across inodes; stop when it is used up.
+ */
+static void flush_by_pages(delalloc_ctl *dc, shrink_run *sr, task *t,
+			   uint64_t nr_pages)
+{
+	uint64_t n = snapshot_inodes(dc);
+	int64_t nr_to_write = nr_pages > (uint64_t)INT64_MAX ? INT64_MAX
+							    : (int64_t)nr_pages;
+	for (uint64_t i = 0; i < n && nr_to_write > 0; i++) {
+		task_cpu(dc->sim, t, DELALLOC_NS_INODE);
+		for (int pass = 0; pass < 2; pass++) {
+			int64_t w = dc->ops.writepages(dc->ops.ctx, t, dc->scratch[i],
+						       &nr_to_write);
+			if (w < 0) {
+				dc->errors++;
+				return;
+			}
+			sr->batch.pages += (uint64_t)w;
+			dc->inline_syncs++;
+			if (!dc->ops.inode_async ||
+			    !dc->ops.inode_async(dc->ops.ctx, dc->scratch[i]))
+				break;
+		}
+		sr->batch.inodes++;
+	}
+}
+
+/* Start one flush round for the variant. Returns 1 if the caller must
+ * wait for queued jobs (sr->batch), else 0. */
+static int shrink_flush(delalloc_ctl *dc, shrink_run *sr, task *t,
+			uint64_t nr_pages)
+{
+	sr->batch = (dl_batch){0};
+	switch (dc->variant) {
+	case DELALLOC_V59: {
+		/* writeback_inodes_sb_nr: hand nr_pages to the flusher and wait */
+		task_cpu(dc->sim, t, DELALLOC_NS_SB_WORK);
+		dl_job j = {.inode = NULL, .nr_pages = (int64_t)nr_pages,
+			    .batch = &sr->batch};
+		if (wq_queue(dc, &dc->flusher, j, t->clock)) {
+			dc->errors++;
+			return 0;
+		}
+		dc->sb_works++;
+		break;
+	}
+	case DELALLOC_V510:
+		flush_by_inodes(dc, sr, t, sr->items);
+		break;
+	case DELALLOC_FIXED:
+		if (nr_pages == UINT64_MAX)
+			flush_by_inodes(dc, sr, t, UINT64_MAX);
+		else
+			flush_by_pages(dc, sr, t, nr_pages);
+		break;
+	}
+	if (sr->batch.pending) {
+		sr->batch.waiter = t;
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------ shrink_delalloc */
+
+void delalloc_shrink_begin(delalloc_ctl *dc, shrink_run *sr, space_info *si,
+			   uint64_t to_reclaim, int wait_ordered)
+{
+	*sr = (shrink_run){0};
+	sr->si = si;
+	sr->wait_ordered = wait_ordered;
+	if (to_reclaim == UINT64_MAX) {
+		sr->items = UINT64_MAX;
+		sr->to_reclaim = UINT64_MAX;
+	} else {
+		/* Reclaiming data does not track metadata exactly: ask for twice
+		 * the items (shrink_delalloc's comment). */
+		sr->items = space_reclaim_items(dc->sc, to_reclaim) * 2;
+		sr->to_reclaim = sr->items * SPACE_EXTENT_PER_ITEM;
+	}
+	sr->phase = SR_START;
+	dc->shrinks++;
+}
+
+static uint64_t dio_bytes(delalloc_ctl *dc)
+{
+	return dc->ops.dio_bytes ? dc->ops.dio_bytes(dc->ops.ctx) : 0;
+}
+
+/*
+ * Models shrink_delalloc (5.9 / 5.10 / 5.10+e076ab2a; the three differ
+ * only in the flush call): up to three rounds while delalloc remains of
+ * flush, then an ordered-extent wait (FLUSH_DELALLOC_WAIT) or one jiffy's
+ * sleep, stopping as soon as no ticket waits.
+ */
+int delalloc_shrink_step(delalloc_ctl *dc, shrink_run *sr, task *t)
+{
+	uint64_t delalloc, dio;
+	int r;
+
+	switch (sr->phase) {
+	case SR_START:
+		delalloc = dc->ops.delalloc_bytes(dc->ops.ctx);
+		dio = dio_bytes(dc);
+		if (delalloc == 0 && dio == 0) {
+			sr->phase = SR_DONE;
+			if (sr->wait_ordered) {
+				dc->ordered_waits++;
+				if (dc->ops.wait_ordered(dc->ops.ctx, t, sr->items) ==
+				    DELALLOC_PARKED)
+					return DELALLOC_PARKED;
+			}
+			return 0;
+		}
+		if (dio > delalloc)
+			sr->wait_ordered = 1;
+		sr->phase = SR_FLUSH;
+		/* fallthrough */
+	case SR_FLUSH: {
+		delalloc = dc->ops.delalloc_bytes(dc->ops.ctx);
+		uint64_t want = delalloc < sr->to_reclaim ? delalloc : sr->to_reclaim;
+		sr->nr_pages = want >> 12; /* PAGE_SHIFT */
+		sr->pages_wanted += sr->nr_pages;
+		dc->pages_wanted += sr->nr_pages;
+		sim_series_add(dc->sim, dc->ser_inodes, t->clock,
+			       (double)dc->ops.nr_inodes(dc->ops.ctx));
+		sr->phase = SR_FLUSHED;
+		if (shrink_flush(dc, sr, t, sr->nr_pages))
+			return DELALLOC_PARKED;
+		return DELALLOC_MORE;
+	}
+	case SR_FLUSHED:
+		sr->pages_flushed += sr->batch.pages;
+		sr->inodes_touched += sr->batch.inodes;
+		sr->flushes++;
+		dc->flushes++;
+		dc->pages_flushed += sr->batch.pages;
+		dc->inodes_touched += sr->batch.inodes;
+		sr->phase = SR_ASYNC;
+		if (dc->variant == DELALLOC_V59 && dc->ops.async_pages &&
+		    dc->ops.wait_async_pages) {
+			/* wait until the compressed pages have been submitted */
+			uint64_t async = dc->ops.async_pages(dc->ops.ctx);
+			if (async) {
+				uint64_t target = async <= sr->nr_pages ? 0
+							  : async - sr->nr_pages;
+				if (dc->ops.wait_async_pages(dc->ops.ctx, t, target) ==
+				    DELALLOC_PARKED)
+					return DELALLOC_PARKED;
+			}
+		}
+		/* fallthrough */
+	case SR_ASYNC:
+		sr->loops++;
+		sr->phase = SR_CHECK;
+		if (sr->wait_ordered) {
+			dc->ordered_waits++;
+			r = dc->ops.wait_ordered(dc->ops.ctx, t, sr->items);
+			if (r == DELALLOC_PARKED)
+				return DELALLOC_PARKED;
+		} else {
+			/* schedule_timeout_killable(1): nothing signals a
+			 * reclaim worker, so it sleeps the whole jiffy */
+			dc->jiffy_sleeps++;
+			task_wait_until(t, t->clock + dc->jiffy_ns);
+		}
+		return DELALLOC_MORE;
+	case SR_CHECK:
+		if (space_tickets_waiting(sr->si) == 0) {
+			sr->phase = SR_DONE;
+			return 0;
+		}
+		delalloc = dc->ops.delalloc_bytes(dc->ops.ctx);
+		dio = dio_bytes(dc);
+		if ((delalloc || dio) && sr->loops < 3) {
+			sr->phase = SR_FLUSH;
+			return DELALLOC_MORE;
+		}
+		sr->phase = SR_DONE;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+static void wq_json(const dl_wq *wq, strbuf *out)
+{
+	js_obj(out);
+	js_kstr(out, "name", wq->name);
+	js_kint(out, "threads", wq->nthreads);
+	js_kint(out, "jobs_run", (int64_t)wq->jobs_run);
+	js_kint(out, "pages", (int64_t)wq->pages);
+	js_kint(out, "queued", (int64_t)wq->len);
+	js_obj_end(out);
+}
+
+void delalloc_json(const delalloc_ctl *dc, strbuf *out)
+{
+	js_obj(out);
+	js_kstr(out, "variant", delalloc_variant_name(dc->variant));
+	js_kint(out, "jiffy_ns", (int64_t)dc->jiffy_ns);
+	js_kint(out, "shrinks", (int64_t)dc->shrinks);
+	js_kint(out, "flushes", (int64_t)dc->flushes);
+	js_kint(out, "pages_wanted", (int64_t)dc->pages_wanted);
+	js_kint(out, "pages_flushed", (int64_t)dc->pages_flushed);
+	js_kint(out, "inodes_touched", (int64_t)dc->inodes_touched);
+	js_kint(out, "jobs_queued", (int64_t)dc->jobs_queued);
+	js_kint(out, "inline_syncs", (int64_t)dc->inline_syncs);
+	js_kint(out, "sb_works", (int64_t)dc->sb_works);
+	js_kint(out, "ordered_waits", (int64_t)dc->ordered_waits);
+	js_kint(out, "jiffy_sleeps", (int64_t)dc->jiffy_sleeps);
+	js_kint(out, "errors", dc->errors);
+	js_key(out, "flush_workers");
+	wq_json(&dc->flush_workers, out);
+	js_key(out, "flusher");
+	wq_json(&dc->flusher, out);
+	js_obj_end(out);
+}

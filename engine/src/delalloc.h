@@ -1,0 +1,172 @@
+/*
+ * delalloc.h - flushing delalloc to reclaim metadata space: shrink_delalloc
+ * and the three ways btrfs has started that writeback (seed 000).
+ *
+ *   DELALLOC_V59    5.9: writeback_inodes_sb_nr(nr_pages): a work item for
+ *                   the bdi flusher thread, which writes nr_pages pages from
+ *                   the dirty inodes it visits; the caller waits for it.
+ *   DELALLOC_V510   5.10 (the regression): btrfs_start_delalloc_roots(items)
+ *                   queues one flush_workers job per inode from the head of
+ *                   each root's delalloc list, each flushing the WHOLE
+ *                   inode, stops after `items` inodes and waits for them.
+ *   DELALLOC_FIXED  5.10+e076ab2a: btrfs_start_delalloc_roots(nr_pages) with
+ *                   a writeback_control: sync_inode() inline per inode, each
+ *                   page written decrements nr_to_write, stop at <= 0. A full
+ *                   flush (nr == U64_MAX) keeps the workqueue path.
+ *
+ * The unit of the flush is the whole point: 64 pages per reclaim "item"
+ * (256 KiB) against one inode per item. With 1-2 page files the 5.10 path
+ * flushes 32-64x fewer pages per cycle; with one huge file it flushes the
+ * whole file.
+ *
+ * The file system is reached through delalloc_ops (inodes are opaque
+ * handles of the data path), so the state machine
+ * runs against the real data path or against a unit test's fake. Workers
+ * (flush_workers: min(ncpus + 2, 8) threads; the flusher: 1) are sim tasks
+ * that run queued jobs and wake the waiter when its batch is done.
+ *
+ * shrink_delalloc is resumable: delalloc_shrink_step() does work on the
+ * caller's task until it must wait (DELALLOC_PARKED: the step must return
+ * TASK_BLOCKED, something wakes the task later), yields (DELALLOC_MORE:
+ * return TASK_RUN and call again) or finishes (0).
+ */
+#ifndef DELALLOC_H
+#define DELALLOC_H
+
+#include <stdint.h>
+
+#include "sim.h"
+#include "space.h"
+#include "strbuf.h"
+
+enum delalloc_variant {
+	DELALLOC_V59 = 0,
+	DELALLOC_V510 = 1,
+	DELALLOC_FIXED = 2,
+	DELALLOC_NVARIANTS
+};
+
+#define DELALLOC_PARKED 1
+#define DELALLOC_MORE 2
+#define DELALLOC_MAX_WORKERS 8
+#define DELALLOC_MIN_WRITEBACK_PAGES 1024 /* fs-writeback.c: 4 MiB */
+
+/*
+ * What the flushing needs from the file system. Every function is
+ * required unless marked optional.
+ */
+typedef struct delalloc_ops {
+	void *ctx;
+	/* fs_info->delalloc_bytes: bytes of delalloc not yet run. */
+	uint64_t (*delalloc_bytes)(void *ctx);
+	/* fs_info->dio_bytes (optional: none). */
+	uint64_t (*dio_bytes)(void *ctx);
+	/* Inodes on the delalloc lists. */
+	uint64_t (*nr_inodes)(void *ctx);
+	/* Up to max delalloc inodes in flush order: roots in delalloc_roots
+	 * order, each root's delalloc_inodes from its head. Returns count. */
+	uint64_t (*list_inodes)(void *ctx, void **out, uint64_t max);
+	/* Write back dirty delalloc pages of inode from offset 0, WB_SYNC_NONE
+	 * (models btrfs_writepages through do_writepages), charging t. Each
+	 * page written decrements *nr_to_write (INT64_MAX: the whole inode);
+	 * the data path may raise it to finish a delalloc range. Returns pages
+	 * written or a negative LAB_E*. */
+	int64_t (*writepages)(void *ctx, task *t, void *inode,
+			      int64_t *nr_to_write);
+	/* Optional: the inode has async (compressed) extents in flight
+	 * (BTRFS_INODE_HAS_ASYNC_EXTENT): btrfs writes it a second time. */
+	int (*inode_async)(void *ctx, void *inode);
+	/* Wait for up to nr ordered extents to complete (models
+	 * btrfs_wait_ordered_roots). Returns 0 when done (t->clock advanced)
+	 * or DELALLOC_PARKED: t was parked and is woken when done. */
+	int (*wait_ordered)(void *ctx, task *t, uint64_t nr);
+	/* Optional (compression): async_delalloc_pages, and a wait until it is
+	 * <= target (0 / DELALLOC_PARKED). */
+	uint64_t (*async_pages)(void *ctx);
+	int (*wait_async_pages)(void *ctx, task *t, uint64_t target);
+} delalloc_ops;
+
+struct delalloc_ctl;
+
+/* A set of queued jobs a task waits for. */
+typedef struct dl_batch {
+	uint64_t pending;
+	uint64_t pages, inodes;
+	task *waiter; /* woken when pending drops to 0 */
+} dl_batch;
+
+typedef struct dl_job {
+	void *inode;         /* NULL: a writeback_inodes_sb_nr job */
+	int64_t nr_pages;    /* sb job: pages to write */
+	dl_batch *batch;
+} dl_job;
+
+/* A workqueue of sim tasks. */
+typedef struct dl_wq {
+	const char *name;
+	struct delalloc_ctl *dc;
+	task *threads[DELALLOC_MAX_WORKERS];
+	int nthreads;
+	waitq idle;
+	dl_job *q;
+	uint64_t head, len, cap;
+	uint64_t jobs_run, pages;
+} dl_wq;
+
+/* One shrink_delalloc call in progress (the caller owns it). */
+typedef struct shrink_run {
+	space_info *si;
+	uint64_t to_reclaim; /* after rounding to items * 256 KiB */
+	uint64_t items;      /* UINT64_MAX: flush everything */
+	uint64_t nr_pages;   /* pages wanted by the last flush */
+	int wait_ordered;
+	int phase;
+	int loops;
+	dl_batch batch;
+	/* results */
+	uint64_t pages_wanted, pages_flushed, inodes_touched, flushes;
+} shrink_run;
+
+typedef struct delalloc_ctl {
+	sim *sim;
+	space_ctl *sc;
+	delalloc_ops ops;
+	int variant;
+	int ncpus;
+	simtime_t jiffy_ns;
+	dl_wq flush_workers, flusher;
+	void **scratch;
+	uint64_t scratch_cap;
+	/* statistics */
+	uint64_t shrinks, flushes, pages_wanted, pages_flushed, inodes_touched;
+	uint64_t jobs_queued, inline_syncs, sb_works, ordered_waits, jiffy_sleeps;
+	int ser_inodes;
+	int errors;
+} delalloc_ctl;
+
+/* Set up the flushing for a variant; ncpus sizes flush_workers
+ * (min(ncpus + 2, 8)). Spawns the worker tasks (parked until needed).
+ * Returns 0, LAB_EINVAL (bad variant, missing op) or LAB_ENOMEM. */
+int delalloc_init(delalloc_ctl *dc, sim *s, space_ctl *sc,
+		  const delalloc_ops *ops, int variant, int ncpus);
+void delalloc_destroy(delalloc_ctl *dc);
+/* "v5.9" / "v5.10" / "fixed", and the reverse (-1 if unknown). */
+const char *delalloc_variant_name(int variant);
+int delalloc_variant_parse(const char *name);
+
+/*
+ * Begin shrink_delalloc(to_reclaim) for space_info si: items =
+ * 2 * calc_reclaim_items_nr(to_reclaim), to_reclaim = items * 256 KiB
+ * (to_reclaim == UINT64_MAX: items = UINT64_MAX, a full flush). With
+ * wait_ordered (FLUSH_DELALLOC_WAIT) each round waits for up to `items`
+ * ordered extents; otherwise it sleeps one jiffy.
+ */
+void delalloc_shrink_begin(delalloc_ctl *dc, shrink_run *sr, space_info *si,
+			   uint64_t to_reclaim, int wait_ordered);
+/* Advance it on task t: 0 (finished), DELALLOC_PARKED or DELALLOC_MORE. */
+int delalloc_shrink_step(delalloc_ctl *dc, shrink_run *sr, task *t);
+
+/* Counters and the workqueues as a JSON object. */
+void delalloc_json(const delalloc_ctl *dc, strbuf *out);
+
+#endif /* DELALLOC_H */
