@@ -1,0 +1,874 @@
+/*
+ * send.c - the send stream of a snapshot, its receive on a second file
+ * system, and the receive side's setsize/truncate path with patch 003's
+ * switch. See send.h.
+ */
+#include "send.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btree.h"
+#include "costs.h"
+#include "items.h"
+#include "lab.h"
+#include "vfs.h"
+
+const char *const send_op_names[SEND_NOPS] = {
+	"mkfile", "mkdir", "rename", "write", "chown", "chmod", "utimes", "truncate",
+};
+
+#define PAGE 4096ull
+#define ROUND_DOWN(x) ((x) & ~(PAGE - 1))
+#define ROUND_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
+/* btrfs_cmd_header (len, cmd, crc) and a TLV header (type, len) */
+#define CMD_HDR 10u
+#define TLV_HDR 4u
+
+void send_cfg_default(send_cfg *c)
+{
+	c->always_truncate = 1;
+	c->max_write = 48u * 1024u;
+}
+
+/* ------------------------------------------------------------ the stream */
+
+static int st_name(send_stream *st, const char *s, uint32_t *off)
+{
+	size_t n = strlen(s) + 1;
+	if (st->pool_len + n > st->pool_cap) {
+		uint64_t cap = st->pool_cap ? st->pool_cap * 2 : 4096;
+		while (cap < st->pool_len + n)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return LAB_ENOMEM;
+		char *p = realloc(st->pool, cap);
+		if (!p)
+			return LAB_ENOMEM;
+		st->pool = p;
+		st->pool_cap = cap;
+	}
+	memcpy(st->pool + st->pool_len, s, n);
+	*off = (uint32_t)st->pool_len;
+	st->pool_len += n;
+	return 0;
+}
+
+/* Append a command; `tlv` is its attributes' size besides the headers. */
+static int st_emit(send_stream *st, task *t, sim *s, const send_cmd *c,
+		   uint64_t tlv, int ntlv)
+{
+	if (st->n == st->cap) {
+		uint64_t cap = st->cap ? st->cap * 2 : 256;
+		send_cmd *v = realloc(st->cmds, cap * sizeof(*v));
+		if (!v)
+			return LAB_ENOMEM;
+		st->cmds = v;
+		st->cap = cap;
+	}
+	st->cmds[st->n++] = *c;
+	st->per_op[c->op]++;
+	st->bytes += CMD_HDR + tlv + (uint64_t)ntlv * TLV_HDR;
+	if (t)
+		task_cpu(s, t, SEND_NS_CMD);
+	return 0;
+}
+
+void send_stream_free(send_stream *st)
+{
+	if (!st)
+		return;
+	free(st->cmds);
+	free(st->pool);
+	memset(st, 0, sizeof(*st));
+}
+
+/* What send learns about one inode from the snapshot's items. */
+typedef struct snd_ino {
+	uint64_t ino, size, gen, parent;
+	uint32_t mode;
+	uint64_t (*ext)[2];  /* [file offset, bytes] of each file extent */
+	uint32_t next, ecap;
+} snd_ino;
+
+typedef struct snd_set {
+	snd_ino *v;
+	uint64_t n, cap;
+} snd_set;
+
+static void snd_set_free(snd_set *ss)
+{
+	for (uint64_t i = 0; i < ss->n; i++)
+		free(ss->v[i].ext);
+	free(ss->v);
+}
+
+static snd_ino *snd_new(snd_set *ss, uint64_t ino)
+{
+	if (ss->n == ss->cap) {
+		uint64_t cap = ss->cap ? ss->cap * 2 : 64;
+		snd_ino *v = realloc(ss->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		ss->v = v;
+		ss->cap = cap;
+	}
+	snd_ino *si = &ss->v[ss->n++];
+	memset(si, 0, sizeof(*si));
+	si->ino = ino;
+	return si;
+}
+
+static int snd_add_ext(snd_ino *si, uint64_t off, uint64_t len)
+{
+	if (si->next == si->ecap) {
+		uint32_t cap = si->ecap ? si->ecap * 2 : 4;
+		uint64_t (*e)[2] = realloc(si->ext, cap * sizeof(*e));
+		if (!e)
+			return LAB_ENOMEM;
+		si->ext = e;
+		si->ecap = cap;
+	}
+	si->ext[si->next][0] = off;
+	si->ext[si->next][1] = len;
+	si->next++;
+	return 0;
+}
+
+/* Walk the snapshot in key order collecting inodes (models the full-send
+ * iteration of send_subvol -> full_send_tree, one item at a time). */
+static int snd_collect(fs_info *fs, task *t, struct btrfs_root *snap,
+		       snd_set *ss, send_stream *st)
+{
+	bt_tree *tr = &snap->tree;
+	bt_path p;
+	bt_path_init(&p, tr, t);
+	bt_key k = bt_mkkey(BTRFS_FIRST_FREE_OBJECTID - 1, 0, 0);
+	int r = bt_search(tr, &p, &k, 0, 0);
+	if (r < 0) {
+		bt_path_release(&p);
+		return r;
+	}
+	r = 0;
+	if (!bt_path_item(&p))
+		r = bt_next_leaf(tr, &p);
+	snd_ino *cur = NULL;
+	while (r == 0) {
+		bt_item *it = bt_path_item(&p);
+		if (!it)
+			break;
+		st->items_visited++;
+		if (t)
+			task_cpu(fs->sim, t, SEND_NS_ITEM);
+		uint64_t oid = it->key.objectid;
+		if (oid > BTRFS_LAST_FREE_OBJECTID)
+			break;
+		if (it->key.type == BTRFS_INODE_ITEM_KEY) {
+			cur = snd_new(ss, oid);
+			if (!cur) {
+				r = LAB_ENOMEM;
+				break;
+			}
+			cur->size = it->v[0];
+			cur->gen = it->v[2];
+			cur->mode = it->aux;
+		} else if (cur && cur->ino == oid) {
+			if (it->key.type == BTRFS_INODE_REF_KEY && !cur->parent) {
+				cur->parent = it->key.offset;
+			} else if (it->key.type == BTRFS_EXTENT_DATA_KEY) {
+				uint64_t len = it->v[1];
+				r = snd_add_ext(cur, it->key.offset, len);
+				if (r)
+					break;
+			}
+		}
+		r = bt_next_item(tr, &p);
+	}
+	bt_path_release(&p);
+	return r < 0 ? r : 0;
+}
+
+/* Emit the commands that create one inode (process_recorded_refs for a
+ * new inode, send_write per extent, finish_inode_if_needed). */
+static int snd_inode(fs_info *fs, task *t, const snd_ino *si, const send_cfg *cfg,
+		     send_name_fn name_of, void *name_ctx, send_stream *st)
+{
+	char orphan[64], name[VFS_NAME_MAX + 1];
+	int isdir = (si->mode & S_IFMT_) == S_IFDIR_;
+	snprintf(orphan, sizeof(orphan), "o%llu-%llu-0", (unsigned long long)si->ino,
+		 (unsigned long long)si->gen);
+	int r = name_of(name_ctx, si->ino, si->parent, name, sizeof(name));
+	if (r)
+		return r;
+	uint32_t o_off, n_off;
+	if ((r = st_name(st, orphan, &o_off)) || (r = st_name(st, name, &n_off)))
+		return r;
+	uint64_t olen = strlen(orphan), nlen = strlen(name);
+	send_cmd c;
+	memset(&c, 0, sizeof(c));
+	c.ino = si->ino;
+	/* create under the orphan name in the top directory */
+	c.op = isdir ? SEND_MKDIR : SEND_MKFILE;
+	c.dir = BTRFS_FIRST_FREE_OBJECTID;
+	c.name = o_off;
+	if ((r = st_emit(st, t, fs->sim, &c, olen + 8, 2)))
+		return r;
+	/* and move it to its path */
+	c.op = SEND_RENAME;
+	c.dir = si->parent;
+	c.name = o_off;
+	c.name2 = n_off;
+	if ((r = st_emit(st, t, fs->sim, &c, olen + nlen, 2)))
+		return r;
+	send_cmd u;
+	memset(&u, 0, sizeof(u));
+	u.op = SEND_UTIMES;
+	u.ino = si->parent;
+	if ((r = st_emit(st, t, fs->sim, &u, 8 + 3 * 12, 4)))
+		return r;
+	uint64_t sent_to = 0;
+	if (!isdir) {
+		for (uint32_t e = 0; e < si->next; e++) {
+			uint64_t off = si->ext[e][0];
+			uint64_t end = off + si->ext[e][1];
+			if (end > si->size)
+				end = si->size;
+			while (off < end) {
+				uint64_t len = end - off;
+				if (len > cfg->max_write)
+					len = cfg->max_write;
+				c.op = SEND_WRITE;
+				c.dir = 0;
+				c.off = off;
+				c.len = len;
+				if ((r = st_emit(st, t, fs->sim, &c, nlen + 8 + len, 3)))
+					return r;
+				if (t)
+					task_cpu(fs->sim, t, (len + 1023) / 1024 * SEND_NS_PER_KIB);
+				st->data_bytes += len;
+				off += len;
+			}
+			if (end > sent_to)
+				sent_to = end;
+		}
+	}
+	memset(&c, 0, sizeof(c));
+	c.ino = si->ino;
+	c.op = SEND_CHOWN;
+	if ((r = st_emit(st, t, fs->sim, &c, nlen + 16, 3)))
+		return r;
+	c.op = SEND_CHMOD;
+	c.off = si->mode & 07777;
+	if ((r = st_emit(st, t, fs->sim, &c, nlen + 8, 2)))
+		return r;
+	c.op = SEND_UTIMES;
+	c.off = 0;
+	if ((r = st_emit(st, t, fs->sim, &c, nlen + 3 * 12, 4)))
+		return r;
+	/* before ffa7c4296e93 every regular file got a TRUNCATE; after it,
+	 * only one whose size its writes do not reach (a trailing hole) */
+	if (!isdir && (cfg->always_truncate || sent_to < si->size)) {
+		c.op = SEND_TRUNCATE;
+		c.len = si->size;
+		if ((r = st_emit(st, t, fs->sim, &c, nlen + 8, 2)))
+			return r;
+	}
+	if (isdir)
+		st->dirs++;
+	else
+		st->files++;
+	return 0;
+}
+
+/* Build a full send stream of snap; see send.h. */
+int send_build(fs_info *fs, task *t, struct btrfs_root *snap,
+	       const send_cfg *cfg, send_name_fn name_of, void *name_ctx,
+	       send_stream *out)
+{
+	send_cfg def;
+	if (!out)
+		return LAB_EINVAL;
+	memset(out, 0, sizeof(*out));
+	if (!fs || !snap || !name_of)
+		return LAB_EINVAL;
+	if (!cfg) {
+		send_cfg_default(&def);
+		cfg = &def;
+	}
+	if (cfg->max_write < PAGE || cfg->max_write > (1u << 20))
+		return LAB_ERANGE;
+	simtime_t t0 = t ? t->clock : 0;
+	snd_set ss;
+	memset(&ss, 0, sizeof(ss));
+	int r = snd_collect(fs, t, snap, &ss, out);
+	/* directories first (the top directory exists on the receiver),
+	 * then the rest, each in inode order */
+	for (int pass = 0; pass < 2 && r == 0; pass++) {
+		for (uint64_t i = 0; i < ss.n && r == 0; i++) {
+			const snd_ino *si = &ss.v[i];
+			int isdir = (si->mode & S_IFMT_) == S_IFDIR_;
+			if (si->ino == BTRFS_FIRST_FREE_OBJECTID || isdir != (pass == 0))
+				continue;
+			if (!si->parent) {
+				r = LAB_EINVAL; /* an inode without a name */
+				break;
+			}
+			r = snd_inode(fs, t, si, cfg, name_of, name_ctx, out);
+		}
+	}
+	snd_set_free(&ss);
+	if (r) {
+		send_stream_free(out);
+		return r;
+	}
+	out->send_ns = t ? t->clock - t0 : 0;
+	return 0;
+}
+
+/* --------------------------------------------------------------- receive */
+
+static int rcv_cmp(const void *a, const void *b)
+{
+	const rcv_ino *x = a, *y = b;
+	return x->src < y->src ? -1 : x->src > y->src;
+}
+
+rcv_ino *recv_lookup(recv_ctx *r, uint64_t src)
+{
+	uint64_t lo = 0, hi = r->nino;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (r->ino[mid].src < src)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nino && r->ino[lo].src == src ? &r->ino[lo] : NULL;
+}
+
+int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
+	      const send_stream *st, const recv_cfg *cfg)
+{
+	if (!r)
+		return LAB_EINVAL;
+	memset(r, 0, sizeof(*r));
+	if (!fs || !root || !st || (st->n && !st->cmds))
+		return LAB_EINVAL;
+	r->fs = fs;
+	r->root = root;
+	r->st = st;
+	if (cfg)
+		r->cfg = *cfg;
+	uint64_t n = 1;
+	for (uint64_t i = 0; i < st->n; i++)
+		n += st->cmds[i].op == SEND_MKFILE || st->cmds[i].op == SEND_MKDIR;
+	r->ino = calloc(n, sizeof(rcv_ino));
+	if (!r->ino)
+		return LAB_ENOMEM;
+	r->ino[0].src = BTRFS_FIRST_FREE_OBJECTID;
+	r->ino[0].dst = BTRFS_FIRST_FREE_OBJECTID;
+	r->ino[0].inode = fs_inode_get(root, BTRFS_FIRST_FREE_OBJECTID);
+	r->nino = 1;
+	for (uint64_t i = 0; i < st->n; i++)
+		if (st->cmds[i].op == SEND_MKFILE || st->cmds[i].op == SEND_MKDIR)
+			r->ino[r->nino++].src = st->cmds[i].ino;
+	qsort(r->ino, r->nino, sizeof(rcv_ino), rcv_cmp);
+	for (uint64_t i = 1; i < r->nino; i++)
+		if (r->ino[i].src == r->ino[i - 1].src) {
+			recv_destroy(r);
+			return LAB_EINVAL; /* an inode created twice */
+		}
+	for (int i = 0; i < SEND_NOPS; i++)
+		lhist_init(&r->op_lat[i]);
+	lhist_init(&r->file_lat);
+	lhist_init(&r->sync_lat);
+	r->s_dirty_pages = fs->sim ? sim_series_id(fs->sim, "recv_dirty_pages") : -1;
+	return 0;
+}
+
+void recv_destroy(recv_ctx *r)
+{
+	if (!r)
+		return;
+	for (uint64_t i = 0; i < r->nino; i++)
+		free(r->ino[i].dirty);
+	free(r->ino);
+	r->ino = NULL;
+	r->nino = 0;
+}
+
+static void rcv_dirty_series(recv_ctx *r, task *t)
+{
+	if (r->s_dirty_pages >= 0 && t)
+		sim_series_add(r->fs->sim, r->s_dirty_pages, t->clock, (double)r->dirty_pages);
+}
+
+/* Mark pages [lo, hi) dirty, merging with overlapping or adjacent ranges. */
+static int rcv_dirty_add(recv_ctx *r, rcv_ino *ri, uint64_t lo, uint64_t hi)
+{
+	uint64_t added = (hi - lo) / PAGE;
+	uint32_t w = 0;
+	uint64_t (*d)[2] = ri->dirty;
+	/* ranges entirely before or after stay; the others merge into [lo,hi) */
+	uint32_t i;
+	for (i = 0; i < ri->ndirty; i++) {
+		if (d[i][1] < lo || d[i][0] > hi) {
+			d[w][0] = d[i][0];
+			d[w][1] = d[i][1];
+			w++;
+			continue;
+		}
+		/* overlap: the pages already dirty are not new */
+		uint64_t a = d[i][0] > lo ? d[i][0] : lo;
+		uint64_t b = d[i][1] < hi ? d[i][1] : hi;
+		if (b > a)
+			added -= (b - a) / PAGE;
+		if (d[i][0] < lo)
+			lo = d[i][0];
+		if (d[i][1] > hi)
+			hi = d[i][1];
+	}
+	ri->ndirty = w;
+	if (ri->ndirty == ri->dcap) {
+		uint32_t cap = ri->dcap ? ri->dcap * 2 : 2;
+		uint64_t (*nd)[2] = realloc(ri->dirty, cap * sizeof(*nd));
+		if (!nd)
+			return LAB_ENOMEM;
+		ri->dirty = nd;
+		ri->dcap = cap;
+	}
+	/* insert sorted */
+	uint32_t pos = ri->ndirty;
+	while (pos > 0 && ri->dirty[pos - 1][0] > lo) {
+		ri->dirty[pos][0] = ri->dirty[pos - 1][0];
+		ri->dirty[pos][1] = ri->dirty[pos - 1][1];
+		pos--;
+	}
+	ri->dirty[pos][0] = lo;
+	ri->dirty[pos][1] = hi;
+	ri->ndirty++;
+	r->dirty_pages += added;
+	return 0;
+}
+
+/* Clear the dirty pages of [lo, hi) (written back or truncated away); a
+ * range that straddles [lo, hi) is split in two. 0 or LAB_ENOMEM. */
+static int rcv_dirty_clear(recv_ctx *r, rcv_ino *ri, uint64_t lo, uint64_t hi)
+{
+	uint32_t i = 0;
+	while (i < ri->ndirty) {
+		uint64_t a = ri->dirty[i][0], b = ri->dirty[i][1];
+		if (b <= lo || a >= hi) {
+			i++;
+			continue;
+		}
+		uint64_t ca = a > lo ? a : lo, cb = b < hi ? b : hi;
+		r->dirty_pages -= (cb - ca) / PAGE;
+		if (a < lo && b > hi) {
+			if (ri->ndirty == ri->dcap) {
+				uint32_t cap = ri->dcap * 2;
+				uint64_t (*nd)[2] = realloc(ri->dirty, cap * sizeof(*nd));
+				if (!nd)
+					return LAB_ENOMEM;
+				ri->dirty = nd;
+				ri->dcap = cap;
+			}
+			memmove(&ri->dirty[i + 2], &ri->dirty[i + 1],
+				(ri->ndirty - i - 1) * sizeof(ri->dirty[0]));
+			ri->dirty[i][1] = lo;
+			ri->dirty[i + 1][0] = hi;
+			ri->dirty[i + 1][1] = b;
+			ri->ndirty++;
+			i += 2;
+		} else if (a < lo) {
+			ri->dirty[i++][1] = lo;
+		} else if (b > hi) {
+			ri->dirty[i++][0] = hi;
+		} else {
+			memmove(&ri->dirty[i], &ri->dirty[i + 1],
+				(ri->ndirty - i - 1) * sizeof(ri->dirty[0]));
+			ri->ndirty--;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Write back [lo, hi) of ri (page aligned, all dirty) as one extent
+ * (cow_file_range + submit): returns the IO completion time in *done and
+ * the disk extent in *disk; *inl is set instead if the range became an
+ * inline extent (no IO). Models the writepage_delalloc path for a range
+ * that starts at the locked page.
+ */
+static int rcv_wb_start(recv_ctx *r, task *t, rcv_ino *ri, uint64_t lo, uint64_t hi,
+			simtime_t *done, uint64_t *disk, int *inl)
+{
+	fs_info *fs = r->fs;
+	struct inode *in = ri->inode;
+	*inl = 0;
+	*disk = 0;
+	*done = t ? t->clock : 0;
+	if (lo == 0 && in->size < PAGE && in->size <= fs->opts.max_inline && hi == PAGE) {
+		/* cow_file_range_inline: the data goes into the leaf */
+		int rc = fs_file_extent_insert_inline(fs, t, in, in->size);
+		if (rc)
+			return rc;
+		*inl = 1;
+		r->inline_extents++;
+		return fs_inode_update(fs, t, in);
+	}
+	int rc = alloc_extent(&fs->alloc, ALLOC_DATA, hi - lo, disk);
+	if (rc)
+		return rc;
+	fs_charge(fs, t, RCV_NS_COW);
+	if (fs->dev && t)
+		*done = bdev_io(fs->dev, BIO_WRITE, *disk, hi - lo, t->clock);
+	r->flush_ios++;
+	return 0;
+}
+
+/* finish_ordered_io of one written extent: file extent item, checksums,
+ * inode update. */
+static int rcv_wb_finish(recv_ctx *r, task *t, rcv_ino *ri, uint64_t lo, uint64_t hi,
+			 uint64_t disk)
+{
+	fs_info *fs = r->fs;
+	fs_charge(fs, t, RCV_NS_FINISH_ORDERED);
+	int rc = fs_file_extent_insert(fs, t, ri->inode, lo, hi - lo, disk, hi - lo, FE_REG);
+	if (rc)
+		return rc;
+	ri->extents++;
+	r->data_extents++;
+	return fs_inode_update(fs, t, ri->inode);
+}
+
+/* Write back [lo, hi) synchronously: start, wait for the IO, wait for
+ * finish_ordered_io (btrfs_wait_ordered_range's three waits). */
+static int rcv_wb_sync(recv_ctx *r, task *t, rcv_ino *ri, uint64_t lo, uint64_t hi,
+		       int *inl)
+{
+	simtime_t done;
+	uint64_t disk;
+	int rc = rcv_wb_start(r, t, ri, lo, hi, &done, &disk, inl);
+	if (rc)
+		return rc;
+	rc = rcv_dirty_clear(r, ri, lo, hi);
+	if (rc || *inl)
+		return rc;
+	if (t)
+		task_wait_until(t, done);
+	return rcv_wb_finish(r, t, ri, lo, hi, disk);
+}
+
+/* btrfs_setsize for a shrink or same-size truncate; see send.h. */
+int recv_setsize(recv_ctx *r, task *t, rcv_ino *ri, uint64_t newsize)
+{
+	fs_info *fs = r->fs;
+	struct inode *in = ri->inode;
+	if (!in || (in->mode & S_IFMT_) != S_IFREG_)
+		return LAB_EINVAL;
+	uint64_t oldsize = in->size;
+	r->truncates++;
+	fs_charge(fs, t, VFS_NS_SYSCALL);
+	if (newsize > oldsize) {
+		/* growing: a hole, i_size moves (btrfs_cont_expand) */
+		in->size = newsize;
+		return fs_inode_update(fs, t, in);
+	}
+	if (newsize == oldsize)
+		r->truncates_same_size++;
+	fs_charge(fs, t, RCV_NS_SETSIZE);
+	/* the orphan item, in its own transaction */
+	int rc = fs_orphan_add(fs, t, r->root, in->ino);
+	if (rc)
+		return rc;
+	/* truncate_setsize: pages past the new EOF leave the cache */
+	in->size = newsize;
+	rc = rcv_dirty_clear(r, ri, ROUND_UP(newsize), UINT64_MAX);
+	if (rc)
+		return rc;
+	/* btrfs_truncate(inode, skip_writeback) */
+	int skip = r->cfg.skip_same_size_writeback && newsize == oldsize;
+	if (skip) {
+		r->truncates_skipped++;
+	} else {
+		/* btrfs_wait_ordered_range(round_down(i_size), EOF): write
+		 * each dirty range from the first page of the wait range on;
+		 * pages before it cannot join the extent */
+		uint64_t start = ROUND_DOWN(newsize);
+		simtime_t t0 = t ? t->clock : 0;
+		int wrote = 0;
+		for (;;) {
+			uint64_t lo = 0, hi = 0;
+			for (uint32_t i = 0; i < ri->ndirty; i++)
+				if (ri->dirty[i][1] > start) {
+					lo = ri->dirty[i][0] > start ? ri->dirty[i][0] : start;
+					hi = ri->dirty[i][1];
+					break;
+				}
+			if (hi <= lo)
+				break;
+			int inl;
+			rc = rcv_wb_sync(r, t, ri, lo, hi, &inl);
+			if (rc)
+				return rc;
+			if (inl) {
+				/* the tail became an inline extent: tree work,
+				 * no IO and no ordered extent to wait for */
+				r->sync_inline++;
+				continue;
+			}
+			ri->sync_writes++;
+			r->sync_writes++;
+			r->sync_bytes += hi - lo;
+			wrote = 1;
+		}
+		if (wrote && t)
+			lhist_add(&r->sync_lat, t->clock - t0);
+	}
+	/* btrfs_truncate_inode_items from the end: drop extents past EOF */
+	fe_info fe;
+	uint64_t cut = ROUND_UP(newsize);
+	rc = fs_file_extent_lookup(fs, t, in, cut, &fe);
+	if (rc < 0)
+		return rc;
+	if (rc == 0 && fe.file_off + fe.num_bytes > cut) {
+		rc = fs_drop_extents(fs, t, in, cut, ROUND_UP(oldsize) > cut ?
+				     ROUND_UP(oldsize) : cut + PAGE, NULL);
+		if (rc)
+			return rc;
+	}
+	rc = fs_inode_update(fs, t, in);
+	if (rc)
+		return rc;
+	rc = fs_orphan_del(fs, t, r->root, in->ino);
+	rcv_dirty_series(r, t);
+	return rc == LAB_ENOENT ? 0 : rc;
+}
+
+/* A buffered pwrite of the WRITE command's data: copy into the page
+ * cache, set delalloc, move i_size, update the inode's times. */
+static int rcv_write(recv_ctx *r, task *t, rcv_ino *ri, uint64_t off, uint64_t len)
+{
+	fs_info *fs = r->fs;
+	struct inode *in = ri->inode;
+	if (!in || (in->mode & S_IFMT_) != S_IFREG_ || len == 0)
+		return LAB_EINVAL;
+	uint64_t lo = ROUND_DOWN(off), hi = ROUND_UP(off + len);
+	fs_charge(fs, t, VFS_NS_SYSCALL + (hi - lo) / PAGE * RCV_NS_PAGE);
+	int rc = rcv_dirty_add(r, ri, lo, hi);
+	if (rc)
+		return rc;
+	if (off + len > in->size)
+		in->size = off + len;
+	rcv_dirty_series(r, t);
+	return fs_inode_update(fs, t, in);
+}
+
+/* A setattr (chown, chmod, utimes): the inode item is updated in place. */
+static int rcv_setattr(recv_ctx *r, task *t, rcv_ino *ri)
+{
+	if (!ri->inode)
+		return LAB_ENOENT;
+	fs_charge(r->fs, t, VFS_NS_SYSCALL);
+	return fs_inode_update(r->fs, t, ri->inode);
+}
+
+/* Replay one command; see send.h. */
+int recv_step(recv_ctx *r, task *t)
+{
+	if (!r || !r->st)
+		return LAB_EINVAL;
+	if (r->error)
+		return r->error;
+	if (r->next >= r->st->n) {
+		r->end = t ? t->clock : 0;
+		return TASK_DONE;
+	}
+	const send_cmd *c = &r->st->cmds[r->next];
+	if (r->next == 0)
+		r->start = t ? t->clock : 0;
+	r->next++;
+	simtime_t t0 = t ? t->clock : 0;
+	fs_charge(r->fs, t, RCV_NS_CMD);
+	rcv_ino *ri = recv_lookup(r, c->ino);
+	rcv_ino *dir;
+	int rc = 0;
+	struct inode *in = NULL;
+	if (!ri) {
+		rc = LAB_ENOENT;
+		goto out;
+	}
+	switch (c->op) {
+	case SEND_MKFILE:
+	case SEND_MKDIR:
+		dir = recv_lookup(r, c->dir);
+		if (!dir || !dir->dst || ri->dst) {
+			rc = LAB_EINVAL;
+			break;
+		}
+		ri->started = t0;
+		if (c->op == SEND_MKFILE)
+			rc = vfs_create(r->fs, t, r->root, dir->dst, send_name(r->st, c->name),
+					0644, &in);
+		else
+			rc = vfs_mkdir(r->fs, t, r->root, dir->dst, send_name(r->st, c->name), &in);
+		if (!rc) {
+			ri->inode = in;
+			ri->dst = in->ino;
+		}
+		break;
+	case SEND_RENAME:
+		dir = recv_lookup(r, c->dir);
+		if (!dir || !dir->dst) {
+			rc = LAB_ENOENT;
+			break;
+		}
+		rc = vfs_rename(r->fs, t, r->root, BTRFS_FIRST_FREE_OBJECTID,
+				send_name(r->st, c->name), dir->dst, send_name(r->st, c->name2));
+		break;
+	case SEND_WRITE:
+		rc = rcv_write(r, t, ri, c->off, c->len);
+		break;
+	case SEND_CHMOD:
+		if (ri->inode)
+			ri->inode->mode = (ri->inode->mode & S_IFMT_) | (uint32_t)(c->off & 07777);
+		rc = rcv_setattr(r, t, ri);
+		break;
+	case SEND_CHOWN:
+	case SEND_UTIMES:
+		rc = rcv_setattr(r, t, ri);
+		break;
+	case SEND_TRUNCATE:
+		if (!ri->inode) {
+			rc = LAB_ENOENT;
+			break;
+		}
+		rc = recv_setsize(r, t, ri, c->len);
+		break;
+	default:
+		rc = LAB_EINVAL;
+	}
+out:
+	if (rc) {
+		r->error = rc;
+		return rc;
+	}
+	if (t) {
+		lhist_add(&r->op_lat[c->op], t->clock - t0);
+		/* a file is done with its last command: the next command is
+		 * about another inode (or the stream ends) */
+		int last = r->next >= r->st->n || r->st->cmds[r->next].ino != c->ino;
+		int isfile = ri->inode && (ri->inode->mode & S_IFMT_) == S_IFREG_;
+		if (last && isfile && c->op != SEND_MKFILE && c->op != SEND_RENAME)
+			lhist_add(&r->file_lat, t->clock - ri->started);
+	}
+	if (r->next >= r->st->n)
+		r->end = t ? t->clock : 0;
+	return r->next >= r->st->n ? TASK_DONE : TASK_RUN;
+}
+
+/* Write back all dirty ranges (submitted together, then completed). */
+int recv_flush(recv_ctx *r, task *t)
+{
+	if (!r)
+		return LAB_EINVAL;
+	simtime_t latest = t ? t->clock : 0;
+	typedef struct { rcv_ino *ri; uint64_t lo, hi, disk; } pend;
+	pend *p = NULL;
+	uint64_t np = 0, cap = 0;
+	int rc = 0;
+	for (uint64_t i = 0; i < r->nino && !rc; i++) {
+		rcv_ino *ri = &r->ino[i];
+		while (ri->ndirty && !rc) {
+			uint64_t lo = ri->dirty[0][0], hi = ri->dirty[0][1];
+			simtime_t done;
+			uint64_t disk;
+			int inl;
+			rc = rcv_wb_start(r, t, ri, lo, hi, &done, &disk, &inl);
+			if (rc)
+				break;
+			rc = rcv_dirty_clear(r, ri, lo, hi);
+			if (rc)
+				break;
+			if (inl)
+				continue;
+			if (done > latest)
+				latest = done;
+			if (np == cap) {
+				cap = cap ? cap * 2 : 64;
+				pend *v = realloc(p, cap * sizeof(*v));
+				if (!v) {
+					rc = LAB_ENOMEM;
+					break;
+				}
+				p = v;
+			}
+			p[np++] = (pend){ri, lo, hi, disk};
+		}
+	}
+	if (t)
+		task_wait_until(t, latest);
+	for (uint64_t i = 0; i < np && !rc; i++)
+		rc = rcv_wb_finish(r, t, p[i].ri, p[i].lo, p[i].hi, p[i].disk);
+	free(p);
+	rcv_dirty_series(r, t);
+	return rc;
+}
+
+/* ------------------------------------------------------- observability */
+
+void send_details_json(const send_stream *st, const recv_ctx *r, strbuf *out)
+{
+	js_obj(out);
+	if (st) {
+		js_key(out, "stream");
+		js_obj(out);
+		js_kint(out, "commands", (int64_t)st->n);
+		js_kint(out, "bytes", (int64_t)st->bytes);
+		js_kint(out, "files", (int64_t)st->files);
+		js_kint(out, "dirs", (int64_t)st->dirs);
+		js_kint(out, "data_bytes", (int64_t)st->data_bytes);
+		js_kint(out, "items_visited", (int64_t)st->items_visited);
+		js_kint(out, "send_ns", (int64_t)st->send_ns);
+		js_key(out, "per_op");
+		js_obj(out);
+		for (int i = 0; i < SEND_NOPS; i++)
+			js_kint(out, send_op_names[i], (int64_t)st->per_op[i]);
+		js_obj_end(out);
+		js_obj_end(out);
+	}
+	if (r) {
+		js_key(out, "receive");
+		js_obj(out);
+		js_kint(out, "ns", (int64_t)(r->end - r->start));
+		js_kbool(out, "skip_same_size_writeback", r->cfg.skip_same_size_writeback);
+		js_kint(out, "commands_done", (int64_t)r->next);
+		js_kint(out, "sync_writes", (int64_t)r->sync_writes);
+		js_kint(out, "sync_bytes", (int64_t)r->sync_bytes);
+		js_kint(out, "sync_inline", (int64_t)r->sync_inline);
+		js_kint(out, "data_extents", (int64_t)r->data_extents);
+		js_kint(out, "inline_extents", (int64_t)r->inline_extents);
+		js_kint(out, "truncates", (int64_t)r->truncates);
+		js_kint(out, "truncates_same_size", (int64_t)r->truncates_same_size);
+		js_kint(out, "truncates_skipped", (int64_t)r->truncates_skipped);
+		js_kint(out, "dirty_pages", (int64_t)r->dirty_pages);
+		js_key(out, "ops");
+		js_obj(out);
+		for (int i = 0; i < SEND_NOPS; i++) {
+			if (!r->op_lat[i].n)
+				continue;
+			js_key(out, send_op_names[i]);
+			lhist_json(&r->op_lat[i], out);
+		}
+		js_obj_end(out);
+		js_key(out, "file");
+		lhist_json(&r->file_lat, out);
+		js_key(out, "sync");
+		lhist_json(&r->sync_lat, out);
+		js_obj_end(out);
+	}
+	js_obj_end(out);
+}
