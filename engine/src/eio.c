@@ -124,8 +124,10 @@ static void acct(eio_tree *t, const extent_state *st, int sign)
 {
 	uint64_t len = st->end - st->start + 1;
 	for (int b = 0; b < 8; b++)
-		if (st->bits & (1u << b))
+		if (st->bits & (1u << b)) {
 			t->bytes_with[b] += sign > 0 ? len : (uint64_t)0 - len;
+			t->recs_with[b] += sign > 0 ? 1 : (uint64_t)0 - 1;
+		}
 }
 
 static extent_state *state_alloc(eio_tree *t, uint64_t start, uint64_t end, uint32_t bits)
@@ -328,7 +330,7 @@ void eio_destroy(eio_tree *t)
 	t->root = NULL;
 	t->nrecords = 0;
 	for (int b = 0; b < 8; b++)
-		t->bytes_with[b] = 0;
+		t->bytes_with[b] = t->recs_with[b] = 0;
 }
 
 uint32_t eio_depth(uint64_t n)

@@ -73,6 +73,7 @@ typedef struct eio_tree {
 	eio_call total;        /* everything done to this tree */
 	waitq lock_waiters;    /* tasks waiting for a LOCKED range */
 	uint64_t bytes_with[8];/* bytes carrying each bit (index = bit number) */
+	uint64_t recs_with[8]; /* records carrying each bit */
 } eio_tree;
 
 void eio_init(eio_tree *t);

@@ -1,0 +1,576 @@
+/*
+ * exp_sparse_cp.c - seed 004: cp of a very sparse file (4 KiB extents
+ * between 4 KiB holes) with coreutils 9.x, which walks the file with
+ * lseek(SEEK_DATA) / lseek(SEEK_HOLE), in three states:
+ *   delalloc  right after the file was written (what background writeback
+ *             has not flushed yet is still delalloc in the io_tree);
+ *   cached    after sync: everything on disk, pages and metadata cached;
+ *   cold      after unmount + mount: nothing cached, cp's reads go
+ *             through readahead.
+ * The file is written as the seed's script does: one xfs_io process per
+ * extent (a process start, open, pwrite, close), while the flusher wakes
+ * every wb_interval_s and writes back data older than dirty_expire_s.
+ *
+ * `before` is 6.1 (plus the October 2022 patches the series was built on);
+ * `after` is 6.2 with the series, each behaviour-changing patch its own
+ * switch (they apply to `after` only).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "costs.h"
+#include "exp.h"
+#include "lab.h"
+#include "lseek.h"
+#include "vfs_data.h"
+
+static const char *const state_values[] = { "delalloc", "cached", "cold", NULL };
+
+static const param_desc sc_params[] = {
+	{ "file_mib", PT_INT, 128, 1, 4096, 0, NULL, "MiB",
+	  "file size (the seed: 128, 512 and 1024)" },
+	{ "extent_kib", PT_INT, 4, 4, 1024, 0, NULL, "KiB",
+	  "length of each data extent (a multiple of 4)" },
+	{ "hole_kib", PT_INT, 4, 0, 1024, 0, NULL, "KiB",
+	  "length of the hole after each extent (a multiple of 4)" },
+	{ "state", PT_ENUM, 2, 0, 0, 0, state_values, NULL,
+	  "cache state at cp time; default cold: the ~100x case, where patch 1/9 alone matters" },
+	{ "device", PT_ENUM, 0, 0, 0, 0, exp_device_values, NULL,
+	  "device profile (fitted to measured drives)" },
+	{ "dirty_expire_s", PT_FLOAT, 30, 0, 3600, 1, NULL, "s",
+	  "writeback expiry (vm.dirty_expire_centisecs); scale it down for small files" },
+	{ "wb_interval_s", PT_FLOAT, 5, 0, 600, 1, NULL, "s",
+	  "flusher wakeup period (vm.dirty_writeback_centisecs)" },
+	{ "spawn_us", PT_FLOAT, C_PROC_NS / 1000.0, 0, 1e6, 0, NULL, "us",
+	  "cost of each xfs_io process of the creation loop (fork, exec, exit)" },
+	{ "p1_no_hole_uptodate", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
+	  "after: 1/9, reading a hole leaves no EXTENT_UPTODATE record" },
+	{ "p2_early_exit", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
+	  "after: 2/9, stop when the io_tree delalloc covers the range" },
+	{ "p3_skip_searches", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
+	  "after: 3/9, no more io_tree searches once one found nothing" },
+	{ "p4_ordered_search", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
+	  "after: 4/9, search ordered extents instead of extent maps" },
+	{ "p6_cached_state", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
+	  "after: 6/9, count_range_bits takes a cached state" },
+	{ "p9_file_cache", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
+	  "after: 8/9+9/9, lseek keeps the cached state in the open file (needs 6/9)" },
+};
+
+static const metric_desc sc_metrics[] = {
+	{ "cp_ms", "ms", "time cp took (simulated)" },
+	{ "lseek_calls", "count", "SEEK_DATA + SEEK_HOLE calls" },
+	{ "tree_nodes_visited", "count",
+	  "tree nodes the lseeks visited: io_tree descents, extent map / ordered trees, fs tree" },
+	{ "cache_hits", "count", "cp's page reads found in the page cache" },
+	{ "cache_misses", "count", "cp's page reads that started a read" },
+	{ "metadata_reads", "count", "tree blocks read from the device during cp" },
+	{ "records_per_lseek_avg", "count", "io_tree records visited per lseek (lock, unlock, search)" },
+	{ "records_per_lseek_max", "count", "most io_tree records visited by one lseek" },
+	{ "lock_records_avg", "count", "records the range lock + unlock visit per lseek" },
+	{ "search_records_avg", "count", "records the delalloc searches visit per lseek" },
+	{ "state_cache_hits", "count", "count_range_bits calls that started at the cached state" },
+	{ "state_cache_misses", "count", "count_range_bits calls that descended from the root" },
+	{ "create_s", "s", "time the creation loop took" },
+	{ "delalloc_extents_at_cp", "count", "delalloc extents in the io_tree when cp started" },
+	{ "iotree_records_max", "count", "most records in the io_tree during cp" },
+	{ "lseek_wait_ms", "ms", "time lseeks waited for locked ranges (reads or writeback in flight)" },
+	{ "flushes", "count", "writeback passes started (flusher and sync)" },
+};
+
+static const published_row sc_published[] = {
+	{ "before", "state=delalloc", "cp_ms", 16574, "seed 004, 128M, data/metadata cached and delalloc", 0.6 },
+	{ "after", "state=delalloc", "cp_ms", 6277, "seed 004, 128M, data/metadata cached and delalloc", 0.6 },
+	{ "before", "state=cached", "cp_ms", 122, "seed 004, 128M, cached and no delalloc", 0.25 },
+	{ "after", "state=cached", "cp_ms", 109, "seed 004, 128M, cached and no delalloc", 0.25 },
+	{ "before", "state=cold", "cp_ms", 20144, "seed 004, 128M, without data/metadata cached", 0.25 },
+	{ "after", "state=cold", "cp_ms", 210, "seed 004, 128M, without data/metadata cached", 0.25 },
+};
+
+enum { PH_CREATE, PH_SYNC, PH_SYNC_WAIT, PH_COMMIT, PH_REMOUNT, PH_CP_START,
+       PH_CP_DATA, PH_CP_HOLE, PH_CP_COPY, PH_DONE };
+
+#define SC_SAMPLES 1024
+#define SC_SERIES 512
+#define SC_STRIP 256
+
+typedef struct sc_sample {
+	double t_ms, off, lock_rec, search_rec, us;
+	int whence, hit, miss;
+} sc_sample;
+
+typedef struct sc_ctx {
+	bdev *dev;
+	dfs fs;
+	dinode *d;
+	dfile f;
+	task *user;
+	int state;              /* 0 delalloc, 1 cached, 2 cold */
+	int phase;
+	uint64_t file_bytes, ext, hole, next_off;
+	uint64_t spawn_ns;
+	simtime_t create_t0, create_t1, cp_t0, cp_t1;
+	/* cp */
+	uint64_t pos, data_off, hole_off, copy_at;
+	lseek_info li;
+	int li_busy, settle, rc;
+	/* statistics */
+	uint64_t lseeks, rec_sum, rec_max, lock_sum, search_sum, nodes_sum;
+	uint64_t st_hits, st_misses, meta0, hits0, miss0, wait_ns;
+	uint64_t delalloc_at_cp, iotree_max;
+	/* decimated per-call samples and io_tree series */
+	sc_sample smp[SC_SAMPLES];
+	int nsmp;
+	uint64_t smp_stride, smp_seen;
+	double ser_t[SC_SERIES], ser_v[SC_SERIES];
+	int nser;
+	uint64_t ser_stride, ser_seen;
+	/* the file strip at cp start: per bucket, extents / delalloc */
+	uint32_t strip_ext[SC_STRIP], strip_dela[SC_STRIP];
+} sc_ctx;
+
+static void sc_series(sc_ctx *c, simtime_t now, double v)
+{
+	if (c->ser_seen++ % c->ser_stride)
+		return;
+	if (c->nser == SC_SERIES) {
+		for (int i = 0; i < SC_SERIES / 2; i++) {
+			c->ser_t[i] = c->ser_t[2 * i];
+			c->ser_v[i] = c->ser_v[2 * i];
+		}
+		c->nser = SC_SERIES / 2;
+		c->ser_stride *= 2;
+	}
+	c->ser_t[c->nser] = (double)(now - c->cp_t0) / 1e6;
+	c->ser_v[c->nser++] = v;
+}
+
+static void sc_record(sc_ctx *c, task *t, const lseek_info *li)
+{
+	uint64_t rec = li->lock_records + li->search_records;
+	c->lseeks++;
+	c->rec_sum += rec;
+	if (rec > c->rec_max)
+		c->rec_max = rec;
+	c->lock_sum += li->lock_records;
+	c->search_sum += li->search_records;
+	c->nodes_sum += li->lock_nodes + li->search_nodes + li->fst_nodes;
+	c->st_hits += li->cache_hits;
+	c->st_misses += li->cache_misses;
+	c->wait_ns += li->waited_ns;
+	if (c->d->io.nrecords > c->iotree_max)
+		c->iotree_max = c->d->io.nrecords;
+	sc_series(c, t->clock, (double)c->d->io.nrecords);
+	if (c->smp_seen++ % c->smp_stride == 0) {
+		if (c->nsmp == SC_SAMPLES) {
+			for (int i = 0; i < SC_SAMPLES / 2; i++)
+				c->smp[i] = c->smp[2 * i];
+			c->nsmp = SC_SAMPLES / 2;
+			c->smp_stride *= 2;
+		}
+		sc_sample *s = &c->smp[c->nsmp++];
+		s->t_ms = (double)(t->clock - c->cp_t0) / 1e6;
+		s->off = (double)li->offset;
+		s->lock_rec = (double)li->lock_records;
+		s->search_rec = (double)li->search_records;
+		s->us = (double)(li->cpu_ns + li->waited_ns) / 1e3;
+		s->whence = li->whence;
+		s->hit = (int)li->cache_hits;
+		s->miss = (int)li->cache_misses;
+	}
+}
+
+static void sc_strip(sc_ctx *c)
+{
+	dinode *d = c->d;
+	uint64_t stride = c->ext + c->hole;
+	for (uint64_t off = 0; off < c->file_bytes; off += stride) {
+		int b = (int)(off * SC_STRIP / c->file_bytes);
+		c->strip_ext[b]++;
+		if (eio_test_any(&d->io, off, off + c->ext - 1, EXTENT_DELALLOC))
+			c->strip_dela[b]++;
+	}
+}
+
+/* The user's shell: the creation loop, then sync / remount, then cp. */
+static int sc_user_step(sim *s, task *t)
+{
+	sc_ctx *c = t->ctx;
+	dinode *d = c->d;
+	int rc;
+	switch (c->phase) {
+	case PH_CREATE:
+		if (c->next_off >= c->file_bytes) {
+			c->create_t1 = t->clock;
+			c->phase = c->state == 0 ? PH_CP_START : PH_SYNC;
+			return TASK_RUN;
+		}
+		/* one xfs_io process: spawn, open, pwrite, close */
+		task_cpu(s, t, c->spawn_ns + 2 * C_SYSCALL_NS);
+		rc = vd_write(d, t, c->next_off, c->ext);
+		if (rc)
+			return TASK_DONE;
+		c->next_off += c->ext + c->hole;
+		return TASK_RUN;
+	case PH_SYNC:
+		vd_writeback_start(d, 1);
+		c->phase = PH_SYNC_WAIT;
+		/* fall through */
+	case PH_SYNC_WAIT:
+		if (!vd_clean(d)) {
+			if (!d->wb_active && d->pc.dirty)
+				vd_writeback_start(d, 1);
+			task_park(t, &d->wb_waiters);
+			return TASK_BLOCKED;
+		}
+		c->phase = PH_COMMIT;
+		/* fall through */
+	case PH_COMMIT:
+		/* the transaction commit at the end of sync: a cache flush */
+		task_wait_until(t, bdev_flush(c->dev, t->clock));
+		c->phase = c->state == 2 ? PH_REMOUNT : PH_CP_START;
+		return TASK_RUN;
+	case PH_REMOUNT:
+		dfs_remount(&c->fs);
+		c->phase = PH_CP_START;
+		return TASK_RUN;
+	case PH_CP_START:
+		dfile_open(&c->f, d, 1);
+		c->cp_t0 = t->clock;
+		c->pos = 0;
+		c->meta0 = c->fs.metadata_reads;
+		c->hits0 = c->fs.cache_hits;
+		c->miss0 = c->fs.cache_misses;
+		c->delalloc_at_cp = d->io.recs_with[1];
+		c->iotree_max = d->io.nrecords;
+		sc_strip(c);
+		c->phase = PH_CP_DATA;
+		return TASK_RUN;
+	case PH_CP_DATA:
+		if (c->pos >= d->i_size) {
+			c->phase = PH_DONE;
+			return TASK_RUN;
+		}
+		if (!c->li_busy)
+			memset(&c->li, 0, sizeof(c->li));
+		if (!c->settle) {
+			rc = vd_lseek(&c->f, t, c->pos, LSEEK_DATA, &c->li);
+			if (rc == 1) {
+				c->li_busy = 1;
+				return TASK_BLOCKED;
+			}
+			c->li_busy = 1;
+			c->settle = 1;
+			c->rc = rc;
+			return TASK_RUN;
+		}
+		if (vd_lseek_settle(d, t, &c->li))
+			return TASK_RUN;
+		rc = c->rc;
+		c->settle = 0;
+		c->li_busy = 0;
+		sc_record(c, t, &c->li);
+		if (rc == LSEEK_ENXIO) {
+			c->phase = PH_DONE;
+			return TASK_RUN;
+		}
+		c->data_off = c->li.result;
+		c->phase = PH_CP_HOLE;
+		return TASK_RUN;
+	case PH_CP_HOLE:
+		if (!c->li_busy)
+			memset(&c->li, 0, sizeof(c->li));
+		if (!c->settle) {
+			rc = vd_lseek(&c->f, t, c->data_off, LSEEK_HOLE, &c->li);
+			if (rc == 1) {
+				c->li_busy = 1;
+				return TASK_BLOCKED;
+			}
+			c->li_busy = 1;
+			c->settle = 1;
+			c->rc = rc;
+			return TASK_RUN;
+		}
+		if (vd_lseek_settle(d, t, &c->li))
+			return TASK_RUN;
+		rc = c->rc;
+		c->settle = 0;
+		c->li_busy = 0;
+		sc_record(c, t, &c->li);
+		c->hole_off = rc == 0 ? c->li.result : d->i_size;
+		/* SEEK_SET to the data; the hole is written as zeros to
+		 * /dev/null (it cannot be seeked over) */
+		task_cpu(s, t, C_SYSCALL_NS);
+		if (c->data_off > c->pos)
+			task_cpu(s, t, C_SYSCALL_NS);
+		c->copy_at = c->data_off;
+		c->phase = PH_CP_COPY;
+		return TASK_RUN;
+	case PH_CP_COPY:
+		/* read(2) in cp's 128 KiB buffer steps, write(2) each */
+		while (c->copy_at < c->hole_off) {
+			if (c->copy_at % (128 * 1024) == 0 || c->copy_at == c->data_off)
+				task_cpu(s, t, 2 * C_SYSCALL_NS);
+			rc = vd_read_page(&c->f, t, c->copy_at);
+			if (rc == 1)
+				return TASK_BLOCKED;
+			if (rc < 0)
+				return TASK_DONE;
+			c->copy_at += PC_PAGE;
+		}
+		c->pos = c->hole_off;
+		c->phase = PH_CP_DATA;
+		return TASK_RUN;
+	case PH_DONE:
+	default:
+		c->cp_t1 = t->clock;
+		dfile_close(&c->f);
+		c->phase = PH_DONE;
+		c->fs.flusher_armed = 0;
+		sim_stop(s);
+		return TASK_DONE;
+	}
+}
+
+static int sc_setup(struct lab_run *r)
+{
+	int64_t fmib = (int64_t)exp_param(r, "file_mib");
+	int64_t ek = (int64_t)exp_param(r, "extent_kib");
+	int64_t hk = (int64_t)exp_param(r, "hole_kib");
+	if (ek % 4 || hk % 4)
+		return exp_fail(r, LAB_EINVAL, "extent_kib and hole_kib must be multiples of 4 (got %lld, %lld)",
+				(long long)ek, (long long)hk);
+	sc_ctx *c = calloc(1, sizeof(*c));
+	if (!c)
+		return exp_fail(r, LAB_ENOMEM, "out of memory");
+	r->ctx = c;
+	c->file_bytes = (uint64_t)fmib << 20;
+	c->ext = (uint64_t)ek << 10;
+	c->hole = (uint64_t)hk << 10;
+	c->state = exp_param_enum(r, "state");
+	c->spawn_ns = (uint64_t)(exp_param(r, "spawn_us") * 1000.0);
+	c->smp_stride = 1;
+	c->ser_stride = 1;
+	int rc = bdev_create(r->sim, exp_param_enum_name(r, "device"), &c->dev);
+	if (rc)
+		return exp_fail(r, rc, "no device profile '%s'", exp_param_enum_name(r, "device"));
+	data_opts o;
+	memset(&o, 0, sizeof(o));
+	if (r->variant == VAR_AFTER) {
+		o.p1_no_hole_uptodate = exp_param(r, "p1_no_hole_uptodate") != 0;
+		o.p2_early_exit = exp_param(r, "p2_early_exit") != 0;
+		o.p3_skip_searches = exp_param(r, "p3_skip_searches") != 0;
+		o.p4_ordered_search = exp_param(r, "p4_ordered_search") != 0;
+		o.p6_cached_state = exp_param(r, "p6_cached_state") != 0;
+		o.p9_file_cache = exp_param(r, "p9_file_cache") != 0;
+	}
+	o.dirty_expire = (simtime_t)(exp_param(r, "dirty_expire_s") * 1e9);
+	o.wb_interval = (simtime_t)(exp_param(r, "wb_interval_s") * 1e9);
+	if (o.wb_interval < NS_PER_MS)
+		o.wb_interval = NS_PER_MS;
+	/* dirty_background_ratio 10% of a 16 GiB box [estimate] */
+	o.dirty_bg_bytes = 1638ull << 20;
+	rc = dfs_init(&c->fs, r->sim, c->dev, &o);
+	if (rc)
+		return exp_fail(r, rc, "out of memory");
+	rc = dfs_inode_new(&c->fs, &c->d);
+	if (rc)
+		return exp_fail(r, rc, "out of memory");
+	rc = pc_reserve(&c->d->pc, c->file_bytes / PC_PAGE + 1);
+	if (rc)
+		return exp_fail(r, rc, "out of memory");
+	dfs_start_flusher(&c->fs);
+	c->user = task_spawn(r->sim, "shell", sc_user_step, c, 0);
+	if (!c->user)
+		return exp_fail(r, LAB_ENOMEM, "out of memory");
+	return 0;
+}
+
+static double sc_progress(struct lab_run *r)
+{
+	sc_ctx *c = r->ctx;
+	if (!c || !c->file_bytes)
+		return 0;
+	if (c->phase == PH_CREATE)
+		return 0.5 * (double)c->next_off / (double)c->file_bytes;
+	if (c->phase < PH_CP_DATA)
+		return 0.5;
+	return 0.5 + 0.5 * (double)c->pos / (double)c->file_bytes;
+}
+
+static int sc_collect(struct lab_run *r)
+{
+	sc_ctx *c = r->ctx;
+	if (c->phase != PH_DONE)
+		return exp_fail(r, LAB_EENGINE, "cp did not finish");
+	double n = c->lseeks ? (double)c->lseeks : 1;
+	exp_metric(r, "cp_ms", (double)(c->cp_t1 - c->cp_t0) / 1e6);
+	exp_metric(r, "lseek_calls", (double)c->lseeks);
+	exp_metric(r, "tree_nodes_visited", (double)c->nodes_sum);
+	exp_metric(r, "cache_hits", (double)(c->fs.cache_hits - c->hits0));
+	exp_metric(r, "cache_misses", (double)(c->fs.cache_misses - c->miss0));
+	exp_metric(r, "metadata_reads", (double)(c->fs.metadata_reads - c->meta0));
+	exp_metric(r, "records_per_lseek_avg", (double)c->rec_sum / n);
+	exp_metric(r, "records_per_lseek_max", (double)c->rec_max);
+	exp_metric(r, "lock_records_avg", (double)c->lock_sum / n);
+	exp_metric(r, "search_records_avg", (double)c->search_sum / n);
+	exp_metric(r, "state_cache_hits", (double)c->st_hits);
+	exp_metric(r, "state_cache_misses", (double)c->st_misses);
+	exp_metric(r, "create_s", (double)(c->create_t1 - c->create_t0) / 1e9);
+	exp_metric(r, "delalloc_extents_at_cp", (double)c->delalloc_at_cp);
+	exp_metric(r, "iotree_records_max", (double)c->iotree_max);
+	exp_metric(r, "lseek_wait_ms", (double)c->wait_ns / 1e6);
+	exp_metric(r, "flushes", (double)c->fs.flushes);
+	return 0;
+}
+
+static void sc_details(struct lab_run *r, strbuf *sb)
+{
+	sc_ctx *c = r->ctx;
+	js_obj(sb);
+	js_kstr(sb, "state", state_values[c->state]);
+	js_kint(sb, "file_bytes", (int64_t)c->file_bytes);
+	js_kint(sb, "extent_bytes", (int64_t)c->ext);
+	js_kint(sb, "hole_bytes", (int64_t)c->hole);
+	js_key(sb, "lseeks");
+	js_obj(sb);
+	js_kint(sb, "stride", (int64_t)c->smp_stride);
+	js_key(sb, "calls");
+	js_arr(sb);
+	for (int i = 0; i < c->nsmp; i++) {
+		const sc_sample *s = &c->smp[i];
+		js_obj(sb);
+		js_knum(sb, "t_ms", s->t_ms);
+		js_knum(sb, "off", s->off);
+		js_kstr(sb, "whence", s->whence == LSEEK_DATA ? "data" : "hole");
+		js_knum(sb, "lock_records", s->lock_rec);
+		js_knum(sb, "search_records", s->search_rec);
+		js_kint(sb, "cache_hit", s->hit);
+		js_kint(sb, "cache_miss", s->miss);
+		js_knum(sb, "us", s->us);
+		js_obj_end(sb);
+	}
+	js_arr_end(sb);
+	js_obj_end(sb);
+	js_key(sb, "iotree_records");
+	js_arr(sb);
+	for (int i = 0; i < c->nser; i++) {
+		js_arr(sb);
+		js_num(sb, c->ser_t[i]);
+		js_num(sb, c->ser_v[i]);
+		js_arr_end(sb);
+	}
+	js_arr_end(sb);
+	js_key(sb, "summary");
+	js_obj(sb);
+	js_knum(sb, "create_s", (double)(c->create_t1 - c->create_t0) / 1e9);
+	js_kint(sb, "delalloc_extents_at_cp", (int64_t)c->delalloc_at_cp);
+	js_kint(sb, "iotree_records_max", (int64_t)c->iotree_max);
+	js_kint(sb, "ra_windows", (int64_t)c->fs.ra_windows);
+	js_kint(sb, "data_read_bytes", (int64_t)c->fs.data_read_bytes);
+	js_kint(sb, "wb_extents", (int64_t)c->fs.wb_extents);
+	js_knum(sb, "wb_cpu_ms", (double)c->fs.cpu_wb_ns / 1e6);
+	js_knum(sb, "endio_cpu_ms", (double)c->fs.cpu_endio_ns / 1e6);
+	js_obj_end(sb);
+	js_key(sb, "strip");
+	js_obj(sb);
+	js_kint(sb, "buckets", SC_STRIP);
+	js_key(sb, "extents");
+	js_arr(sb);
+	for (int i = 0; i < SC_STRIP; i++)
+		js_int(sb, c->strip_ext[i]);
+	js_arr_end(sb);
+	js_key(sb, "delalloc");
+	js_arr(sb);
+	for (int i = 0; i < SC_STRIP; i++)
+		js_int(sb, c->strip_dela[i]);
+	js_arr_end(sb);
+	js_obj_end(sb);
+	js_obj_end(sb);
+}
+
+static const char *bits_name(uint32_t b, char *buf)
+{
+	buf[0] = 0;
+	static const char *const nm[] = { "LOCKED", "DELALLOC", "DELALLOC_NEW",
+					  "UPTODATE", "NORESERVE", "DEFRAG" };
+	for (int i = 0; i < 6; i++)
+		if (b & (1u << i)) {
+			if (buf[0])
+				strcat(buf, "|");
+			strcat(buf, nm[i]);
+		}
+	return buf;
+}
+
+static int sc_snapshot(struct lab_run *r, const char *what, strbuf *sb)
+{
+	sc_ctx *c = r->ctx;
+	if (strcmp(what, "iotree"))
+		return LAB_ENOENT;
+	dinode *d = c->d;
+	uint64_t cur = c->pos;
+	uint64_t lo = cur > 64 * PC_PAGE ? cur - 64 * PC_PAGE : 0;
+	uint64_t hi = cur + 448 * PC_PAGE;
+	char buf[96];
+	js_obj(sb);
+	js_kint(sb, "records", d->io.nrecords);
+	js_kint(sb, "cursor", (int64_t)cur);
+	js_kint(sb, "from", (int64_t)lo);
+	js_kint(sb, "to", (int64_t)hi);
+	js_key(sb, "ranges");
+	js_arr(sb);
+	int n = 0;
+	for (extent_state *st = eio_first_from(&d->io, lo); st && st->start < hi && n < 512;
+	     st = eio_next(st), n++) {
+		js_obj(sb);
+		js_kint(sb, "start", (int64_t)st->start);
+		js_kint(sb, "end", (int64_t)st->end);
+		js_kstr(sb, "bits", bits_name(st->bits, buf));
+		js_obj_end(sb);
+	}
+	js_arr_end(sb);
+	js_obj_end(sb);
+	return 0;
+}
+
+static int sc_check(struct lab_run *r)
+{
+	sc_ctx *c = r->ctx;
+	return c && c->d ? vd_check(c->d) : 0;
+}
+
+static void sc_teardown(struct lab_run *r)
+{
+	sc_ctx *c = r->ctx;
+	if (!c)
+		return;
+	if (c->d)
+		dfile_close(&c->f);
+	dfs_destroy(&c->fs);
+	if (c->dev)
+		bdev_destroy(c->dev);
+	free(c);
+	r->ctx = NULL;
+}
+
+const lab_exp exp_sparse_cp = {
+	.name = "sparse-cp",
+	.seed = "004",
+	.title = "cp of a sparse file with lseek SEEK_DATA/SEEK_HOLE (cached extent state, 9-patch series)",
+	.has_variants = 1,
+	.params = sc_params,
+	.nparams = (int)(sizeof(sc_params) / sizeof(sc_params[0])),
+	.metrics = sc_metrics,
+	.nmetrics = (int)(sizeof(sc_metrics) / sizeof(sc_metrics[0])),
+	.published = sc_published,
+	.npublished = (int)(sizeof(sc_published) / sizeof(sc_published[0])),
+	.setup = sc_setup,
+	.progress = sc_progress,
+	.collect = sc_collect,
+	.details = sc_details,
+	.snapshot = sc_snapshot,
+	.check = sc_check,
+	.teardown = sc_teardown,
+};

@@ -1,0 +1,295 @@
+/*
+ * lseek.c - SEEK_DATA / SEEK_HOLE (see lseek.h).
+ *
+ * The path (6.1 and 6.2 alike): lock the io_tree range from the offset to
+ * EOF, walk the inode's file extent items in the fs tree from the offset,
+ * and for every hole met (implicit with NO_HOLES, or the tail up to
+ * i_size) look for delalloc in it; unlock. The series changes only the
+ * delalloc search (find_delalloc_subrange) and, through 1/9, what the
+ * io_tree holds after reads.
+ *
+ * The range lock is charged with eio_lock_pass_cost, which counts exactly
+ * what set_extent_bit(LOCKED) and its clear would do on the current tree,
+ * in O(log n); the records it would add are not materialised (they are
+ * freed by the unlock within the same call). The delalloc searches run on
+ * the real tree.
+ */
+#include "lseek.h"
+
+#include <assert.h>
+
+#include "costs.h"
+
+#define PG PC_PAGE
+
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* Charge an io_tree call to the lseek. */
+static void take(lseek_info *li, uint64_t *ns, const eio_call *c)
+{
+	li->search_records += c->records;
+	li->search_nodes += c->nodes;
+	li->cache_hits += c->cache_hits;
+	li->cache_misses += c->cache_misses;
+	*ns += eio_call_ns(c);
+}
+
+/*
+ * One delalloc subrange at or after start in [start, end]. Models
+ * find_delalloc_subrange: 6.1 (plus the October 2022 patches that skip a
+ * search when delalloc_bytes or outstanding_extents is 0) when the series'
+ * switches are off, 6.2 when they are on.
+ */
+static int find_subrange(dinode *d, uint64_t start, uint64_t end,
+			 extent_state **cached, int *search_io_tree,
+			 uint64_t *ds, uint64_t *de, lseek_info *li, uint64_t *ns)
+{
+	const data_opts *o = &d->fs->o;
+	uint64_t len = end + 1 - start;
+	uint64_t dlen = 0;
+	li->subranges++;
+	if (!o->p3_skip_searches || *search_io_tree) {
+		if (d->delalloc_bytes > 0) {
+			eio_call c = {0};
+			*ds = start;
+			dlen = eio_count_range_bits(&d->io, ds, end, len, EXTENT_DELALLOC,
+						    1, cached, &c);
+			take(li, ns, &c);
+		}
+	}
+	if (dlen > 0) {
+		*de = *ds + dlen - 1;
+		if (o->p2_early_exit && *ds == start) {
+			/* 2/9: delalloc covers the start; if it covers the whole
+			 * range we are done, else only the rest needs looking at */
+			if (*de == end)
+				return 1;
+			start = *de + 1;
+			len = end + 1 - start;
+		}
+	} else if (o->p3_skip_searches) {
+		/* 3/9: nothing in the io_tree now, nothing on later rounds */
+		*search_io_tree = 0;
+	}
+
+	uint64_t ms, me; /* the flushing range found, inclusive */
+	if (o->p4_ordered_search) {
+		/* 4/9: the ordered extents (in flight) instead of extent maps */
+		uint64_t nodes = 0;
+		int64_t k = ordered_lookup_range(&d->oe, start, len, &nodes);
+		li->search_nodes += nodes;
+		*ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
+		if (k < 0)
+			return dlen > 0;
+		ms = max64(d->oe.v[k].file_off, start);
+		me = min64(d->oe.v[k].file_off + d->oe.v[k].len - 1, end);
+	} else {
+		if (vd_outstanding(d) == 0)
+			return dlen > 0;
+		uint64_t nodes = 0;
+		int64_t k = emap_lookup(&d->em, start, len, &nodes);
+		*ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
+		if (k >= 0 && d->em.v[k].block_start == EM_HOLE &&
+		    d->em.v[k].start + d->em.v[k].len - 1 < end) {
+			/* btrfs_next_extent_map */
+			k = emap_next(&d->em, k);
+			*ns += C_MAP_LOOKUP_NS;
+			nodes++;
+			if (k >= 0 && d->em.v[k].start > end)
+				k = -1;
+		}
+		li->search_nodes += nodes;
+		if (k < 0 || d->em.v[k].block_start == EM_HOLE)
+			return dlen > 0;
+		ms = max64(d->em.v[k].start, start);
+		me = min64(d->em.v[k].start + d->em.v[k].len - 1, end);
+	}
+	if (dlen == 0) {
+		*ds = ms;
+		*de = me;
+		return 1;
+	}
+	/* both: the earlier one, merged with the other when adjacent */
+	if (ms < *ds) {
+		uint64_t old = *ds;
+		*ds = ms;
+		*de = me + 1 >= old ? max64(*de, me) : me;
+		return 1;
+	}
+	if (ms <= *de + 1)
+		*de = max64(*de, me);
+	return 1;
+}
+
+int vd_find_delalloc_in_range(dinode *d, uint64_t start, uint64_t end,
+			      extent_state **cached, uint64_t *ds_ret, uint64_t *de_ret,
+			      lseek_info *li, uint64_t *ns)
+{
+	uint64_t cur = start & ~(PG - 1);
+	uint64_t prev_end = 0;
+	int ret = 0, search_io_tree = 1;
+	while (cur <= end) {
+		uint64_t ds = 0, de = 0;
+		if (!find_subrange(d, cur, end, cached, &search_io_tree, &ds, &de, li, ns))
+			break;
+		if (!ret) {
+			*ds_ret = max64(ds, start);
+			*de_ret = de;
+			ret = 1;
+		} else if (ds == prev_end + 1) {
+			*de_ret = de;
+		} else {
+			break;
+		}
+		prev_end = de;
+		cur = de + 1;
+	}
+	return ret;
+}
+
+/* find_desired_extent_in_hole: returns 1 with *found when the hole range
+ * [start, end] answers the call. */
+static int in_hole(dfile *f, int whence, uint64_t start, uint64_t end,
+		   uint64_t *found, lseek_info *li, uint64_t *ns)
+{
+	dinode *d = f->d;
+	const data_opts *o = &d->fs->o;
+	extent_state **cached = (o->p6_cached_state && o->p9_file_cache) ? &f->llseek_cached : NULL;
+	uint64_t ds = 0, de = 0;
+	int delalloc = vd_find_delalloc_in_range(d, start, end, cached, &ds, &de, li, ns);
+	if (delalloc && whence == LSEEK_DATA) {
+		*found = ds;
+		return 1;
+	}
+	if (delalloc && whence == LSEEK_HOLE) {
+		if (start < ds) {
+			*found = start;
+			return 1;
+		}
+		if (de < end) {
+			*found = de + 1;
+			return 1;
+		}
+		return 0;
+	}
+	if (whence == LSEEK_HOLE) {
+		*found = start;
+		return 1;
+	}
+	return 0;
+}
+
+int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
+{
+	dinode *d = f->d;
+	dfs *fs = d->fs;
+	uint64_t ns = C_LSEEK_NS;
+	li->offset = offset;
+	li->whence = whence;
+	uint64_t i_size = d->i_size;
+	if (offset >= i_size) {
+		task_cpu(fs->s, t, ns);
+		li->cpu_ns += ns;
+		return LSEEK_ENXIO;
+	}
+	if (whence == LSEEK_HOLE && d->nbytes == i_size && d->delalloc_bytes == 0) {
+		li->result = i_size;
+		task_cpu(fs->s, t, ns);
+		li->cpu_ns += ns;
+		return 0;
+	}
+	uint64_t lockstart = offset & ~(PG - 1);
+	uint64_t lockend = ((i_size + PG - 1) & ~(PG - 1)) - 1;
+	/* a read in flight holds LOCKED pages in the range: sleep on it */
+	for (dbio *r = d->reads; r; r = r->next) {
+		if (r->n && r->offs[r->n - 1] + PG - 1 >= lockstart) {
+			simtime_t t0 = t->clock;
+			task_park(t, &d->io.lock_waiters);
+			(void)t0;
+			return 1;
+		}
+	}
+	/* writeback is flushing an extent inside the range: wait for it */
+	if (d->wb_lock_until > t->clock && d->wb_lock_off >= lockstart) {
+		simtime_t w = d->wb_lock_until + C_WAKEUP_NS - t->clock;
+		task_wait_until(t, d->wb_lock_until + C_WAKEUP_NS);
+		li->waited_ns += w;
+	}
+	simtime_t t_start = t->clock;
+	/* lock_extent_bits(lockstart, lockend) and, later, its unlock */
+	eio_call L = {0}, U = {0};
+	eio_lock_pass_cost(&d->io, lockstart, lockend, &L, &U);
+	li->lock_records += L.records + U.records;
+	li->lock_nodes += L.nodes + U.nodes;
+	ns += eio_call_ns(&L) + eio_call_ns(&U);
+	/* the range stays locked until this call ends: publish it now so
+	 * writeback steps later in time see it (the sweep's timing is set
+	 * below, once the search's cost is known) */
+	d->lseek_lock_start = lockstart;
+	d->lseek_lock_until = SIMTIME_MAX;
+	d->lock_t0 = t->clock;
+	d->lock_t1 = t->clock + eio_call_ns(&L);
+	d->lock_delay = 0;
+	d->lock_recs = L.records ? L.records : 1;
+	/* walk the file extent items from the offset */
+	uint64_t i = vd_fe_first_after(d, offset);
+	uint64_t first_i = i;
+	vd_fst_search(d, t, i, &li->fst_nodes);
+	uint64_t start = offset, last_end = lockstart, res = 0;
+	int found = 0;
+	while (start < i_size) {
+		if (i >= d->nfe)
+			break;
+		if (i > first_i && i % FE_PER_LEAF == 0)
+			vd_fst_search(d, t, i, &li->fst_nodes); /* btrfs_next_leaf */
+		const fext *fe = &d->fe[i];
+		uint64_t fe_end = fe->off + fe->len;
+		if (fe_end <= start) {
+			i++;
+			continue;
+		}
+		if (last_end < fe->off) {
+			/* an implicit hole before this item */
+			uint64_t s0 = max64(last_end, offset);
+			if (s0 < fe->off && in_hole(f, whence, s0, fe->off - 1, &res, li, &ns)) {
+				start = res;
+				found = 1;
+				break;
+			}
+		}
+		if (whence == LSEEK_DATA) {
+			start = max64(offset, fe->off);
+			found = 1;
+			break;
+		}
+		start = fe_end;
+		last_end = fe_end;
+		i++;
+	}
+	if (!found && start < i_size) {
+		if (in_hole(f, whence, max64(start, offset), i_size - 1, &res, li, &ns))
+			start = res;
+		else
+			start = i_size;
+	}
+	task_cpu(fs->s, t, ns);
+	li->cpu_ns += ns;
+	d->lock_t1 = t_start + eio_call_ns(&L);
+	d->lseek_lock_until = t->clock;
+	(void)t_start;
+	if (whence == LSEEK_DATA && start >= i_size)
+		return LSEEK_ENXIO;
+	li->result = min64(start, i_size);
+	return 0;
+}
+
+int vd_lseek_settle(dinode *d, task *t, lseek_info *li)
+{
+	if (d->lseek_lock_until > t->clock && d->lseek_lock_until != SIMTIME_MAX) {
+		li->waited_ns += d->lseek_lock_until - t->clock;
+		task_wait_until(t, d->lseek_lock_until);
+		return 1;
+	}
+	return 0;
+}

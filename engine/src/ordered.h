@@ -1,0 +1,37 @@
+/*
+ * ordered.h - an inode's ordered extents: one per extent being written,
+ * created when delalloc is run (cow_file_range) and removed when its IO
+ * has completed and finish_ordered_io has inserted the file extent item.
+ * Short-lived, so the tree is small (patch 4/9 searches it instead of the
+ * extent maps). Kept as an array sorted by file offset; a lookup is
+ * charged as a descent of a balanced tree of the same size.
+ */
+#ifndef ORDERED_H
+#define ORDERED_H
+
+#include <stdint.h>
+
+typedef struct ordered_extent {
+	uint64_t file_off, len;
+	uint64_t disk_bytenr;
+} ordered_extent;
+
+typedef struct ordered_tree {
+	ordered_extent *v;
+	uint64_t n, cap;
+	uint64_t created, completed, lookups, nodes_visited;
+} ordered_tree;
+
+void ordered_init(ordered_tree *t);
+void ordered_destroy(ordered_tree *t);
+/* Add an ordered extent (models btrfs_add_ordered_extent). 0 or LAB_ENOMEM. */
+int ordered_add(ordered_tree *t, uint64_t file_off, uint64_t len, uint64_t disk);
+/* Remove the ordered extent starting at file_off (models
+ * btrfs_remove_ordered_extent). Returns 0, or 1 if there is none. */
+int ordered_remove(ordered_tree *t, uint64_t file_off);
+/* First ordered extent overlapping [start, start + len), or -1 (models
+ * btrfs_lookup_first_ordered_range). *nodes gets the node visits. */
+int64_t ordered_lookup_range(ordered_tree *t, uint64_t start, uint64_t len,
+			     uint64_t *nodes);
+
+#endif /* ORDERED_H */

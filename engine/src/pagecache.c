@@ -1,0 +1,154 @@
+/*
+ * pagecache.c - page flags with counts, and the readahead window logic.
+ */
+#include "pagecache.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lab.h"
+
+void pc_init(pc_inode *p)
+{
+	memset(p, 0, sizeof(*p));
+}
+
+void pc_destroy(pc_inode *p)
+{
+	free(p->pg);
+	memset(p, 0, sizeof(*p));
+}
+
+int pc_reserve(pc_inode *p, uint64_t npages)
+{
+	if (npages <= p->npages_cap)
+		return 0;
+	uint64_t nc = p->npages_cap ? p->npages_cap : 1024;
+	while (nc < npages)
+		nc *= 2;
+	uint8_t *n = realloc(p->pg, nc);
+	if (!n)
+		return LAB_ENOMEM;
+	memset(n + p->npages_cap, 0, nc - p->npages_cap);
+	p->pg = n;
+	p->npages_cap = nc;
+	return 0;
+}
+
+void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear)
+{
+	uint8_t o = p->pg[idx];
+	uint8_t n = (uint8_t)((o & ~clear) | set);
+	if ((o ^ n) & PG_PRESENT)
+		p->present += (n & PG_PRESENT) ? 1 : (uint64_t)-1;
+	if ((o ^ n) & PG_DIRTY)
+		p->dirty += (n & PG_DIRTY) ? 1 : (uint64_t)-1;
+	if ((o ^ n) & PG_WRITEBACK)
+		p->writeback += (n & PG_WRITEBACK) ? 1 : (uint64_t)-1;
+	p->pg[idx] = n;
+}
+
+void pc_drop_clean(pc_inode *p)
+{
+	for (uint64_t i = 0; i < p->npages_cap; i++) {
+		uint8_t f = p->pg[i];
+		if ((f & PG_PRESENT) && !(f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED)))
+			pc_set(p, i, 0, 0xff);
+	}
+}
+
+void ra_init(file_ra *ra, uint64_t bdi_pages, int sequential)
+{
+	memset(ra, 0, sizeof(*ra));
+	ra->ra_pages = sequential ? 2 * bdi_pages : bdi_pages;
+}
+
+/* get_init_ra_size: the first window for a request of `size` pages. */
+static uint64_t init_size(uint64_t size, uint64_t max)
+{
+	uint64_t n = 1;
+	while (n < size)
+		n <<= 1;
+	if (n <= max / 32)
+		n *= 4;
+	else if (n <= max / 4)
+		n *= 2;
+	else
+		n = max;
+	return n;
+}
+
+/* get_next_ra_size: the ramp. */
+static uint64_t next_size(uint64_t cur, uint64_t max)
+{
+	if (cur < max / 16)
+		return 4 * cur;
+	if (cur <= max / 2)
+		return 2 * cur;
+	return max;
+}
+
+static uint64_t next_miss(const pc_inode *pc, uint64_t idx, uint64_t limit)
+{
+	while (idx < limit && (pc_flags(pc, idx) & PG_PRESENT))
+		idx++;
+	return idx;
+}
+
+ra_window ra_ondemand(file_ra *ra, const pc_inode *pc, uint64_t index,
+		      uint64_t req, int hit_marker)
+{
+	ra_window w = {0, 0, UINT64_MAX};
+	uint64_t max = ra->ra_pages;
+	if (max == 0)
+		return w;
+	if (index == 0 || !ra->valid)
+		goto initial;
+	{
+		uint64_t expected = ra->start + ra->size - ra->async_size;
+		if (index == expected || index == ra->start + ra->size) {
+			ra->start += ra->size;
+			ra->size = next_size(ra->size, max);
+			ra->async_size = ra->size;
+			goto readit;
+		}
+	}
+	if (hit_marker) {
+		uint64_t start = next_miss(pc, index + 1, index + 1 + max);
+		if (start - index > max)
+			return w;
+		ra->start = start;
+		ra->size = start - index + req;
+		ra->size = next_size(ra->size, max);
+		ra->async_size = ra->size;
+		goto readit;
+	}
+	if (req > max)
+		goto initial;
+	if (index - ra->prev_index <= 1)
+		goto initial;
+	/* random access: read just what was asked */
+	w.start = index;
+	w.nr = req;
+	return w;
+initial:
+	ra->valid = 1;
+	ra->start = index;
+	ra->size = init_size(req, max);
+	ra->async_size = ra->size > req ? ra->size - req : ra->size;
+readit:
+	if (index == ra->start && ra->size == ra->async_size) {
+		uint64_t add = next_size(ra->size, max);
+		if (ra->size + add <= max) {
+			ra->async_size = add;
+			ra->size += add;
+		} else {
+			ra->size = max;
+			ra->async_size = max >> 1;
+		}
+	}
+	w.start = ra->start;
+	w.nr = ra->size;
+	w.mark = ra->start + ra->size - ra->async_size;
+	return w;
+}

@@ -1,0 +1,82 @@
+/*
+ * pagecache.h - an inode's page cache (one flag byte per 4 KiB page, with
+ * counts for dirty-page accounting) and the VFS readahead state machine
+ * (mm/readahead.c's ondemand_readahead, 6.1), which the data path drives.
+ *
+ * A page is present or not; a present page is uptodate or being read
+ * (locked), and may be dirty or under writeback. Readahead marks one page
+ * of each window PG_READAHEAD: a read that hits it starts the next window
+ * asynchronously. Memory: one byte per page of the largest file offset
+ * seen (the lab's files are at most a few GiB).
+ */
+#ifndef PAGECACHE_H
+#define PAGECACHE_H
+
+#include <stdint.h>
+
+#include "sim.h"
+
+#define PC_PAGE 4096ull
+#define PC_PAGE_SHIFT 12
+
+enum {
+	PG_PRESENT = 1u << 0,
+	PG_UPTODATE = 1u << 1,
+	PG_DIRTY = 1u << 2,
+	PG_WRITEBACK = 1u << 3,
+	PG_READAHEAD = 1u << 4,
+	PG_LOCKED = 1u << 5, /* being read */
+};
+
+typedef struct pc_inode {
+	uint8_t *pg;
+	uint64_t npages_cap;
+	uint64_t present, dirty, writeback;
+	simtime_t dirtied_when; /* when the inode became dirty (0: clean) */
+	int is_dirty;
+	waitq page_waiters;      /* readers waiting for a page being read */
+} pc_inode;
+
+void pc_init(pc_inode *p);
+void pc_destroy(pc_inode *p);
+/* Make room for pages [0, npages). 0 or LAB_ENOMEM. */
+int pc_reserve(pc_inode *p, uint64_t npages);
+static inline uint8_t pc_flags(const pc_inode *p, uint64_t idx)
+{
+	return idx < p->npages_cap ? p->pg[idx] : 0;
+}
+/* Change one page's flags, keeping the counts. */
+void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear);
+/* Drop every clean page (drop_caches / unmount); dirty pages stay. */
+void pc_drop_clean(pc_inode *p);
+
+/* Per-open-file readahead state (struct file_ra_state). */
+typedef struct file_ra {
+	uint64_t start, size, async_size;
+	uint64_t ra_pages;   /* the window's maximum */
+	uint64_t prev_index; /* last page read (prev_pos) */
+	int valid;
+} file_ra;
+
+/* A window to read: pages [start, start + nr), marking `mark` (or
+ * UINT64_MAX for none) PG_READAHEAD. */
+typedef struct ra_window {
+	uint64_t start, nr, mark;
+} ra_window;
+
+/* bdi_pages: the device's readahead pages; sequential: posix_fadvise
+ * (SEQUENTIAL) doubles the file's window, as generic_fadvise does. */
+void ra_init(file_ra *ra, uint64_t bdi_pages, int sequential);
+/*
+ * A read of req pages at page `index` missed the cache (hit_marker = 0) or
+ * found a PG_READAHEAD page (hit_marker = 1). Returns the window to read
+ * (nr = 0: nothing). Models ondemand_readahead with its initial window
+ * (get_init_ra_size), ramp (get_next_ra_size: x4 below max/16, x2 up to
+ * max/2, then max) and the merge of a window that would hit its own
+ * marker. next_miss(index) is the first page at or after `index` not in
+ * the cache (used when a marker is hit out of step).
+ */
+ra_window ra_ondemand(file_ra *ra, const pc_inode *pc, uint64_t index,
+		      uint64_t req, int hit_marker);
+
+#endif /* PAGECACHE_H */

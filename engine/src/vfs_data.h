@@ -1,0 +1,204 @@
+/*
+ * vfs_data.h - the data path of one mounted file system: buffered write,
+ * read with readahead, background writeback (flusher + writepages +
+ * ordered-extent completion), sync, remount (drop caches) and lseek
+ * SEEK_DATA/SEEK_HOLE (lseek.c).
+ *
+ * Per inode (struct dinode): the io_tree (eio.h), the extent maps
+ * (emap.h), the ordered extents (ordered.h), the page cache
+ * (pagecache.h), the counters delalloc_bytes / outstanding_extents, and
+ * the inode's file extent items.
+ *
+ * File extent items. The lab keeps an inode's regular file extent items
+ * as a sorted array and models where they sit in the fs tree: items are
+ * appended in file order, so leaves are full (16283 / (25 + 53) = 208
+ * items each) and internal nodes hold 493 pointers (btree.h's sizes). A
+ * search is charged a root-to-leaf descent (BT_NS_NODE_VISIT per level,
+ * a binary search per block); after a remount each node is read from the
+ * device the first time a search touches it (metadata_reads). The
+ * metadata engineer's B-tree (btree.h/items.h) models the same tree with
+ * all its items; the data path does not need the other items, and this
+ * keeps a 1 GiB experiment within its time budget.
+ *
+ * Concurrency. Tasks (sim.h) drive the operations; each charges its CPU
+ * and waits to its task. The lseek range lock and writeback's per-extent
+ * lock are timeline reservations on the inode (see lseek.c and the
+ * writeback step): a writer of an extent inside a range an lseek holds
+ * waits for the unlock, and an lseek waits for an extent being flushed.
+ * In-flight reads keep their pages LOCKED in the io_tree until the bio
+ * completes; an lseek whose range meets one parks on the io_tree.
+ */
+#ifndef VFS_DATA_H
+#define VFS_DATA_H
+
+#include <stdint.h>
+
+#include "bdev.h"
+#include "eio.h"
+#include "emap.h"
+#include "ordered.h"
+#include "pagecache.h"
+#include "sim.h"
+
+#define FE_PER_LEAF 208u   /* (16384 - 101) / (25 + 53) */
+#define FST_NODE_PTRS 493u
+#define FST_MAX_LEVEL 6
+#define DATA_MAX_BIO (1024u * 1024u) /* block layer bio size cap */
+#define BDI_RA_PAGES 1024u           /* btrfs raises the bdi to >= 4 MiB */
+
+typedef struct fext {
+	uint64_t off, len, disk;
+} fext;
+
+struct dinode;
+struct dfs;
+
+/* A bio of the data path: disk-contiguous pages of one inode. */
+typedef struct dbio {
+	bio b;
+	struct dinode *d;
+	uint64_t *offs;     /* file offsets of its pages / extents */
+	uint32_t n, cap;
+	int read;
+	struct dbio *next;  /* in-flight list */
+} dbio;
+
+/* Which behaviour of the series is in effect (1 = the patched kernel). */
+typedef struct data_opts {
+	int p1_no_hole_uptodate;  /* 1/9: reading holes leaves no UPTODATE */
+	int p2_early_exit;        /* 2/9 */
+	int p3_skip_searches;     /* 3/9 */
+	int p4_ordered_search;    /* 4/9 (and 5/9) */
+	int p6_cached_state;      /* 6/9 */
+	int p9_file_cache;        /* 8/9 + 9/9: lseek keeps the cached state */
+	simtime_t dirty_expire;   /* dirty_expire_centisecs */
+	simtime_t wb_interval;    /* dirty_writeback_centisecs */
+	uint64_t dirty_bg_bytes;  /* dirty_background threshold */
+} data_opts;
+
+typedef struct dinode {
+	struct dfs *fs;
+	uint64_t ino;
+	uint64_t i_size;
+	uint64_t nbytes;               /* inode_get_bytes */
+	eio_tree io;
+	emap_tree em;
+	ordered_tree oe;
+	pc_inode pc;
+	fext *fe;                      /* file extent items, sorted */
+	uint64_t nfe, fecap;
+	uint64_t delalloc_bytes;
+	/* the range lock held by an lseek: [start, EOF] until `until`. Its
+	 * lock pass sweeps from start (at lock_t0) to EOF (at lock_t1) over
+	 * lock_recs records; a writer of an extent the sweep has not reached
+	 * yet gets it first and the sweep waits (lock_delay). */
+	uint64_t lseek_lock_start;
+	simtime_t lseek_lock_until;
+	simtime_t lock_t0, lock_t1, lock_delay;
+	uint64_t lock_recs;
+	/* the extent writeback has locked */
+	uint64_t wb_lock_off;
+	simtime_t wb_lock_until;
+	/* in-flight reads (their pages are LOCKED in io) */
+	dbio *reads;
+	/* writeback */
+	task *wb_task;
+	int wb_active, wb_sync;
+	uint64_t wb_index;             /* next file offset to look at */
+	dbio *wb_bio;                  /* being built */
+	uint64_t wb_inflight;          /* write bios in flight */
+	dbio *writes;                  /* write bios in flight */
+	waitq wb_waiters;              /* sync waits here */
+	int on_flush_list;
+} dinode;
+
+/* An open file (struct file + btrfs_file_private). */
+typedef struct dfile {
+	dinode *d;
+	file_ra ra;
+	extent_state *llseek_cached; /* 9/9: the cached state across lseeks */
+} dfile;
+
+typedef struct dfs {
+	sim *s;
+	bdev *dev;
+	data_opts o;
+	dinode *inodes[4];
+	int ninodes;
+	uint64_t data_alloc;           /* next free data byte (next-fit) */
+	uint64_t meta_base;            /* where the fs tree's blocks live */
+	uint64_t csum_base;            /* where the csum tree's blocks live */
+	int meta_cold;                 /* remounted: tree blocks not cached */
+	uint8_t *fst_cached[FST_MAX_LEVEL];
+	uint64_t fst_cap[FST_MAX_LEVEL];
+	uint8_t *csum_cached;
+	uint64_t csum_cap;
+	/* statistics */
+	uint64_t metadata_reads;
+	uint64_t data_reads, data_read_bytes, data_writes, data_write_bytes;
+	uint64_t flushes, wb_extents, ordered_done;
+	uint64_t cpu_wb_ns, cpu_endio_ns;
+	uint64_t cache_hits, cache_misses; /* page cache, for cp's reads */
+	uint64_t ra_windows, ra_pages;
+	uint64_t fst_nodes_visited;
+	int series_iotree;             /* sim series: io_tree records */
+	int series_delalloc;           /* sim series: delalloc extents */
+	int flusher_armed;
+} dfs;
+
+/* Set up the data path on device dev (not owned). 0 or LAB_ENOMEM. */
+int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o);
+void dfs_destroy(dfs *fs);
+/* A new empty regular file. */
+int dfs_inode_new(dfs *fs, dinode **out);
+void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
+/* Close: drop the cached state (models btrfs_release_file). */
+void dfile_close(dfile *f);
+
+/* Start the flusher's periodic wakeups (every o.wb_interval). */
+void dfs_start_flusher(dfs *fs);
+
+/*
+ * Buffered write of [off, off + len) (page aligned): dirties pages, sets
+ * DELALLOC (| DELALLOC_NEW beyond i_size) on the io_tree range, bumps
+ * delalloc_bytes and outstanding_extents, moves i_size, marks the inode
+ * dirty. Models btrfs_buffered_write -> btrfs_dirty_pages. CPU to t.
+ */
+int vd_write(dinode *d, task *t, uint64_t off, uint64_t len);
+
+/*
+ * Read one page at off (cp's 4 KiB read). Returns 0 when the page was
+ * copied, 1 when t was parked waiting for it (call again when woken).
+ * Misses and readahead markers start readahead (models filemap_read ->
+ * page_cache_sync_ra / page_cache_async_ra -> btrfs_readahead).
+ */
+int vd_read_page(dfile *f, task *t, uint64_t off);
+
+/* Kick writeback of d now (sync = 1: WB_SYNC_ALL, every dirty page). */
+void vd_writeback_start(dinode *d, int sync);
+/* Whether d is fully written back: no dirty pages, no ordered extents. */
+int vd_clean(const dinode *d);
+
+/* Remount: drop the page cache, extent maps and io_tree of every inode
+ * and make the tree blocks cold. The data must be clean (sync first). */
+void dfs_remount(dfs *fs);
+
+/* Charge a search of the fs tree for item index idx of d (descent,
+ * binary searches, cold reads); waits for reads on t. Returns ns of CPU
+ * charged (already charged to t). */
+uint64_t vd_fst_search(dinode *d, task *t, uint64_t idx, uint64_t *nodes);
+/* Index of the first item ending after off (nfe if none). */
+uint64_t vd_fe_first_after(const dinode *d, uint64_t off);
+
+/* outstanding_extents: one per delalloc extent (record) plus one per
+ * ordered extent, as btrfs_set/clear_delalloc_extent and the ordered
+ * extent code keep it. */
+static inline uint64_t vd_outstanding(const dinode *d)
+{
+	return d->io.recs_with[1] + d->oe.n;
+}
+
+/* Invariants of the data path; returns failures. */
+int vd_check(const dinode *d);
+
+#endif /* VFS_DATA_H */
