@@ -75,6 +75,7 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
           progress={state.progress}
           current={state.current}
           invalid={invalid}
+          badParams={Object.keys(errors)}
           stale={stale}
           onRun={run}
           onCancel={runner.cancel}

@@ -19,7 +19,7 @@ interface Props {
 
 function rangeText(p: ParamInfo): string {
   if (p.type === 'enum' || p.type === 'bool') return '';
-  const lo = p.min !== undefined ? String(p.min) : '';
+  const lo = p.min !== undefined ? `${p.min_exclusive ? '>' : ''}${p.min}` : '';
   const hi = p.type === 'int-or-inf' ? 'inf' : p.max !== undefined ? String(p.max) : '';
   return lo || hi ? `${lo}…${hi}` : '';
 }

@@ -4,7 +4,7 @@
  * and the metrics table where every number says where it comes from.
  */
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
-import { fmtChange, fmtNs, fmtNum, fmtPct } from '../model/format';
+import { fmtChange, fmtNs, fmtNum, fmtPct, fmtUnit } from '../model/format';
 import { publishedFor, relError } from '../model/provenance';
 import type { Emphasis } from '../model/urlState';
 import { viewFor } from '../views/registry';
@@ -47,7 +47,7 @@ function Panel({ info, variant, run, emphasis }: { info: ExperimentInfo; variant
               <div key={m.name} className="headline-item">
                 <div className="headline-value" data-testid={`value-${variant}-${m.name}`}>
                   {fmtNum(run.metrics[m.name])}
-                  <span className="headline-unit"> {m.unit !== 'count' ? m.unit : ''}</span>
+                  <span className="headline-unit"> {fmtUnit(m.unit)}</span>
                 </div>
                 <div className="headline-label">{m.name}</div>
               </div>
@@ -94,7 +94,7 @@ export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Pr
                   {runs[v] ? (
                     <>
                       <span data-testid={`cell-${v}-${m.name}`}>{fmtNum(runs[v]?.metrics[m.name])}</span>
-                      <span className="unit"> {m.unit !== 'count' ? m.unit : ''}</span> <Tag kind="simulated" title="simulated by this run" />
+                      <span className="unit"> {fmtUnit(m.unit)}</span> <Tag kind="simulated" title="simulated by this run" />
                     </>
                   ) : (
                     '–'

@@ -7,13 +7,15 @@ interface Props {
   progress: number;
   current: Variant | null;
   invalid: boolean;
+  /** Names of the parameters that need fixing (shown when invalid). */
+  badParams?: string[];
   stale: boolean;
   onRun(): void;
   onCancel(): void;
   label?: string;
 }
 
-export function RunBar({ status, progress, current, invalid, stale, onRun, onCancel, label }: Props) {
+export function RunBar({ status, progress, current, invalid, badParams, stale, onRun, onCancel, label }: Props) {
   const running = status === 'running';
   const pct = Math.round(progress * 100);
   return (
@@ -42,7 +44,7 @@ export function RunBar({ status, progress, current, invalid, stale, onRun, onCan
               : status === 'error'
                 ? 'Failed'
                 : invalid
-                  ? 'Fix the parameters'
+                  ? `Fix ${badParams && badParams.length > 0 ? badParams.join(', ') : 'the parameters'}`
                   : 'Ready'}
       </span>
     </div>

@@ -10,6 +10,7 @@ import { loadNodeBridge } from './node';
 import { MsgType, type WorkerRequest, type WorkerResponse } from './protocol';
 import { LabError } from './types';
 import { createWorkerCore } from './workerCore';
+import { defaultParams, validateAll } from '../model/params';
 
 let b: Bridge;
 beforeAll(async () => {
@@ -89,6 +90,14 @@ describe('bridge (real WASM engine)', () => {
     expect(bad({ nosuch: '1' }).codeName).toMatch(/LAB_E(NOENT|INVAL)/);
     expect(bad({}, 'no-such-experiment').codeName).toBe('LAB_ENOENT');
     expect(() => b.open(fio({}, -1))).toThrow(LabError);
+  });
+
+  it("every experiment's defaults pass the form's validation and open in the engine", () => {
+    for (const e of b.list()) {
+      const values = defaultParams(e.params);
+      expect(validateAll(e.params, values), e.name).toEqual({});
+      for (const variant of e.variants) b.close(b.open({ experiment: e.name, variant, params: values, seed: 1 }));
+    }
   });
 
   it('names every error code', () => {

@@ -16,6 +16,8 @@ export interface ParamInfo {
   default: ParamValue;
   min?: number;
   max?: number;
+  /** The minimum itself is not allowed (a float in (min, max]). */
+  min_exclusive?: boolean;
   values?: string[];
   unit?: string;
   help: string;

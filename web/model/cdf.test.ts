@@ -29,6 +29,12 @@ describe('cdf layout', () => {
     for (const g of gaps) expect(g).toBeCloseTo(gaps[0] ?? 0, 6);
   });
 
+  it('adds 2x and 5x ticks when the axis spans few decades', () => {
+    const L = layoutCdf({ width: 600, height: 300, series: [{ id: 's', label: 's', points: [{ p: 0.5, us: 300 }, { p: 0.99, us: 700 }] }], measured: [] });
+    expect(L.domain).toEqual([100, 1000]);
+    expect(L.xTicks.map((t) => t.label)).toEqual(['100 µs', '200 µs', '500 µs', '1 ms']);
+  });
+
   it('formats microseconds for tick labels', () => {
     expect(formatUs(10)).toBe('10 µs');
     expect(formatUs(1000)).toBe('1 ms');

@@ -87,10 +87,13 @@ export function layoutCdf(input: CdfLayoutInput): CdfLayout {
   const y = scaleLinear().domain([0, nines(maxP)]).range([input.height - margin.bottom, margin.top]);
   const decades = Math.round(Math.log10(d1 / d0));
   const xTicks: Tick[] = [];
-  for (let i = 0; i <= decades; i++) {
-    const v = d0 * 10 ** i;
-    xTicks.push({ pos: x(v), label: formatUs(v) });
-  }
+  // Decades only, unless the axis spans two decades or fewer: then 2x and 5x too.
+  const steps = decades <= 2 ? [1, 2, 5] : [1];
+  for (let i = 0; i <= decades; i++)
+    for (const k of steps) {
+      const v = d0 * 10 ** i * k;
+      if (v <= d1 * (1 + 1e-9)) xTicks.push({ pos: x(v), label: formatUs(v) });
+    }
   const yTicks = Y_TICKS.filter(([p]) => p <= maxP + 1e-12).map(([p, label]) => ({ pos: y(nines(p)), label }));
   const gen = line<Quantile>()
     .x((q) => x(q.us))

@@ -35,3 +35,9 @@ export function fmtPct(x: number): string {
   const v = Number((x * 100).toPrecision(2));
   return `${v > 0 ? '+' : v < 0 ? '−' : '±'}${Math.abs(v)}%`;
 }
+
+/** A metric unit for display: "us" -> "µs"; "count" is shown as nothing. */
+export function fmtUnit(u: string | undefined): string {
+  if (!u || u === 'count') return '';
+  return u === 'us' ? 'µs' : u;
+}

@@ -6,13 +6,14 @@ const P: ParamInfo[] = [
   { name: 'bs', type: 'int', default: 4096, min: 512, max: 1048576, unit: 'bytes', help: '' },
   { name: 'device', type: 'enum', default: 'nvme-dc', values: ['nvme-dc', 'consumer-ssd'], help: '' },
   { name: 'threshold', type: 'int-or-inf', default: 4096, min: 1, help: '' },
-  { name: 'scale', type: 'float', default: 1, min: 0, max: 1, help: '' },
+  { name: 'scale', type: 'float', default: 1, min: 0, max: 1, min_exclusive: true, help: '' },
+  { name: 'share', type: 'float', default: 0, min: 0, max: 1, help: '' },
   { name: 'fsync', type: 'bool', default: false, help: '' },
 ];
 
 describe('params', () => {
   it('gives default text for every type', () => {
-    expect(defaultParams(P)).toEqual({ bs: '4096', device: 'nvme-dc', threshold: '4096', scale: '1', fsync: 'false' });
+    expect(defaultParams(P)).toEqual({ bs: '4096', device: 'nvme-dc', threshold: '4096', scale: '1', share: '0', fsync: 'false' });
   });
 
   it('accepts valid values', () => {
@@ -20,7 +21,8 @@ describe('params', () => {
   });
 
   it('explains each kind of bad value', () => {
-    const [bs, dev, thr, scale, fsync] = P as [ParamInfo, ParamInfo, ParamInfo, ParamInfo, ParamInfo];
+    const [bs, dev, thr, scale, share, fsync] = P as [ParamInfo, ParamInfo, ParamInfo, ParamInfo, ParamInfo, ParamInfo];
+    expect(validateParam(share, '0')).toBeNull(); // an inclusive minimum
     expect(validateParam(bs, '4k')).toMatch(/whole number/);
     expect(validateParam(bs, '100')).toMatch(/at least 512 bytes/);
     expect(validateParam(bs, '')).toMatch(/needs a value/);

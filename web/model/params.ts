@@ -42,7 +42,7 @@ export function validateParam(p: ParamInfo, text: string): string | null {
     case 'float': {
       const x = Number(t);
       if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t) || !Number.isFinite(x)) return `${p.name} must be a number.`;
-      if (p.min !== undefined && x <= p.min && p.min === 0) return `${p.name} must be greater than 0.`;
+      if (p.min_exclusive && p.min !== undefined && x <= p.min) return `${p.name} must be greater than ${fmt(p.min)}${p.unit ? ` ${p.unit}` : ''}.`;
       return range(x);
     }
     case 'enum':
