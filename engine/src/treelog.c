@@ -116,6 +116,11 @@ uint64_t treelog_phase_quantile(const treelog *tl, const char *phase, double q)
 	return 0;
 }
 
+void treelog_set_trans(treelog *tl, trans_mgr *tm)
+{
+	tl->tm = tm;
+}
+
 void treelog_note_leaf_wait(treelog *tl, uint64_t wait_ns)
 {
 	lhist_add(&tl->victim_wait, wait_ns);
@@ -518,6 +523,15 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		return TASK_RUN;
 	}
 	case TLS_JOIN:
+		/* btrfs_start_transaction: a commit in progress parks us */
+		if (tl->tm && !f->has_th) {
+			r = trans_start(tl->tm, t, &f->th);
+			if (r == TRANS_WAIT)
+				return TASK_BLOCKED;
+			if (r < 0)
+				return r;
+			f->has_th = 1;
+		}
 		/* start_log_trans */
 		task_cpu(tl->sim, t, TL_NS_LOG_TRANS);
 		f->lr->log_writers++;
@@ -601,6 +615,12 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		return LAB_EENGINE;
 	}
 	if (r == TASK_DONE) {
+		if (f->has_th) {
+			int e = trans_end(&f->th, 0);
+			f->has_th = 0;
+			if (e < 0 && !f->error)
+				f->error = e;
+		}
 		tl_record(tl, t, f);
 		f->state = TLS_DONE;
 		if (f->error)

@@ -41,6 +41,7 @@
 #include "fs.h"
 #include "sim.h"
 #include "strbuf.h"
+#include "trans.h"
 
 #define TL_MAX_PHASES 12
 #define TL_MAX_ROOTS 64
@@ -111,6 +112,8 @@ typedef struct tl_fsync {
 	uint64_t log_transid;
 	bt_key next_key;          /* full sync: where the next leaf starts */
 	ebmem_eb *scratch;        /* patch 001's ctx->scratch_eb */
+	trans_handle th;          /* btrfs_sync_file's transaction handle */
+	int has_th;
 	simtime_t parked_at;
 	tl_rec rec;
 	int error;
@@ -120,6 +123,7 @@ typedef struct treelog {
 	sim *sim;
 	bdev *dev;                /* may be NULL: log IO takes no time */
 	ebmem *mem;
+	trans_mgr *tm;            /* optional: fsyncs join transactions */
 	treelog_cfg cfg;
 	tl_root roots[TL_MAX_ROOTS];
 	int nroots;
@@ -181,6 +185,12 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f);
 void treelog_on_commit(treelog *tl, uint64_t transid);
 /* Register treelog_on_commit as an fs commit hook. */
 int treelog_attach(treelog *tl, fs_info *fs);
+
+/* With a transaction manager, each fsync holds a handle from before it
+ * joins the log transaction until its log is synced (btrfs_sync_file's
+ * btrfs_start_transaction .. btrfs_end_transaction): a commit waits for
+ * it, and it waits for a commit in progress. */
+void treelog_set_trans(treelog *tl, trans_mgr *tm);
 
 /* Record a wait for a subvolume leaf lock seen by another operation (a
  * create, finish_ordered_io) so the log's details show its victims. */

@@ -9,6 +9,7 @@
 #include "lab.h"
 #include "t.h"
 #include "treelog.h"
+#include "vfs.h"
 
 /* ------------------------------------------------ a hand-built subvolume */
 
@@ -382,6 +383,144 @@ static void test_patch001_lock_hold(uint64_t seed, int prealloc,
 	world_free(&w);
 }
 
+
+/* ------------------------------------------- on the real metadata core */
+
+/* bonnie++'s file phase, per task: create a file in the shared directory,
+ * give it one written extent, fsync it (a full sync: a new inode). */
+typedef struct creator {
+	fs_info *fs;
+	struct btrfs_root *root;
+	treelog *tl;
+	int id, n, done, state;
+	struct inode *in;
+	tl_fsync f;
+	uint64_t create_max, create_sum, fsync_max;
+	simtime_t fsync_start;
+	int err;
+} creator;
+
+static int creator_step(sim *s, task *t)
+{
+	creator *c = t->ctx;
+	if (c->state == 0) {
+		if (c->done == c->n)
+			return TASK_DONE;
+		char name[32];
+		snprintf(name, sizeof(name), "f%d_%d", c->id, c->done);
+		simtime_t t0 = t->clock;
+		int r = vfs_create(c->fs, t, c->root, 256, name, 0644, &c->in);
+		uint64_t lat = t->clock - t0;
+		c->create_sum += lat;
+		if (lat > c->create_max)
+			c->create_max = lat;
+		uint64_t disk;
+		if (!r)
+			r = alloc_extent(&c->fs->alloc, ALLOC_DATA, 8192, &disk);
+		if (!r)
+			r = fs_file_extent_insert(c->fs, t, c->in, 0, 8192, disk, 8192, FE_REG);
+		c->in->size = 8192;
+		if (!r)
+			r = fs_inode_update(c->fs, t, c->in);
+		if (r) {
+			c->err = r;
+			return TASK_DONE;
+		}
+		CHECK(c->in->flags & INODE_NEEDS_FULL_SYNC);
+		treelog_fsync_init(&c->f, c->root, c->in, 1);
+		c->fsync_start = t->clock;
+		c->state = 1;
+		return TASK_RUN;
+	}
+	int r = treelog_fsync_step(c->tl, t, &c->f);
+	if (r < 0) {
+		c->err = r;
+		return TASK_DONE;
+	}
+	if (r == TASK_DONE) {
+		uint64_t lat = t->clock - c->fsync_start;
+		if (lat > c->fsync_max)
+			c->fsync_max = lat;
+		c->done++;
+		c->state = 0;
+		return TASK_RUN;
+	}
+	return r;
+}
+
+typedef struct realres {
+	uint64_t create_max, create_sum, fsync_max, leaves, clones, victim_max;
+} realres;
+
+static void test_real_fs(int prealloc, int with_trans, realres *res)
+{
+	sim *s = sim_create(21, 0);
+	bdev *dev;
+	CHECK_EQ(bdev_create(s, "ideal", &dev), 0);
+	fs_info *fs;
+	CHECK_EQ(fs_mount(s, dev, NULL, &fs), 0);
+	struct btrfs_root *root = fs_root_lookup(fs, 5);
+	ebmem_cfg mc;
+	ebmem_cfg_default(&mc);
+	mc.ram_bytes = 1ull << 30;
+	mc.slow_p_max = 0.05;
+	ebmem *mem;
+	CHECK_EQ(ebmem_create(s, &mc, &mem), 0);
+	ebmem_set_usage(mem, 1ull << 29, 1ull << 29);
+	treelog_cfg tc;
+	treelog_cfg_default(&tc);
+	tc.prealloc_scratch = prealloc;
+	treelog *tl;
+	CHECK_EQ(treelog_create(s, dev, mem, &tc, &tl), 0);
+	CHECK_EQ(treelog_attach(tl, fs), 0);
+	trans_mgr tm;
+	if (with_trans) {
+		CHECK_EQ(trans_init(&tm, fs), 0);
+		treelog_set_trans(tl, &tm);
+	}
+	treelog_set_phase(tl, "create");
+	creator c[3];
+	for (int i = 0; i < 3; i++) {
+		c[i] = (creator){.fs = fs, .root = root, .tl = tl, .id = i, .n = 60};
+		task_spawn(s, "bonnie", creator_step, &c[i], (simtime_t)i * 5 * NS_PER_US);
+	}
+	CHECK(sim_run(s, 50000000, SIMTIME_MAX));
+	memset(res, 0, sizeof(*res));
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(c[i].err, 0);
+		CHECK_EQ(c[i].done, 60);
+		if (c[i].create_max > res->create_max)
+			res->create_max = c[i].create_max;
+		if (c[i].fsync_max > res->fsync_max)
+			res->fsync_max = c[i].fsync_max;
+		res->create_sum += c[i].create_sum;
+	}
+	res->leaves = tl->leaves_copied;
+	res->clones = tl->clones;
+	CHECK_EQ(tl->full, 180);
+	CHECK(tl->leaves_copied >= 180);
+	CHECK(tl->blocks_written > 0);
+	CHECK_EQ(treelog_root(tl, 5)->log_writers, 0);
+	CHECK(treelog_root(tl, 5)->log_items >= 180 * 3);
+	if (with_trans) {
+		CHECK_EQ(tm.handles_started, tm.handles_ended);
+		CHECK(tm.handles_started >= 180);
+	}
+	/* the items copied are the inodes' own: inode item, ref, extent */
+	CHECK_EQ(tl->items_logged, 180 * 3);
+	/* a transaction commit frees the log */
+	CHECK_EQ(fs_commit(fs, NULL), 0);
+	CHECK_EQ(treelog_root(tl, 5)->log_items, 0);
+	CHECK_EQ(mem->live_ebs, 0);
+	if (with_trans)
+		trans_destroy(&tm);
+	treelog_destroy(tl);
+	ebmem_destroy(mem);
+	fs_unmount(fs);
+	bdev_destroy(dev);
+	sim_destroy(s);
+}
+
 int main(void)
 {
 	test_full_vs_fast();
@@ -413,5 +552,18 @@ int main(void)
 	CHECK_EQ(w2, w0);
 	CHECK_EQ(p2, p0);
 	CHECK_EQ(h2, h0);
+	realres rb, ra, rt;
+	test_real_fs(0, 0, &rb);
+	test_real_fs(1, 0, &ra);
+	test_real_fs(1, 1, &rt);
+	fprintf(stderr, "real fs: create max %.3f ms -> %.3f ms (sum %.3f -> %.3f ms), "
+		"fsync max %.3f -> %.3f ms, leaves %llu, clones %llu -> %llu\n",
+		rb.create_max / 1e6, ra.create_max / 1e6, rb.create_sum / 1e6,
+		ra.create_sum / 1e6, rb.fsync_max / 1e6, ra.fsync_max / 1e6,
+		(unsigned long long)rb.leaves, (unsigned long long)rb.clones,
+		(unsigned long long)ra.clones);
+	CHECK_EQ(rb.clones, rb.leaves);
+	CHECK_EQ(ra.clones, 0);
+	CHECK(rb.create_sum > ra.create_sum);
 	T_DONE();
 }
