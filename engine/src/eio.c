@@ -9,6 +9,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "costs.h"
 
@@ -122,18 +123,25 @@ static void fix_adj(extent_state *x)
 /* Add (sign +1) or remove (-1) a record's bytes from the per-bit totals. */
 static void acct(eio_tree *t, const extent_state *st, int sign)
 {
-	uint64_t len = st->end - st->start + 1;
-	for (int b = 0; b < 8; b++)
-		if (st->bits & (1u << b)) {
-			t->bytes_with[b] += sign > 0 ? len : (uint64_t)0 - len;
-			t->recs_with[b] += sign > 0 ? 1 : (uint64_t)0 - 1;
-		}
+	uint64_t len = sign > 0 ? st->end - st->start + 1 : (uint64_t)0 - (st->end - st->start + 1);
+	uint64_t one = sign > 0 ? 1 : (uint64_t)0 - 1;
+	for (uint32_t b = st->bits & 0xff; b; b &= b - 1) {
+		int i = __builtin_ctz(b);
+		t->bytes_with[i] += len;
+		t->recs_with[i] += one;
+	}
 }
 
 static extent_state *state_alloc(eio_tree *t, uint64_t start, uint64_t end, uint32_t bits)
 {
-	extent_state *st = calloc(1, sizeof(*st));
-	assert(st);
+	extent_state *st = t->free_list;
+	if (st) {
+		t->free_list = st->right;
+		memset(st, 0, sizeof(*st));
+	} else {
+		st = calloc(1, sizeof(*st));
+		assert(st);
+	}
 	st->start = start;
 	st->end = end;
 	st->bits = bits;
@@ -148,7 +156,8 @@ static void state_free(eio_tree *t, extent_state *st)
 {
 	assert(t->live_alloc > 0);
 	t->live_alloc--;
-	free(st);
+	st->right = t->free_list;
+	t->free_list = st;
 }
 
 /* Link a new record into the tree (ranges must not overlap). */
@@ -328,6 +337,11 @@ void eio_destroy(eio_tree *t)
 {
 	free_subtree(t, t->root);
 	t->root = NULL;
+	while (t->free_list) {
+		extent_state *n = t->free_list->right;
+		free(t->free_list);
+		t->free_list = n;
+	}
 	t->nrecords = 0;
 	for (int b = 0; b < 8; b++)
 		t->bytes_with[b] = t->recs_with[b] = 0;

@@ -93,23 +93,22 @@ uint64_t vd_fst_search(dinode *d, task *t, uint64_t idx, uint64_t *nodes)
 	dfs *fs = d->fs;
 	uint64_t nleaves = d->nfe ? (d->nfe + FE_PER_LEAF - 1) / FE_PER_LEAF : 1;
 	uint64_t leaf = idx < d->nfe ? idx / FE_PER_LEAF : nleaves - 1;
-	/* levels above the leaves */
-	uint64_t width[FST_MAX_LEVEL];
+	/* levels: the leaves and the nodes above them */
 	int h = 1;
-	width[0] = nleaves;
-	while (width[h - 1] > 1 && h < FST_MAX_LEVEL) {
-		width[h] = (width[h - 1] + FST_NODE_PTRS - 1) / FST_NODE_PTRS;
-		h++;
-	}
-	uint64_t ns = 0;
-	uint64_t per = 1;
-	for (int lv = 0; lv < h; lv++) {
-		uint64_t at = leaf / per;
-		uint64_t items = lv == 0 ? FE_PER_LEAF : FST_NODE_PTRS;
-		ns += BT_NS_NODE_VISIT + log2_ceil(items) * BT_NS_BSEARCH_STEP;
-		if (fs->meta_cold && meta_touch(&fs->fst_cached[lv], &fs->fst_cap[lv], at))
-			meta_read(fs, t, fs->meta_base + ((uint64_t)lv << 32) + at * BT_NODESIZE);
-		per *= FST_NODE_PTRS;
+	for (uint64_t w = nleaves; w > 1 && h < FST_MAX_LEVEL; h++)
+		w = (w + FST_NODE_PTRS - 1) / FST_NODE_PTRS;
+	static const uint64_t step_ns = BT_NS_NODE_VISIT; /* + binary search below */
+	uint64_t ns = (uint64_t)h * step_ns +
+		      (log2_ceil(FE_PER_LEAF) + (uint64_t)(h - 1) * log2_ceil(FST_NODE_PTRS)) *
+			      BT_NS_BSEARCH_STEP;
+	if (fs->meta_cold) {
+		uint64_t per = 1;
+		for (int lv = 0; lv < h; lv++) {
+			uint64_t at = leaf / per;
+			if (meta_touch(&fs->fst_cached[lv], &fs->fst_cap[lv], at))
+				meta_read(fs, t, fs->meta_base + ((uint64_t)lv << 32) + at * BT_NODESIZE);
+			per *= FST_NODE_PTRS;
+		}
 	}
 	if (nodes)
 		*nodes += (uint64_t)h;
@@ -341,7 +340,23 @@ int vd_clean(const dinode *d)
  * wb_index (models extent_write_cache_pages -> writepage_delalloc ->
  * find_lock_delalloc_range + cow_file_range, then bio submission).
  */
+static int wb_one(sim *s, task *t);
+
+/* Writeback runs extent by extent; while no lseek holds a range lock
+ * nothing can interleave with it, so several extents go in one step. */
 static int wb_step(sim *s, task *t)
+{
+	dinode *d = t->ctx;
+	for (int i = 0; i < 64; i++) {
+		int r = wb_one(s, t);
+		if (r != TASK_RUN || d->lseek_lock_until > t->clock ||
+		    sim_now(s) + NS_PER_MS < t->clock)
+			return r;
+	}
+	return TASK_RUN;
+}
+
+static int wb_one(sim *s, task *t)
 {
 	dinode *d = t->ctx;
 	dfs *fs = d->fs;
