@@ -1,0 +1,504 @@
+/*
+ * test_delalloc.c - shrink_delalloc's cost driver on a small fake file
+ * system: inodes with dirty delalloc pages holding their metadata
+ * reservations, a writepages that starts one ordered extent per call, a
+ * device that completes them, and finish_ordered_io giving the
+ * reservation back. A "tar" task creates small files under a full
+ * metadata space_info; the async reclaim worker flushes with each variant.
+ *
+ * Asserted shapes (counts from the simulation, no published numbers):
+ * small files: 5.10 flushes ~64/p pages per cycle fewer than the fixed
+ * kernel and needs that many more cycles; one huge file: 5.10 flushes the
+ * whole file while the fixed kernel flushes about nr_pages.
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costs.h"
+#include "delalloc.h"
+#include "lab.h"
+#include "reclaim.h"
+#include "sim.h"
+#include "space.h"
+#include "t.h"
+
+#define KiB 1024ull
+#define MiB (1024ull * 1024)
+#define PAGE 4096ull
+
+/* ------------------------------------------------------- the fake fs */
+
+typedef struct finode {
+	uint64_t dirty; /* delalloc pages not yet written */
+	uint64_t ext;   /* outstanding extents counted for the delalloc range */
+	inode_rsv ir;
+} finode;
+
+typedef struct foe {
+	finode *ino;
+	uint64_t pages;
+	simtime_t done;
+} foe;
+
+typedef struct ffs {
+	sim *s;
+	space_ctl *sc;
+	finode *ino;
+	uint64_t n, cap, head;
+	uint64_t ndirty, delalloc_bytes;
+	simtime_t dev_busy;
+	foe *oe;
+	uint64_t oe_head, oe_len, oe_cap;
+	task *ordered_waiter;
+	uint64_t pages_written, ordered_done;
+} ffs;
+
+static uint64_t f_delalloc_bytes(void *ctx)
+{
+	return ((ffs *)ctx)->delalloc_bytes;
+}
+
+static uint64_t f_nr_inodes(void *ctx)
+{
+	return ((ffs *)ctx)->ndirty;
+}
+
+/* Dirty inodes in creation order (the delalloc_inodes FIFO). */
+static uint64_t f_list(void *ctx, void **out, uint64_t max)
+{
+	ffs *f = ctx;
+	while (f->head < f->n && f->ino[f->head].dirty == 0)
+		f->head++;
+	uint64_t k = 0;
+	for (uint64_t i = f->head; i < f->n && k < max; i++)
+		if (f->ino[i].dirty)
+			out[k++] = &f->ino[i];
+	return k;
+}
+
+/* finish_ordered_io: the ordered extent goes, its csums are inserted, the
+ * inode's reservation shrinks and the excess goes back to the space_info. */
+static void f_complete(sim *s, void *arg)
+{
+	ffs *f = arg;
+	assert(f->oe_len > 0);
+	foe *o = &f->oe[f->oe_head];
+	f->oe_head = (f->oe_head + 1) % f->oe_cap;
+	f->oe_len--;
+	space_delalloc_mod_extents(f->sc, &o->ino->ir, -1, sim_now(s));
+	space_delalloc_release_metadata(f->sc, &o->ino->ir, o->pages * PAGE, sim_now(s));
+	f->ordered_done++;
+}
+
+static int64_t f_writepages(void *ctx, task *t, void *inode, int64_t *nr)
+{
+	ffs *f = ctx;
+	finode *ino = inode;
+	uint64_t k = ino->dirty < (uint64_t)*nr ? ino->dirty : (uint64_t)*nr;
+	if (k == 0)
+		return 0;
+	/* cow_file_range + page writeback: 3 us per extent, 0.3 us per page */
+	task_cpu(f->s, t, 3000 + 300 * k);
+	ino->dirty -= k;
+	f->delalloc_bytes -= k * PAGE;
+	*nr -= (int64_t)k;
+	f->pages_written += k;
+	space_delalloc_mod_extents(f->sc, &ino->ir, 1, t->clock); /* ordered */
+	uint64_t ext = space_count_max_extents(ino->dirty * PAGE);
+	space_delalloc_mod_extents(f->sc, &ino->ir, (int64_t)ext - (int64_t)ino->ext,
+				   t->clock);
+	ino->ext = ext;
+	if (ino->dirty == 0)
+		f->ndirty--;
+	/* the device: 2 GB/s streaming, 50 us to complete a write */
+	simtime_t start = t->clock > f->dev_busy ? t->clock : f->dev_busy;
+	f->dev_busy = start + 2 * k * NS_PER_US;
+	simtime_t done = f->dev_busy + 50 * NS_PER_US;
+	if (f->oe_len == f->oe_cap) {
+		uint64_t cap = f->oe_cap ? f->oe_cap * 2 : 256;
+		foe *v = malloc(cap * sizeof *v);
+		for (uint64_t i = 0; i < f->oe_len; i++)
+			v[i] = f->oe[(f->oe_head + i) % f->oe_cap];
+		free(f->oe);
+		f->oe = v;
+		f->oe_cap = cap;
+		f->oe_head = 0;
+	}
+	f->oe[(f->oe_head + f->oe_len) % f->oe_cap] = (foe){ino, k, done};
+	f->oe_len++;
+	sim_at(f->s, done, f_complete, f);
+	return (int64_t)k;
+}
+
+static void f_wake_waiter(sim *s, void *arg)
+{
+	ffs *f = arg;
+	task *t = f->ordered_waiter;
+	f->ordered_waiter = NULL;
+	task_wake(s, t, sim_now(s));
+}
+
+/* Wait for the first nr ordered extents in flight (they complete in
+ * submission order on this device). */
+static int f_wait_ordered(void *ctx, task *t, uint64_t nr)
+{
+	ffs *f = ctx;
+	if (f->oe_len == 0 || nr == 0)
+		return 0;
+	uint64_t k = nr < f->oe_len ? nr : f->oe_len;
+	simtime_t until = f->oe[(f->oe_head + k - 1) % f->oe_cap].done;
+	f->ordered_waiter = t;
+	sim_at(f->s, until, f_wake_waiter, f);
+	return DELALLOC_PARKED;
+}
+
+static const delalloc_ops fake_ops = {
+	.delalloc_bytes = f_delalloc_bytes,
+	.nr_inodes = f_nr_inodes,
+	.list_inodes = f_list,
+	.writepages = f_writepages,
+	.wait_ordered = f_wait_ordered,
+};
+
+/* A buffered write of `pages` to a new inode, its reservation already
+ * granted: count the delalloc range (set_delalloc_extent) and drop the
+ * write's own extent count (btrfs_delalloc_release_extents). */
+static void f_dirty(ffs *f, finode *ino, uint64_t pages, simtime_t at)
+{
+	uint64_t bytes = pages * PAGE;
+	ino->ext = space_count_max_extents(bytes);
+	space_delalloc_mod_extents(f->sc, &ino->ir, (int64_t)ino->ext, at);
+	space_delalloc_release_extents(f->sc, &ino->ir, bytes, at);
+	ino->dirty = pages;
+	f->ndirty++;
+	f->delalloc_bytes += bytes;
+}
+
+/* ------------------------------------------------------- "tar" */
+
+typedef struct tar {
+	ffs *f;
+	uint64_t files, pages_per_file, done_files;
+	int phase;
+	block_rsv trans;
+	space_ticket tk;
+	finode *cur;
+	simtime_t finished;
+	int error;
+} tar;
+
+/* One step per reservation: create (a 5-item transaction held while the
+ * inode is created), then write the file (its delalloc reservation). */
+static int tar_step(sim *s, task *t)
+{
+	(void)s;
+	tar *w = t->ctx;
+	ffs *f = w->f;
+	int r;
+	for (;;) {
+		switch (w->phase) {
+		case 0:
+			if (w->done_files == w->files) {
+				w->finished = t->clock;
+				return TASK_DONE;
+			}
+			space_rsv_init(&w->trans, SPACE_META);
+			r = space_trans_reserve(f->sc, &w->trans, t, 5, RESERVE_FLUSH_ALL,
+						&w->tk);
+			w->phase = 1;
+			if (r == SPACE_WAIT)
+				return TASK_BLOCKED;
+			if (r) {
+				w->error = r;
+				return TASK_DONE;
+			}
+			break;
+		case 1:
+			if (w->tk.queued || w->tk.orig_bytes) {
+				r = space_rsv_reserve_finish(f->sc, &w->trans, &w->tk, t->clock);
+				w->tk = (space_ticket){0};
+				if (r) {
+					w->error = r;
+					return TASK_DONE;
+				}
+			}
+			assert(f->n < f->cap);
+			w->cur = &f->ino[f->n++];
+			space_inode_rsv_init(&w->cur->ir);
+			task_cpu(f->s, t, 10 * NS_PER_US); /* the create */
+			space_rsv_release(f->sc, &w->trans, UINT64_MAX, t->clock);
+			r = space_delalloc_reserve(f->sc, &w->cur->ir, t,
+						   w->pages_per_file * PAGE,
+						   RESERVE_FLUSH_ALL, &w->tk);
+			w->phase = 2;
+			if (r == SPACE_WAIT)
+				return TASK_BLOCKED;
+			if (r) {
+				w->error = r;
+				return TASK_DONE;
+			}
+			break;
+		case 2:
+			if (w->tk.queued || w->tk.orig_bytes) {
+				r = space_delalloc_reserve_finish(f->sc, &w->cur->ir,
+								  w->pages_per_file * PAGE,
+								  &w->tk, t->clock);
+				w->tk = (space_ticket){0};
+				if (r) {
+					w->error = r;
+					return TASK_DONE;
+				}
+			}
+			task_cpu(f->s, t, 2 * NS_PER_US * w->pages_per_file);
+			f_dirty(f, w->cur, w->pages_per_file, t->clock);
+			w->done_files++;
+			w->phase = 0;
+			return TASK_RUN;
+		}
+	}
+}
+
+/* ------------------------------------------------------- the rig */
+
+typedef struct rig {
+	sim *s;
+	space_ctl sc;
+	ffs f;
+	delalloc_ctl dc;
+	reclaim_ctl rc;
+} rig;
+
+static void rig_init(rig *g, int variant, uint64_t meta_total, uint64_t max_inodes)
+{
+	memset(g, 0, sizeof *g);
+	g->s = sim_create(3, 0);
+	space_init(&g->sc, g->s);
+	g->sc.info[SPACE_META].total_bytes = meta_total;
+	g->f.s = g->s;
+	g->f.sc = &g->sc;
+	g->f.cap = max_inodes;
+	g->f.ino = calloc(max_inodes, sizeof *g->f.ino);
+	delalloc_ops ops = fake_ops;
+	ops.ctx = &g->f;
+	CHECK_EQ(delalloc_init(&g->dc, g->s, &g->sc, &ops, variant, 8), 0);
+	CHECK_EQ(reclaim_init(&g->rc, g->s, &g->sc, &g->dc, NULL, 8), 0);
+}
+
+static void rig_free(rig *g)
+{
+	reclaim_destroy(&g->rc);
+	delalloc_destroy(&g->dc);
+	sim_destroy(g->s);
+	free(g->f.ino);
+	free(g->f.oe);
+}
+
+typedef struct untar_result {
+	uint64_t flushes, pages, inodes, wanted, tickets;
+	simtime_t elapsed;
+	int error;
+	uint64_t files;
+} untar_result;
+
+/* Untar `files` files of `pages` pages into 1 GiB of metadata (room for
+ * ~1600 small dirty files, more than a fixed-kernel cycle flushes). */
+static untar_result run_untar(int variant, uint64_t files, uint64_t pages)
+{
+	rig g;
+	rig_init(&g, variant, 1024 * MiB, files);
+	tar w = {.f = &g.f, .files = files, .pages_per_file = pages};
+	task_spawn(g.s, "tar", tar_step, &w, 0);
+	sim_run(g.s, UINT64_MAX, SIMTIME_MAX);
+	untar_result r = {
+		.flushes = g.dc.flushes,
+		.pages = g.dc.pages_flushed,
+		.inodes = g.dc.inodes_touched,
+		.wanted = g.dc.pages_wanted,
+		.tickets = g.sc.info[SPACE_META].tickets_queued,
+		.elapsed = w.finished,
+		.error = w.error,
+		.files = w.done_files,
+	};
+	/* every flush went through FLUSH_DELALLOC records */
+	CHECK_EQ(g.rc.per_state[FLUSH_DELALLOC].pages_flushed +
+			 g.rc.per_state[FLUSH_DELALLOC_WAIT].pages_flushed,
+		 g.dc.pages_flushed);
+	CHECK_EQ(g.sc.info[SPACE_META].tickets_failed, 0);
+	if (variant == DELALLOC_V510)
+		CHECK(g.dc.flush_workers.jobs_run == g.dc.inodes_touched);
+	if (variant == DELALLOC_V59)
+		CHECK(g.dc.flusher.jobs_run == g.dc.flushes);
+	if (variant == DELALLOC_FIXED)
+		CHECK(g.dc.jobs_queued == 0); /* everything inline */
+	rig_free(&g);
+	return r;
+}
+
+static void test_small_files(uint64_t pages)
+{
+	const uint64_t files = 8000;
+	untar_result v59 = run_untar(DELALLOC_V59, files, pages);
+	untar_result v510 = run_untar(DELALLOC_V510, files, pages);
+	untar_result fix = run_untar(DELALLOC_FIXED, files, pages);
+	double ppc59 = (double)v59.pages / (double)v59.flushes;
+	double ppc510 = (double)v510.pages / (double)v510.flushes;
+	double ppcfix = (double)fix.pages / (double)fix.flushes;
+	printf("  %llu-page files: pages/cycle v5.9 %.1f, v5.10 %.1f, fixed %.1f;"
+	       " cycles %llu / %llu / %llu; untar %.1f / %.1f / %.1f ms\n",
+	       (unsigned long long)pages, ppc59, ppc510, ppcfix,
+	       (unsigned long long)v59.flushes, (unsigned long long)v510.flushes,
+	       (unsigned long long)fix.flushes, v59.elapsed / 1e6,
+	       v510.elapsed / 1e6, fix.elapsed / 1e6);
+	CHECK(v59.error == 0 && v510.error == 0 && fix.error == 0);
+	CHECK(v59.files == files && v510.files == files && fix.files == files);
+	/* the unit of the flush: 64 pages per item against one inode per item */
+	double ratio = ppcfix / ppc510;
+	double expect = 64.0 / (double)pages;
+	CHECK(ratio > 0.75 * expect && ratio < 1.1 * expect);
+	/* 5.10 needs that many more cycles for the same files */
+	double cycles = (double)v510.flushes / (double)fix.flushes;
+	CHECK(cycles > 0.5 * expect && cycles < 1.5 * expect);
+	/* 5.10 touches exactly `items` inodes per cycle while they last:
+	 * inodes per cycle == pages per cycle / p */
+	CHECK_NEAR((double)v510.inodes / (double)v510.flushes, ppc510 / (double)pages,
+		   1e-9);
+	/* the fixed kernel flushes what it asked for */
+	CHECK_NEAR((double)fix.pages, (double)fix.wanted, 0.02);
+	/* 5.9's flusher writes by pages too */
+	CHECK(ppc59 > 0.9 * ppcfix && ppc59 < 1.1 * ppcfix);
+	/* each 5.10 cycle costs at least a jiffy: the untar is much slower */
+	CHECK(v510.elapsed > 3 * fix.elapsed);
+	CHECK(v510.elapsed > v510.flushes * RECLAIM_NS_JIFFY);
+}
+
+/* A task that reserves `bytes` of metadata once. */
+typedef struct waiter {
+	space_ctl *sc;
+	uint64_t bytes;
+	space_ticket tk;
+	int phase, done, result;
+	simtime_t done_at;
+} waiter;
+
+static int waiter_step(sim *s, task *t)
+{
+	(void)s;
+	waiter *w = t->ctx;
+	if (w->phase == 0) {
+		w->phase = 1;
+		int r = space_reserve(w->sc, SPACE_META, t, w->bytes, RESERVE_FLUSH_ALL,
+				      &w->tk);
+		if (r == SPACE_WAIT)
+			return TASK_BLOCKED;
+		w->result = r;
+	} else {
+		w->result = space_ticket_result(w->sc, &w->tk, t->clock);
+	}
+	w->done = 1;
+	w->done_at = t->clock;
+	return TASK_DONE;
+}
+
+/* One huge dirty file fills the metadata space; a task needs 256 KiB. */
+typedef struct huge_result {
+	uint64_t first_flushed, first_wanted, first_inodes, total_flushed;
+	int granted;
+} huge_result;
+
+static huge_result run_huge(int variant, uint64_t pages)
+{
+	rig g;
+	rig_init(&g, variant, 0, 4);
+	space_info *m = &g.sc.info[SPACE_META];
+	finode *big = &g.f.ino[g.f.n++];
+	space_inode_rsv_init(&big->ir);
+	m->total_bytes = space_delalloc_calc(&g.sc, pages * PAGE);
+	task fake = {.queued = 1};
+	space_ticket tk;
+	CHECK_EQ(space_delalloc_reserve(&g.sc, &big->ir, &fake, pages * PAGE,
+					RESERVE_FLUSH_ALL, &tk), 0);
+	f_dirty(&g.f, big, pages, 0);
+	CHECK_EQ(m->bytes_may_use, m->total_bytes);
+	waiter w = {.sc = &g.sc, .bytes = 256 * KiB};
+	task_spawn(g.s, "w", waiter_step, &w, 1000);
+	sim_run(g.s, UINT64_MAX, SIMTIME_MAX);
+	huge_result r = {0};
+	r.granted = w.done && w.result == 0;
+	for (uint64_t i = 0; i < reclaim_records(&g.rc); i++) {
+		const reclaim_record *rec = reclaim_record_at(&g.rc, i);
+		if (rec->state == FLUSH_DELALLOC) {
+			r.first_flushed = rec->pages_flushed;
+			r.first_wanted = rec->pages_wanted;
+			r.first_inodes = rec->inodes;
+			break;
+		}
+	}
+	r.total_flushed = g.dc.pages_flushed;
+	rig_free(&g);
+	return r;
+}
+
+static void test_huge_file(void)
+{
+	const uint64_t pages = 65536; /* 256 MiB */
+	huge_result v59 = run_huge(DELALLOC_V59, pages);
+	huge_result v510 = run_huge(DELALLOC_V510, pages);
+	huge_result fix = run_huge(DELALLOC_FIXED, pages);
+	printf("  one %llu-page file, 256 KiB ticket: first flush v5.9 %llu, v5.10 %llu,"
+	       " fixed %llu pages (wanted %llu); until granted %llu / %llu / %llu\n",
+	       (unsigned long long)pages, (unsigned long long)v59.first_flushed,
+	       (unsigned long long)v510.first_flushed,
+	       (unsigned long long)fix.first_flushed,
+	       (unsigned long long)fix.first_wanted,
+	       (unsigned long long)v59.total_flushed,
+	       (unsigned long long)v510.total_flushed,
+	       (unsigned long long)fix.total_flushed);
+	CHECK(v59.granted && v510.granted && fix.granted);
+	/* 256 KiB -> 2 items -> 512 KiB -> 128 pages wanted per round; 5.10
+	 * frees enough in its first round, the fixed kernel needs several
+	 * (128 pages do not free a whole csum leaf of this file) */
+	CHECK_EQ(v510.first_wanted, 2 * SPACE_EXTENT_PER_ITEM / PAGE);
+	CHECK_EQ(fix.first_wanted % (2 * SPACE_EXTENT_PER_ITEM / PAGE), 0);
+	/* fixed: exactly nr_pages; 5.10: the whole inode; 5.9: the flusher's
+	 * minimum chunk per inode */
+	CHECK_EQ(fix.first_flushed, fix.first_wanted);
+	CHECK_EQ(v510.first_flushed, pages);
+	CHECK_EQ(v510.first_inodes, 1);
+	CHECK_EQ(v59.first_flushed, DELALLOC_MIN_WRITEBACK_PAGES);
+	/* the over-flush: 5.10 wrote the whole file to free 256 KiB */
+	CHECK(v510.total_flushed == pages);
+	CHECK(fix.total_flushed < pages / 16);
+}
+
+/* Bad setup is refused. */
+static void test_init_errors(void)
+{
+	sim *s = sim_create(1, 0);
+	space_ctl sc;
+	space_init(&sc, s);
+	delalloc_ctl dc;
+	delalloc_ops ops = fake_ops;
+	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, 7, 4), LAB_EINVAL);
+	ops.writepages = NULL;
+	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, DELALLOC_FIXED, 4), LAB_EINVAL);
+	ops = fake_ops;
+	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, DELALLOC_V510, 2), 0);
+	CHECK_EQ(dc.flush_workers.nthreads, 4); /* min(ncpus + 2, 8) */
+	delalloc_destroy(&dc);
+	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, DELALLOC_V510, 56), 0);
+	CHECK_EQ(dc.flush_workers.nthreads, 8);
+	delalloc_destroy(&dc);
+	CHECK_EQ(delalloc_variant_parse("v5.10"), DELALLOC_V510);
+	CHECK_EQ(delalloc_variant_parse("nope"), -1);
+	sim_destroy(s);
+}
+
+int main(void)
+{
+	test_init_errors();
+	test_small_files(1);
+	test_small_files(2);
+	test_huge_file();
+	T_DONE();
+}
