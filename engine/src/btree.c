@@ -269,9 +269,9 @@ static bt_node *cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 		node_free_mem(c);
 		return NULL;
 	}
-	if (n->level)
+	if (n->level && cnt)
 		memcpy(c->ptrs, n->ptrs, (size_t)cnt * sizeof(bt_ptr));
-	else
+	else if (cnt)
 		memcpy(c->items, n->items, (size_t)cnt * sizeof(bt_item));
 	c->nritems = cnt;
 	c->used = n->used;
@@ -1367,13 +1367,13 @@ int bt_copy_root(bt_tree *src, bt_tree *dst, task *t)
 		return LAB_ENOMEM;
 	if (node_reserve(c, s->nritems ? s->nritems : 1))
 		return LAB_ENOMEM;
-	if (s->level) {
+	if (s->level && s->nritems) {
 		memcpy(c->ptrs, s->ptrs, (size_t)s->nritems * sizeof(bt_ptr));
 		for (int i = 0; i < s->nritems; i++) {
 			c->ptrs[i].child->mrefs++;
 			tree_ref(dst, c->ptrs[i].child, +1);
 		}
-	} else {
+	} else if (s->nritems) {
 		memcpy(c->items, s->items, (size_t)s->nritems * sizeof(bt_item));
 	}
 	c->nritems = s->nritems;

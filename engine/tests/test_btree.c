@@ -283,8 +283,48 @@ static void test_checker_catches_corruption(void)
 	done(s, fs);
 }
 
+/* Enough items for three levels: node splits on the way in, node
+ * merges and root shrinking on the way out, the checker after each phase. */
+static void test_three_levels(void)
+{
+	sim *s;
+	fs_info *fs = mkfs(&s);
+	bt_tree *tr = &fs_root_lookup(fs, 5)->tree;
+	prng rng;
+	prng_seed(&rng, 9);
+	enum { N = 120000 };
+	uint64_t *keys = malloc(N * sizeof(*keys));
+	for (int i = 0; i < N; i++) {
+		keys[i] = 1000 + prng_below(&rng, 1ull << 40);
+		ins(tr, keys[i], 120);
+	}
+	CHECK_EQ(fs_commit(fs, NULL), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	CHECK_EQ(bt_tree_height(tr), 3);
+	uint64_t leaves, nodes, items;
+	bt_count_blocks(tr, &leaves, &nodes, &items);
+	printf("120k random items: %llu leaves, %llu nodes, splits %llu, pushes %llu\n",
+	       (unsigned long long)leaves, (unsigned long long)nodes,
+	       (unsigned long long)tr->splits, (unsigned long long)tr->pushes);
+	for (int i = 0; i < N; i++) {
+		bt_key k = bt_mkkey(keys[i], 1, 0);
+		bt_delete(tr, NULL, &k);
+		if (i == N / 2) {
+			CHECK_EQ(fs_commit(fs, NULL), 0);
+			CHECK_EQ(check_fs(fs), 0);
+		}
+	}
+	CHECK_EQ(fs_commit(fs, NULL), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	CHECK_EQ(bt_tree_height(tr), 1);
+	CHECK(tr->merges > 0);
+	free(keys);
+	done(s, fs);
+}
+
 int main(void)
 {
+	test_three_levels();
 	test_insert_search_iterate();
 	test_sequential_fill();
 	test_cow_once_per_transaction();
