@@ -52,27 +52,34 @@ int subvol_create(subvol_ctx *sc, task *t, struct btrfs_root *parent,
 }
 
 /* Mark every block under blk (not blk itself) and every data extent in
- * its leaves reachable (delta > 0) or no longer reachable from root. */
-static void reach_subtree(backref_idx *b, const bt_node *blk, uint64_t root, int delta)
+ * its leaves reachable (delta > 0) or no longer reachable from root. With
+ * quota on each change is traced first (old_roots before it), so the
+ * commit accounts it (duplicates of records already traced are free). */
+static void reach_subtree(qgroup_ctx *q, const bt_node *blk, uint64_t root, int delta)
 {
 	if (blk->level == 0) {
 		for (int i = 0; i < blk->nritems; i++) {
 			const bt_item *it = &blk->items[i];
-			if (it->key.type == BTRFS_EXTENT_DATA_KEY && it->aux != FE_INLINE && it->v[0])
-				br_ref(b, it->v[0], fe_disk_len(it), 0, 0, root, delta);
+			if (it->key.type != BTRFS_EXTENT_DATA_KEY || it->aux == FE_INLINE || !it->v[0])
+				continue;
+			qgroup_trace_extent(q, it->v[0], fe_disk_len(it), q->in_subtree ? QREC_SUBTREE : QREC_OTHER);
+			br_ref(&q->br, it->v[0], fe_disk_len(it), 0, 0, root, delta);
 		}
 		return;
 	}
 	for (int i = 0; i < blk->nritems; i++) {
 		const bt_node *c = blk->ptrs[i].child;
-		br_ref(b, c->bytenr, BT_NODESIZE, 1, c->level, root, delta);
-		reach_subtree(b, c, root, delta);
+		qgroup_trace_extent(q, c->bytenr, BT_NODESIZE, q->in_subtree ? QREC_SUBTREE : QREC_OTHER);
+		br_ref(&q->br, c->bytenr, BT_NODESIZE, 1, c->level, root, delta);
+		reach_subtree(q, c, root, delta);
 	}
 }
 
 /*
  * Snapshot src (see subvol.h). The shared blocks gain a reference from
- * the new root, so everything src reaches becomes reachable from it too.
+ * the new root, so everything src reaches becomes reachable from it too;
+ * with quota on, the records this traces account the new qgroup at the
+ * next commit (the effect of btrfs_qgroup_inherit for a full snapshot).
  */
 int subvol_snapshot(subvol_ctx *sc, task *t, struct btrfs_root *src,
 		    struct btrfs_root **out)
@@ -85,16 +92,18 @@ int subvol_snapshot(subvol_ctx *sc, task *t, struct btrfs_root *src,
 	rc = bt_copy_root(&src->tree, &dst->tree, t);
 	if (rc)
 		return rc;
-	reach_subtree(&sc->q->br, src->tree.root, dst->id, +1);
-	br_set_height(&sc->q->br, dst->id, bt_tree_height(&dst->tree));
-	src->last_snapshot = fs->transid;
 	if (sc->q->enabled) {
+		/* btrfs_qgroup_inherit: the new qgroup exists before the commit
+		 * accounts the snapshot's records */
 		rc = qgroup_create(sc->q, qgroup_mkid(0, dst->id));
-		if (!rc)
-			rc = qgroup_rescan(sc->q, t);
 		if (rc)
 			return rc;
 	}
+	sc->q->cur = t;
+	reach_subtree(sc->q, src->tree.root, dst->id, +1);
+	sc->q->cur = NULL;
+	br_set_height(&sc->q->br, dst->id, bt_tree_height(&dst->tree));
+	src->last_snapshot = fs->transid;
 	if (out)
 		*out = dst;
 	return 0;
@@ -215,7 +224,9 @@ static void drop_shared_child(subvol_ctx *sc, task *t, bt_node *child)
 	q->in_subtree = was;
 	/* nothing below is reachable from this root any more */
 	br_ref(&q->br, child->bytenr, BT_NODESIZE, 1, child->level, sc->cur->id, -1);
-	reach_subtree(&q->br, child, sc->cur->id, -1);
+	q->in_subtree = 1;
+	reach_subtree(q, child, sc->cur->id, -1);
+	q->in_subtree = was;
 	bt_free_block(&sc->cur->tree, child, t);
 	sc->shared_skipped++;
 }

@@ -70,7 +70,7 @@ int subvol_create(subvol_ctx *sc, task *t, struct btrfs_root *parent,
 		  uint64_t dir, const char *name, struct btrfs_root **out);
 /* Snapshot src into a new root sharing all of src's blocks (models
  * create_pending_snapshot: btrfs_copy_root). Not linked into a directory.
- * With quota on, the new qgroup is filled by a rescan. */
+ * With quota on, the new qgroup is filled at the next commit. */
 int subvol_snapshot(subvol_ctx *sc, task *t, struct btrfs_root *src,
 		    struct btrfs_root **out);
 /* Delete a subvolume inside handle h (models btrfs_delete_subvolume):
