@@ -82,7 +82,7 @@ export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Pr
       </thead>
       <tbody>
         {info.metricInfo.map((m) => {
-          const pubs = variants.flatMap((v) => publishedFor(info.published, m.name, v, info.params, params).map((r) => ({ v, r })));
+          const pubs = variants.flatMap((v) => publishedFor(info.published, m.name, v, info.params, params).map((pm) => ({ v, m: pm })));
           return (
             <tr key={m.name} data-testid={`metric-${m.name}`}>
               <th scope="row" title={m.help}>
@@ -106,20 +106,22 @@ export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Pr
                 {pubs.length === 0 ? (
                   <span className="muted">–</span>
                 ) : (
-                  pubs.map(({ v, r }, i) => {
+                  pubs.map(({ v, m: { row: r, differs } }, i) => {
                     const sim = runs[v]?.metrics[m.name];
+                    const exact = differs.length === 0;
                     return (
-                      <div key={i} data-testid={`published-${v}-${m.name}`}>
+                      <div key={i} className={exact ? '' : 'pub-other'} data-testid={`published-${v}-${m.name}`} data-exact={exact}>
                         <span className="num" style={{ color: VARIANT_COLOR[v] }}>
                           {fmtNum(r.value)}
                         </span>{' '}
                         <Tag kind="published" title={r.source} /> <span className="source">{r.source}</span>
-                        {sim !== undefined && (
+                        {exact && sim !== undefined && (
                           <span className={Math.abs(relError(sim, r.value)) <= r.tolerance ? 'err-ok' : 'err-bad'}>
                             {' '}
                             (sim {fmtPct(relError(sim, r.value))})
                           </span>
                         )}
+                        {!exact && <span className="muted"> (published at {differs.join(', ')})</span>}
                       </div>
                     );
                   })

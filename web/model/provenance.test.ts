@@ -37,7 +37,9 @@ describe('provenance', () => {
 
   it('selects rows by metric and reports the error', () => {
     const rows = [row({}, 'base', 'iops'), row({}, 'base', 'clat_p50_us'), row({ bs: 8192 }, 'base', 'iops')];
-    expect(publishedFor(rows, 'iops', 'base', P, {})).toHaveLength(1);
+    expect(publishedFor(rows, 'iops', 'base', P, {})).toEqual([{ row: rows[0], differs: [] }]);
+    // a run that changed a setting the row does not name: shown apart, saying what differs
+    expect(publishedFor(rows, 'iops', 'base', P, { ios: '500' })).toEqual([{ row: rows[0], differs: ['ios=20000'] }]);
     expect(relError(115, 100)).toBeCloseTo(0.15, 12);
   });
 });

@@ -11,30 +11,50 @@ import { valueText, withDefaults } from './params';
 
 export type Provenance = 'simulated' | 'fitted' | 'published' | 'measured';
 
-/** Does a published row apply to this run (same variant, every row parameter equal)? */
-export function rowMatches(row: PublishedRow, variant: Variant, params: ParamInfo[], values: Record<string, string>): boolean {
-  if (row.variant !== variant) return false;
+/**
+ * How a published row relates to this run: null if the variant or any
+ * parameter the row names differs; otherwise the parameters the row does not
+ * name but the run changed from their defaults ([] = an exact match: the
+ * row's setup is "defaults + its own settings").
+ */
+export function rowRelation(row: PublishedRow, variant: Variant, params: ParamInfo[], values: Record<string, string>): string[] | null {
+  if (row.variant !== variant) return null;
   const full = withDefaults(params, values);
   for (const [k, v] of Object.entries(row.params)) {
     const p = params.find((x) => x.name === k);
     const want = p ? valueText(p, v) : String(v);
     const have = full[k];
-    if (have === undefined) return false;
-    if (have !== want && !(Number.isFinite(Number(have)) && Number(have) === Number(want))) return false;
+    if (have === undefined) return null;
+    if (have !== want && !(Number.isFinite(Number(have)) && Number(have) === Number(want))) return null;
   }
-  // Parameters the row does not name must be at their defaults (the row is
-  // "published setup + these settings").
   const defaults = withDefaults(params, {});
-  for (const p of params) {
-    if (p.name in row.params) continue;
-    if (full[p.name] !== defaults[p.name]) return false;
-  }
-  return true;
+  return params.filter((p) => !(p.name in row.params) && full[p.name] !== defaults[p.name]).map((p) => `${p.name}=${defaults[p.name]}`);
 }
 
-/** The published rows for one metric of one run. */
-export function publishedFor(rows: PublishedRow[], metric: string, variant: Variant, params: ParamInfo[], values: Record<string, string>): PublishedRow[] {
-  return rows.filter((r) => r.metric === metric && rowMatches(r, variant, params, values));
+/** Does a published row apply exactly to this run? */
+export function rowMatches(row: PublishedRow, variant: Variant, params: ParamInfo[], values: Record<string, string>): boolean {
+  return rowRelation(row, variant, params, values)?.length === 0;
+}
+
+export interface PublishedMatch {
+  row: PublishedRow;
+  /** Settings of the published setup that this run changed ("threshold=4096"); [] = exact. */
+  differs: string[];
+}
+
+/**
+ * The published rows for one metric of one run: exact matches, and rows
+ * whose named parameters match but whose setup differs elsewhere (shown
+ * apart, without an error figure, so nothing is compared unlike with unlike).
+ */
+export function publishedFor(rows: PublishedRow[], metric: string, variant: Variant, params: ParamInfo[], values: Record<string, string>): PublishedMatch[] {
+  const out: PublishedMatch[] = [];
+  for (const row of rows) {
+    if (row.metric !== metric) continue;
+    const differs = rowRelation(row, variant, params, values);
+    if (differs) out.push({ row, differs });
+  }
+  return out.sort((a, b) => a.differs.length - b.differs.length);
 }
 
 /** simulated / published - 1, the fidelity table's error. */

@@ -1,0 +1,55 @@
+/*
+ * The results framework on a fixture: before and after panels, the metrics
+ * table with a provenance tag on every simulated number, and a published
+ * value beside the simulated one only when the run's parameters match.
+ */
+import { renderToStaticMarkup } from 'react-dom/server';
+import { describe, expect, it } from 'vitest';
+import type { ExperimentInfo, RunResult } from '../engine/types';
+import { Results } from './Results';
+
+const info: ExperimentInfo = {
+  name: 'demo',
+  seed: '002',
+  title: 'Demo',
+  variants: ['before', 'after'],
+  params: [{ name: 'threshold', type: 'int-or-inf', default: 4096, min: 1, help: '' }],
+  metrics: ['account_max_ms', 'commits'],
+  metricInfo: [
+    { name: 'account_max_ms', unit: 'ms', help: 'longest call' },
+    { name: 'commits', unit: 'count', help: 'commits' },
+  ],
+  published: [
+    { variant: 'before', params: {}, metric: 'account_max_ms', value: 770, source: 'seed 002, row inf', tolerance: 0.25 },
+    { variant: 'after', params: { threshold: 4096 }, metric: 'account_max_ms', value: 146, source: 'seed 002, row 4K', tolerance: 0.25 },
+  ],
+};
+const run = (ms: number, commits: number): RunResult => ({ metrics: { account_max_ms: ms, commits }, simNs: 1e9, events: 10, details: {}, wallMs: 3 });
+
+const render = (params: Record<string, string>) =>
+  renderToStaticMarkup(
+    <Results info={info} params={params} variants={info.variants} runs={{ before: run(745, 1), after: run(151, 5) }} emphasis="after" stale={false} />,
+  );
+
+describe('Results', () => {
+  it('shows both panels, the change and the matching published rows with their error', () => {
+    const html = render({ threshold: '4096' });
+    expect(html).toContain('data-testid="panel-before"');
+    expect(html).toContain('data-testid="panel-after"');
+    expect(html).toContain('4.93× less');
+    expect(html).toContain('data-testid="published-before-account_max_ms"');
+    expect(html).toContain('data-testid="published-after-account_max_ms"');
+    expect(html).toContain('seed 002, row 4K');
+    expect(html).toMatch(/sim \+3\.4%/); // 151 vs 146
+    expect((html.match(/tag-simulated/g) ?? []).length).toBeGreaterThanOrEqual(4); // every simulated cell + legend
+    expect(html).toMatch(/panel panel-dim[^>]*data-testid="panel-before"/); // emphasis on after dims before
+  });
+
+  it('hides a row whose own parameters differ, and sets apart one published at other settings', () => {
+    const html = render({ threshold: '8192' });
+    expect(html).not.toContain('data-testid="published-after-account_max_ms"');
+    expect(html).toContain('data-testid="published-before-account_max_ms" data-exact="false"');
+    expect(html).toContain('(published at threshold=4096)');
+    expect(html).not.toMatch(/\(sim [^)]*%\)/); // no error figure for an unlike comparison
+  });
+});
