@@ -88,6 +88,7 @@ uint64_t lhist_quantile(const lhist *h, double q)
 	return h->max_ns;
 }
 
+/* Mean duration (0 when empty). */
 double lhist_mean(const lhist *h)
 {
 	return h->n ? (double)h->sum_ns / (double)h->n : 0.0;
@@ -180,11 +181,13 @@ int ebmem_create(sim *s, const ebmem_cfg *cfg, ebmem **out)
 	return 0;
 }
 
+/* Free the allocator (its ebs must have been freed). */
 void ebmem_destroy(ebmem *m)
 {
 	free(m);
 }
 
+/* Set the dirty and cached bytes the pressure is computed from. */
 void ebmem_set_usage(ebmem *m, uint64_t dirty_bytes, uint64_t cached_bytes)
 {
 	m->dirty_bytes = dirty_bytes;
@@ -254,6 +257,7 @@ static void ebmem_charge(task *t, uint64_t fast, uint64_t slow, sim *s)
 		task_wait_until(t, t->clock + slow);
 }
 
+/* A new, empty eb descriptor (the memory itself was priced already). */
 static ebmem_eb *ebmem_eb_new(ebmem *m, int dummy)
 {
 	ebmem_eb *eb = calloc(1, sizeof(*eb));
@@ -367,6 +371,7 @@ void ebmem_free(ebmem *m, ebmem_eb *eb)
 	free(eb);
 }
 
+/* Configuration, counters and latency distributions as JSON. */
 void ebmem_details_json(const ebmem *m, strbuf *out)
 {
 	js_obj(out);

@@ -27,6 +27,7 @@ const char *const send_op_names[SEND_NOPS] = {
 #define CMD_HDR 10u
 #define TLV_HDR 4u
 
+/* Defaults: the 2018 send (unconditional TRUNCATE), 48 KiB writes. */
 void send_cfg_default(send_cfg *c)
 {
 	c->always_truncate = 1;
@@ -76,6 +77,7 @@ static int st_emit(send_stream *st, task *t, sim *s, const send_cmd *c,
 	return 0;
 }
 
+/* Free a stream and zero it. */
 void send_stream_free(send_stream *st)
 {
 	if (!st)
@@ -98,6 +100,7 @@ typedef struct snd_set {
 	uint64_t n, cap;
 } snd_set;
 
+/* Free the collected inodes. */
 static void snd_set_free(snd_set *ss)
 {
 	for (uint64_t i = 0; i < ss->n; i++)
@@ -105,6 +108,7 @@ static void snd_set_free(snd_set *ss)
 	free(ss->v);
 }
 
+/* Append an inode record (NULL when out of memory). */
 static snd_ino *snd_new(snd_set *ss, uint64_t ino)
 {
 	if (ss->n == ss->cap) {
@@ -121,6 +125,7 @@ static snd_ino *snd_new(snd_set *ss, uint64_t ino)
 	return si;
 }
 
+/* Record one file extent item of the inode. */
 static int snd_add_ext(snd_ino *si, uint64_t off, uint64_t len)
 {
 	if (si->next == si->ecap) {
@@ -335,6 +340,7 @@ static int rcv_cmp(const void *a, const void *b)
 	return x->src < y->src ? -1 : x->src > y->src;
 }
 
+/* Binary search of the receive inodes by source inode number. */
 rcv_ino *recv_lookup(recv_ctx *r, uint64_t src)
 {
 	uint64_t lo = 0, hi = r->nino;
@@ -348,6 +354,8 @@ rcv_ino *recv_lookup(recv_ctx *r, uint64_t src)
 	return lo < r->nino && r->ino[lo].src == src ? &r->ino[lo] : NULL;
 }
 
+/* Set up a receive: one receive inode per MKFILE/MKDIR of the stream
+ * plus the top directory (source 256 -> destination 256). */
 int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
 	      const send_stream *st, const recv_cfg *cfg)
 {
@@ -388,6 +396,7 @@ int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
 	return 0;
 }
 
+/* Free the receive state (the stream is the caller's). */
 void recv_destroy(recv_ctx *r)
 {
 	if (!r)
@@ -399,6 +408,7 @@ void recv_destroy(recv_ctx *r)
 	r->nino = 0;
 }
 
+/* Sample the receive's dirty page count. */
 static void rcv_dirty_series(recv_ctx *r, task *t)
 {
 	if (r->s_dirty_pages >= 0 && t)

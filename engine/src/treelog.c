@@ -18,6 +18,7 @@
 #define SUPER_OFFSET 65536ull
 #define SUPER_BYTES 4096ull
 
+/* Defaults: the kernel before patch 001, a 256 MiB log area at 1 GiB. */
 void treelog_cfg_default(treelog_cfg *c)
 {
 	c->prealloc_scratch = 0;
@@ -62,6 +63,11 @@ int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 	lhist_init(&tl->writer_wait);
 	lhist_init(&tl->commit_wait);
 	treelog_set_phase(tl, "default");
+	/* trace: fsync (ino, latency ns, full), log_commit (log transid,
+	 * blocks, fsyncs in it), leaf_copy (leaf bytenr, hold ns, alloc ns) */
+	tl->k_fsync = sim_trace_kind(s, "fsync");
+	tl->k_log_commit = sim_trace_kind(s, "log_commit");
+	tl->k_leaf = sim_trace_kind(s, "leaf_copy");
 	tl->s_writers = sim_series_id(s, "log_writers");
 	tl->s_sync_waiters = sim_series_id(s, "log_sync_waiters");
 	tl->s_fsync_ms = sim_series_id(s, "fsync_ms");
@@ -71,6 +77,7 @@ int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 	return 0;
 }
 
+/* Free the log state (fsyncs in flight must have finished). */
 void treelog_destroy(treelog *tl)
 {
 	if (!tl)
@@ -105,9 +112,13 @@ int treelog_set_phase(treelog *tl, const char *name)
 	int i = tl->nphases++;
 	snprintf(tl->phase_names[i], sizeof(tl->phase_names[i]), "%s", name);
 	lhist_init(&tl->phase_lat[i]);
+	char sname[40];
+	snprintf(sname, sizeof(sname), "fsync_ms_%s", tl->phase_names[i]);
+	tl->phase_series[i] = sim_series_id(tl->sim, sname);
 	return tl->phase = i;
 }
 
+/* The q-quantile of a phase's fsync latencies (1.0: the maximum). */
 uint64_t treelog_phase_quantile(const treelog *tl, const char *phase, double q)
 {
 	for (int i = 0; i < tl->nphases; i++)
@@ -116,11 +127,13 @@ uint64_t treelog_phase_quantile(const treelog *tl, const char *phase, double q)
 	return 0;
 }
 
+/* Attach (or detach with NULL) a transaction manager. */
 void treelog_set_trans(treelog *tl, trans_mgr *tm)
 {
 	tl->tm = tm;
 }
 
+/* Record another operation's wait for a subvolume leaf lock. */
 void treelog_note_leaf_wait(treelog *tl, uint64_t wait_ns)
 {
 	lhist_add(&tl->victim_wait, wait_ns);
@@ -139,11 +152,13 @@ void treelog_on_commit(treelog *tl, uint64_t transid)
 	}
 }
 
+/* fs_hooks.on_commit_done: the log trees go with the commit. */
 static void tl_hook_commit_done(void *ctx, uint64_t transid)
 {
 	treelog_on_commit(ctx, transid);
 }
 
+/* Hook the log to an fs: fs->slot[FS_SLOT_LOG] and the commit hook. */
 int treelog_attach(treelog *tl, fs_info *fs)
 {
 	fs_hooks h;
@@ -154,6 +169,7 @@ int treelog_attach(treelog *tl, fs_info *fs)
 	return fs_hooks_register(fs, &h);
 }
 
+/* Prepare an fsync's log context (btrfs_init_log_ctx). */
 int treelog_fsync_init(tl_fsync *f, struct btrfs_root *root,
 		       struct inode *inode, uint32_t new_extents)
 {
@@ -181,6 +197,7 @@ static int tl_key_cmp(const bt_key *a, const bt_key *b)
 	return 0;
 }
 
+/* Key of slot i of a leaf or a node. */
 static const bt_key *tl_node_key(const bt_node *n, int i)
 {
 	return n->level ? &n->ptrs[i].key : &n->items[i].key;
@@ -323,6 +340,8 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f)
 	simlock_read_release(&leaf->lock, t->clock);
 	uint64_t hold = t->clock - locked_at;
 	lhist_add(&tl->leaf_hold, hold);
+	sim_trace(tl->sim, tl->k_leaf, t->id, (int64_t)leaf->bytenr, (int64_t)hold,
+		  (int64_t)(clone ? f->rec.alloc_locked_ns : 0));
 	if (hold > f->rec.hold_max_ns)
 		f->rec.hold_max_ns = hold;
 	if (rc)
@@ -417,6 +436,9 @@ static void tl_record(treelog *tl, task *t, tl_fsync *f)
 	tl->recs[tl->nrecs % tl->cfg.max_records] = f->rec;
 	tl->nrecs++;
 	sim_series_add(tl->sim, tl->s_fsync_ms, f->rec.end, (double)lat / 1e6);
+	if (tl->phase_series[tl->phase] >= 0)
+		sim_series_add(tl->sim, tl->phase_series[tl->phase], f->rec.end, (double)lat / 1e6);
+	sim_trace(tl->sim, tl->k_fsync, t->id, (int64_t)f->rec.ino, (int64_t)lat, f->rec.full);
 	sim_count(tl->sim, tl->c_fsync, 1);
 }
 
@@ -469,10 +491,13 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 	 * ours starts (wait_log_commit of the other index) */
 	tl_wait_commit_io(tl, t, f);
 	lr->log_transid++;
+	uint64_t blocks_before = lr->blocks_written;
 	tl_write_log(tl, t, lr);
 	lr->log_transid_committed = f->log_transid;
 	lr->last_commit_end = t->clock;
 	lr->committing = 0;
+	sim_trace(tl->sim, tl->k_log_commit, t->id, (int64_t)f->log_transid,
+		  (int64_t)(lr->blocks_written - blocks_before), (int64_t)lr->dirty_inodes);
 	lr->dirty_bytes = 0;
 	lr->dirty_inodes = 0;
 	lr->log_commits++;

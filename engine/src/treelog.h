@@ -132,6 +132,7 @@ typedef struct treelog {
 	char phase_names[TL_MAX_PHASES][24];
 	int nphases, phase;
 	lhist phase_lat[TL_MAX_PHASES]; /* fsync latency per phase */
+	int phase_series[TL_MAX_PHASES]; /* "fsync_ms_<phase>" series ids */
 	/* distributions */
 	lhist leaf_hold;          /* subvolume-leaf read-lock hold per leaf */
 	lhist leaf_wait;          /* fsyncers' own leaf-lock waits (> 0) */
@@ -148,6 +149,7 @@ typedef struct treelog {
 	uint64_t nrecs;           /* total recorded (ring index = nrecs % max) */
 	int s_writers, s_sync_waiters, s_fsync_ms; /* series ids */
 	int c_fsync, c_log_commit;                 /* counter ids */
+	int k_fsync, k_log_commit, k_leaf;         /* trace kinds */
 } treelog;
 
 /* Create the log for a file system. mem is the extent-buffer allocator

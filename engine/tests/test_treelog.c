@@ -289,6 +289,9 @@ static void test_writers_accounting(void)
 	CHECK(waited > 0);
 	CHECK_EQ(lr->log_transid, lr->log_transid_committed + 1);
 	CHECK_EQ(w.tl->nrecs, 40);
+	CHECK_EQ(sim_counter(w.s, "fsyncs"), 40);
+	CHECK_EQ(sim_counter(w.s, "log_commits"), (int64_t)w.tl->log_commits);
+	CHECK_EQ(w.tl->phase_lat[0].n, 40);
 	/* the writers series went up to > 1 */
 	strbuf sb;
 	sb_init(&sb);
