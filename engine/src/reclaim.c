@@ -127,59 +127,45 @@ static void flush_finish(reclaim_ctl *rc, flush_call *fc, space_info *si,
 	fc->active = 0;
 }
 
-static int op_result(reclaim_ctl *rc, flush_call *fc, int r)
+/* The first ticket's bytes (priority first), 0 if none. */
+static uint64_t first_ticket_bytes(const space_info *si)
 {
-	if (r == RECLAIM_PARKED) {
-		fc->parked_op = 1;
-		return RECLAIM_PARKED;
-	}
-	if (r < 0)
-		rc->op_errors++;
-	return 0;
-}
-
-/* Advance a flush_space call in progress: 0 done, RECLAIM_PARKED,
- * RECLAIM_MORE. */
-static int flush_continue(reclaim_ctl *rc, flush_call *fc, space_info *si,
-			  task *t)
-{
-	assert(fc->active);
-	if (fc->is_shrink) {
-		int r = delalloc_shrink_step(rc->dc, &fc->sr, t);
-		if (r)
-			return r;
-	}
-	fc->parked_op = 0;
-	flush_finish(rc, fc, si, t);
-	return 0;
+	if (si->priority_tickets.head)
+		return si->priority_tickets.head->bytes;
+	return si->tickets.head ? si->tickets.head->bytes : 0;
 }
 
 /*
- * Begin flush_space(si, to_reclaim, state) on task t: each state calls
- * its operation (models flush_space, 5.10). Returns 0 when the call is
- * complete, RECLAIM_PARKED or RECLAIM_MORE (continue with
- * flush_continue once resumed).
+ * Whether a commit can satisfy the first ticket (models
+ * may_commit_transaction, 5.10): the reserves a commit refills plus the
+ * pinned bytes it unpins must cover it.
  */
-static int flush_begin(reclaim_ctl *rc, flush_call *fc, space_info *si,
-		       uint64_t to_reclaim, int state, task *t)
+static int may_commit(reclaim_ctl *rc, space_info *si)
+{
+	uint64_t need = first_ticket_bytes(si);
+	if (!need)
+		return 0;
+	uint64_t frees = rc->ops.commit_frees ? rc->ops.commit_frees(rc->ops.ctx, si->kind)
+					      : 0;
+	return frees + si->bytes_pinned >= need;
+}
+
+/*
+ * Call the operation of fc's state (models the switch of flush_space,
+ * 5.10). Returns 0 when the call is complete, RECLAIM_PARKED /
+ * RECLAIM_RETRY (fc->parked_op records which) or RECLAIM_MORE.
+ */
+static int flush_op(reclaim_ctl *rc, flush_call *fc, task *t)
 {
 	const reclaim_flush_ops *ops = &rc->ops;
+	space_info *si = fc->si;
+	uint64_t to_reclaim = fc->to_reclaim;
 	int r = 0;
-	memset(fc, 0, sizeof *fc);
-	fc->state = state;
-	fc->active = 1;
-	fc->rec.t = t->clock;
-	fc->rec.kind = (uint8_t)si->kind;
-	fc->rec.state = (uint8_t)state;
-	fc->rec.to_reclaim = to_reclaim;
-	sim_trace(rc->sim, rc->trace_state, t->id, si->kind, state,
-		  (int64_t)(to_reclaim > INT64_MAX ? INT64_MAX : to_reclaim));
-	task_cpu(rc->sim, t, RECLAIM_NS_FLUSH_STATE);
 
-	switch (state) {
+	switch (fc->state) {
 	case FLUSH_DELAYED_ITEMS_NR:
 	case FLUSH_DELAYED_ITEMS: {
-		int64_t nr = state == FLUSH_DELAYED_ITEMS_NR
+		int64_t nr = fc->state == FLUSH_DELAYED_ITEMS_NR
 				     ? (int64_t)space_reclaim_items(rc->sc, to_reclaim) * 2
 				     : -1;
 		fc->rec.items = nr < 0 ? 0 : (uint64_t)nr;
@@ -189,7 +175,7 @@ static int flush_begin(reclaim_ctl *rc, flush_call *fc, space_info *si,
 	}
 	case FLUSH_DELAYED_REFS_NR:
 	case FLUSH_DELAYED_REFS: {
-		uint64_t nr = state == FLUSH_DELAYED_REFS_NR
+		uint64_t nr = fc->state == FLUSH_DELAYED_REFS_NR
 				      ? space_reclaim_items(rc->sc, to_reclaim) : 0;
 		fc->rec.items = nr;
 		if (ops->run_delayed_refs)
@@ -201,31 +187,85 @@ static int flush_begin(reclaim_ctl *rc, flush_call *fc, space_info *si,
 		if (rc->dc) {
 			fc->is_shrink = 1;
 			delalloc_shrink_begin(rc->dc, &fc->sr, si, to_reclaim,
-					      state == FLUSH_DELALLOC_WAIT);
-			return flush_continue(rc, fc, si, t);
+					      fc->state == FLUSH_DELALLOC_WAIT);
+			r = delalloc_shrink_step(rc->dc, &fc->sr, t);
+			if (r)
+				return r;
 		}
 		break;
 	case ALLOC_CHUNK:
 	case ALLOC_CHUNK_FORCE:
 		if (ops->alloc_chunk)
 			r = ops->alloc_chunk(ops->ctx, t, si->kind,
-					     state == ALLOC_CHUNK_FORCE);
+					     fc->state == ALLOC_CHUNK_FORCE);
 		else
-			r = default_alloc_chunk(rc, si, state == ALLOC_CHUNK_FORCE, t);
+			r = default_alloc_chunk(rc, si, fc->state == ALLOC_CHUNK_FORCE, t);
 		break;
 	case RUN_DELAYED_IPUTS:
 		if (ops->run_delayed_iputs)
 			r = ops->run_delayed_iputs(ops->ctx, t);
 		break;
 	case COMMIT_TRANS:
-		if (ops->commit)
+		if (!may_commit(rc, si))
+			rc->commits_skipped++;
+		else if (ops->commit)
 			r = ops->commit(ops->ctx, t, si->kind);
 		break;
 	default:
 		assert(0 && "bad flush state");
 	}
-	if (op_result(rc, fc, r) == RECLAIM_PARKED)
+	if (r == RECLAIM_PARKED || r == RECLAIM_RETRY) {
+		fc->parked_op = r;
 		return RECLAIM_PARKED;
+	}
+	if (r < 0)
+		rc->op_errors++;
+	return 0;
+}
+
+/* Advance a flush_space call in progress after a park or a yield: 0
+ * done, RECLAIM_PARKED, RECLAIM_MORE. */
+static int flush_continue(reclaim_ctl *rc, flush_call *fc, space_info *si,
+			  task *t)
+{
+	assert(fc->active);
+	int r = 0;
+	if (fc->parked_op == RECLAIM_RETRY) {
+		fc->parked_op = 0;
+		r = flush_op(rc, fc, t);
+	} else if (fc->is_shrink) {
+		r = delalloc_shrink_step(rc->dc, &fc->sr, t);
+	}
+	if (r)
+		return r;
+	fc->parked_op = 0;
+	flush_finish(rc, fc, si, t);
+	return 0;
+}
+
+/*
+ * Begin flush_space(si, to_reclaim, state) on task t. Returns 0 when the
+ * call is complete, RECLAIM_PARKED or RECLAIM_MORE (continue with
+ * flush_continue once resumed).
+ */
+static int flush_begin(reclaim_ctl *rc, flush_call *fc, space_info *si,
+		       uint64_t to_reclaim, int state, task *t)
+{
+	memset(fc, 0, sizeof *fc);
+	fc->state = state;
+	fc->active = 1;
+	fc->si = si;
+	fc->to_reclaim = to_reclaim;
+	fc->rec.t = t->clock;
+	fc->rec.kind = (uint8_t)si->kind;
+	fc->rec.state = (uint8_t)state;
+	fc->rec.to_reclaim = to_reclaim;
+	sim_trace(rc->sim, rc->trace_state, t->id, si->kind, state,
+		  (int64_t)(to_reclaim > INT64_MAX ? INT64_MAX : to_reclaim));
+	task_cpu(rc->sim, t, RECLAIM_NS_FLUSH_STATE);
+	int r = flush_op(rc, fc, t);
+	if (r)
+		return r;
 	flush_finish(rc, fc, si, t);
 	return 0;
 }
@@ -485,6 +525,7 @@ void reclaim_details_json(const reclaim_ctl *rc, strbuf *out)
 	}
 	js_obj_end(out);
 	js_kint(out, "op_errors", (int64_t)rc->op_errors);
+	js_kint(out, "commits_skipped", (int64_t)rc->commits_skipped);
 	js_key(out, "states");
 	js_arr(out);
 	for (int s = 1; s < FLUSH_NSTATES; s++) {

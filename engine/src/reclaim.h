@@ -54,14 +54,22 @@ enum flush_state {
 };
 
 #define RECLAIM_PARKED 1   /* an op parked the task; it wakes it when done */
+#define RECLAIM_RETRY 3    /* an op parked the task; call it again when woken
+			    * (trans.h's TRANS_WAIT convention) */
 #define RECLAIM_RECORDS 4096
 
 /*
  * The non-delalloc flush operations. Each runs on task t (charging its
  * CPU and waits to t) and returns 0 when done, RECLAIM_PARKED when it
- * parked t (it must task_wake() it when finished), or a negative LAB_E*
- * (counted and ignored, as flush_space ignores most errors). Any may be
- * NULL.
+ * parked t (it must task_wake() it when finished), RECLAIM_RETRY when it
+ * parked t and wants to be called again once t is woken, or a negative
+ * LAB_E* (counted and ignored, as flush_space ignores most errors). Any
+ * may be NULL.
+ *
+ * COMMIT_TRANS follows may_commit_transaction: the commit op is called
+ * only if the space a commit would free (bytes_pinned, plus what
+ * commit_frees reports for reserves the commit refills) covers the first
+ * ticket; otherwise the state is skipped as ENOSPC.
  */
 typedef struct reclaim_flush_ops {
 	void *ctx;
@@ -74,8 +82,11 @@ typedef struct reclaim_flush_ops {
 	int (*alloc_chunk)(void *ctx, task *t, int kind, int force);
 	/* btrfs_run_delayed_iputs + wait */
 	int (*run_delayed_iputs)(void *ctx, task *t);
-	/* may_commit_transaction: commit if it can help the first ticket */
+	/* btrfs_commit_transaction, once may_commit_transaction agreed */
 	int (*commit)(void *ctx, task *t, int kind);
+	/* Optional: bytes held in the delayed-item, delayed-refs and
+	 * transaction reserves that a commit gives back (0 if NULL). */
+	uint64_t (*commit_frees)(void *ctx, int kind);
 } reclaim_flush_ops;
 
 typedef struct reclaim_record {
@@ -92,7 +103,10 @@ struct reclaim_ctl;
 typedef struct flush_call {
 	int state;
 	int active;
-	int parked_op;  /* waiting for an op that parked */
+	int parked_op;  /* waiting for an op that parked (RECLAIM_PARKED or
+			 * RECLAIM_RETRY) */
+	uint64_t to_reclaim;
+	space_info *si;
 	int is_shrink;
 	shrink_run sr;
 	reclaim_record rec;
@@ -137,6 +151,7 @@ typedef struct reclaim_ctl {
 		uint64_t calls, ns, pages_wanted, pages_flushed, inodes;
 	} per_state[FLUSH_NSTATES];
 	uint64_t op_errors;
+	uint64_t commits_skipped; /* may_commit_transaction said no */
 	int ser_state;
 	int trace_state;
 } reclaim_ctl;

@@ -24,7 +24,9 @@ typedef struct fake {
 	sim *s;
 	int rel_calls[FLUSH_NSTATES]; /* calls of each state that give back */
 	uint64_t release_bytes;
-	int park_commit;       /* COMMIT_TRANS parks for 1 ms */
+	int park_commit;       /* COMMIT_TRANS parks for 1 ms (1: and is done
+				* when woken; 2: once, then runs again) */
+	int retried;
 	int calls[FLUSH_NSTATES];
 	task *parked;
 } fake;
@@ -35,7 +37,11 @@ static void fake_op(fake *f, int state, task *t)
 	task_cpu(f->s, t, 10 * NS_PER_US);
 	if (f->rel_calls[state] > 0) {
 		f->rel_calls[state]--;
-		space_release(f->sc, SPACE_META, f->release_bytes, t->clock);
+		if (state == COMMIT_TRANS) /* a commit unpins what was freed */
+			space_bytes_unpin(f->sc, SPACE_META,
+					  f->sc->info[SPACE_META].bytes_pinned, t->clock);
+		else
+			space_release(f->sc, SPACE_META, f->release_bytes, t->clock);
 	}
 }
 
@@ -65,11 +71,25 @@ static void commit_done(sim *s, void *arg)
 	f->parked = NULL;
 }
 
+static void just_wake(sim *s, void *arg)
+{
+	fake *f = arg;
+	task_wake(s, f->parked, sim_now(s));
+	f->parked = NULL;
+}
+
 static int op_commit(void *ctx, task *t, int kind)
 {
 	fake *f = ctx;
 	(void)kind;
-	if (f->park_commit) {
+	if (f->park_commit == 2 && !f->retried) {
+		/* another commit is running: wait for it, then try again */
+		f->retried = 1;
+		f->parked = t;
+		sim_at(f->s, t->clock + NS_PER_MS, just_wake, f);
+		return RECLAIM_RETRY;
+	}
+	if (f->park_commit == 1) {
 		/* the commit waits for writers: it finishes 1 ms later */
 		f->parked = t;
 		sim_at(f->s, t->clock + NS_PER_MS, commit_done, f);
@@ -151,6 +171,15 @@ static void rig_init(rig *g, uint64_t total)
 	CHECK_EQ(reclaim_init(&g->rc, g->s, &g->sc, NULL, &ops, 4), 0);
 }
 
+/* Turn `bytes` of the full space's reservations into pinned bytes: what
+ * a commit would give back. */
+static void rig_pin(rig *g, uint64_t bytes)
+{
+	space_info *m = &g->sc.info[SPACE_META];
+	m->bytes_may_use -= bytes;
+	m->bytes_pinned += bytes;
+}
+
 static void rig_free(rig *g)
 {
 	reclaim_destroy(&g->rc);
@@ -181,7 +210,7 @@ static void test_order(int park_commit)
 	rig g;
 	rig_init(&g, 1 * MiB);
 	g.f.rel_calls[COMMIT_TRANS] = 1;
-	g.f.release_bytes = 512 * KiB;
+	rig_pin(&g, 512 * KiB);
 	g.f.park_commit = park_commit;
 	waiter w = {.sc = &g.sc, .kind = SPACE_META, .flush = RESERVE_FLUSH_ALL,
 		    .bytes = 256 * KiB};
@@ -193,6 +222,8 @@ static void test_order(int park_commit)
 	CHECK_EQ(g.rc.meta.passes, 1);
 	CHECK_EQ(g.sc.info[SPACE_META].flush, 0);
 	CHECK_EQ(g.f.calls[FLUSH_DELAYED_ITEMS_NR], 1);
+	CHECK_EQ(g.f.calls[COMMIT_TRANS], 1);
+	CHECK_EQ(g.f.retried, park_commit == 2);
 	/* each state costs its fixed part plus the op */
 	const reclaim_record *r0 = reclaim_record_at(&g.rc, 0);
 	CHECK_EQ(r0->duration, RECLAIM_NS_FLUSH_STATE + 10 * NS_PER_US);
@@ -218,6 +249,7 @@ static void test_restart(void)
 	g.f.rel_calls[FLUSH_DELAYED_REFS_NR] = 1;
 	g.f.rel_calls[COMMIT_TRANS] = 1;
 	g.f.release_bytes = 256 * KiB;
+	rig_pin(&g, 256 * KiB);
 	waiter a = {.sc = &g.sc, .kind = SPACE_META, .flush = RESERVE_FLUSH_ALL,
 		    .bytes = 256 * KiB};
 	waiter b = a;
@@ -247,6 +279,9 @@ static void test_enospc(void)
 	CHECK_EQ(reclaim_records(&g.rc), 9 + 10 + 10);
 	CHECK_EQ(g.rc.per_state[ALLOC_CHUNK_FORCE].calls, 2);
 	CHECK_EQ(g.rc.per_state[COMMIT_TRANS].calls, 3);
+	/* nothing pinned: may_commit_transaction never lets it commit */
+	CHECK_EQ(g.rc.commits_skipped, 3);
+	CHECK_EQ(g.f.calls[COMMIT_TRANS], 0);
 	CHECK_EQ(g.sc.info[SPACE_META].tickets_failed, 1);
 	CHECK_EQ(g.sc.info[SPACE_META].flush, 0);
 	CHECK(g.sc.info[SPACE_META].full); /* no device space for a chunk */
@@ -359,6 +394,7 @@ int main(void)
 {
 	test_order(0);
 	test_order(1);
+	test_order(2);
 	test_restart();
 	test_enospc();
 	test_alloc_chunk();
