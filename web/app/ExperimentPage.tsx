@@ -10,6 +10,7 @@ import type { Emphasis } from '../model/urlState';
 import { usePageCommands } from './commands';
 import { ErrorBanner } from './ErrorBanner';
 import { ParamForm } from './ParamForm';
+import { collectFor } from '../views/registry';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { saveJson } from './storage';
@@ -43,11 +44,11 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
   useEffect(() => {
     if (autoRan.current === info.name || invalid) return;
     autoRan.current = info.name;
-    void runner.run(specs);
+    void runner.run(specs, collectFor(info.name));
   }, [info.name, invalid, specs, runner]);
 
   const run = (): void => {
-    if (!invalid) void runner.run(specs);
+    if (!invalid) void runner.run(specs, collectFor(info.name));
   };
   usePageCommands({ run, cancel: runner.cancel });
 

@@ -15,6 +15,7 @@ import { usePageCommands } from './commands';
 import { DiffView } from './DiffView';
 import { ErrorBanner } from './ErrorBanner';
 import { Markdown } from './Markdown';
+import { collectFor } from '../views/registry';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { useStoredState } from './storage';
@@ -59,11 +60,11 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
       const ds = lesson.steps[d]!;
       const dInfo = experiments.find((e) => e.name === ds.scenario.experiment);
       if (acc[d] || !dInfo) continue;
-      const r = await runner.run(stepSpecs(ds, dInfo));
+      const r = await runner.run(stepSpecs(ds, dInfo), collectFor(dInfo.name));
       if (!r) return;
       acc[d] = metricsOf(r);
     }
-    const r = await runner.run(stepSpecs(s, info));
+    const r = await runner.run(stepSpecs(s, info), collectFor(info.name));
     if (!r) return;
     acc[i] = metricsOf(r);
     sessionMetrics.set(lesson.id, acc);

@@ -5,7 +5,7 @@
  * irrelevant (a generation counter drops them).
  */
 import { useCallback, useRef, useState } from 'react';
-import { LabError, type LabErrorInfo, type RunResult, type RunSpec, type Variant } from '../engine/types';
+import { LabError, type CollectSpec, type LabErrorInfo, type RunResult, type RunSpec, type Variant } from '../engine/types';
 import { engine } from './engine';
 import { testHook } from './testHook';
 
@@ -30,7 +30,7 @@ const idle: RunnerState = { status: 'idle', progress: 0, current: null, results:
 
 export function useRunner(): {
   state: RunnerState;
-  run(specs: RunSpec[]): Promise<Partial<Record<Variant, RunResult>> | null>;
+  run(specs: RunSpec[], collect?: CollectSpec): Promise<Partial<Record<Variant, RunResult>> | null>;
   cancel(): void;
   reset(): void;
 } {
@@ -38,7 +38,7 @@ export function useRunner(): {
   const gen = useRef(0);
   const cancelCurrent = useRef<(() => void) | null>(null);
 
-  const run = useCallback(async (specs: RunSpec[]) => {
+  const run = useCallback(async (specs: RunSpec[], collect?: CollectSpec) => {
     cancelCurrent.current?.();
     const my = ++gen.current;
     const key = specKey(specs);
@@ -47,9 +47,13 @@ export function useRunner(): {
     try {
       for (let i = 0; i < specs.length; i++) {
         const spec = specs[i]!;
-        const t = engine.run(spec, (p) => {
-          if (gen.current === my) setState((s) => ({ ...s, progress: (i + p) / specs.length, current: spec.variant }));
-        });
+        const t = engine.run(
+          spec,
+          (p) => {
+            if (gen.current === my) setState((s) => ({ ...s, progress: (i + p) / specs.length, current: spec.variant }));
+          },
+          collect,
+        );
         cancelCurrent.current = t.cancel;
         results[spec.variant] = await t.promise;
         if (gen.current !== my) return null;

@@ -136,6 +136,19 @@ describe('worker core + client', () => {
     await expect(c.run(fio({ bs: '7' })).promise).rejects.toMatchObject({ name: 'LabError', codeName: expect.stringMatching(/LAB_E/) });
   });
 
+  it('collects requested snapshots and the trace before closing the run', async (ctx) => {
+    if (!b.list().some((e) => e.name === 'torture')) return ctx.skip();
+    const c = new EngineClient(() => fakeWorker(b));
+    const r = await c.run({ experiment: 'torture', variant: 'base', params: { ops: '300' }, seed: 1 }, undefined, { snapshots: ['tree:fs', 'no-such-structure'], trace: true }).promise;
+    expect(r.snapshots?.['tree:fs']).toBeTypeOf('object');
+    expect(r.snapshots?.['tree:fs']).not.toHaveProperty('error');
+    expect(r.snapshots?.['no-such-structure']).toMatchObject({ error: expect.any(String) });
+    expect(r.trace).toMatchObject({ sim_ns: expect.any(Number) });
+    const plain = await c.run({ experiment: 'torture', variant: 'base', params: { ops: '300' }, seed: 1 }).promise;
+    expect(plain.snapshots).toBeUndefined();
+    expect(plain.metrics).toEqual(r.metrics);
+  });
+
   it('cancels a long run between slices', async () => {
     const c = new EngineClient(() => fakeWorker(b));
     const t = c.run(fio({ ios: '2000000' }));

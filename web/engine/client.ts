@@ -5,7 +5,7 @@
  * LabError (CODE_WORKER_CRASHED) and the next request starts a fresh worker.
  */
 import { MsgType, type WorkerRequest, type WorkerResponse } from './protocol';
-import { CODE_WORKER_CRASHED, LabError, type ExperimentInfo, type RunResult, type RunSpec } from './types';
+import { CODE_WORKER_CRASHED, LabError, type CollectSpec, type ExperimentInfo, type RunResult, type RunSpec } from './types';
 
 /** What the client needs of a Worker (a real one, or a fake in tests). */
 export interface WorkerLike {
@@ -101,9 +101,13 @@ export class EngineClient {
     return this.request<ExperimentInfo[]>((id) => ({ id, type: MsgType.List })).promise;
   }
 
-  /** Start a run; progress arrives through onProgress; cancel() rejects it with LAB_ECANCELED. */
-  run(spec: RunSpec, onProgress?: (p: number) => void): RunTicket {
-    const { id, promise } = this.request<RunResult>((rid) => ({ id: rid, type: MsgType.Run, spec }), onProgress);
+  /**
+   * Start a run; progress arrives through onProgress; `collect` names the
+   * snapshots / trace to return with the result; cancel() rejects it with
+   * LAB_ECANCELED.
+   */
+  run(spec: RunSpec, onProgress?: (p: number) => void, collect?: CollectSpec): RunTicket {
+    const { id, promise } = this.request<RunResult>((rid) => ({ id: rid, type: MsgType.Run, spec, collect }), onProgress);
     return { id, promise, cancel: () => this.cancel(id) };
   }
 

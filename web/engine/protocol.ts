@@ -4,7 +4,7 @@
  * payload. Every request carries an id; every response names the request it
  * answers, so the client can key its Promises by id.
  */
-import type { ExperimentInfo, LabErrorInfo, RunResult, RunSpec } from './types';
+import type { CollectSpec, ExperimentInfo, LabErrorInfo, RunResult, RunSpec } from './types';
 
 export enum MsgType {
   /* page -> worker */
@@ -27,6 +27,8 @@ export interface RunRequest {
   id: number;
   type: MsgType.Run;
   spec: RunSpec;
+  /** Snapshots / trace to collect once the run has finished. */
+  collect?: CollectSpec;
   /** Target host time per lab_step slice, ms (default 25). */
   sliceMs?: number;
 }

@@ -58,6 +58,16 @@ export interface RunSpec {
   seed: number;
 }
 
+/**
+ * Extra state a view wants from a finished run, collected in the worker
+ * before the run is closed: named structure snapshots (lab_snapshot_json)
+ * and the trace with its sampled series (lab_trace_json).
+ */
+export interface CollectSpec {
+  snapshots?: string[];
+  trace?: boolean;
+}
+
 /** A finished run: metrics, simulated time, events, experiment-specific details. */
 export interface RunResult {
   metrics: Record<string, number>;
@@ -65,6 +75,9 @@ export interface RunResult {
   events: number;
   details: Record<string, unknown>;
   wallMs: number;
+  /** By name, when requested; a snapshot that failed holds {error: message}. */
+  snapshots?: Record<string, unknown>;
+  trace?: unknown;
 }
 
 /** An engine error as plain data (it crosses the worker boundary). */

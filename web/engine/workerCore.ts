@@ -5,9 +5,9 @@
  * after each slice it posts progress and yields to the event loop, so a
  * Cancel message that arrived meanwhile is seen before the next slice.
  */
-import { Bridge } from './bridge';
+import type { Bridge, RunHandle } from './bridge';
 import { MsgType, type CancelRequest, type ListRequest, type RunRequest, type WorkerRequest, type WorkerResponse } from './protocol';
-import { LabError } from './types';
+import { LabError, type CollectSpec, type RunResult } from './types';
 
 export type Post = (msg: WorkerResponse) => void;
 
@@ -15,6 +15,24 @@ const now = (): number => (typeof performance !== 'undefined' ? performance.now(
 
 /** Let queued messages (a Cancel) run before the next slice. */
 const yieldToEvents = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+/** Add the requested snapshots and trace to a finished run's result. */
+function collect(b: Bridge, h: RunHandle, result: RunResult, spec: CollectSpec | undefined): RunResult {
+  if (!spec) return result;
+  if (spec.trace) result.trace = b.trace(h, 0);
+  if (spec.snapshots && spec.snapshots.length > 0) {
+    result.snapshots = {};
+    for (const name of spec.snapshots) {
+      try {
+        result.snapshots[name] = b.snapshot(h, name);
+      } catch (e) {
+        if (!(e instanceof LabError)) throw e;
+        result.snapshots[name] = { error: e.message };
+      }
+    }
+  }
+  return result;
+}
 
 /**
  * Build the worker's message handler. `loadBridge` is called once, lazily
@@ -47,7 +65,7 @@ export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post):
         const done = b.step(h, budget);
         const took = now() - s0;
         if (done) {
-          post({ id: req.id, type: MsgType.RunDone, result: b.result(h, now() - t0) });
+          post({ id: req.id, type: MsgType.RunDone, result: collect(b, h, b.result(h, now() - t0), req.collect) });
           return;
         }
         // Aim the next slice at the target time, changing by at most 4x.

@@ -1,20 +1,34 @@
 /*
- * registry.ts - experiment name -> the component that draws its picture
- * from the runs' `details`. One line per experiment; an experiment without
- * an entry shows only the panels and the metrics table.
+ * registry.ts - experiment name -> the view that draws its picture from the
+ * runs' `details` (and, if it asks, structure snapshots and the trace,
+ * collected in the worker when the run finishes). One line per experiment;
+ * an experiment without an entry shows only the panels and the metrics table.
  *
- * To add a view: write web/views/<name>/<Name>View.tsx exporting a
- * component that takes ViewProps, and add one line below.
+ * To add a view: write web/views/<name>/<Name>View.tsx exporting a component
+ * that takes ViewProps, and add one line below, e.g.
+ *   'qgroup-drop': { component: QgroupView, collect: { snapshots: ['tree:dropping'] } },
  */
 import type { ComponentType } from 'react';
+import type { CollectSpec } from '../engine/types';
 import type { ViewProps } from './types';
 import { DeviceView } from './device/DeviceView';
 
-export const VIEWS: Record<string, ComponentType<ViewProps>> = {
-  fio: DeviceView,
+export interface ViewEntry {
+  component: ComponentType<ViewProps>;
+  /** Snapshots / trace the view needs from each finished run. */
+  collect?: CollectSpec;
+}
+
+export const VIEWS: Record<string, ViewEntry> = {
+  fio: { component: DeviceView },
 };
 
 /** The view for an experiment, or null. */
 export function viewFor(experiment: string): ComponentType<ViewProps> | null {
-  return VIEWS[experiment] ?? null;
+  return VIEWS[experiment]?.component ?? null;
+}
+
+/** What the experiment's view wants collected from each run (undefined: nothing). */
+export function collectFor(experiment: string): CollectSpec | undefined {
+  return VIEWS[experiment]?.collect;
 }
