@@ -1,0 +1,199 @@
+/*
+ * test_pagecache.c - page accounting, the readahead ramp, background
+ * writeback by expiry, writeback/ordered completion, and the UPTODATE
+ * records hole reads leave before patch 1/9 (and not after).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "lab.h"
+#include "pagecache.h"
+#include "t.h"
+#include "vfs_data.h"
+
+#define PG 4096ull
+
+static void test_counts(void)
+{
+	pc_inode p;
+	pc_init(&p);
+	CHECK_EQ(pc_reserve(&p, 100), 0);
+	pc_set(&p, 3, PG_PRESENT | PG_UPTODATE | PG_DIRTY, 0);
+	pc_set(&p, 4, PG_PRESENT | PG_UPTODATE, 0);
+	CHECK_EQ(p.present, 2);
+	CHECK_EQ(p.dirty, 1);
+	pc_set(&p, 3, PG_WRITEBACK, PG_DIRTY);
+	CHECK_EQ(p.dirty, 0);
+	CHECK_EQ(p.writeback, 1);
+	pc_drop_clean(&p);
+	CHECK_EQ(p.present, 1); /* the page under writeback stays */
+	pc_destroy(&p);
+}
+
+/* cp's pattern: a read every other page, from 0. The window ramps
+ * 4 -> 16 (+64 merged: 80) -> 320 -> 640 -> 1280 -> 2048 (the doubled
+ * 4 MiB bdi window) and stays there. */
+static void test_readahead_ramp(void)
+{
+	pc_inode p;
+	pc_init(&p);
+	pc_reserve(&p, 1 << 16);
+	file_ra ra;
+	ra_init(&ra, 1024, 1);
+	CHECK_EQ(ra.ra_pages, 2048);
+	uint64_t sizes[16];
+	int ns = 0;
+	for (uint64_t idx = 0; idx < 20000 && ns < 16; idx += 2) {
+		uint8_t f = pc_flags(&p, idx);
+		ra_window w = {0, 0, 0};
+		if (!(f & PG_PRESENT))
+			w = ra_ondemand(&ra, &p, idx, 1, 0);
+		else if (f & PG_READAHEAD) {
+			pc_set(&p, idx, 0, PG_READAHEAD);
+			w = ra_ondemand(&ra, &p, idx, 1, 1);
+		}
+		if (w.nr) {
+			sizes[ns++] = w.nr;
+			for (uint64_t i = w.start; i < w.start + w.nr; i++)
+				pc_set(&p, i, PG_PRESENT | PG_UPTODATE, 0);
+			if (w.mark != UINT64_MAX)
+				pc_set(&p, w.mark, PG_READAHEAD, 0);
+		}
+		ra.prev_index = idx;
+	}
+	CHECK(ns >= 7);
+	CHECK_EQ(sizes[0], 4);
+	CHECK_EQ(sizes[1], 80);
+	CHECK_EQ(sizes[2], 320);
+	CHECK_EQ(sizes[3], 640);
+	CHECK_EQ(sizes[4], 1280);
+	CHECK_EQ(sizes[5], 2048);
+	CHECK_EQ(sizes[6], 2048);
+	pc_destroy(&p);
+}
+
+static int idle_step(sim *s, task *t)
+{
+	(void)s;
+	(void)t;
+	return TASK_BLOCKED;
+}
+
+static data_opts opts(int p1)
+{
+	data_opts o;
+	memset(&o, 0, sizeof(o));
+	o.p1_no_hole_uptodate = p1;
+	o.dirty_expire = 2 * NS_PER_S;
+	o.wb_interval = NS_PER_S;
+	o.dirty_bg_bytes = 1ull << 40;
+	return o;
+}
+
+/* Dirty data is written back by the flusher only once it is older than
+ * the expiry; completion inserts the file extent items and empties the
+ * io_tree. */
+static void test_writeback_expiry(void)
+{
+	sim *s = sim_create(1, 0);
+	bdev *dev;
+	bdev_create(s, "nvme-dc", &dev);
+	dfs fs;
+	data_opts o = opts(1);
+	dfs_init(&fs, s, dev, &o);
+	dinode *d;
+	dfs_inode_new(&fs, &d);
+	task *t = task_spawn(s, "user", idle_step, NULL, 0);
+	sim_run(s, 10, SIMTIME_MAX);
+	for (int i = 0; i < 50; i++)
+		vd_write(d, t, (uint64_t)i * 2 * PG, PG);
+	CHECK_EQ(d->io.nrecords, 50); /* holes keep the extents apart */
+	CHECK_EQ(d->delalloc_bytes, 50 * PG);
+	CHECK_EQ(vd_outstanding(d), 50);
+	dfs_start_flusher(&fs);
+	sim_run(s, 1000000, 1500 * NS_PER_MS);
+	CHECK_EQ(d->pc.dirty, 50); /* 1 s tick: not expired */
+	sim_run(s, 1000000, 3500 * NS_PER_MS);
+	CHECK_EQ(d->pc.dirty, 0);
+	CHECK_EQ(d->nfe, 50);
+	CHECK_EQ(d->delalloc_bytes, 0);
+	CHECK_EQ(vd_outstanding(d), 0);
+	CHECK_EQ(d->io.nrecords, 0);
+	CHECK_EQ(d->em.n, 50);
+	CHECK(fs.flushes >= 1);
+	CHECK_EQ(vd_check(d), 0);
+	fs.flusher_armed = 0;
+	sim_run(s, 1000000, SIMTIME_MAX);
+	dfs_destroy(&fs);
+	bdev_destroy(dev);
+	sim_destroy(s);
+}
+
+/* After a remount, reading the file through readahead leaves one
+ * UPTODATE record per hole page read before 1/9, none after. */
+static uint64_t hole_records_after_read(int p1, uint64_t *records_ahead)
+{
+	sim *s = sim_create(1, 0);
+	bdev *dev;
+	bdev_create(s, "ideal", &dev);
+	dfs fs;
+	data_opts o = opts(p1);
+	dfs_init(&fs, s, dev, &o);
+	dinode *d;
+	dfs_inode_new(&fs, &d);
+	task *t = task_spawn(s, "user", idle_step, NULL, 0);
+	sim_run(s, 10, SIMTIME_MAX);
+	for (int i = 0; i < 4096; i++)
+		vd_write(d, t, (uint64_t)i * 2 * PG, PG);
+	vd_writeback_start(d, 1);
+	sim_run(s, 10000000, SIMTIME_MAX);
+	CHECK(vd_clean(d));
+	dfs_remount(&fs);
+	CHECK_EQ(d->pc.present, 0);
+	dfile f;
+	dfile_open(&f, d, 1);
+	/* read the first 64 data pages as cp does */
+	for (int i = 0; i < 64; i++) {
+		/* the task runs at the simulator's time (it is not stepped) */
+		if (t->clock < sim_now(s))
+			t->clock = sim_now(s);
+		while (vd_read_page(&f, t, (uint64_t)i * 2 * PG) == 1) {
+			sim_run(s, 1000, SIMTIME_MAX);
+			t->clock = sim_now(s);
+		}
+	}
+	sim_run(s, 1000000, SIMTIME_MAX);
+	*records_ahead = 0;
+	for (extent_state *st = eio_first_from(&d->io, 128 * PG); st; st = eio_next(st))
+		(*records_ahead)++;
+	uint64_t n = d->io.recs_with[3];
+	CHECK(fs.metadata_reads > 0);
+	CHECK_EQ(eio_check(&d->io), 0);
+	dfile_close(&f);
+	dfs_destroy(&fs);
+	bdev_destroy(dev);
+	sim_destroy(s);
+	return n;
+}
+
+static void test_hole_uptodate(void)
+{
+	uint64_t ahead0, ahead1;
+	uint64_t before = hole_records_after_read(0, &ahead0);
+	uint64_t after = hole_records_after_read(1, &ahead1);
+	/* readahead went well past the 128 pages cp read */
+	CHECK(before > 200);
+	CHECK(ahead0 > 100);
+	CHECK_EQ(after, 0);
+	CHECK_EQ(ahead1, 0);
+}
+
+int main(void)
+{
+	test_counts();
+	test_readahead_ramp();
+	test_writeback_expiry();
+	test_hole_uptodate();
+	T_DONE();
+}
