@@ -14,7 +14,7 @@ interface Props {
 export function Header({ experiments, lessons, route, onHelp, onFocus }: Props) {
   const cur = route.page === 'experiment' ? `exp/${route.name}` : route.page === 'lesson' ? `lesson/${route.id}` : '';
   const link = (to: string, label: React.ReactNode, testid: string, title?: string) => (
-    <a href={`#/${to}`} className={`nav-link${cur === to ? ' nav-on' : ''}`} aria-current={cur === to ? 'page' : undefined} data-testid={testid} title={title}>
+    <a key={to} href={`#/${to}`} className={`nav-link${cur === to ? ' nav-on' : ''}`} aria-current={cur === to ? 'page' : undefined} data-testid={testid} title={title}>
       {label}
     </a>
   );
