@@ -46,7 +46,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   useEffect(() => {
     runner.reset();
     setRanStep(null);
-  }, [lesson.id, i]); // eslint-disable-line react-hooks/exhaustive-deps
+  }, [lesson.id, i]); // a new step starts from a clean run
 
   const params = useMemo(() => (info ? withDefaults(info.params, s.scenario.params) : {}), [info, s]);
   const here = ranStep === i ? all[i] : undefined;

@@ -27,7 +27,7 @@ export function saveJson(key: string, v: unknown): void {
 /** useState persisted under `key`. */
 export function useStoredState<T>(key: string, fallback: T): [T, (v: T) => void] {
   const [v, setV] = useState<T>(() => loadJson(key, fallback));
-  useEffect(() => setV(loadJson(key, fallback)), [key]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(() => setV(loadJson(key, fallback)), [key]); // fallback is a constant per call site
   return [
     v,
     (nv: T) => {
