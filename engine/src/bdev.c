@@ -5,7 +5,8 @@
  * The device is a small pipeline of timeline reservations (see
  * bdev_profile.h for the parameters): a bounded command queue, a serial
  * link/controller stage, parallel flash units with a fitted service-time
- * distribution, and for drives with a DRAM write cache a drain bucket. A bio's
+ * distribution, and for drives with a DRAM write cache a per-unit share of
+ * that cache which the unit drains by programming flash. A bio's
  * completion time is computed when it is submitted; queueing delay appears
  * when a stage is still reserved by earlier bios, so IOPS saturate at the
  * slowest stage and latency then grows as Little's law says.
@@ -38,8 +39,7 @@ struct bdev {
 	simtime_t link_free;   /* link stage reserved until */
 	simtime_t *unit_free;  /* each flash unit reserved until */
 	theap slots;           /* device command slots in use (max_queue) */
-	simtime_t drain_free;  /* write cache drained until */
-	double drained;        /* bytes written to the cache so far */
+	double drained;        /* bytes programmed from the cache so far */
 	uint64_t last_end;     /* end offset of the last bio: sequentiality */
 	theap inflight;        /* completion times, for max_inflight */
 	simtime_t busy_end;    /* end of the current busy period */
@@ -243,6 +243,55 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 }
 
 /*
+ * fitted_cache_write - a write into a DRAM write cache at `t`; returns its
+ * completion. Each flash unit owns an equal share of the cache and drains
+ * it by programming pages (at 1 / (drain_byte_ns x nunits) bytes per ns,
+ * so all units together drain 1 / drain_byte_ns). A write's pieces go to
+ * units as a read's would; it completes wr_ns x X after it is admitted,
+ * and it is admitted once every unit it lands on has room, i.e. has less
+ * than cache_bytes x drain_byte_ns of programming queued. Sustained writes
+ * above the drain rate therefore queue per unit, unevenly, which is where
+ * their tail comes from. Every gc_bytes programmed, garbage collection
+ * stalls the unit for gc_ns. Programs also delay reads on the same unit.
+ */
+static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
+{
+	const bdev_profile *p = d->prof;
+	double prog_byte_ns = p->drain_byte_ns * p->nunits;
+	simtime_t room = ns_round(p->cache_bytes * p->drain_byte_ns);
+	uint64_t chunk = p->chunk_bytes ? p->chunk_bytes : 4096;
+	uint64_t nops = (b->bytes + chunk - 1) / chunk;
+	if (nops == 0)
+		nops = 1;
+	if (nops > (uint64_t)p->nunits)
+		nops = (uint64_t)p->nunits; /* a big write spreads over all units */
+	uint64_t per = (b->bytes + nops - 1) / nops;
+	int u0 = seq ? (int)((b->offset / chunk) % (uint64_t)p->nunits)
+		     : (int)prng_below(&d->rng, (uint64_t)p->nunits);
+	simtime_t admit = t;
+	for (uint64_t k = 0; k < nops; k++) {
+		simtime_t f = d->unit_free[(u0 + k) % (uint64_t)p->nunits];
+		if (f > room && f - room > admit)
+			admit = f - room;
+	}
+	uint64_t left = b->bytes;
+	for (uint64_t k = 0; k < nops; k++) {
+		int u = (int)((u0 + k) % (uint64_t)p->nunits);
+		uint64_t n = left < per ? left : per;
+		double gc = 0.0;
+		if (p->gc_bytes > 0.0) {
+			double before = floor(d->drained / p->gc_bytes);
+			d->drained += (double)n;
+			gc = (floor(d->drained / p->gc_bytes) - before) * p->gc_ns;
+		}
+		simtime_t start = d->unit_free[u] > admit ? d->unit_free[u] : admit;
+		d->unit_free[u] = start + ns_round((double)n * prog_byte_ns + gc);
+		left -= n;
+	}
+	return admit + ns_round(p->wr_ns * qtable_sample(&p->wr_tail, &d->rng));
+}
+
+/*
  * fitted_submit - completion time of a bio on the fitted model (the
  * bdev_ops submit hook). Models the path of an NVMe/SATA command: it waits
  * for a device slot, crosses the link, then either lands in the write
@@ -270,22 +319,7 @@ static simtime_t fitted_submit(bdev *d, bio *b, simtime_t at)
 
 	simtime_t done;
 	if (b->op == BIO_WRITE && p->wcache) {
-		/* The cache holds what has not drained yet; admission waits
-		 * until there is room for this write. */
-		simtime_t room = ns_round(p->cache_bytes * p->drain_byte_ns);
-		simtime_t admit = t;
-		if (d->drain_free > room && d->drain_free - room > admit)
-			admit = d->drain_free - room;
-		simtime_t dstart = d->drain_free > admit ? d->drain_free : admit;
-		double gc = 0.0;
-		if (p->gc_bytes > 0.0) {
-			/* Garbage collection pauses the drain once per gc_bytes. */
-			double before = floor(d->drained / p->gc_bytes);
-			d->drained += (double)b->bytes;
-			gc = (floor(d->drained / p->gc_bytes) - before) * p->gc_ns;
-		}
-		d->drain_free = dstart + ns_round((double)b->bytes * p->drain_byte_ns + gc);
-		done = admit + ns_round(p->wr_ns * qtable_sample(&p->wr_tail, &d->rng));
+		done = fitted_cache_write(d, b, seq, t);
 	} else {
 		done = fitted_units(d, b, seq, t);
 	}
@@ -305,7 +339,10 @@ static simtime_t fitted_flush(bdev *d, simtime_t at)
 	const bdev_profile *p = d->prof;
 	if (p->plp || !p->wcache)
 		return at + ns_round(p->link_ns);
-	simtime_t t = d->drain_free > at ? d->drain_free : at;
+	simtime_t t = at;
+	for (int u = 0; u < p->nunits; u++) /* the whole cache must drain */
+		if (d->unit_free[u] > t)
+			t = d->unit_free[u];
 	double sigma = dm_log(p->flush_p99_ns / p->flush_p50_ns) / 2.3263478740;
 	double ns = prng_lognormal(&d->rng, dm_log(p->flush_p50_ns), sigma);
 	return t + ns_round(ns);
@@ -475,8 +512,9 @@ void bdev_precondition(bdev *d, simtime_t at)
 	if (d->ops != &fitted_ops || !p->wcache)
 		return;
 	simtime_t full = at + ns_round(p->cache_bytes * p->drain_byte_ns);
-	if (full > d->drain_free)
-		d->drain_free = full;
+	for (int u = 0; u < p->nunits; u++)
+		if (full > d->unit_free[u])
+			d->unit_free[u] = full;
 }
 
 const bdev_stats *bdev_get_stats(const bdev *d)

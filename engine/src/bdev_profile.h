@@ -19,9 +19,12 @@
  *                (sequential IO); an op takes (op_ns + bytes * byte_ns) * X,
  *                X drawn once per IO from the service-time quantile table;
  *   write cache  (wcache) a write completes when it is in the DRAM cache,
- *                wr_ns * X after the link; the cache holds cache_bytes and
- *                drains to flash at 1 / drain_byte_ns bytes per ns, so a
- *                sustained write rate above that waits for space;
+ *                wr_ns * X after it is admitted; each unit owns an equal
+ *                share of cache_bytes and drains it by programming flash,
+ *                all together at 1 / drain_byte_ns bytes per ns, so a
+ *                sustained write rate above that waits, per unit, for
+ *                room; every gc_bytes programmed, garbage collection
+ *                stalls a unit for gc_ns;
  *   flush        a device with power-loss protection (plp) acknowledges a
  *                flush at once; one without waits for the cache to drain
  *                and pays a lognormal flush latency (flush_p50/p99_ns).
@@ -85,7 +88,9 @@ typedef struct bdev_point {
 	double iops;
 	double bw_mib_s;
 	double clat_avg_us, clat_p50_us, clat_p90_us, clat_p99_us, clat_p999_us;
-	int fit;                  /* 1: used by the fit; 0: held out */
+	int fit;                  /* 1: used by the fit; 0: not */
+	const char *why;          /* why not: held out (out-of-sample check)
+	                           * or outside the model; "" if fitted */
 	const char *source;       /* calibration file */
 } bdev_point;
 

@@ -10,26 +10,26 @@
  *
  * Fit error on the fitted points (RMS of ln(simulated/measured) in the
  * script's model twin; the C test re-checks with the engine itself):
- *   nvme-dc        66 points fitted, 74 held out; iops 0.118, p50 0.145, p99 0.330 (held out: 0.137, 0.304, 0.713)
- *   consumer-ssd   34 points fitted, 64 held out; iops 0.231, p50 0.279, p99 0.855 (held out: 0.241, 1.177, 1.563)
- *   consumer-nvme  70 points fitted, 38 held out; iops 0.395, p50 0.322, p99 0.438 (held out: 0.392, 0.312, 0.472)
+ *   nvme-dc        66 points fitted, 74 held out; iops 0.083, p50 0.168, p99 0.232 (held out: 0.143, 0.386, 0.651)
+ *   consumer-ssd   23 points fitted, 75 held out; iops 0.147, p50 0.120, p99 0.786 (held out: 0.265, 0.866, 1.639)
+ *   consumer-nvme  21 points fitted, 87 held out; iops 0.177, p50 0.166, p99 0.301 (held out: 0.310, 0.308, 0.458)
  */
 #include <stddef.h>
 
 #include "bdev_profile.h"
 
 static const double nvme_dc_rd_q[] = { 0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0 };
-static const double nvme_dc_rd_m[] = { 0.79491028, 0.89745514, 1.0, 1.4687765, 1.5273736, 2.3037847, 3.4684013 };
+static const double nvme_dc_rd_m[] = { 0.79569958, 0.89784979, 1.0, 1.4669724, 1.5253439, 2.2987669, 3.4589014 };
 static const double nvme_dc_wr_q[] = { 0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0 };
-static const double nvme_dc_wr_m[] = { 0.75216194, 0.87608097, 1.0, 1.1376878, 6.3698246, 11.601961, 17.522537 };
+static const double nvme_dc_wr_m[] = { 0.76084619, 0.88042309, 1.0, 1.1328632, 6.1816659, 11.230469, 16.943587 };
 
 static const double consumer_ssd_rd_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
-static const double consumer_ssd_rd_m[] = { 0.26699078, 0.83013633, 0.83013633, 0.83013633, 0.84320276, 0.84320276, 0.8562692, 1.0, 1.0522657, 1.0522657, 1.0653322, 1.0783986, 1.0783986, 1.0914651, 1.1045315, 1.2221294, 1.300528, 3.9464814, 0.05 };
+static const double consumer_ssd_rd_m[] = { 0.32131904, 0.84272607, 0.84272607, 0.84272607, 0.85482406, 0.85482406, 0.86692206, 1.0, 1.048392, 1.048392, 1.06049, 1.072588, 1.072588, 1.084686, 1.096784, 1.2056659, 1.2782539, 3.7280978, 0.05 };
 static const double consumer_ssd_wr_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
-static const double consumer_ssd_wr_m[] = { 0.05, 0.87327303, 0.96831826, 0.96831826, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0316817, 1.0316817, 1.0633635, 1.2534539, 1.4118627, 1.6336348, 1.7920436, 14.132082, 0.05 };
+static const double consumer_ssd_wr_m[] = { 0.05, 0.90871051, 0.97717763, 0.97717763, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0228224, 1.0228224, 1.0456447, 1.182579, 1.2966908, 1.4564474, 1.5705593, 10.459873, 0.05 };
 
 static const double consumer_nvme_rd_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
-static const double consumer_nvme_rd_m[] = { 0.05, 0.32455236, 0.32455236, 0.32895267, 0.33335298, 0.41255856, 0.99119938, 1.0, 1.0616043, 1.0792056, 1.198014, 1.2508177, 1.2860202, 1.3036214, 1.4444313, 1.4972351, 1.5324376, 2.2452878, 3.3805679 };
+static const double consumer_nvme_rd_m[] = { 0.05, 0.31632695, 0.31632695, 0.32078084, 0.32523474, 0.40540487, 0.99109221, 1.0, 1.0623545, 1.0801701, 1.2004253, 1.2538721, 1.2895032, 1.3073188, 1.4498435, 1.5032903, 1.5389214, 2.2604526, 3.4095578 };
 
 const bdev_profile bdev_fitted_profiles[] = {
 	{
@@ -37,24 +37,24 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.title = "datacenter NVMe, power-loss protected (fitted: Intel DC P4510 1 TB)",
 		.max_queue = 0,
 		.link_ns = 300.0,
-		.link_byte_ns = 0.35087719, /* fitted */
-		.nunits = 33, /* fitted */
+		.link_byte_ns = 0.28649, /* fitted */
+		.nunits = 36, /* fitted */
 		.chunk_bytes = 4096,
-		.rd_op_ns = 66000.0, /* fitted */
-		.rd_byte_ns = 1.0, /* fitted */
+		.rd_op_ns = 65223.0, /* fitted */
+		.rd_byte_ns = 0.63252, /* fitted */
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 0.5,
-		.seq_op_ns = 5000.0, /* fitted */
+		.seq_op_ns = 47931.0, /* fitted */
 		.wcache = 1,
-		.wr_ns = 8500.0, /* fitted */
-		.cache_bytes = 67108864.0, /* fitted */
-		.drain_byte_ns = 0.95238095, /* fitted */
-		.gc_bytes = 8388608.0, /* fitted */
-		.gc_ns = 300000.0, /* fitted */
+		.wr_ns = 6766.6, /* fitted */
+		.cache_bytes = 16777000.0, /* fitted */
+		.drain_byte_ns = 0.97406, /* fitted */
+		.gc_bytes = 6849300.0, /* fitted */
+		.gc_ns = 837240.0, /* fitted */
 		.plp = 1,
 		.flush_p50_ns = 0.0,
 		.flush_p99_ns = 0.0,
-		.host_ns = 2800.0, /* fitted */
+		.host_ns = 2945.6, /* fitted */
 		.rd_tail = { 7, nvme_dc_rd_q, nvme_dc_rd_m }, /* intel-p4510-figures.csv (p4510_legacy/4k_r_1.txt) */
 		.wr_tail = { 7, nvme_dc_wr_q, nvme_dc_wr_m }, /* intel-p4510-figures.csv (p4510_legacy/4k_w_1.txt) */
 		.notes = "flush: power-loss protection, the cache need not reach NAND, so a flush costs one command (calibration/README.md); host_ns is the fio rig's per-IO CPU (QD1 cycle minus clat)",
@@ -63,25 +63,25 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.name = "consumer-ssd",
 		.title = "consumer SATA SSD (fitted: Samsung 860 PRO, 4 KiB random read/write)",
 		.max_queue = 32,
-		.link_ns = 13000.0, /* fitted */
+		.link_ns = 6726.6, /* fitted */
 		.link_byte_ns = 1.8181818,
-		.nunits = 16, /* fitted */
+		.nunits = 29, /* fitted */
 		.chunk_bytes = 8192,
-		.rd_op_ns = 75000.0, /* fitted */
+		.rd_op_ns = 85131.0, /* fitted */
 		.rd_byte_ns = 0.5,
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 0.5,
 		.seq_op_ns = 20000.0,
 		.wcache = 1,
-		.wr_ns = 22000.0, /* fitted */
-		.cache_bytes = 8388608.0, /* fitted */
-		.drain_byte_ns = 4.3478261, /* fitted */
-		.gc_bytes = 1677721.6, /* fitted */
-		.gc_ns = 1600000.0, /* fitted */
+		.wr_ns = 21449.0, /* fitted */
+		.cache_bytes = 8388600.0, /* fitted */
+		.drain_byte_ns = 2.8986, /* fitted */
+		.gc_bytes = 3774900.0, /* fitted */
+		.gc_ns = 1226200.0, /* fitted */
 		.plp = 0,
 		.flush_p50_ns = 334000.0,
 		.flush_p99_ns = 371000.0,
-		.host_ns = 13000.0, /* fitted */
+		.host_ns = 13850.0, /* fitted */
 		.rd_tail = { 19, consumer_ssd_rd_q, consumer_ssd_rd_m }, /* samsung-860pro/randread-1-1.json */
 		.wr_tail = { 19, consumer_ssd_wr_q, consumer_ssd_wr_m }, /* samsung-860pro/randwrite-1-1.json */
 		.notes = "link_byte_ns: SATA 6 Gb/s, 550 MB/s [measured: SATA III limit, 860 PRO sequential spec]; flush: no power-loss protection, a SATA drive measured 334 us median / 371 us p99 for write+fdatasync (calibration/README.md)",
@@ -91,11 +91,11 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.title = "consumer NVMe, no power-loss protection (fitted: Samsung 980 PRO 1 TB, random read)",
 		.max_queue = 0,
 		.link_ns = 300.0,
-		.link_byte_ns = 0.28571429, /* fitted */
-		.nunits = 48, /* fitted */
+		.link_byte_ns = 0.4566, /* fitted */
+		.nunits = 26, /* fitted */
 		.chunk_bytes = 65536,
-		.rd_op_ns = 50000.0, /* fitted */
-		.rd_byte_ns = 1.0, /* fitted */
+		.rd_op_ns = 64421.0, /* fitted */
+		.rd_byte_ns = 1.9573, /* fitted */
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 1.0,
 		.seq_op_ns = 10000.0,
@@ -108,7 +108,7 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.plp = 0,
 		.flush_p50_ns = 6783000.0,
 		.flush_p99_ns = 11731000.0,
-		.host_ns = 2600.0, /* fitted */
+		.host_ns = 3065.6, /* fitted */
 		.rd_tail = { 19, consumer_nvme_rd_q, consumer_nvme_rd_m }, /* samsung-980pro/results_qd_iops_vary_bs/fio_output/bs_4k_qd_1.txt */
 		.wr_tail = { 0, NULL, NULL },
 		.notes = "reads fitted; no write was measured on this drive: writes use a DRAM/SLC cache of 256 MiB draining at 2 GB/s, wr_ns 15 us [estimate: 980 PRO class TLC drive]; flush: no power-loss protection, measured elsewhere on a consumer NVMe drive 6783 us median / 11731 us p99 for write+fdatasync (calibration/README.md)",

@@ -10,7 +10,7 @@
  * that is busy notices completions late, and fio counts that wait in clat
  * (a single job at depth 128 is CPU-bound exactly this way).
  * The first 2 x (numjobs x iodepth) completions are a warm-up (fio's
- * ramp_time), the device starts preconditioned (write cache full), and the
+ * ramp_time), a write run starts preconditioned (write cache full), and the
  * run stops at the last measured completion with the loop still closed.
  */
 #include <math.h>
@@ -167,10 +167,11 @@ static int fio_setup(struct lab_run *r)
 	int rc = bdev_create(r->sim, dev, &c->dev);
 	if (rc)
 		return exp_fail(r, rc, "no device profile '%s'", dev);
-	bdev_precondition(c->dev, 0);
+	if (c->rw_write)
+		bdev_precondition(c->dev, 0); /* steady state: cache full */
 
 	uint64_t inflight = (uint64_t)c->depth * (uint64_t)c->njobs;
-	c->warm = 2 * inflight < 20000 ? 2 * inflight : 20000;
+	c->warm = 2 * inflight; /* every slot has cycled twice */
 	c->total = ios + c->warm;
 	c->lat_us = malloc((size_t)ios * sizeof *c->lat_us);
 	c->jobs = calloc((size_t)c->njobs, sizeof *c->jobs);

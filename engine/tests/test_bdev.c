@@ -1,0 +1,299 @@
+/*
+ * test_bdev.c - the simulated block device: queueing behaviour, profiles,
+ * flush costs, determinism and bad input.
+ */
+#include <stdlib.h>
+
+#include "bdev.h"
+#include "bdev_profile.h"
+#include "exp.h"
+#include "lab.h"
+#include "t.h"
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Closed loop at `depth` on an idle device: `n` IOs of `bs` bytes, each
+ * resubmitted the moment one completes. Returns IOPS; *lat_us gets the
+ * mean latency. */
+static double closed_loop(const char *profile, int op, uint64_t bs, int depth,
+			  int n, int seq, double *lat_us)
+{
+	sim *s = sim_create(7, 0);
+	bdev *d = NULL;
+	CHECK_EQ(bdev_create(s, profile, &d), 0);
+	simtime_t *done = calloc((size_t)depth, sizeof *done);
+	double sum = 0;
+	simtime_t first = 0, last = 0;
+	uint64_t off = 0;
+	for (int i = 0; i < n; i++) {
+		/* the slot that frees first takes the next IO */
+		int k = 0;
+		for (int j = 1; j < depth; j++)
+			if (done[j] < done[k])
+				k = j;
+		simtime_t at = done[k];
+		uint64_t o = seq ? off : prng_below(sim_prng(s), 1u << 20) * bs;
+		off += bs;
+		bio b = { .op = op, .offset = o, .bytes = bs, .sequential = seq };
+		simtime_t c = bdev_submit(d, &b, at);
+		done[k] = c;
+		if (i == n / 4)
+			first = c;
+		if (i > n / 4)
+			sum += (double)(c - at);
+		if (c > last)
+			last = c;
+	}
+	*lat_us = sum / (n - n / 4 - 1) / 1000.0;
+	double iops = (double)(n - n / 4 - 1) * 1e9 / (double)(last - first);
+	free(done);
+	bdev_destroy(d);
+	sim_destroy(s);
+	return iops;
+}
+
+static void test_bad_input(void)
+{
+	sim *s = sim_create(1, 0);
+	bdev *d = (bdev *)&d;
+	CHECK_EQ(bdev_create(s, "no-such-drive", &d), LAB_ENOENT);
+	CHECK(d == NULL);
+	CHECK_EQ(bdev_create(s, NULL, &d), LAB_EINVAL);
+	CHECK_EQ(bdev_create(NULL, "ideal", &d), LAB_EINVAL);
+	CHECK(bdev_profile_find("nope") == NULL);
+	/* every name the experiments accept is a real profile */
+	for (int i = 0; exp_device_values[i]; i++) {
+		CHECK_EQ(bdev_create(s, exp_device_values[i], &d), 0);
+		CHECK(strcmp(bdev_profile_name(d), exp_device_values[i]) == 0);
+		bdev_destroy(d);
+	}
+	CHECK(strcmp(exp_device_values[0], "nvme-dc") == 0);
+	sim_destroy(s);
+}
+
+static void test_ideal(void)
+{
+	sim *s = sim_create(1, 0);
+	bdev *d;
+	CHECK_EQ(bdev_create(s, "ideal", &d), 0);
+	CHECK_EQ(bdev_io(d, BIO_READ, 0, 1 << 20, 1234), 1234);
+	CHECK_EQ(bdev_io(d, BIO_WRITE, 4096, 4 << 20, 1234), 1234);
+	CHECK_EQ(bdev_flush(d, 99), 99);
+	const bdev_stats *st = bdev_get_stats(d);
+	CHECK_EQ(st->reads, 1);
+	CHECK_EQ(st->writes, 1);
+	CHECK_EQ(st->flushes, 1);
+	CHECK_EQ(st->read_bytes, 1 << 20);
+	CHECK_EQ(st->busy_ns, 0);
+	bdev_destroy(d);
+	sim_destroy(s);
+}
+
+/* At depth 1 a read costs the link plus one op on a flash unit: the
+ * median must be the profile's own service time (the tail table has its
+ * median at 1). */
+static void test_qd1_service_time(void)
+{
+	const char *names[] = { "nvme-dc", "consumer-ssd", "consumer-nvme" };
+	for (int i = 0; i < 3; i++) {
+		const bdev_profile *p = bdev_profile_find(names[i]);
+		sim *s = sim_create(3, 0);
+		bdev *d;
+		CHECK_EQ(bdev_create(s, names[i], &d), 0);
+		enum { N = 2001 };
+		static uint64_t lat[N];
+		simtime_t t = 0;
+		for (int k = 0; k < N; k++) {
+			simtime_t c = bdev_io(d, BIO_READ, (uint64_t)k * 7919 * 4096, 4096, t);
+			lat[k] = c - t;
+			t = c + 1000;
+		}
+		qsort(lat, N, sizeof lat[0], cmp_u64);
+		double want = p->link_ns + 4096 * p->link_byte_ns + p->rd_op_ns + 4096 * p->rd_byte_ns;
+		CHECK_NEAR((double)lat[N / 2], want, 0.05);
+		bdev_destroy(d);
+		sim_destroy(s);
+	}
+}
+
+/* IOPS grow with depth and then saturate at the slowest stage; beyond
+ * saturation latency grows as depth / IOPS (Little's law). */
+static void test_saturation(void)
+{
+	double lat[6], iops[6];
+	int depth[6] = { 1, 4, 16, 64, 256, 1024 };
+	for (int i = 0; i < 6; i++)
+		iops[i] = closed_loop("nvme-dc", BIO_READ, 4096, depth[i], 40000, 0, &lat[i]);
+	for (int i = 1; i < 6; i++)
+		CHECK(iops[i] >= 0.97 * iops[i - 1]);
+	CHECK(iops[2] > 10 * iops[0]);              /* parallel units */
+	CHECK(iops[5] < 1.1 * iops[4]);             /* saturated */
+	CHECK_NEAR(lat[5], 1024 / iops[5] * 1e6, 0.1); /* Little's law */
+	CHECK(lat[5] > 3 * lat[4]);
+	/* a single SATA command queue: beyond NCQ depth 32 nothing changes */
+	double l32, l128;
+	double i32 = closed_loop("consumer-ssd", BIO_READ, 4096, 32, 20000, 0, &l32);
+	double i128 = closed_loop("consumer-ssd", BIO_READ, 4096, 128, 20000, 0, &l128);
+	CHECK_NEAR(i128, i32, 0.05);
+	CHECK_NEAR(l128, 4 * l32, 0.15);
+}
+
+/* Big sequential reads are bounded by bandwidth, small random ones by
+ * operations; a disk pays a seek per random IO and none when streaming. */
+static void test_bandwidth_and_disk(void)
+{
+	double lat;
+	double seq = closed_loop("nvme-dc", BIO_READ, 131072, 64, 5000, 1, &lat);
+	const bdev_profile *p = bdev_profile_find("nvme-dc");
+	double link_bw = 1e9 / p->link_byte_ns; /* bytes/s */
+	CHECK(seq * 131072 <= 1.01 * link_bw);
+	CHECK(seq * 131072 > 0.5 * link_bw);
+	double hr = closed_loop("hdd", BIO_READ, 4096, 1, 400, 0, &lat);
+	CHECK(lat > 6000 && lat < 10000);           /* ~8 ms random access */
+	CHECK(hr > 100 && hr < 170);
+	double hs = closed_loop("hdd", BIO_READ, 1 << 20, 4, 400, 1, &lat);
+	CHECK_NEAR(hs * (1 << 20), 150e6, 0.1);     /* ~150 MB/s streaming */
+}
+
+/* Writes land in the write cache; a sustained stream above the drain
+ * rate waits for room, so throughput falls to the drain bandwidth. */
+static void test_write_cache(void)
+{
+	const bdev_profile *p = bdev_profile_find("nvme-dc");
+	sim *s = sim_create(5, 0);
+	bdev *d;
+	CHECK_EQ(bdev_create(s, "nvme-dc", &d), 0);
+	simtime_t c = bdev_io(d, BIO_WRITE, 0, 4096, 0);
+	CHECK(c < 100 * NS_PER_US); /* a cache hit, not a NAND program */
+	/* 4x the cache, all submitted at once */
+	uint64_t n = (uint64_t)(4 * p->cache_bytes / 65536);
+	simtime_t last = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		c = bdev_io(d, BIO_WRITE, i * 65536, 65536, 0);
+		if (c > last)
+			last = c;
+	}
+	double drain_ns = 2.9 * p->cache_bytes * p->drain_byte_ns; /* what must drain first */
+	CHECK((double)last >= drain_ns);
+	bdev_destroy(d);
+	sim_destroy(s);
+}
+
+/* Each profile's flush assumption. */
+static void test_flush(void)
+{
+	struct { const char *name; double p50_us; double tol; } want[] = {
+		{ "nvme-dc", 0, 0 },          /* power-loss protected: ~free */
+		{ "consumer-ssd", 334, 0.1 }, /* SATA write+fdatasync */
+		{ "consumer-nvme", 6783, 0.1 }, /* consumer NVMe, no PLP */
+	};
+	for (int i = 0; i < 3; i++) {
+		sim *s = sim_create(11, 0);
+		bdev *d;
+		CHECK_EQ(bdev_create(s, want[i].name, &d), 0);
+		enum { N = 801 };
+		static uint64_t lat[N];
+		simtime_t t = 0;
+		for (int k = 0; k < N; k++) {
+			simtime_t c = bdev_flush(d, t);
+			lat[k] = c - t;
+			t = c + NS_PER_MS;
+		}
+		qsort(lat, N, sizeof lat[0], cmp_u64);
+		double med_us = (double)lat[N / 2] / 1000.0;
+		if (want[i].p50_us == 0)
+			CHECK(med_us < 5);
+		else
+			CHECK_NEAR(med_us, want[i].p50_us, want[i].tol);
+		CHECK_EQ(bdev_get_stats(d)->flushes, N);
+		bdev_destroy(d);
+		sim_destroy(s);
+	}
+	/* without PLP a flush waits for what the cache still holds */
+	const bdev_profile *p = bdev_profile_find("consumer-ssd");
+	sim *s = sim_create(2, 0);
+	bdev *d;
+	CHECK_EQ(bdev_create(s, "consumer-ssd", &d), 0);
+	for (int k = 0; k < 256; k++)
+		bdev_io(d, BIO_WRITE, (uint64_t)k << 20, 1 << 20, 0);
+	simtime_t f = bdev_flush(d, 0);
+	CHECK((double)f >= 256.0 * (1 << 20) * p->drain_byte_ns);
+	bdev_destroy(d);
+	sim_destroy(s);
+}
+
+/* Same seed, same completion times; another seed, other times. */
+static uint64_t run_hash(uint64_t seed)
+{
+	sim *s = sim_create(seed, 0);
+	bdev *d;
+	bdev_create(s, "consumer-ssd", &d);
+	uint64_t h = 1469598103934665603ull;
+	for (int k = 0; k < 3000; k++) {
+		simtime_t c = bdev_io(d, k % 3 ? BIO_READ : BIO_WRITE, (uint64_t)k * 4096, 4096,
+				      (simtime_t)k * 5000);
+		h = (h ^ c) * 1099511628211ull;
+	}
+	h ^= bdev_flush(d, 3000 * 5000);
+	bdev_destroy(d);
+	sim_destroy(s);
+	return h;
+}
+
+static void test_determinism(void)
+{
+	CHECK(run_hash(42) == run_hash(42));
+	CHECK(run_hash(42) != run_hash(43));
+}
+
+/* end_io runs as a simulator event at the completion time. */
+static int ended;
+static simtime_t ended_at;
+static void on_end(sim *s, bio *b)
+{
+	ended++;
+	ended_at = sim_now(s);
+	CHECK_EQ(sim_now(s), b->complete);
+}
+
+static void test_end_io_and_stats(void)
+{
+	sim *s = sim_create(9, 0);
+	bdev *d;
+	CHECK_EQ(bdev_create(s, "nvme-dc", &d), 0);
+	bio b[8];
+	for (int i = 0; i < 8; i++) {
+		b[i] = (bio){ .op = BIO_READ, .offset = (uint64_t)i << 20, .bytes = 4096,
+			      .end_io = on_end };
+		bdev_submit(d, &b[i], 0);
+		CHECK_EQ(b[i].submit, 0);
+		CHECK(b[i].complete > 0);
+	}
+	sim_run(s, 1000, SIMTIME_MAX);
+	CHECK_EQ(ended, 8);
+	const bdev_stats *st = bdev_get_stats(d);
+	CHECK_EQ(st->reads, 8);
+	CHECK_EQ(st->read_bytes, 8 * 4096);
+	CHECK_EQ(st->max_inflight, 8);
+	CHECK(st->busy_ns <= ended_at && st->busy_ns > 0);
+	bdev_destroy(d);
+	sim_destroy(s);
+}
+
+int main(void)
+{
+	test_bad_input();
+	test_ideal();
+	test_qd1_service_time();
+	test_saturation();
+	test_bandwidth_and_disk();
+	test_write_cache();
+	test_flush();
+	test_determinism();
+	test_end_io_and_stats();
+	T_DONE();
+}
