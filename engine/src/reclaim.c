@@ -376,8 +376,9 @@ static int worker_step(sim *s, task *t)
 		r = flush_continue(rc, &w->fc, si, t);
 	} else {
 		if (!w->running) {
-			if (!si->flush)
+			if (!si->flush && !si->preempt)
 				return worker_sleep(w, t);
+			si->preempt = 0;
 			if (meta) {
 				w->to_reclaim = space_reclaim_target(rc->sc, si, rc->ncpus);
 				if (!w->to_reclaim)
@@ -436,6 +437,7 @@ int reclaim_init(reclaim_ctl *rc, sim *s, space_ctl *sc, delalloc_ctl *dc,
 	if (ops)
 		rc->ops = *ops;
 	rc->ncpus = ncpus > 0 ? ncpus : 1;
+	sc->ncpus = rc->ncpus;
 	rc->meta_chunk_bytes = 256ull << 20;
 	rc->data_chunk_bytes = 1024ull << 20;
 	rc->rec = calloc(RECLAIM_RECORDS, sizeof *rc->rec);

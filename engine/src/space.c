@@ -24,6 +24,7 @@ void space_init(space_ctl *sc, sim *s)
 	sc->nodesize = 16384;
 	sc->sectorsize = 4096;
 	sc->meta_factor = 1;
+	sc->ncpus = 1;
 	for (int k = 0; k < SPACE_KINDS; k++) {
 		sc->info[k].kind = k;
 		sc->info[k].sc = sc;
@@ -207,6 +208,28 @@ static void ticket_remove(space_info *si, space_ticket *tk)
 }
 
 /*
+ * After a metadata reservation fitted: if the space_info is now above 98%
+ * full while real usage is not (so flushing can help), and there is
+ * something to reclaim, wake the worker without a ticket (models
+ * need_do_async_reclaim and the preemptive queue_work of 5.10).
+ */
+static void maybe_preempt(space_ctl *sc, space_info *si, simtime_t now)
+{
+	if (si->kind != SPACE_META || si->flush || si->preempt || !sc->kick)
+		return;
+	uint64_t thresh = si->total_bytes / 100 * 98;
+	if (si->bytes_used + si->bytes_reserved >= thresh)
+		return; /* plain full: flushing would only slow us down */
+	if (space_used(si, 1) < thresh)
+		return;
+	if (!space_reclaim_target(sc, si, sc->ncpus))
+		return;
+	si->preempt = 1;
+	si->preempt_kicks++;
+	sc->kick(sc->kick_ctx, si, now);
+}
+
+/*
  * The reservation path (__reserve_bytes). A caller that may flush does not
  * jump over queued tickets: it only fits directly when no ticket waits,
  * which keeps the queue FIFO.
@@ -237,11 +260,13 @@ int space_reserve(space_ctl *sc, int kind, task *t, uint64_t bytes, int flush,
 		if (used + bytes <= si->total_bytes) {
 			may_use_add(si, bytes);
 			si->reserves_fit++;
+			maybe_preempt(sc, si, now);
 			return 0;
 		}
 		if (space_can_overcommit(sc, si, bytes, flush)) {
 			may_use_add(si, bytes);
 			si->reserves_overcommit++;
+			maybe_preempt(sc, si, now);
 			return 0;
 		}
 	}
@@ -608,6 +633,7 @@ void space_json(const space_ctl *sc, strbuf *out)
 		js_kint(out, "peak_reclaim_size", (int64_t)si->peak_reclaim_size);
 		js_kint(out, "peak_may_use", (int64_t)si->peak_may_use);
 		js_kint(out, "released_bytes", (int64_t)si->released_bytes);
+		js_kint(out, "preempt_kicks", (int64_t)si->preempt_kicks);
 		js_obj_end(out);
 	}
 	js_obj_end(out);

@@ -83,12 +83,14 @@ typedef struct space_info {
 	uint64_t tickets_id;     /* bumped per grant / failure */
 	ticket_list tickets, priority_tickets;
 	int flush;               /* the async reclaim worker is running */
+	int preempt;             /* a preemptive reclaim was asked for */
 	int full;                /* no more chunks can be allocated */
 	/* statistics */
 	uint64_t reserves, reserves_fit, reserves_overcommit, reserves_enospc;
 	uint64_t tickets_queued, tickets_granted, tickets_failed;
 	uint64_t ticket_wait_ns, ticket_wait_max_ns;
 	uint64_t peak_tickets, peak_reclaim_size, peak_may_use;
+	uint64_t preempt_kicks;
 	uint64_t released_bytes;
 } space_info;
 
@@ -122,6 +124,7 @@ typedef struct space_ctl {
 	void (*kick)(void *ctx, space_info *si, simtime_t at);
 	void *kick_ctx;
 	uint64_t ticket_seq;
+	int ncpus;                /* num_online_cpus, for the reclaim target */
 	/* sim series ids */
 	int ser_tickets, ser_reclaim, ser_may_use, ser_data_tickets;
 	int trace_ticket, trace_grant;
@@ -160,6 +163,9 @@ uint64_t space_reclaim_target(const space_ctl *sc, const space_info *si,
 /* ---- reservations and tickets */
 /*
  * Reserve `bytes` of kind into bytes_may_use (models __reserve_bytes).
+ * A metadata reservation that fits but leaves the space_info above 98%
+ * with something to reclaim kicks the worker preemptively
+ * (need_do_async_reclaim).
  * Returns 0 when granted now; LAB_ENOSPC for a NO_FLUSH reservation that
  * does not fit; SPACE_WAIT when a ticket was queued in *tk and t parked on
  * tk->wait (the step must return TASK_BLOCKED; after the wake call

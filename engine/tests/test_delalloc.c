@@ -331,6 +331,21 @@ static untar_result run_untar(int variant, uint64_t files, uint64_t pages)
 		CHECK(g.dc.flusher.jobs_run == g.dc.flushes);
 	if (variant == DELALLOC_FIXED)
 		CHECK(g.dc.jobs_queued == 0); /* everything inline */
+	/* the details an experiment shows; its hash is printed so that the
+	 * native and WASM builds can be compared byte for byte */
+	strbuf sb;
+	sb_init(&sb);
+	space_details_json(&g.sc, &g.rc, &g.dc, &sb);
+	CHECK(!sb.oom && strstr(sb.buf, "\"pages_flushed\"") != NULL);
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < sb.len; i++)
+		h = (h ^ (unsigned char)sb.buf[i]) * 1099511628211ull;
+	printf("  details %s, %llu-page files: %zu bytes, fnv1a %016llx\n",
+	       delalloc_variant_name(variant), (unsigned long long)pages, sb.len,
+	       (unsigned long long)h);
+	if (getenv("DELALLOC_DUMP"))
+		puts(sb.buf);
+	sb_free(&sb);
 	rig_free(&g);
 	return r;
 }

@@ -390,8 +390,41 @@ static void test_priority_flush(void)
 	rig_free(&g);
 }
 
+/* Above 98% with nothing waiting: one preemptive FLUSH_DELAYED_ITEMS_NR. */
+static void test_preempt(void)
+{
+	rig g;
+	g.s = sim_create(7, 0);
+	space_init(&g.sc, g.s);
+	space_info *m = &g.sc.info[SPACE_META];
+	m->total_bytes = 100 * MiB;
+	g.f = (fake){.sc = &g.sc, .s = g.s};
+	reclaim_flush_ops ops = fake_ops;
+	ops.ctx = &g.f;
+	CHECK_EQ(reclaim_init(&g.rc, g.s, &g.sc, NULL, &ops, 4), 0);
+	CHECK_EQ(space_reserve(&g.sc, SPACE_META, NULL, 97 * MiB, RESERVE_NO_FLUSH, NULL), 0);
+	CHECK_EQ(m->preempt_kicks, 0); /* 97%: below the threshold */
+	CHECK_EQ(space_reserve(&g.sc, SPACE_META, NULL, 2 * MiB, RESERVE_NO_FLUSH, NULL), 0);
+	CHECK_EQ(m->preempt_kicks, 1);
+	sim_run(g.s, 100000, SIMTIME_MAX);
+	static const int want[] = {FLUSH_DELAYED_ITEMS_NR};
+	CHECK(states_are(&g.rc, want, 1));
+	/* 99 MiB used against 90 MiB expected */
+	CHECK_EQ(reclaim_record_at(&g.rc, 0)->to_reclaim, 9 * MiB);
+	CHECK_EQ(g.rc.meta.passes, 1);
+	CHECK_EQ(m->flush, 0);
+	CHECK_EQ(m->preempt, 0);
+	/* really used space: flushing cannot help, no kick */
+	m->bytes_may_use -= 99 * MiB;
+	m->bytes_used += 99 * MiB;
+	CHECK_EQ(space_reserve(&g.sc, SPACE_META, NULL, 512 * KiB, RESERVE_NO_FLUSH, NULL), 0);
+	CHECK_EQ(m->preempt_kicks, 1);
+	rig_free(&g);
+}
+
 int main(void)
 {
+	test_preempt();
 	test_order(0);
 	test_order(1);
 	test_order(2);

@@ -149,6 +149,9 @@ static void test_tickets_fifo(void)
 	space_info *m = &sc.info[SPACE_META];
 	m->total_bytes = 1 * MiB;
 	CHECK_EQ(space_reserve(&sc, SPACE_META, NULL, 1 * MiB, RESERVE_NO_FLUSH, NULL), 0);
+	CHECK_EQ(kicks, 1); /* 100% full with nothing used: a preemptive kick */
+	CHECK_EQ(m->preempt_kicks, 1);
+	kicks = 0;
 
 	waiter w[3] = {
 		{.sc = &sc, .kind = SPACE_META, .flush = RESERVE_FLUSH_ALL, .bytes = 100 * KiB},
@@ -216,6 +219,9 @@ static void test_priority(void)
 	space_info *m = &sc.info[SPACE_META];
 	m->total_bytes = 1 * MiB;
 	CHECK_EQ(space_reserve(&sc, SPACE_META, NULL, 1 * MiB, RESERVE_NO_FLUSH, NULL), 0);
+	CHECK_EQ(kicks, 1); /* 100% full with nothing used: a preemptive kick */
+	CHECK_EQ(m->preempt_kicks, 1);
+	kicks = 0;
 	waiter n = {.sc = &sc, .kind = SPACE_META, .flush = RESERVE_FLUSH_ALL,
 		    .bytes = 300 * KiB};
 	task_spawn(s, "n", waiter_step, &n, 1000);
