@@ -47,6 +47,13 @@ test('a device run draws the simulated CDF against the measured percentiles', as
     const iops = await page.evaluate(() => window.__lab?.lastRun?.results.base?.metrics.iops ?? 0);
     expect(iops).toBeGreaterThan(10000);
   });
+  await test.step('jump to another measured job: the form, the URL and the comparison follow', async () => {
+    await page.getByTestId('measured-job').selectOption({ label: 'randread 4 KiB, QD1 × 8 jobs' });
+    await expect(page).toHaveURL(/p\.numjobs=8/);
+    await expect(page.getByTestId('param-numjobs')).toHaveValue('8');
+    await expect(page.getByTestId('measured-source')).toContainText('4k_r_8');
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+  });
 });
 
 test('a bad parameter gets a clear message, nothing typed is lost, and the page keeps working', async ({ lab }) => {

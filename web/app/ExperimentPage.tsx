@@ -50,6 +50,17 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
   const run = (): void => {
     if (!invalid) void runner.run(specs, collectFor(info.name));
   };
+
+  /** A view asked for other parameters: show them in the form and URL, and run them. */
+  const runWith = (p: Record<string, string>): void => {
+    const next = { ...values, ...p };
+    onChange(nonDefault(info.params, next), seed);
+    if (Object.keys(validateAll(info.params, next)).length > 0) return;
+    void runner.run(
+      info.variants.map((variant) => ({ experiment: info.name, variant, params: next, seed })),
+      collectFor(info.name),
+    );
+  };
   usePageCommands({ run, cancel: runner.cancel });
 
   return (
@@ -82,7 +93,7 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
           onCancel={runner.cancel}
         />
         {state.error && <ErrorBanner error={state.error} />}
-        <Results info={info} params={values} variants={info.variants} runs={state.results} emphasis={emphasis} stale={stale} />
+        <Results info={info} params={values} variants={info.variants} runs={state.results} emphasis={emphasis} stale={stale} onParams={runWith} />
       </section>
     </div>
   );

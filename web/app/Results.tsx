@@ -17,6 +17,7 @@ interface Props {
   runs: Partial<Record<Variant, RunResult>>;
   emphasis: Emphasis;
   stale: boolean;
+  onParams?: (params: Record<string, string>) => void;
 }
 
 const dim = (emphasis: Emphasis, v: Variant): boolean => emphasis !== 'none' && v !== 'base' && v !== emphasis;
@@ -64,7 +65,7 @@ function Panel({ info, variant, run, emphasis }: { info: ExperimentInfo; variant
   );
 }
 
-export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Props, 'stale'>) {
+export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Props, 'stale' | 'onParams'>) {
   const pair = variants.includes('before') && variants.includes('after');
   return (
     <table className="metrics" data-testid="metrics">
@@ -135,12 +136,12 @@ export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Pr
   );
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, onParams }: Props) {
   const View = viewFor(info.name);
   const any = variants.some((v) => runs[v]);
   return (
     <div className={`results${stale ? ' results-stale' : ''}`} data-testid="results">
-      {View && any && <View info={info} params={params} runs={runs} emphasis={emphasis} />}
+      {View && any && <View info={info} params={params} runs={runs} emphasis={emphasis} onParams={onParams} />}
       <div className={`panels panels-${variants.length}`}>
         {variants.map((v) => (
           <Panel key={v} info={info} variant={v} run={runs[v]} emphasis={emphasis} />

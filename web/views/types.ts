@@ -12,6 +12,8 @@ export interface ViewProps {
   params: Record<string, string>;
   runs: Partial<Record<Variant, RunResult>>;
   emphasis: Emphasis;
+  /** Set some parameters and run again (absent where parameters are fixed, as in a lesson). */
+  onParams?: (params: Record<string, string>) => void;
 }
 
 /** The colour of each variant (Okabe-Ito), used everywhere. */

@@ -7,6 +7,7 @@
 import type { RunResult } from '../../engine/types';
 import type { Quantile } from '../../model/cdf';
 import { readFioDetails } from '../../model/fioDetails';
+import { measuredJobs } from '../../model/fioJobs';
 import { fmtNum, fmtPct } from '../../model/format';
 import { Tag } from '../../app/Results';
 import type { ViewProps } from '../types';
@@ -40,15 +41,39 @@ function withTail(points: Quantile[], p999: number | undefined): Quantile[] {
   return [...points, { p: 0.999, us: p999 }].sort((a, b) => a.p - b.p);
 }
 
-export function DeviceView({ params, runs }: ViewProps) {
+export function DeviceView({ info, params, runs, onParams }: ViewProps) {
   const run: RunResult | undefined = runs.base;
   if (!run) return null;
   const pic = readFioDetails(run.details);
   const meas = pic.measured;
   const mm = (p: number): number | undefined => meas?.markers.find((k) => Math.abs(k.p - p) < 1e-9)?.us;
   const job = `${params.rw ?? ''} ${params.bs ?? ''} B, iodepth ${params.iodepth ?? ''}, ${params.numjobs ?? ''} job(s)`;
+  const jobs = measuredJobs(info.published, params.device ?? '');
+  const jobKey = (p: Record<string, string>): string => `${p.rw}/${p.bs}/${p.iodepth}/${p.numjobs}`;
+  const current = jobKey(params);
   return (
     <section className="device-view" data-testid="device-view">
+      {onParams && (
+        <div className="jobpick">
+          <label htmlFor="measured-job">Jobs fio measured on {params.device}:</label>{' '}
+          <select
+            id="measured-job"
+            data-testid="measured-job"
+            value={jobs.some((j) => jobKey(j.params) === current) ? current : ''}
+            onChange={(e) => {
+              const j = jobs.find((x) => jobKey(x.params) === e.target.value);
+              if (j) onParams(j.params);
+            }}
+          >
+            <option value="">{jobs.length > 0 ? `this job was not measured: pick one of ${jobs.length}` : 'none for this profile'}</option>
+            {jobs.map((j) => (
+              <option key={jobKey(j.params)} value={jobKey(j.params)}>
+                {j.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
       <div className="device-grid">
         <figure className="figure">
           <figcaption>
