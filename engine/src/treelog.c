@@ -277,14 +277,17 @@ static void tl_log_items(treelog *tl, task *t, tl_root *lr, uint64_t n,
 }
 
 /*
- * Copy the next leaf's worth of the inode's items into the log (one step
- * of copy_inode_items_to_log + copy_items). Returns 1 when the inode has
- * no more items, 0 to continue, negative on error. The subvolume leaf is
- * read-locked from the search until its content is in a private buffer:
- * BEFORE that includes the clone's allocation, AFTER only a copy into the
- * preallocated scratch eb.
+ * Copy the next leaf's worth of the inode's items of types <= max_type
+ * into the log (one step of copy_inode_items_to_log + copy_items, or of
+ * log_dir_items + process_dir_items_leaf). Leaves older than min_trans
+ * are passed over without a copy (btrfs_search_forward's min_trans).
+ * Returns 1 when the inode has no more items, 0 to continue, negative on
+ * error. The subvolume leaf is read-locked from the search until its
+ * content is in a private buffer: BEFORE that includes the clone's
+ * allocation, AFTER only a copy into the preallocated scratch eb.
  */
-static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f)
+static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint8_t max_type,
+			uint64_t min_trans)
 {
 	bt_tree *tr = &f->root->tree;
 	int slot, has_next;
@@ -310,19 +313,28 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f)
 	}
 	/* collect the inode's slots */
 	int first = slot, last = slot;
-	while (last < leaf->nritems && leaf->items[last].key.objectid == f->inode->ino)
+	while (last < leaf->nritems && leaf->items[last].key.objectid == f->inode->ino &&
+	       leaf->items[last].key.type <= max_type)
 		last++;
 	task_cpu(tl->sim, t, (uint64_t)(last - first + 1) * TL_NS_SLOT);
 	if (last == first) {
 		simlock_read_release(&leaf->lock, t->clock);
 		return 1;
 	}
+	int more = last == leaf->nritems && has_next &&
+		   next_key.objectid == f->inode->ino && next_key.type <= max_type;
+	bt_key resume = leaf->items[last - 1].key;
+	if (leaf->generation < min_trans) {
+		/* unchanged in this transaction: nothing of it to log */
+		simlock_read_release(&leaf->lock, t->clock);
+		if (!more)
+			return 1;
+		f->next_key = next_key;
+		return 0;
+	}
 	uint64_t bytes = 0;
 	for (int i = first; i < last; i++)
 		bytes += BT_ITEM_HEADER + leaf->items[i].size;
-	int more = last == leaf->nritems && has_next &&
-		   next_key.objectid == f->inode->ino;
-	bt_key resume = leaf->items[last - 1].key;
 
 	/* get the leaf into a private buffer while it is still locked */
 	ebmem_eb *clone = NULL;
@@ -507,6 +519,17 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 	return TASK_DONE;
 }
 
+/* After the inode items: a directory's new entries, else the end. */
+static void tl_next_pass(tl_fsync *f)
+{
+	if (f->isdir) {
+		f->next_key = bt_mkkey(f->inode->ino, BTRFS_DIR_INDEX_KEY, 0);
+		f->state = TLS_DIRS;
+	} else {
+		f->state = TLS_END;
+	}
+}
+
 /* One step of an fsync's log part; see treelog.h. */
 int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 {
@@ -532,6 +555,7 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 			f->state = TLS_DONE;
 			return TASK_DONE;
 		}
+		f->isdir = (in->mode & S_IFMT_) == S_IFDIR_;
 		f->rec.full = (uint8_t)full;
 		if (full && tl->cfg.prealloc_scratch) {
 			/* patch 001: before any lock and before the log
@@ -573,19 +597,30 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		}
 		return TASK_RUN;
 	case TLS_COPY:
-		r = tl_copy_leaf(tl, t, f);
+		/* a directory's inode items stop at its xattrs: its entries
+		 * are logged by the dir pass */
+		r = tl_copy_leaf(tl, t, f, f->isdir ? BTRFS_XATTR_ITEM_KEY : 255, 0);
 		if (r < 0) {
 			f->error = r;
 			f->state = TLS_END;
 			return TASK_RUN;
 		}
 		if (r == 1)
-			f->state = TLS_END;
+			tl_next_pass(f);
 		return TASK_RUN;
 	case TLS_FAST:
 		tl_log_fast(tl, t, f);
-		f->state = TLS_END;
+		tl_next_pass(f);
 		return TASK_RUN;
+	case TLS_DIRS: {
+		fs_info *fs = f->root->fs;
+		r = tl_copy_leaf(tl, t, f, BTRFS_DIR_INDEX_KEY, fs ? fs->transid : 0);
+		if (r < 0)
+			f->error = r;
+		if (r != 0)
+			f->state = TLS_END;
+		return TASK_RUN;
+	}
 	case TLS_END:
 		/* end_log_trans, then the scratch eb goes before the sync */
 		task_cpu(tl->sim, t, TL_NS_LOG_TRANS);

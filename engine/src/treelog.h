@@ -93,6 +93,7 @@ enum tl_state {
 	TLS_JOIN,
 	TLS_COPY,
 	TLS_FAST,
+	TLS_DIRS,
 	TLS_END,
 	TLS_SYNC,
 	TLS_WAIT_WRITERS,
@@ -111,6 +112,7 @@ typedef struct tl_fsync {
 	tl_root *lr;
 	uint64_t log_transid;
 	bt_key next_key;          /* full sync: where the next leaf starts */
+	int isdir;                /* a directory: its new dir index items too */
 	ebmem_eb *scratch;        /* patch 001's ctx->scratch_eb */
 	trans_handle th;          /* btrfs_sync_file's transaction handle */
 	int has_th;
@@ -174,6 +176,11 @@ int treelog_set_phase(treelog *tl, const char *name);
 int treelog_fsync_init(tl_fsync *f, struct btrfs_root *root,
 		       struct inode *inode, uint32_t new_extents);
 /*
+ * A directory's fsync also logs its DIR_INDEX items from the leaves that
+ * changed in the running transaction (log_directory_changes ->
+ * log_dir_items with min_trans; process_dir_items_leaf copies each such
+ * leaf the same way: clone, or the scratch eb when one was preallocated).
+ *
  * One step of the fsync: returns TASK_RUN (call again when the task is
  * next stepped), TASK_BLOCKED (the task is parked on a log waitq: call
  * again when woken), TASK_DONE (the log is on disk; f->rec holds the

@@ -524,10 +524,73 @@ static void test_real_fs(int prealloc, int with_trans, realres *res)
 	sim_destroy(s);
 }
 
+/* A directory's fsync logs its DIR_INDEX items from the leaves changed in
+ * this transaction only, one leaf copy (a clone before the patch) each. */
+static void test_dir_fsync(int prealloc)
+{
+	world w;
+	world_init(&w, 5, 0.0, prealloc, 0, NULL, 10);
+	struct inode *dir = &w.inodes[w.ninodes++];
+	dir->ino = 256;
+	dir->mode = S_IFDIR_ | 0755;
+	dir->transid = 2;
+	dir->flags = prealloc ? INODE_COPY_EVERYTHING : 0;
+	/* L0 (old): inode item + index 2..99; L1, L2 (this transaction):
+	 * index 100..199, 200..249 and then another inode's item */
+	uint64_t idx = 2;
+	for (int l = 0; l < 3; l++) {
+		bt_node *leaf = node_new(0, 128, (10u + (unsigned)l) << 14);
+		leaf->generation = l == 0 ? 1 : 2;
+		if (l == 0) {
+			bt_item *it = &leaf->items[leaf->nritems++];
+			it->key = bt_mkkey(256, BTRFS_INODE_ITEM_KEY, 0);
+			it->size = SZ_INODE_ITEM;
+		}
+		uint64_t end = l == 0 ? 100 : l == 1 ? 200 : 250;
+		for (; idx < end; idx++) {
+			bt_item *it = &leaf->items[leaf->nritems++];
+			it->key = bt_mkkey(256, BTRFS_DIR_INDEX_KEY, idx);
+			it->size = SZ_DIR_ITEM_BASE + 10;
+		}
+		if (l == 2) {
+			bt_item *it = &leaf->items[leaf->nritems++];
+			it->key = bt_mkkey(300, BTRFS_INODE_ITEM_KEY, 0);
+			it->size = SZ_INODE_ITEM;
+		}
+		for (int i = 0; i < leaf->nritems; i++)
+			leaf->used += BT_ITEM_HEADER + leaf->items[i].size;
+		w.leaves[w.nleaves++] = leaf;
+		w.top->ptrs[l].key = leaf->items[0].key;
+		w.top->ptrs[l].child = leaf;
+	}
+	w.top->nritems = 3;
+	fsyncer f = {.w = &w, .first = 0, .n = 1, .full = prealloc};
+	task_spawn(w.s, "fsync-dir", fsyncer_step, &f, 0);
+	run(&w);
+	CHECK_EQ(f.err, 0);
+	CHECK_EQ(f.done, 1);
+	if (prealloc) {
+		/* full: the inode item copied from L0, then L1 and L2 entries */
+		CHECK_EQ(f.recs[0].leaves, 3);
+		CHECK_EQ(w.tl->items_logged, 1 + 100 + 50);
+		CHECK_EQ(w.tl->clones, 0);
+		CHECK_EQ(w.tl->scratch_used, 3);
+	} else {
+		/* fast: the inode item from memory (1 + 2 * new_extents items),
+		 * entries from the two changed leaves, each cloned */
+		CHECK_EQ(f.recs[0].leaves, 2);
+		CHECK_EQ(w.tl->items_logged, 3 + 100 + 50);
+		CHECK_EQ(w.tl->clones, 2);
+	}
+	world_free(&w);
+}
+
 int main(void)
 {
 	test_full_vs_fast();
 	test_writers_accounting();
+	test_dir_fsync(0);
+	test_dir_fsync(1);
 
 	uint64_t bw_before, bw_after, al_before, al_after;
 	test_sync_waits_for_writers(0, &bw_before, &al_before);
