@@ -6,6 +6,7 @@
 
 #include <assert.h>
 
+#include "check.h"
 #include "costs.h"
 #include "lab.h"
 
@@ -596,6 +597,65 @@ void space_delalloc_release_metadata(space_ctl *sc, inode_rsv *ir,
 	assert(ir->csum_bytes >= num_bytes);
 	ir->csum_bytes -= num_bytes;
 	inode_rsv_settle(sc, ir, at);
+}
+
+/* ------------------------------------------------------------ invariants */
+
+static int list_check(struct fs_info *fs, const space_info *si,
+		      const ticket_list *l, int priority, uint64_t *sum)
+{
+	int bad = 0;
+	uint64_t n = 0;
+	const space_ticket *prev = NULL;
+	for (const space_ticket *tk = l->head; tk; tk = tk->next) {
+		if (++n > l->n)
+			break; /* a cycle or a wrong count */
+		if (tk->prev != prev || !tk->queued || tk->priority != priority ||
+		    tk->kind != si->kind || tk->bytes == 0) {
+			bad++;
+			if (fs)
+				check_report(fs, "space %s: ticket %llu badly queued",
+					     kind_names[si->kind],
+					     (unsigned long long)tk->seq);
+		}
+		*sum += tk->bytes;
+		prev = tk;
+	}
+	if (n != l->n || l->tail != prev) {
+		bad++;
+		if (fs)
+			check_report(fs, "space %s: ticket list count %llu, walked %llu",
+				     kind_names[si->kind], (unsigned long long)l->n,
+				     (unsigned long long)n);
+	}
+	return bad;
+}
+
+int space_check(struct fs_info *fs, void *ctx)
+{
+	const space_ctl *sc = ctx;
+	int bad = 0;
+	for (int k = 0; k < SPACE_KINDS; k++) {
+		const space_info *si = &sc->info[k];
+		uint64_t sum = 0;
+		bad += list_check(fs, si, &si->tickets, 0, &sum);
+		bad += list_check(fs, si, &si->priority_tickets, 1, &sum);
+		if (sum != si->reclaim_size) {
+			bad++;
+			if (fs)
+				check_report(fs, "space %s: reclaim_size %llu != tickets %llu",
+					     kind_names[k],
+					     (unsigned long long)si->reclaim_size,
+					     (unsigned long long)sum);
+		}
+		if (si->tickets.n && !si->flush && sc->kick) {
+			bad++;
+			if (fs)
+				check_report(fs, "space %s: tickets wait, no reclaim",
+					     kind_names[k]);
+		}
+	}
+	return bad;
 }
 
 /* ---------------------------------------------------------------- JSON */

@@ -263,6 +263,17 @@ void space_delalloc_release_metadata(space_ctl *sc, inode_rsv *ir,
  * (btrfs_calculate_inode_block_rsv_size). */
 uint64_t space_inode_rsv_size(const space_ctl *sc, const inode_rsv *ir);
 
+/*
+ * Invariants of both space_infos: ticket lists well linked with their
+ * counts, every queued ticket flagged and wanting bytes, reclaim_size ==
+ * the sum of queued tickets, a queued normal ticket implies the worker
+ * was kicked (flush set). ctx is the space_ctl; fs may be NULL, else the
+ * failures are reported with check_report(). Returns failures found (a
+ * check_fn: register it with check_register()).
+ */
+struct fs_info;
+int space_check(struct fs_info *fs, void *ctx);
+
 /* The space_infos, tickets and statistics as a JSON object. */
 void space_json(const space_ctl *sc, strbuf *out);
 

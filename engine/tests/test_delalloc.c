@@ -325,6 +325,7 @@ static untar_result run_untar(int variant, uint64_t files, uint64_t pages)
 			 g.rc.per_state[FLUSH_DELALLOC_WAIT].pages_flushed,
 		 g.dc.pages_flushed);
 	CHECK_EQ(g.sc.info[SPACE_META].tickets_failed, 0);
+	CHECK_EQ(space_check(NULL, &g.sc), 0);
 	if (variant == DELALLOC_V510)
 		CHECK(g.dc.flush_workers.jobs_run == g.dc.inodes_touched);
 	if (variant == DELALLOC_V59)

@@ -182,6 +182,7 @@ static void rig_pin(rig *g, uint64_t bytes)
 
 static void rig_free(rig *g)
 {
+	CHECK_EQ(space_check(NULL, &g->sc), 0);
 	reclaim_destroy(&g->rc);
 	sim_destroy(g->s);
 }

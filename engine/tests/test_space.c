@@ -163,6 +163,16 @@ static void test_tickets_fifo(void)
 	sim_run(s, 1000, 10000);
 	CHECK_EQ(m->tickets.n, 3);
 	CHECK_EQ(m->reclaim_size, 350 * KiB);
+	CHECK_EQ(space_check(NULL, &sc), 0);
+	m->reclaim_size += 1; /* a broken counter is caught */
+	CHECK_EQ(space_check(NULL, &sc), 1);
+	m->reclaim_size -= 1;
+	m->tickets.n++; /* and a wrong count */
+	CHECK(space_check(NULL, &sc) >= 1);
+	m->tickets.n--;
+	m->flush = 0; /* tickets nobody reclaims for */
+	CHECK_EQ(space_check(NULL, &sc), 1);
+	m->flush = 1;
 	CHECK_EQ(kicks, 1); /* the worker is kicked once, flush stays set */
 	CHECK(m->flush);
 	CHECK(m->tickets.head == &w[0].tk && m->tickets.tail == &w[2].tk);
@@ -205,6 +215,7 @@ static void test_tickets_fifo(void)
 	space_release(&sc, SPACE_META, 1 * MiB, sim_now(s));
 	sim_run(s, 1000, 70000);
 	CHECK(big.done && big.result == 0);
+	CHECK_EQ(space_check(NULL, &sc), 0);
 	sim_destroy(s);
 }
 
