@@ -173,13 +173,24 @@ int treelog_attach(treelog *tl, fs_info *fs)
 int treelog_fsync_init(tl_fsync *f, struct btrfs_root *root,
 		       struct inode *inode, uint32_t new_extents)
 {
-	if (!f || !root || !inode)
+	return treelog_fsync_init_parent(f, root, inode, new_extents, NULL);
+}
+
+/* Prepare an fsync that also logs the parent directory's changes. */
+int treelog_fsync_init_parent(tl_fsync *f, struct btrfs_root *root,
+			      struct inode *inode, uint32_t new_extents,
+			      struct inode *parent)
+{
+	if (!f || !root || !inode || parent == inode)
+		return LAB_EINVAL;
+	if (parent && (parent->mode & S_IFMT_) != S_IFDIR_)
 		return LAB_EINVAL;
 	memset(f, 0, sizeof(*f));
 	f->root = root;
 	f->inode = inode;
 	f->new_extents = new_extents;
 	f->state = TLS_START;
+	f->parent = parent;
 	f->rec.ino = inode->ino;
 	return 0;
 }
@@ -277,7 +288,7 @@ static void tl_log_items(treelog *tl, task *t, tl_root *lr, uint64_t n,
 }
 
 /*
- * Copy the next leaf's worth of the inode's items of types <= max_type
+ * Copy the next leaf's worth of inode ino's items of types <= max_type
  * into the log (one step of copy_inode_items_to_log + copy_items, or of
  * log_dir_items + process_dir_items_leaf). Leaves older than min_trans
  * are passed over without a copy (btrfs_search_forward's min_trans).
@@ -286,8 +297,8 @@ static void tl_log_items(treelog *tl, task *t, tl_root *lr, uint64_t n,
  * content is in a private buffer: BEFORE that includes the clone's
  * allocation, AFTER only a copy into the preallocated scratch eb.
  */
-static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint8_t max_type,
-			uint64_t min_trans)
+static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
+			uint8_t max_type, uint64_t min_trans)
 {
 	bt_tree *tr = &f->root->tree;
 	int slot, has_next;
@@ -309,11 +320,11 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint8_t max_type,
 		if (!has_next || tl_key_cmp(&next_key, &f->next_key) <= 0)
 			return 1;
 		f->next_key = next_key;
-		return next_key.objectid == f->inode->ino ? 0 : 1;
+		return next_key.objectid == ino ? 0 : 1;
 	}
 	/* collect the inode's slots */
 	int first = slot, last = slot;
-	while (last < leaf->nritems && leaf->items[last].key.objectid == f->inode->ino &&
+	while (last < leaf->nritems && leaf->items[last].key.objectid == ino &&
 	       leaf->items[last].key.type <= max_type)
 		last++;
 	task_cpu(tl->sim, t, (uint64_t)(last - first + 1) * TL_NS_SLOT);
@@ -322,7 +333,7 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint8_t max_type,
 		return 1;
 	}
 	int more = last == leaf->nritems && has_next &&
-		   next_key.objectid == f->inode->ino && next_key.type <= max_type;
+		   next_key.objectid == ino && next_key.type <= max_type;
 	bt_key resume = leaf->items[last - 1].key;
 	if (leaf->generation < min_trans) {
 		/* unchanged in this transaction: nothing of it to log */
@@ -519,15 +530,22 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 	return TASK_DONE;
 }
 
-/* After the inode items: a directory's new entries, else the end. */
-static void tl_next_pass(tl_fsync *f)
+/* After the inode items: a directory's new entries, then the parent
+ * directory's (inode item from memory, changed entries), else the end. */
+static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 {
-	if (f->isdir) {
-		f->next_key = bt_mkkey(f->inode->ino, BTRFS_DIR_INDEX_KEY, 0);
-		f->state = TLS_DIRS;
+	if (f->isdir && f->dir_ino == 0) {
+		f->dir_ino = f->inode->ino;
+	} else if (f->parent && !f->parent_done) {
+		f->parent_done = 1;
+		f->dir_ino = f->parent->ino;
+		tl_log_items(tl, t, f->lr, 1, BT_ITEM_HEADER + SZ_INODE_ITEM);
 	} else {
 		f->state = TLS_END;
+		return;
 	}
+	f->next_key = bt_mkkey(f->dir_ino, BTRFS_DIR_INDEX_KEY, 0);
+	f->state = TLS_DIRS;
 }
 
 /* One step of an fsync's log part; see treelog.h. */
@@ -599,26 +617,30 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 	case TLS_COPY:
 		/* a directory's inode items stop at its xattrs: its entries
 		 * are logged by the dir pass */
-		r = tl_copy_leaf(tl, t, f, f->isdir ? BTRFS_XATTR_ITEM_KEY : 255, 0);
+		r = tl_copy_leaf(tl, t, f, f->inode->ino,
+				 f->isdir ? BTRFS_XATTR_ITEM_KEY : 255, 0);
 		if (r < 0) {
 			f->error = r;
 			f->state = TLS_END;
 			return TASK_RUN;
 		}
 		if (r == 1)
-			tl_next_pass(f);
+			tl_next_pass(tl, t, f);
 		return TASK_RUN;
 	case TLS_FAST:
 		tl_log_fast(tl, t, f);
-		tl_next_pass(f);
+		tl_next_pass(tl, t, f);
 		return TASK_RUN;
 	case TLS_DIRS: {
 		fs_info *fs = f->root->fs;
-		r = tl_copy_leaf(tl, t, f, BTRFS_DIR_INDEX_KEY, fs ? fs->transid : 0);
-		if (r < 0)
+		r = tl_copy_leaf(tl, t, f, f->dir_ino, BTRFS_DIR_INDEX_KEY,
+				 fs ? fs->transid : 0);
+		if (r < 0) {
 			f->error = r;
-		if (r != 0)
 			f->state = TLS_END;
+		} else if (r == 1) {
+			tl_next_pass(tl, t, f);
+		}
 		return TASK_RUN;
 	}
 	case TLS_END:

@@ -113,6 +113,9 @@ typedef struct tl_fsync {
 	uint64_t log_transid;
 	bt_key next_key;          /* full sync: where the next leaf starts */
 	int isdir;                /* a directory: its new dir index items too */
+	struct inode *parent;     /* a parent directory to log as well */
+	uint64_t dir_ino;         /* the directory of the running dir pass */
+	int parent_done;
 	ebmem_eb *scratch;        /* patch 001's ctx->scratch_eb */
 	trans_handle th;          /* btrfs_sync_file's transaction handle */
 	int has_th;
@@ -175,6 +178,16 @@ int treelog_set_phase(treelog *tl, const char *name);
  */
 int treelog_fsync_init(tl_fsync *f, struct btrfs_root *root,
 		       struct inode *inode, uint32_t new_extents);
+/*
+ * Like treelog_fsync_init, and the parent directory is logged as well:
+ * its inode item and its dir index items in leaves changed in this
+ * transaction (btrfs_log_inode_parent logging the parent, e.g. when a
+ * name was unlinked from it in this transaction: last_unlink_trans). The
+ * caller decides when that applies. parent may be NULL.
+ */
+int treelog_fsync_init_parent(tl_fsync *f, struct btrfs_root *root,
+			      struct inode *inode, uint32_t new_extents,
+			      struct inode *parent);
 /*
  * A directory's fsync also logs its DIR_INDEX items from the leaves that
  * changed in the running transaction (log_directory_changes ->

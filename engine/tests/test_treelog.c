@@ -524,6 +524,31 @@ static void test_real_fs(int prealloc, int with_trans, realres *res)
 	sim_destroy(s);
 }
 
+/* One fsync of `in` that logs `parent` too. */
+typedef struct parent_fsyncer {
+	world *w;
+	struct inode *in, *parent;
+	tl_fsync f;
+	int started, done, err;
+} parent_fsyncer;
+
+static int parent_step(sim *s, task *t)
+{
+	parent_fsyncer *c = t->ctx;
+	if (!c->started) {
+		c->err = treelog_fsync_init_parent(&c->f, &c->w->root, c->in, 0, c->parent);
+		c->started = 1;
+		if (c->err)
+			return TASK_DONE;
+	}
+	int r = treelog_fsync_step(c->w->tl, t, &c->f);
+	if (r < 0)
+		c->err = r;
+	if (r == TASK_DONE)
+		c->done = 1;
+	return r < 0 ? TASK_DONE : r;
+}
+
 /* A directory's fsync logs its DIR_INDEX items from the leaves changed in
  * this transaction only, one leaf copy (a clone before the patch) each. */
 static void test_dir_fsync(int prealloc)
@@ -582,6 +607,23 @@ static void test_dir_fsync(int prealloc)
 		CHECK_EQ(w.tl->items_logged, 3 + 100 + 50);
 		CHECK_EQ(w.tl->clones, 2);
 	}
+	/* a file fsync that also logs its parent: the parent's inode item
+	 * plus its changed entries (L1, L2) */
+	uint64_t items0 = w.tl->items_logged, leaves0 = w.tl->leaves_copied;
+	struct inode *file = &w.inodes[w.ninodes++];
+	file->ino = 300;
+	file->mode = S_IFREG_ | 0644;
+	file->transid = 2;
+	tl_fsync pf;
+	CHECK_EQ(treelog_fsync_init_parent(&pf, &w.root, file, 0, file), LAB_EINVAL);
+	CHECK_EQ(treelog_fsync_init_parent(&pf, &w.root, dir, 0, file), LAB_EINVAL);
+	parent_fsyncer pk = {.w = &w, .in = file, .parent = dir};
+	task_spawn(w.s, "fsync-file", parent_step, &pk, sim_now(w.s));
+	run(&w);
+	CHECK_EQ(pk.err, 0);
+	CHECK_EQ(pk.done, 1);
+	CHECK_EQ(w.tl->leaves_copied - leaves0, 2);
+	CHECK_EQ(w.tl->items_logged - items0, 1 + 1 + 100 + 50);
 	world_free(&w);
 }
 
