@@ -41,6 +41,7 @@ int delalloc_variant_parse(const char *name)
 
 /* ------------------------------------------------------- the workqueues */
 
+/* Append a job to the workqueue's ring, growing it; 0 or LAB_ENOMEM. */
 static int wq_push(dl_wq *wq, dl_job job)
 {
 	if (wq->len == wq->cap) {
@@ -60,6 +61,7 @@ static int wq_push(dl_wq *wq, dl_job job)
 	return 0;
 }
 
+/* Take the oldest job (the queue must not be empty). */
 static dl_job wq_pop(dl_wq *wq)
 {
 	assert(wq->len > 0);
@@ -178,6 +180,7 @@ static int wq_queue(delalloc_ctl *dc, dl_wq *wq, dl_job job, simtime_t at)
 	return 0;
 }
 
+/* Spawn the n threads of a workqueue, parked until jobs come. */
 static int wq_init(delalloc_ctl *dc, dl_wq *wq, const char *name, int n)
 {
 	wq->name = name;
@@ -335,6 +338,7 @@ void delalloc_shrink_begin(delalloc_ctl *dc, shrink_run *sr, space_info *si,
 	dc->shrinks++;
 }
 
+/* fs_info->dio_bytes, 0 when the data path has no direct IO. */
 static uint64_t dio_bytes(delalloc_ctl *dc)
 {
 	return dc->ops.dio_bytes ? dc->ops.dio_bytes(dc->ops.ctx) : 0;
@@ -438,6 +442,7 @@ int delalloc_shrink_step(delalloc_ctl *dc, shrink_run *sr, task *t)
 
 /* ---------------------------------------------------------------- JSON */
 
+/* One workqueue's counters as a JSON object. */
 static void wq_json(const dl_wq *wq, strbuf *out)
 {
 	js_obj(out);

@@ -48,6 +48,7 @@ const char *reclaim_state_name(int state)
 
 /* --------------------------------------------------------- records */
 
+/* Keep a flush_space record in the ring (the last RECLAIM_RECORDS). */
 static void record_push(reclaim_ctl *rc, const reclaim_record *r)
 {
 	if (!rc->rec)
@@ -272,6 +273,7 @@ static int flush_begin(reclaim_ctl *rc, flush_call *fc, space_info *si,
 
 /* ------------------------------------------------------ the workers */
 
+/* Park the worker until the next kick. */
 static int worker_sleep(reclaim_worker *w, task *t)
 {
 	w->running = 0;
@@ -416,6 +418,7 @@ static void reclaim_kick(void *ctx, space_info *si, simtime_t at)
 		waitq_wake_one(rc->sim, &w->idle, at + RECLAIM_NS_WAKEUP);
 }
 
+/* Spawn one worker task for the space_info of kind. */
 static int worker_init(reclaim_ctl *rc, reclaim_worker *w, int kind,
 		       const char *name)
 {

@@ -80,6 +80,7 @@ uint64_t space_used(const space_info *si, int with_may_use)
 	return with_may_use ? u + si->bytes_may_use : u;
 }
 
+/* fs_info->free_chunk_space: device bytes in no chunk. */
 static uint64_t space_unallocated(const space_ctl *sc)
 {
 	return sc->unallocated_fn ? sc->unallocated_fn(sc->unallocated_ctx)
@@ -160,6 +161,7 @@ void space_sample(space_ctl *sc, space_info *si, simtime_t at)
 	}
 }
 
+/* bytes_may_use grows (a reservation or a grant); keep its peak. */
 static void may_use_add(space_info *si, uint64_t bytes)
 {
 	si->bytes_may_use += bytes;
@@ -167,6 +169,7 @@ static void may_use_add(space_info *si, uint64_t bytes)
 		si->peak_may_use = si->bytes_may_use;
 }
 
+/* bytes_may_use shrinks because a reservation was given back. */
 static void may_use_sub(space_info *si, uint64_t bytes)
 {
 	assert(bytes <= si->bytes_may_use);
@@ -176,6 +179,7 @@ static void may_use_sub(space_info *si, uint64_t bytes)
 
 /* ----------------------------------------------------------- tickets */
 
+/* Queue a ticket at the tail (list_add_tail). */
 static void ticket_list_add(ticket_list *l, space_ticket *tk)
 {
 	tk->next = NULL;
@@ -526,6 +530,7 @@ uint64_t space_inode_rsv_size(const space_ctl *sc, const inode_rsv *ir)
 						 space_csum_leaves(sc, ir->csum_bytes));
 }
 
+/* v rounded up to a multiple of a. */
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) / a * a;
@@ -601,6 +606,7 @@ void space_delalloc_release_metadata(space_ctl *sc, inode_rsv *ir,
 
 /* ------------------------------------------------------------ invariants */
 
+/* Walk one ticket list: links, flags, count; add its bytes to *sum. */
 static int list_check(struct fs_info *fs, const space_info *si,
 		      const ticket_list *l, int priority, uint64_t *sum)
 {
