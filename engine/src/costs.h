@@ -195,7 +195,9 @@
 #define C_CSUM_LOOKUP_NS 1000
 #define C_CSUM_VERIFY_NS 400
 /* A task sleeping on a range lock (wait_extent_bit) being woken and
- * scheduled again. [estimate: ~5 us cross-CPU wakeup] */
+ * scheduled again: the mean of an exponential draw, so a sleeper is
+ * sometimes back before the lock holder re-locks and sometimes not.
+ * [estimate: ~5 us cross-CPU wakeup] */
 #define C_WAKEUP_NS 5000
 
 /* ---- space reservation, async reclaim, delalloc flushing

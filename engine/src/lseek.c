@@ -212,8 +212,9 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 	}
 	/* writeback is flushing an extent inside the range: wait for it */
 	if (d->wb_lock_until > t->clock && d->wb_lock_off >= lockstart) {
-		simtime_t w = d->wb_lock_until + C_WAKEUP_NS - t->clock;
-		task_wait_until(t, d->wb_lock_until + C_WAKEUP_NS);
+		simtime_t until = d->wb_lock_until + vd_wakeup_ns(fs);
+		simtime_t w = until - t->clock;
+		task_wait_until(t, until);
 		li->waited_ns += w;
 	}
 	simtime_t t_start = t->clock;

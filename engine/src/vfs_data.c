@@ -393,7 +393,7 @@ static int wb_one(sim *s, task *t)
 			reach += (simtime_t)((double)(d->lock_t1 - d->lock_t0) *
 					     (double)before / (double)d->lock_recs);
 		if (t->clock >= reach) {
-			task_wait_until(t, d->lseek_lock_until + C_WAKEUP_NS);
+			task_wait_until(t, d->lseek_lock_until + vd_wakeup_ns(fs));
 			return TASK_RUN;
 		}
 		ahead_of_sweep = 1;
@@ -424,7 +424,7 @@ static int wb_one(sim *s, task *t)
 	d->wb_lock_until = t->clock + ns;
 	if (ahead_of_sweep) {
 		/* the sweep sleeps on this extent until writeback unlocks it */
-		simtime_t hold = ns + C_WAKEUP_NS;
+		simtime_t hold = ns + vd_wakeup_ns(fs);
 		d->lock_delay += hold;
 		d->lseek_lock_until += hold;
 	}
@@ -662,6 +662,11 @@ void dfs_remount(dfs *fs)
 	if (fs->csum_cached)
 		memset(fs->csum_cached, 0, fs->csum_cap);
 	fs->meta_cold = 1;
+}
+
+simtime_t vd_wakeup_ns(dfs *fs)
+{
+	return (simtime_t)prng_exponential(sim_prng(fs->s), (double)C_WAKEUP_NS);
 }
 
 int vd_check(const dinode *d)

@@ -198,6 +198,11 @@ static inline uint64_t vd_outstanding(const dinode *d)
 	return d->io.recs_with[1] + d->oe.n;
 }
 
+/* The time a task sleeping on a range lock takes to run again once the
+ * lock is released: scheduling latency, exponential with mean
+ * C_WAKEUP_NS (drawn from the simulator's PRNG). */
+simtime_t vd_wakeup_ns(dfs *fs);
+
 /* Invariants of the data path; returns failures. */
 int vd_check(const dinode *d);
 
