@@ -524,10 +524,7 @@ static void qd_details(struct lab_run *r, strbuf *sb)
 		c->q.old_walks ? (double)c->q.old_walk_nodes / (double)c->q.old_walks : 0);
 	js_obj_end(sb);
 	js_key(sb, "tree");
-	if (c->sc.snap_taken && c->sc.snap.buf)
-		js_raw(sb, c->sc.snap.buf);
-	else
-		js_null(sb);
+	subvol_pic_json(&c->sc, sb);
 	js_obj_end(sb);
 }
 
@@ -536,10 +533,7 @@ static int qd_snapshot(struct lab_run *r, const char *what, strbuf *out)
 	qd_ctx *c = r->ctx;
 	if (strcmp(what, "tree:dropping") != 0)
 		return LAB_ENOENT;
-	if (c->sc.snap_taken && c->sc.snap.buf)
-		js_raw(out, c->sc.snap.buf);
-	else
-		js_null(out);
+	subvol_pic_json(&c->sc, out);
 	return 0;
 }
 

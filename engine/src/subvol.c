@@ -18,7 +18,6 @@ int subvol_init(subvol_ctx *sc, fs_info *fs, trans_mgr *tm, qgroup_ctx *q)
 	sc->fs = fs;
 	sc->tm = tm;
 	sc->q = q;
-	sb_init(&sc->snap);
 	tm->wake_cleaner = subvol_wake_cleaner;
 	tm->cleaner_ctx = sc;
 	return 0;
@@ -27,8 +26,9 @@ int subvol_init(subvol_ctx *sc, fs_info *fs, trans_mgr *tm, qgroup_ctx *q)
 void subvol_destroy(subvol_ctx *sc)
 {
 	free(sc->dead);
-	sb_free(&sc->snap);
+	free(sc->pic);
 	sc->dead = NULL;
+	sc->pic = NULL;
 }
 
 /* ---- create / snapshot ------------------------------------------------ */
@@ -231,33 +231,89 @@ static void drop_shared_child(subvol_ctx *sc, task *t, bt_node *child)
 	sc->shared_skipped++;
 }
 
-/* Remember a picture of the tree being dropped (once, half way through
- * the first root) for the front end. */
-static void drop_maybe_snapshot(subvol_ctx *sc)
+/* Record the leaves of the tree about to be dropped, in key order
+ * (nothing is freed yet, so the whole tree can be walked). */
+static void pic_walk(subvol_ctx *sc, const bt_node *n, int shared)
 {
-	if (sc->snap_taken || sc->roots_dropped)
+	shared = shared || n->mrefs > 1;
+	if (n->level) {
+		sc->pic_nodes++;
+		for (int i = 0; i < n->nritems; i++)
+			pic_walk(sc, n->ptrs[i].child, shared);
 		return;
-	uint64_t leaves = 0, nodes = 0, items = 0;
-	bt_count_blocks(&sc->cur->tree, &leaves, &nodes, &items);
-	if (sc->leaves_dropped * 2 < leaves)
+	}
+	if (sc->npic >= SV_PIC_MAX)
 		return;
-	sb_free(&sc->snap);
-	sb_init(&sc->snap);
-	js_obj(&sc->snap);
-	js_knum(&sc->snap, "root", (double)sc->cur->id);
-	js_knum(&sc->snap, "leaves_dropped", (double)sc->leaves_dropped);
-	js_knum(&sc->snap, "drop_progress_objectid", (double)sc->drop_progress.objectid);
-	js_kint(&sc->snap, "drop_progress_type", sc->drop_progress.type);
-	js_kint(&sc->snap, "drop_level", sc->drop_level);
-	js_key(&sc->snap, "next_slot");
-	js_arr(&sc->snap);
-	for (int l = sc->top; l >= 1; l--)
-		js_int(&sc->snap, sc->nodes[l] ? sc->slots[l] : -1);
-	js_arr_end(&sc->snap);
-	js_key(&sc->snap, "tree");
-	bt_snapshot_json(&sc->cur->tree, &sc->snap, 64);
-	js_obj_end(&sc->snap);
-	sc->snap_taken = 1;
+	if (sc->npic == sc->pic_cap) {
+		int nc = sc->pic_cap ? sc->pic_cap * 2 : 256;
+		sv_pic_leaf *np = realloc(sc->pic, (size_t)nc * sizeof *np);
+		if (!np)
+			return;
+		sc->pic = np;
+		sc->pic_cap = nc;
+	}
+	sv_pic_leaf *l = &sc->pic[sc->npic++];
+	memset(l, 0, sizeof *l);
+	l->bytenr = n->bytenr;
+	l->nritems = (uint16_t)n->nritems;
+	l->fill = (uint16_t)(n->used * 1000u / BT_LEAF_DATA_SIZE);
+	l->shared = (uint8_t)shared;
+	for (int i = 0; i < n->nritems; i++) {
+		const bt_item *it = &n->items[i];
+		if (it->key.type == BTRFS_EXTENT_DATA_KEY && it->aux != FE_INLINE && it->v[0])
+			l->data++;
+	}
+}
+
+/* Count leaves under n (n is alive: shared with a kept snapshot). */
+static int leaves_under(const bt_node *n)
+{
+	if (!n->level)
+		return 1;
+	int c = 0;
+	for (int i = 0; i < n->nritems; i++)
+		c += leaves_under(n->ptrs[i].child);
+	return c;
+}
+
+/* The next `count` leaves of the picture were freed now. */
+static void pic_mark(subvol_ctx *sc, int count, simtime_t at)
+{
+	if (!sc->cur || sc->cur->id != sc->pic_root)
+		return;
+	uint64_t tid = sc->tm->running ? sc->tm->running->transid : sc->fs->transid;
+	for (int i = 0; i < count && sc->pic_next < sc->npic; i++, sc->pic_next++) {
+		sc->pic[sc->pic_next].transid = tid;
+		sc->pic[sc->pic_next].freed_at = at;
+	}
+}
+
+void subvol_pic_json(const subvol_ctx *sc, strbuf *out)
+{
+	if (!sc->pic_root) {
+		js_null(out);
+		return;
+	}
+	js_obj(out);
+	js_knum(out, "root", (double)sc->pic_root);
+	js_kint(out, "height", sc->pic_height);
+	js_kint(out, "nodes", sc->pic_nodes);
+	js_kint(out, "leaves", sc->npic);
+	js_key(out, "leaf");
+	js_arr(out);
+	for (int i = 0; i < sc->npic; i++) {
+		const sv_pic_leaf *l = &sc->pic[i];
+		js_arr(out);
+		js_int(out, l->nritems);
+		js_num(out, l->fill / 1000.0);
+		js_int(out, l->data);
+		js_int(out, l->shared);
+		js_num(out, (double)l->transid);
+		js_num(out, (double)l->freed_at / 1e9);
+		js_arr_end(out);
+	}
+	js_arr_end(out);
+	js_obj_end(out);
 }
 
 /*
@@ -271,6 +327,11 @@ static int drop_iteration(subvol_ctx *sc, task *t)
 	struct btrfs_root *root = sc->cur;
 	if (!sc->started) {
 		bt_node *rn = root->tree.root;
+		if (!sc->pic_root) {
+			sc->pic_root = root->id;
+			sc->pic_height = rn->level + 1;
+			pic_walk(sc, rn, 0);
+		}
 		sc->top = rn->level;
 		memset(sc->nodes, 0, sizeof sc->nodes);
 		memset(sc->slots, 0, sizeof sc->slots);
@@ -287,6 +348,7 @@ static int drop_iteration(subvol_ctx *sc, task *t)
 		bt_node *child = n->ptrs[sc->slots[level]].child;
 		fs_charge(sc->fs, t, DROP_NS_BLOCK);
 		if (child->mrefs > 1) {
+			pic_mark(sc, leaves_under(child), t->clock);
 			drop_shared_child(sc, t, child);
 			sc->slots[level]++;
 			continue;
@@ -301,6 +363,7 @@ static int drop_iteration(subvol_ctx *sc, task *t)
 		fs_charge(sc->fs, t, DROP_NS_BLOCK);
 		qgroup_trace_leaf_items(q, leaf);
 		bt_free_block(&root->tree, leaf, t);
+		pic_mark(sc, 1, t->clock);
 		sc->leaves_dropped++;
 		sc->nodes[0] = NULL;
 		level = 1;
@@ -400,7 +463,6 @@ static int cleaner_step(sim *s, task *t)
 	q->dropping = sc->cur->id;
 	int done = drop_iteration(sc, t);
 	sc->iterations++;
-	drop_maybe_snapshot(sc);
 	if (done) {
 		rc = drop_finish_root(sc, t);
 		q->dropping = 0;

@@ -27,6 +27,18 @@
 #include "strbuf.h"
 #include "trans.h"
 
+typedef struct sv_pic_leaf {
+	uint64_t bytenr;
+	uint16_t nritems;
+	uint16_t data;        /* regular file extent items */
+	uint16_t fill;        /* per mille of the leaf's bytes */
+	uint8_t shared;       /* still shared with a kept snapshot */
+	uint64_t transid;     /* transaction that freed it (0: not yet) */
+	simtime_t freed_at;
+} sv_pic_leaf;
+
+#define SV_PIC_MAX 4096
+
 typedef struct subvol_ctx {
 	fs_info *fs;
 	trans_mgr *tm;
@@ -52,9 +64,12 @@ typedef struct subvol_ctx {
 	uint64_t blocks_total;        /* blocks of the queued trees (progress) */
 	simtime_t drop_start, drop_end;
 	int drop_started;
-	/* a picture of the first tree being dropped, half way */
-	strbuf snap;
-	int snap_taken;
+	/* a picture of the first tree dropped: its leaves in key order, and
+	 * for each the transaction (and time) whose records freed it */
+	sv_pic_leaf *pic;
+	int npic, pic_cap, pic_next;
+	uint64_t pic_root;
+	int pic_height, pic_nodes;
 	/* called when the cleaner runs out of dead roots */
 	void (*on_idle)(void *ctx, simtime_t at);
 	void *idle_ctx;
@@ -83,6 +98,8 @@ int subvol_delete(subvol_ctx *sc, trans_handle *h, struct btrfs_root *root,
 int subvol_cleaner_start(subvol_ctx *sc, simtime_t at);
 /* Wake the cleaner if it is idle (models wake_up_process(cleaner)). */
 void subvol_wake_cleaner(void *ctx, simtime_t at);
+/* The picture of the first dropped tree as JSON (null before it). */
+void subvol_pic_json(const subvol_ctx *sc, strbuf *out);
 /* Progress of the drops queued so far, in [0,1]. */
 double subvol_drop_progress(const subvol_ctx *sc);
 

@@ -159,8 +159,29 @@ static void test_determinism_and_input(void)
 	lab_free(err);
 }
 
+/* A three-level tree (more leaves than one node holds): the drop walks
+ * up through two node levels and commits at the threshold in between,
+ * never touching blocks freed by an earlier commit. */
+static void test_deep_tree(void)
+{
+	lab_run *r = run("after", "subvols=1\nfiles=8192\nthreshold=4096");
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	CHECK(metric(r, "leaves_per_subvol") > 493);
+	CHECK(metric(r, "rec_nodes") >= 3);
+	CHECK(metric(r, "account_calls") >= 4);
+	CHECK_EQ(lab_check(r), 0);
+	char *j = NULL;
+	CHECK_EQ(lab_result_json(r, &j), 0);
+	CHECK(j && strstr(j, "\"tree\":{\"root\":256,\"height\":3"));
+	lab_free(j);
+	lab_close(r);
+}
+
 int main(void)
 {
+	test_deep_tree();
 	test_threshold_sweep();
 	test_max_inline();
 	test_determinism_and_input();
