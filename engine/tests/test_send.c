@@ -65,17 +65,6 @@ static int file_extents(fs_info *fs, struct inode *in, uint64_t (*out)[2], int m
 	return n;
 }
 
-/* Work around btree.c COWing an empty leaf with memcpy(dst, NULL, 0)
- * (UBSan nonnull-attribute) until its owner fixes it: the freshly mounted
- * fs's empty csum leaf is marked as belonging to the running transaction,
- * so the first checksum insert does not COW it. Reported to the lead. */
-static void empty_leaf_workaround(fs_info *fs)
-{
-	bt_node *n = fs->csum_tree.root;
-	if (n && n->nritems == 0 && !n->items)
-		n->generation = fs->transid;
-}
-
 typedef struct rx {
 	recv_ctx *r;
 	int recv_done, flushed, err;
@@ -125,8 +114,6 @@ static void world_run(world *w, uint64_t seed, const uint64_t *sizes, int n,
 	CHECK_EQ(bdev_create(w->s, "consumer-ssd", &w->ddev), 0);
 	CHECK_EQ(fs_mount(w->s, w->sdev, NULL, &w->src), 0);
 	CHECK_EQ(fs_mount(w->s, w->ddev, NULL, &w->dst), 0);
-	empty_leaf_workaround(w->src);
-	empty_leaf_workaround(w->dst);
 	w->sroot = fs_root_lookup(w->src, 5);
 	w->droot = fs_root_lookup(w->dst, 5);
 	struct inode *d;
