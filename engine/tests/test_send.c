@@ -2,6 +2,7 @@
  * file system, and patch 003's same-size truncate switch. */
 #include <stdlib.h>
 
+#include "check.h"
 #include "items.h"
 #include "lab.h"
 #include "send.h"
@@ -130,7 +131,12 @@ static void world_run(world *w, uint64_t seed, const uint64_t *sizes, int n,
 	send_cfg sc;
 	send_cfg_default(&sc);
 	sc.always_truncate = always_truncate;
-	CHECK_EQ(send_build(w->src, NULL, w->sroot, &sc, name_of, &w->nm, &w->st), 0);
+	/* a read-only snapshot (btrfs_copy_root), committed, is what is sent */
+	struct btrfs_root *snap;
+	CHECK_EQ(fs_root_create(w->src, NULL, fs_root_next_id(w->src), &snap), 0);
+	CHECK_EQ(bt_copy_root(&w->sroot->tree, &snap->tree, NULL), 0);
+	CHECK_EQ(fs_commit(w->src, NULL), 0);
+	CHECK_EQ(send_build(w->src, NULL, snap, &sc, name_of, &w->nm, &w->st), 0);
 	recv_cfg rc = {.skip_same_size_writeback = skip};
 	CHECK_EQ(recv_init(&w->r, w->dst, w->droot, &w->st, &rc), 0);
 	w->x.r = &w->r;
@@ -143,6 +149,11 @@ static void world_run(world *w, uint64_t seed, const uint64_t *sizes, int n,
 	sim_run(w->s, 100000000, SIMTIME_MAX);
 	CHECK_EQ(w->x.err, 0);
 	CHECK_EQ(w->x.flushed, 1);
+	/* the received file system is consistent: extent refs, checksums,
+	 * block groups (check.h) */
+	CHECK_EQ(fs_commit(w->dst, NULL), 0);
+	w->dst->check_verbose = 1;
+	CHECK_EQ(check_fs(w->dst), 0);
 }
 
 static void world_free(world *w)
