@@ -53,6 +53,9 @@ test('a device run draws the simulated CDF against the measured percentiles', as
     await expect(page.getByTestId('param-numjobs')).toHaveValue('8');
     await expect(page.getByTestId('measured-source')).toContainText('4k_r_8');
     await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+    // the run before stays on the chart as a ghost, labelled by what differed
+    await expect(page.getByTestId('cdf-line-prev')).toBeVisible();
+    await expect(page.getByTestId('previous-legend')).toContainText('numjobs=1');
   });
 });
 

@@ -3,7 +3,7 @@
  * URL and in localStorage), Run / Cancel with progress, and the results of
  * the before and after runs (or the single base run) side by side.
  */
-import { useEffect, useMemo, useRef } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ExperimentInfo, RunSpec } from '../engine/types';
 import { defaultParams, nonDefault, validateAll, withDefaults } from '../model/params';
 import type { Emphasis } from '../model/urlState';
@@ -14,7 +14,9 @@ import { collectFor } from '../views/registry';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { saveJson } from './storage';
-import { specKey, useRunner } from './useRunner';
+import { specKey, useRunner, type RunnerState } from './useRunner';
+import { diffLabel } from '../model/runDiff';
+import type { PreviousRun } from '../views/types';
 
 interface Props {
   info: ExperimentInfo;
@@ -46,6 +48,21 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
     autoRan.current = info.name;
     void runner.run(specs, collectFor(info.name));
   }, [info.name, invalid, specs, runner]);
+
+  // The last two finished runs: the one before the current is shown as a ghost.
+  const [history, setHistory] = useState<{ key: string; params: Record<string, string>; seed: number; runs: RunnerState['results'] }[]>([]);
+  useEffect(() => {
+    const { status, key, specs: done, results } = state;
+    if (status !== 'done' || !key || !done?.[0]) return;
+    const entry = { key, params: done[0].params, seed: done[0].seed, runs: results };
+    setHistory((h) => (h.at(-1)?.key === key ? h : [...h.slice(-1), entry]));
+  }, [state]);
+  const prevEntry = history.filter((e) => e.key !== state.key).at(-1);
+  const previous: PreviousRun | undefined = prevEntry && {
+    label: diffLabel(prevEntry.params, state.specs?.[0]?.params ?? values, prevEntry.seed, state.specs?.[0]?.seed ?? seed),
+    params: prevEntry.params,
+    runs: prevEntry.runs,
+  };
 
   const run = (): void => {
     if (!invalid) void runner.run(specs, collectFor(info.name));
@@ -93,7 +110,7 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
           onCancel={runner.cancel}
         />
         {state.error && <ErrorBanner error={state.error} />}
-        <Results info={info} params={values} variants={info.variants} runs={state.results} emphasis={emphasis} stale={stale} onParams={runWith} />
+        <Results info={info} params={values} variants={info.variants} runs={state.results} emphasis={emphasis} stale={stale} previous={previous} onParams={runWith} />
       </section>
     </div>
   );

@@ -5,7 +5,8 @@
  * headless lesson test uses). Predictions persist in localStorage.
  */
 import { useEffect, useMemo, useState } from 'react';
-import type { ExperimentInfo } from '../engine/types';
+import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
+import type { PreviousRun } from '../views/types';
 import { evaluateStep, judgePrediction, type StepMetrics } from '../model/lessonChecks';
 import type { Lesson } from '../model/lessonFormat';
 import { nonDefault, withDefaults } from '../model/params';
@@ -30,8 +31,9 @@ interface Props {
   onStep(step: number): void;
 }
 
-// Metrics of steps already run, per lesson, for this page's lifetime.
+// Metrics and results of steps already run, per lesson, for this page's lifetime.
 const sessionMetrics = new Map<string, StepMetrics[]>();
+const sessionRuns = new Map<string, Partial<Record<Variant, RunResult>>[]>();
 
 export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Props) {
   const n = lesson.steps.length;
@@ -48,6 +50,14 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
     setRanStep(null);
   }, [lesson.id, i]); // a new step starts from a clean run
 
+  // The previous step's run of the same experiment, shown as a ghost for comparison.
+  const prevStep = lesson.steps[i - 1];
+  const prevRuns = i > 0 ? sessionRuns.get(lesson.id)?.[i - 1] : undefined;
+  const previous: PreviousRun | undefined =
+    prevStep && prevRuns && prevStep.scenario.experiment === s.scenario.experiment
+      ? { label: `step ${i}`, params: prevStep.scenario.params, runs: prevRuns }
+      : undefined;
+
   const params = useMemo(() => (info ? withDefaults(info.params, s.scenario.params) : {}), [info, s]);
   const here = ranStep === i ? all[i] : undefined;
   const outcomes = here ? evaluateStep(s, i, all) : null;
@@ -63,11 +73,17 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
       const r = await runner.run(stepSpecs(ds, dInfo), collectFor(dInfo.name));
       if (!r) return;
       acc[d] = metricsOf(r);
+      const runs = sessionRuns.get(lesson.id) ?? [];
+      runs[d] = r;
+      sessionRuns.set(lesson.id, runs);
     }
     const r = await runner.run(stepSpecs(s, info), collectFor(info.name));
     if (!r) return;
     acc[i] = metricsOf(r);
     sessionMetrics.set(lesson.id, acc);
+    const runs = sessionRuns.get(lesson.id) ?? [];
+    runs[i] = r;
+    sessionRuns.set(lesson.id, runs);
     setAll(acc);
     setRanStep(i);
     testHook().lessonChecks[`${lesson.id}/${i}`] = evaluateStep(s, i, acc).map((o) => o.pass);
@@ -202,6 +218,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             runs={ranStep === i ? runner.state.results : {}}
             emphasis={emphasis}
             stale={false}
+            previous={previous}
           />
         )}
       </section>

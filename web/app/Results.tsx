@@ -8,7 +8,7 @@ import { fmtChange, fmtNs, fmtNum, fmtPct, fmtUnit } from '../model/format';
 import { publishedFor, relError } from '../model/provenance';
 import type { Emphasis } from '../model/urlState';
 import { viewFor } from '../views/registry';
-import { VARIANT_COLOR, VARIANT_LABEL } from '../views/types';
+import { VARIANT_COLOR, VARIANT_LABEL, type PreviousRun } from '../views/types';
 
 interface Props {
   info: ExperimentInfo;
@@ -17,6 +17,7 @@ interface Props {
   runs: Partial<Record<Variant, RunResult>>;
   emphasis: Emphasis;
   stale: boolean;
+  previous?: PreviousRun;
   onParams?: (params: Record<string, string>) => void;
 }
 
@@ -65,7 +66,7 @@ function Panel({ info, variant, run, emphasis }: { info: ExperimentInfo; variant
   );
 }
 
-export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Props, 'stale' | 'onParams'>) {
+export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Props, 'stale' | 'onParams' | 'previous'>) {
   const pair = variants.includes('before') && variants.includes('after');
   return (
     <table className="metrics" data-testid="metrics">
@@ -136,12 +137,12 @@ export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Pr
   );
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, onParams }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, previous, onParams }: Props) {
   const View = viewFor(info.name);
   const any = variants.some((v) => runs[v]);
   return (
     <div className={`results${stale ? ' results-stale' : ''}`} data-testid="results">
-      {View && any && <View info={info} params={params} runs={runs} emphasis={emphasis} onParams={onParams} />}
+      {View && any && <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} onParams={onParams} />}
       <div className={`panels panels-${variants.length}`}>
         {variants.map((v) => (
           <Panel key={v} info={info} variant={v} run={runs[v]} emphasis={emphasis} />

@@ -19,6 +19,8 @@ export interface RunnerState {
   error: LabErrorInfo | null;
   /** Identity of the specs the results belong to (see specKey). */
   key: string | null;
+  /** The specs the results belong to. */
+  specs: RunSpec[] | null;
 }
 
 /** A stable identity for a set of run specs, to tell when results are stale. */
@@ -26,7 +28,7 @@ export function specKey(specs: RunSpec[]): string {
   return JSON.stringify(specs.map((s) => [s.experiment, s.variant, s.seed, Object.entries(s.params).sort()]));
 }
 
-const idle: RunnerState = { status: 'idle', progress: 0, current: null, results: {}, error: null, key: null };
+const idle: RunnerState = { status: 'idle', progress: 0, current: null, results: {}, error: null, key: null, specs: null };
 
 export function useRunner(): {
   state: RunnerState;
@@ -43,7 +45,7 @@ export function useRunner(): {
     const my = ++gen.current;
     const key = specKey(specs);
     const results: Partial<Record<Variant, RunResult>> = {};
-    setState({ status: 'running', progress: 0, current: specs[0]?.variant ?? null, results, error: null, key });
+    setState({ status: 'running', progress: 0, current: specs[0]?.variant ?? null, results, error: null, key, specs });
     try {
       for (let i = 0; i < specs.length; i++) {
         const spec = specs[i]!;
@@ -60,7 +62,7 @@ export function useRunner(): {
         setState((s) => ({ ...s, progress: (i + 1) / specs.length, results: { ...results } }));
       }
       cancelCurrent.current = null;
-      setState({ status: 'done', progress: 1, current: null, results: { ...results }, error: null, key });
+      setState({ status: 'done', progress: 1, current: null, results: { ...results }, error: null, key, specs });
       testHook().lastRun = { experiment: specs[0]?.experiment ?? '', results: { ...results } };
       return results;
     } catch (e) {
@@ -74,6 +76,7 @@ export function useRunner(): {
         results: { ...results },
         error: err.code === -6 ? null : err.toInfo(),
         key,
+        specs,
       });
       return null;
     }

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ACTIONS, actionFor, type ActionContext } from './actions';
 import { parseDiff } from './diff';
 import { parseInline, parseMd } from './mdlight';
+import { diffLabel } from './runDiff';
 
 const ev = (key: string, mods: Partial<{ ctrlKey: boolean; metaKey: boolean; altKey: boolean }> = {}) => ({
   key,
@@ -65,5 +66,14 @@ describe('unified diff', () => {
     expect(d[4]).toMatchObject({ kind: 'del', text: 'old', oldNo: 11 });
     expect(d[5]).toMatchObject({ kind: 'add', text: 'new', newNo: 11 });
     expect(d[6]).toMatchObject({ oldNo: 12, newNo: 12 });
+  });
+});
+
+describe('run diff label', () => {
+  it('names the settings of the previous run that differ', () => {
+    expect(diffLabel({ rw: 'randwrite', iodepth: '1', bs: '4096' }, { rw: 'randwrite', iodepth: '32', bs: '4096' })).toBe('iodepth=1');
+    expect(diffLabel({ a: '1', b: '2' }, { a: '3', b: '4' })).toBe('a=1, b=2');
+    expect(diffLabel({ a: '1' }, { a: '1' }, 1, 2)).toBe('seed 1');
+    expect(diffLabel({ a: '1' }, { a: '1' })).toBe('same settings');
   });
 });

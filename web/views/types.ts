@@ -6,12 +6,21 @@
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import type { Emphasis } from '../model/urlState';
 
+export interface PreviousRun {
+  /** What distinguishes it ("iodepth=1", "step 1"). */
+  label: string;
+  params: Record<string, string>;
+  runs: Partial<Record<Variant, RunResult>>;
+}
+
 export interface ViewProps {
   info: ExperimentInfo;
   /** Parameter text the runs used (defaults filled in). */
   params: Record<string, string>;
   runs: Partial<Record<Variant, RunResult>>;
   emphasis: Emphasis;
+  /** The run shown before this one, for comparison (a ghost in the picture), if any. */
+  previous?: PreviousRun;
   /** Set some parameters and run again (absent where parameters are fixed, as in a lesson). */
   onParams?: (params: Record<string, string>) => void;
 }

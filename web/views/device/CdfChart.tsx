@@ -7,7 +7,7 @@ import { useWidth } from '../../app/useWidth';
 import { layoutCdf, formatUs, type CdfSeries, type MeasuredMarker } from '../../model/cdf';
 
 interface Props {
-  series: (CdfSeries & { color: string })[];
+  series: (CdfSeries & { color: string; dash?: string })[];
   measured: MeasuredMarker[];
   measuredLabel?: string;
   height?: number;
@@ -48,7 +48,7 @@ export function CdfChart({ series, measured, measuredLabel, height }: Props) {
         </text>
       </g>
       {L.paths.map((p, i) => (
-        <path key={p.id} d={p.d} fill="none" stroke={series[i]?.color ?? '#000'} strokeWidth={3} strokeLinejoin="round" data-testid={`cdf-line-${p.id}`}>
+        <path key={p.id} d={p.d} fill="none" stroke={series[i]?.color ?? '#000'} strokeWidth={series[i]?.dash ? 2.5 : 3} strokeDasharray={series[i]?.dash} strokeLinejoin="round" data-testid={`cdf-line-${p.id}`}>
           <title>{p.label}</title>
         </path>
       ))}

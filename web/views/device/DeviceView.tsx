@@ -35,13 +35,16 @@ function Compare({ label, unit, sim, meas }: { label: string; unit: string; sim:
   );
 }
 
+/** The previous run's ghost line: a grey that stays distinct from every Okabe-Ito hue. */
+const GHOST = '#7a8491';
+
 /** The engine's CDF has 101 quantiles (p0..p100 in steps of 1%); add the simulated p99.9 metric so the line reaches the tail markers. */
 function withTail(points: Quantile[], p999: number | undefined): Quantile[] {
   if (p999 === undefined || points.some((q) => Math.abs(q.p - 0.999) < 1e-9)) return points;
   return [...points, { p: 0.999, us: p999 }].sort((a, b) => a.p - b.p);
 }
 
-export function DeviceView({ info, params, runs, onParams }: ViewProps) {
+export function DeviceView({ info, params, runs, previous, onParams }: ViewProps) {
   const run: RunResult | undefined = runs.base;
   if (!run) return null;
   const pic = readFioDetails(run.details);
@@ -51,6 +54,13 @@ export function DeviceView({ info, params, runs, onParams }: ViewProps) {
   const jobs = measuredJobs(info.published, params.device ?? '');
   const jobKey = (p: Record<string, string>): string => `${p.rw}/${p.bs}/${p.iodepth}/${p.numjobs}`;
   const current = jobKey(params);
+  const prev = previous?.runs.base ? readFioDetails(previous.runs.base.details) : null;
+  const series = [
+    ...(prev && prev.simulated.length > 0
+      ? [{ id: 'prev', label: `previous run (${previous?.label})`, points: withTail(prev.simulated, previous?.runs.base?.metrics.clat_p999_us), color: GHOST, dash: '7 5' }]
+      : []),
+    { id: 'sim', label: 'simulated', points: withTail(pic.simulated, run.metrics.clat_p999_us), color: VARIANT_COLOR.base },
+  ];
   return (
     <section className="device-view" data-testid="device-view">
       {onParams && (
@@ -82,7 +92,7 @@ export function DeviceView({ info, params, runs, onParams }: ViewProps) {
           </figcaption>
           {pic.simulated.length > 0 ? (
             <CdfChart
-              series={[{ id: 'sim', label: 'simulated', points: withTail(pic.simulated, run.metrics.clat_p999_us), color: VARIANT_COLOR.base }]}
+              series={series}
               measured={meas?.markers ?? []}
               measuredLabel={meas?.source}
             />
@@ -96,6 +106,14 @@ export function DeviceView({ info, params, runs, onParams }: ViewProps) {
               </svg>{' '}
               simulated (this run)
             </span>
+            {prev && prev.simulated.length > 0 && (
+              <span data-testid="previous-legend">
+                <svg width="28" height="10" aria-hidden="true">
+                  <line x1="0" x2="28" y1="5" y2="5" stroke={GHOST} strokeWidth="2.5" strokeDasharray="7 5" />
+                </svg>{' '}
+                previous run: {previous?.label}
+              </span>
+            )}
             <span>
               <svg width="14" height="14" aria-hidden="true">
                 <rect x="3" y="3" width="8" height="8" transform="rotate(45 7 7)" fill="#000" />
