@@ -115,6 +115,7 @@ static void flush_finish(reclaim_ctl *rc, flush_call *fc, space_info *si,
 		r->pages_wanted = fc->sr.pages_wanted;
 		r->pages_flushed = fc->sr.pages_flushed;
 		r->inodes = fc->sr.inodes_touched;
+		r->rounds = (uint16_t)fc->sr.flushes;
 	}
 	record_push(rc, r);
 	int st = fc->state;
@@ -551,8 +552,8 @@ void reclaim_details_json(const reclaim_ctl *rc, strbuf *out)
 	js_obj(out);
 	static const char *const cols[] = {
 		"t", "state", "kind", "to_reclaim", "items", "pages_wanted",
-		"pages_flushed", "inodes", "tickets", "duration"};
-	for (int c = 0; c < 10; c++) {
+		"pages_flushed", "inodes", "tickets", "duration", "rounds"};
+	for (int c = 0; c < 11; c++) {
 		js_key(out, cols[c]);
 		js_arr(out);
 		for (uint64_t i = 0; i < n; i++) {
@@ -569,6 +570,7 @@ void reclaim_details_json(const reclaim_ctl *rc, strbuf *out)
 			case 7: v = r->inodes; break;
 			case 8: v = r->tickets; break;
 			case 9: v = r->duration; break;
+			case 10: v = r->rounds; break;
 			}
 			js_num(out, v == UINT64_MAX ? -1.0 : (double)v);
 		}

@@ -92,7 +92,7 @@ typedef struct reclaim_flush_ops {
 typedef struct reclaim_record {
 	simtime_t t, duration;
 	uint8_t kind, state;
-	uint16_t pad;
+	uint16_t rounds;         /* shrink_delalloc: flush rounds (at most 3) */
 	uint32_t tickets;        /* tickets waiting when the call ended */
 	uint64_t to_reclaim, items, pages_wanted, pages_flushed, inodes;
 } reclaim_record;
