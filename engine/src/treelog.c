@@ -244,7 +244,7 @@ static int tl_bsearch(const bt_node *n, const bt_key *key, int *steps)
  * btrfs_search_forward. Charges node visits and compares. */
 static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 			   int *slot, bt_key *next_key, int *has_next,
-			   uint64_t *lock_wait)
+			   uint64_t *lock_wait, simtime_t *leaf_locked_at)
 {
 	bt_node *n = tr->root;
 	*has_next = 0;
@@ -253,6 +253,7 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 	simtime_t before = t->clock;
 	simlock_read(&n->lock, t);
 	*lock_wait += t->clock - before;
+	*leaf_locked_at = t->clock;
 	while (n->level > 0) {
 		int steps;
 		int i = tl_bsearch(n, key, &steps);
@@ -265,6 +266,7 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 		before = t->clock;
 		simlock_read(&c->lock, t);
 		*lock_wait += t->clock - before;
+		*leaf_locked_at = t->clock;
 		simlock_read_release(&n->lock, t->clock);
 		n = c;
 	}
@@ -304,14 +306,14 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	int slot, has_next;
 	bt_key next_key;
 	uint64_t wait = 0;
+	simtime_t locked_at = 0;
 	bt_node *leaf = tl_descend(tr, t, tl->sim, &f->next_key, &slot,
-				   &next_key, &has_next, &wait);
+				   &next_key, &has_next, &wait, &locked_at);
 	if (!leaf)
 		return 1;
 	f->rec.lock_wait_ns += wait;
 	if (wait)
 		lhist_add(&tl->leaf_wait, wait);
-	simtime_t locked_at = t->clock;
 
 	/* the search landed past this leaf's last item: continue in the next
 	 * leaf (btrfs_search_forward moves on by itself) */
@@ -349,12 +351,12 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 
 	/* get the leaf into a private buffer while it is still locked */
 	ebmem_eb *clone = NULL;
+	uint64_t lat = 0;
 	int rc;
 	if (f->scratch) {
 		rc = ebmem_copy_leaf(tl->mem, t, f->scratch, leaf);
 		tl->scratch_used++;
 	} else {
-		uint64_t lat = 0;
 		rc = ebmem_clone(tl->mem, t, leaf, &clone, &lat);
 		f->rec.alloc_locked_ns += lat;
 		lhist_add(&tl->alloc_locked, lat);
@@ -364,7 +366,7 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	uint64_t hold = t->clock - locked_at;
 	lhist_add(&tl->leaf_hold, hold);
 	sim_trace(tl->sim, tl->k_leaf, t->id, (int64_t)leaf->bytenr, (int64_t)hold,
-		  (int64_t)(clone ? f->rec.alloc_locked_ns : 0));
+		  (int64_t)lat);
 	if (hold > f->rec.hold_max_ns)
 		f->rec.hold_max_ns = hold;
 	if (rc)
