@@ -108,6 +108,9 @@ typedef struct bt_tree {
 	uint64_t cows, splits, merges, pushes;
 	uint64_t lock_waits;
 	int no_cow_hooks;     /* 1: do not queue extent refs (not used by fs trees) */
+	int progs_split;      /* 1: split like btrfs-progs' older ctree.c (no
+			       * neighbour pushes for DIR_ITEM inserts); only
+			       * the mkfs.btrfs oracle test sets it */
 } bt_tree;
 
 /* A search path: nodes[level], slots[level], lock held per level. */

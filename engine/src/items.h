@@ -105,13 +105,14 @@ static inline uint64_t fe_pack(uint64_t disk_len, uint64_t ext_off)
 	return (disk_len & ((1ull << 40) - 1)) | ((ext_off / SECTORSIZE) << 40);
 }
 
-/* Name hashes: crc32c as btrfs_name_hash (dir item keys), and a 64-bit
- * FNV-1a kept in payloads to tell names apart. */
+/* Name hashes: crc32c seeded with ~1 as btrfs_name_hash (dir item keys;
+ * tests/test_oracle.c checks them against mkfs.btrfs), and a 64-bit FNV-1a
+ * kept in payloads to tell names apart. */
 uint32_t items_crc32c(uint32_t crc, const void *data, uint32_t len);
 uint64_t items_name_hash(const char *name, uint32_t len);
 static inline uint64_t items_dir_key_hash(const char *name, uint32_t len)
 {
-	return items_crc32c(~0u, name, len);
+	return items_crc32c(~1u, name, len);
 }
 
 struct fs_info;
