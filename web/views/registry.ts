@@ -12,6 +12,7 @@ import type { ComponentType } from 'react';
 import type { CollectSpec } from '../engine/types';
 import type { ViewProps } from './types';
 import { DeviceView } from './device/DeviceView';
+import { SparseCpView } from './sparsecp/SparseCpView';
 
 export interface ViewEntry {
   component: ComponentType<ViewProps>;
@@ -21,6 +22,7 @@ export interface ViewEntry {
 
 export const VIEWS: Record<string, ViewEntry> = {
   fio: { component: DeviceView },
+  'sparse-cp': { component: SparseCpView },
 };
 
 /** The view for an experiment, or null. */

@@ -1,0 +1,88 @@
+/*
+ * The sparse-cp view's pure transforms, on a details object shaped as the
+ * engine writes it, and on the real engine's output for a small file
+ * (through the WASM bridge, as the app runs it).
+ */
+import { describe, expect, it } from 'vitest';
+import { loadNodeBridge } from '../../engine/node';
+import { callNear, layoutCallChart, layoutRecordsChart, layoutStrip, readSparseDetails } from './model';
+
+const fixture = {
+  state: 'cold',
+  file_bytes: 8 * 8192,
+  extent_bytes: 4096,
+  hole_bytes: 4096,
+  lseeks: {
+    stride: 1,
+    calls: [
+      { t_ms: 0, off: 0, whence: 'data', lock_records: 10, search_records: 0, cache_hit: 0, cache_miss: 0, us: 5 },
+      { t_ms: 0.1, off: 0, whence: 'hole', lock_records: 10, search_records: 2, cache_hit: 1, cache_miss: 0, us: 6 },
+      { t_ms: 0.2, off: 8192, whence: 'data', lock_records: 8, search_records: 0, cache_hit: 0, cache_miss: 1, us: 4 },
+      { t_ms: 0.3, off: 16384, whence: 'data', lock_records: 6, search_records: 0, cache_hit: 0, cache_miss: 0, us: 3 },
+    ],
+  },
+  iotree_records: [
+    [0, 10],
+    [0.2, 8],
+    [0.3, 'x'],
+  ],
+  summary: { create_s: 1.5, delalloc_extents_at_cp: 2 },
+  strip: { buckets: 4, extents: [2, 2, 2, 2], delalloc: [0, 0, 1, 2] },
+};
+
+describe('sparse-cp view model', () => {
+  it('reads the details, dropping malformed points', () => {
+    const d = readSparseDetails(fixture);
+    expect(d.calls).toHaveLength(4);
+    expect(d.calls[1]!).toMatchObject({ whence: 'hole', searchRecords: 2, cacheHit: 1 });
+    expect(d.iotree).toEqual([
+      [0, 10],
+      [0.2, 8],
+      [0.3, 0],
+    ]);
+    expect(d.summary.delalloc_extents_at_cp).toBe(2);
+    expect(readSparseDetails(undefined).calls).toEqual([]);
+  });
+
+  it('finds the call nearest an offset', () => {
+    const d = readSparseDetails(fixture);
+    expect(callNear(d.calls, 0)).toBe(0);
+    expect(callNear(d.calls, 9000)).toBe(2);
+    expect(callNear(d.calls, 1e9)).toBe(3);
+    expect(callNear([], 5)).toBe(-1);
+  });
+
+  it('lays out the strip: half of each bucket is data, delalloc share per bucket', () => {
+    const cells = layoutStrip(readSparseDetails(fixture), 400);
+    expect(cells).toHaveLength(4);
+    expect(cells[1]!.x).toBe(100);
+    expect(cells[0]!.data).toBeCloseTo(0.5);
+    expect(cells.map((c) => c.delalloc)).toEqual([0, 0, 0.5, 1]);
+  });
+
+  it('lays out the charts on shared axes', () => {
+    const d = readSparseDetails(fixture);
+    const c = layoutCallChart(d.calls, d.fileBytes, 400, 200, 1000);
+    expect(c.dots).toHaveLength(4);
+    expect(c.dots[0]!.x).toBeLessThan(c.dots[3]!.x);
+    expect(c.dots[0]!.y).toBeLessThan(c.dots[3]!.y); // 5 µs is higher than 3 µs
+    expect(c.yTicks.map((t) => t.label)).toContain('1k µs');
+    const r = layoutRecordsChart(d.iotree, 400, 150);
+    expect(r.path.startsWith('M')).toBe(true);
+    expect(r.path.split('L')).toHaveLength(3);
+  });
+
+  it('draws the real engine: the cold cache before walks thousands of records per call, after a couple', async () => {
+    const b = await loadNodeBridge();
+    const spec = { experiment: 'sparse-cp', params: { file_mib: '8', state: 'cold' }, seed: 1 };
+    const before = readSparseDetails(b.run({ ...spec, variant: 'before' }).details);
+    const after = readSparseDetails(b.run({ ...spec, variant: 'after' }).details);
+    expect(before.calls.length).toBeGreaterThan(100);
+    const mid = callNear(before.calls, before.fileBytes / 2);
+    expect(before.calls[mid]!.lockRecords).toBeGreaterThan(500);
+    expect(after.calls[callNear(after.calls, after.fileBytes / 2)]!.lockRecords).toBeLessThan(3);
+    expect(before.iotree.length).toBeGreaterThan(10);
+    expect(Math.max(...before.iotree.map((p) => p[1]))).toBeGreaterThan(500);
+    expect(layoutStrip(before, 300)).toHaveLength(256);
+  });
+});
