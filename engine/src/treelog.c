@@ -32,9 +32,11 @@ int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 		   treelog **out)
 {
 	treelog_cfg def;
-	if (!out || !s || !mem)
+	if (!out)
 		return LAB_EINVAL;
 	*out = NULL;
+	if (!s || !mem)
+		return LAB_EINVAL;
 	if (!cfg) {
 		treelog_cfg_default(&def);
 		cfg = &def;

@@ -629,8 +629,79 @@ static void test_dir_fsync(int prealloc)
 	world_free(&w);
 }
 
+/* Bad input at the boundary: error codes, no crash. */
+static void test_errors(void)
+{
+	sim *s = sim_create(1, 0);
+	ebmem *mem;
+	CHECK_EQ(ebmem_create(s, NULL, &mem), 0);
+	treelog *tl = (treelog *)1;
+	CHECK_EQ(treelog_create(s, NULL, NULL, NULL, &tl), LAB_EINVAL);
+	CHECK(tl == NULL);
+	treelog_cfg c;
+	treelog_cfg_default(&c);
+	c.max_records = 0;
+	CHECK_EQ(treelog_create(s, NULL, mem, &c, &tl), LAB_ERANGE);
+	treelog_cfg_default(&c);
+	c.log_area_bytes = 4096;
+	CHECK_EQ(treelog_create(s, NULL, mem, &c, &tl), LAB_ERANGE);
+	CHECK_EQ(treelog_create(s, NULL, mem, NULL, &tl), 0);
+	tl_fsync f;
+	CHECK_EQ(treelog_fsync_init(&f, NULL, NULL, 0), LAB_EINVAL);
+	CHECK_EQ(treelog_fsync_step(tl, NULL, &f), LAB_EINVAL);
+	CHECK_EQ(treelog_fsync_step(NULL, NULL, NULL), LAB_EINVAL);
+	/* phases are bounded */
+	int last = 0;
+	for (int i = 0; i < TL_MAX_PHASES + 2; i++) {
+		char nm[16];
+		snprintf(nm, sizeof(nm), "p%d", i);
+		last = treelog_set_phase(tl, nm);
+	}
+	CHECK_EQ(last, LAB_ENOMEM);
+	CHECK_EQ(treelog_set_phase(tl, "default"), 0);
+	CHECK_EQ(treelog_phase_quantile(tl, "nope", 0.5), 0);
+	treelog_destroy(tl);
+	ebmem_destroy(mem);
+	sim_destroy(s);
+}
+
+/* The allocator asks the data path for dirty and cached bytes. */
+static uint64_t probe_dirty;
+static void probe(void *ctx, uint64_t *dirty, uint64_t *cached)
+{
+	(void)ctx;
+	*dirty = probe_dirty;
+	*cached = 0;
+}
+
+static void test_probe(void)
+{
+	sim *s = sim_create(1, 0);
+	ebmem_cfg mc;
+	ebmem_cfg_default(&mc);
+	mc.ram_bytes = 1ull << 30;
+	mc.slow_p_max = 1.0;
+	ebmem *m;
+	CHECK_EQ(ebmem_create(s, &mc, &m), 0);
+	m->probe = probe;
+	ebmem_eb *eb;
+	probe_dirty = 0;
+	CHECK_EQ(ebmem_alloc(m, NULL, &eb, NULL), 0);
+	ebmem_free(m, eb);
+	CHECK_EQ(m->slow_pages, 0);
+	probe_dirty = 1ull << 30;
+	CHECK_EQ(ebmem_alloc(m, NULL, &eb, NULL), 0);
+	ebmem_free(m, eb);
+	CHECK_EQ(m->slow_pages, 4);
+	CHECK(ebmem_pressure(m) == 1.0);
+	ebmem_destroy(m);
+	sim_destroy(s);
+}
+
 int main(void)
 {
+	test_errors();
+	test_probe();
 	test_full_vs_fast();
 	test_writers_accounting();
 	test_dir_fsync(0);
