@@ -6,6 +6,7 @@
 
 #include <assert.h>
 
+#include "alloc.h"
 #include "check.h"
 #include "costs.h"
 #include "lab.h"
@@ -441,6 +442,29 @@ void space_add_chunk(space_ctl *sc, int kind, uint64_t bytes, simtime_t at)
 		sc->unallocated = sc->unallocated > raw ? sc->unallocated - raw : 0;
 	}
 	space_try_grant(sc, si, at);
+}
+
+/* ------------------------------------------------ wiring to alloc.h */
+
+uint64_t space_alloc_unallocated(void *ctx)
+{
+	const alloc_ctl *a = ctx;
+	return a->dev_bytes > a->dev_alloc ? a->dev_bytes - a->dev_alloc : 0;
+}
+
+void space_sync_alloc(space_ctl *sc, const alloc_ctl *a, simtime_t at)
+{
+	static const int kinds[SPACE_KINDS] = {ALLOC_DATA, ALLOC_METADATA};
+	if (!sc->unallocated_fn)
+		sc->unallocated = space_alloc_unallocated((void *)a);
+	for (int k = 0; k < SPACE_KINDS; k++) {
+		space_info *si = &sc->info[k];
+		si->total_bytes = a->total[kinds[k]];
+		si->bytes_used = a->used[kinds[k]];
+		si->bytes_reserved = a->reserved[kinds[k]];
+		si->bytes_pinned = a->pinned_bytes[kinds[k]];
+		space_try_grant(sc, si, at);
+	}
 }
 
 /* ------------------------------------------------------ block reserves */

@@ -209,6 +209,18 @@ void space_bytes_unpin(space_ctl *sc, int kind, uint64_t bytes, simtime_t at);
  * shrinks by bytes times the RAID factor; grant tickets. */
 void space_add_chunk(space_ctl *sc, int kind, uint64_t bytes, simtime_t at);
 
+/* ---- wiring to the allocator (alloc.h) */
+struct alloc_ctl;
+/* Mirror the allocator's chunks and extents into both space_infos:
+ * total_bytes, bytes_used, bytes_reserved (allocated, item not yet
+ * inserted) and bytes_pinned from its counters, the
+ * unallocated field from the device bytes not in a chunk; then grant any
+ * ticket that now fits. Call after a commit (unpin) and after chunk or
+ * extent allocations. Reservations (may_use) are left alone. */
+void space_sync_alloc(space_ctl *sc, const struct alloc_ctl *a, simtime_t at);
+/* An unallocated_fn reading an alloc_ctl (ctx) live. */
+uint64_t space_alloc_unallocated(void *alloc_ctl);
+
 /* ---- block reserves (block-rsv.c) */
 void space_rsv_init(block_rsv *rsv, int kind);
 /* btrfs_block_rsv_add_bytes: reserved += bytes (and size if update_size). */

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 
+#include "alloc.h"
 #include "costs.h"
 #include "lab.h"
 #include "sim.h"
@@ -385,8 +386,51 @@ static void test_rsv(void)
 	sim_destroy(s);
 }
 
+/* The space_infos follow a real allocator: chunks, extents, pins. */
+static void test_sync_alloc(void)
+{
+	sim *s = sim_create(1, 0);
+	space_ctl sc;
+	space_init(&sc, s);
+	alloc_ctl a;
+	CHECK_EQ(alloc_init(&a, 10 * GiB), 0);
+	uint64_t b1, b2;
+	CHECK_EQ(alloc_extent(&a, ALLOC_METADATA, 16 * KiB, &b1), 0);
+	CHECK_EQ(alloc_extent(&a, ALLOC_METADATA, 16 * KiB, &b2), 0);
+	space_sync_alloc(&sc, &a, 0);
+	CHECK_EQ(sc.info[SPACE_META].bytes_reserved, 32 * KiB);
+	CHECK_EQ(alloc_mark_used(&a, b1, 16 * KiB), 0);
+	CHECK_EQ(alloc_mark_used(&a, b2, 16 * KiB), 0);
+	CHECK_EQ(alloc_free(&a, b2, 16 * KiB), 0);
+	space_sync_alloc(&sc, &a, 0);
+	space_info *m = &sc.info[SPACE_META];
+	CHECK_EQ(m->total_bytes, a.total[ALLOC_METADATA]);
+	CHECK(m->total_bytes > 0);
+	CHECK_EQ(m->bytes_used, 16 * KiB);
+	CHECK_EQ(m->bytes_pinned, 16 * KiB);
+	CHECK_EQ(m->bytes_reserved, 0);
+	CHECK_EQ(sc.unallocated, a.dev_bytes - a.dev_alloc);
+	/* a ticket waiting for the pinned block is granted by the unpin */
+	CHECK_EQ(space_reserve(&sc, SPACE_META, NULL, m->total_bytes - 32 * KiB,
+			       RESERVE_NO_FLUSH, NULL), 0);
+	sc.unallocated_fn = space_alloc_unallocated;
+	sc.unallocated_ctx = &a;
+	a.dev_alloc = a.dev_bytes; /* no room to overcommit */
+	task fake = {.queued = 1};
+	space_ticket tk;
+	CHECK_EQ(space_reserve(&sc, SPACE_META, &fake, 16 * KiB, RESERVE_FLUSH_ALL, &tk),
+		 SPACE_WAIT);
+	alloc_unpin_all(&a);
+	space_sync_alloc(&sc, &a, 100);
+	CHECK_EQ(tk.bytes, 0);
+	CHECK_EQ(space_ticket_result(&sc, &tk, 100), 0);
+	alloc_destroy(&a);
+	sim_destroy(s);
+}
+
 int main(void)
 {
+	test_sync_alloc();
 	test_sizes();
 	test_overcommit();
 	test_tickets_fifo();
