@@ -12,6 +12,7 @@ import type { ComponentType } from 'react';
 import type { CollectSpec } from '../engine/types';
 import type { ViewProps } from './types';
 import { DeviceView } from './device/DeviceView';
+import { QgroupView } from './qgroup/QgroupView';
 import { SparseCpView } from './sparsecp/SparseCpView';
 
 export interface ViewEntry {
@@ -22,6 +23,7 @@ export interface ViewEntry {
 
 export const VIEWS: Record<string, ViewEntry> = {
   fio: { component: DeviceView },
+  'qgroup-drop': { component: QgroupView },
   'sparse-cp': { component: SparseCpView },
 };
 
