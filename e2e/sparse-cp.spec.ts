@@ -1,0 +1,60 @@
+/*
+ * sparse-cp end to end: the experiment page draws both panels, toggling a
+ * single patch re-runs and redraws the after panel only, and the lesson
+ * "cp and the lseek that walked too far" plays through with every check
+ * passing in the browser.
+ */
+import { expect, test } from './fixtures';
+
+test('sparse-cp: before and after panels; turning 1/9 off redraws the after panel', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/sparse-cp?p.file_mib=16&p.state=cold');
+  await test.step('run and see both panels', async () => {
+    await page.getByTestId('run').click();
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+    await expect(page.getByTestId('sparsecp-view')).toBeVisible();
+    await expect(page.getByTestId('sparsecp-panel-before')).toBeVisible();
+    await expect(page.getByTestId('sparsecp-panel-after')).toBeVisible();
+  });
+  const records = async (v: string): Promise<number> => Number((await page.getByTestId(`sparsecp-records-${v}`).textContent())?.replace(/[^0-9.]/g, '') ?? 'NaN');
+  await test.step('cold cache: before walks thousands of records per lseek, after a couple', async () => {
+    expect(await records('before')).toBeGreaterThan(500);
+    expect(await records('after')).toBeLessThan(3);
+  });
+  await test.step('move the cursor: the call shown follows it', async () => {
+    const before = await page.getByTestId('sparsecp-call-before').textContent();
+    await page.getByTestId('sparsecp-slider').fill('900');
+    await expect(page.getByTestId('sparsecp-call-before')).not.toHaveText(before ?? '');
+  });
+  await test.step('turn patch 1/9 off: the after panel walks the records again', async () => {
+    await page.getByTestId('param-p1_no_hole_uptodate').selectOption('false');
+    await page.getByTestId('run').click();
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+    await expect.poll(() => records('after')).toBeGreaterThan(500);
+  });
+});
+
+test('the sparse-cp lesson plays through with every check passing', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/lesson/sparse-cp');
+  const steps = await page.locator('.step-dot').count();
+  expect(steps).toBeGreaterThan(3);
+  for (let i = 0; i < steps; i++) {
+    await test.step(`step ${i + 1}`, async () => {
+      const prediction = page.getByTestId('prediction');
+      if (await prediction.count()) {
+        await prediction.fill('1000');
+        await prediction.press('Enter');
+        await prediction.blur();
+      } else await page.keyboard.press('r');
+      await expect(page.getByTestId('checks')).toBeVisible();
+      expect(await page.getByTestId('check').count()).toBeGreaterThan(0);
+      await expect(page.locator('[data-testid="check"][data-pass="false"]')).toHaveCount(0);
+      await expect(page.getByTestId('sparsecp-view')).toBeVisible();
+      await expect(page.getByTestId('why')).toBeVisible();
+      if (i < steps - 1) await page.keyboard.press('ArrowRight');
+    });
+  }
+  const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
+  expect(Object.values(all).flat().every(Boolean)).toBe(true);
+});
