@@ -256,11 +256,16 @@ int space_reserve(space_ctl *sc, int kind, task *t, uint64_t bytes, int flush,
 	if (bytes == 0)
 		return 0;
 
-	int normal = flush == RESERVE_FLUSH_ALL || flush == RESERVE_FLUSH_ALL_STEAL ||
-		     flush == RESERVE_FLUSH_DATA;
-	int pending = normal || flush == RESERVE_NO_FLUSH
+	/* Who waits behind queued tickets (is_normal_flushing, and NO_FLUSH so
+	 * that it does not jump everybody); 5.10 lets FLUSH_DATA, like the
+	 * priority flushers, wait only behind priority tickets. */
+	int normal_flushing = flush == RESERVE_FLUSH_ALL ||
+			      flush == RESERVE_FLUSH_ALL_STEAL;
+	int pending = normal_flushing || flush == RESERVE_NO_FLUSH
 			      ? space_tickets_waiting(si) > 0
 			      : si->priority_tickets.n > 0;
+	/* which list a ticket goes on: the async worker's, or priority */
+	int normal = normal_flushing || flush == RESERVE_FLUSH_DATA;
 	if (!pending) {
 		uint64_t used = space_used(si, 1);
 		if (used + bytes <= si->total_bytes) {

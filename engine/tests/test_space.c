@@ -428,8 +428,41 @@ static void test_sync_alloc(void)
 	sim_destroy(s);
 }
 
+/* 5.10's data reservations: tickets on the normal list for the data
+ * worker, but a FLUSH_DATA reservation only queues behind priority ones. */
+static void test_data_tickets(void)
+{
+	sim *s = sim_create(1, 0);
+	space_ctl sc;
+	space_init(&sc, s);
+	sc.kick = fake_kick;
+	kicks = 0;
+	space_info *d = &sc.info[SPACE_DATA];
+	d->total_bytes = 1 * MiB;
+	sc.unallocated = 1ull << 40; /* data never overcommits anyway */
+	CHECK_EQ(space_reserve(&sc, SPACE_DATA, NULL, 900 * KiB, RESERVE_NO_FLUSH, NULL), 0);
+	CHECK_EQ(kicks, 0); /* no preemptive reclaim for data */
+	task fake = {.queued = 1};
+	space_ticket tk;
+	CHECK_EQ(space_reserve(&sc, SPACE_DATA, &fake, 200 * KiB, RESERVE_FLUSH_DATA, &tk),
+		 SPACE_WAIT);
+	CHECK_EQ(d->tickets.n, 1);
+	CHECK_EQ(kicks, 1);
+	task fake2 = {.queued = 1};
+	space_ticket tk2;
+	CHECK_EQ(space_reserve(&sc, SPACE_DATA, &fake2, 50 * KiB, RESERVE_FLUSH_DATA, &tk2), 0);
+	CHECK_EQ(space_reserve(&sc, SPACE_DATA, NULL, 50 * KiB, RESERVE_NO_FLUSH, NULL),
+		 LAB_ENOSPC);
+	CHECK_EQ(d->bytes_may_use, 950 * KiB);
+	space_release(&sc, SPACE_DATA, 200 * KiB, 10);
+	CHECK_EQ(tk.bytes, 0);
+	CHECK_EQ(space_ticket_result(&sc, &tk, 10), 0);
+	sim_destroy(s);
+}
+
 int main(void)
 {
+	test_data_tickets();
 	test_sync_alloc();
 	test_sizes();
 	test_overcommit();
