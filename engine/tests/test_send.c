@@ -367,10 +367,71 @@ static void test_errors(void)
 	sim_destroy(s);
 }
 
+/* A hand-made stream: a 100 KiB file truncated to 10000 bytes while its
+ * pages are dirty. Shrinking writes the new tail page synchronously in
+ * both variants (the patch only skips a same-size truncate) and drops
+ * the pages past the new EOF. */
+static void test_shrink(int skip)
+{
+	sim *s = sim_create(6, 0);
+	bdev *dev;
+	CHECK_EQ(bdev_create(s, "consumer-ssd", &dev), 0);
+	fs_info *fs;
+	CHECK_EQ(fs_mount(s, dev, NULL, &fs), 0);
+	struct btrfs_root *root = fs_root_lookup(fs, 5);
+	send_stream st;
+	memset(&st, 0, sizeof(st));
+	st.pool = calloc(1, 64);
+	st.pool_cap = 64;
+	memcpy(st.pool, "o300-1-0\0big\0", 13);
+	st.pool_len = 13;
+	send_cmd cmds[4];
+	memset(cmds, 0, sizeof(cmds));
+	cmds[0] = (send_cmd){.op = SEND_MKFILE, .ino = 300, .dir = 256, .name = 0};
+	cmds[1] = (send_cmd){.op = SEND_RENAME, .ino = 300, .dir = 256, .name = 0, .name2 = 9};
+	cmds[2] = (send_cmd){.op = SEND_WRITE, .ino = 300, .off = 0, .len = 100 * 1024};
+	cmds[3] = (send_cmd){.op = SEND_TRUNCATE, .ino = 300, .len = 10000};
+	st.cmds = cmds;
+	st.n = 4;
+	recv_ctx r;
+	recv_cfg rc = {.skip_same_size_writeback = skip};
+	CHECK_EQ(recv_init(&r, fs, root, &st, &rc), 0);
+	rx x = {.r = &r};
+	task_spawn(s, "receive", rx_step, &x, 0);
+	sim_run(s, 1000000, SIMTIME_MAX);
+	CHECK_EQ(x.err, 0);
+	CHECK_EQ(r.truncates, 1);
+	CHECK_EQ(r.truncates_same_size, 0);
+	CHECK_EQ(r.truncates_skipped, 0);
+	CHECK_EQ(r.sync_writes, 1);
+	CHECK_EQ(r.sync_bytes, 4096);
+	CHECK_EQ(r.dirty_pages, 0);
+	uint64_t ino;
+	vfs_stat_info si;
+	CHECK_EQ(vfs_lookup(fs, NULL, root, 256, "big", &ino), 0);
+	CHECK_EQ(vfs_stat(fs, NULL, root, ino, &si), 0);
+	CHECK_EQ(si.size, 10000);
+	uint64_t e[4][2];
+	CHECK_EQ(file_extents(fs, fs_inode_get(root, ino), e, 4), 2);
+	CHECK_EQ(e[0][0], 0);
+	CHECK_EQ(e[0][1], 8192);
+	CHECK_EQ(e[1][0], 8192);
+	CHECK_EQ(e[1][1], 4096);
+	CHECK_EQ(fs_commit(fs, NULL), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	recv_destroy(&r);
+	free(st.pool);
+	fs_unmount(fs);
+	bdev_destroy(dev);
+	sim_destroy(s);
+}
+
 int main(void)
 {
 	test_stream_order();
 	test_patch003();
+	test_shrink(0);
+	test_shrink(1);
 	test_errors();
 	T_DONE();
 }
