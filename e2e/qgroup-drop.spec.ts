@@ -1,0 +1,64 @@
+/*
+ * qgroup-drop.spec.ts - seed 002 in the browser: the lesson "One big
+ * commit or five small ones?" runs step by step with every check passing,
+ * and the experiment page draws the commit timeline and runs the threshold
+ * sweep through the engine worker.
+ */
+import { expect, test } from './fixtures';
+
+test("the qgroup-drop lesson's checks all pass in the browser", async ({ lab }) => {
+  test.setTimeout(180_000);
+  const { page } = lab;
+  await lab.open('#/lesson/qgroup-drop');
+  const steps = await page.locator('.step-dot').count();
+  expect(steps).toBe(5);
+  for (let i = 0; i < steps; i++) {
+    await test.step(`step ${i + 1}`, async () => {
+      await expect(page).toHaveURL(i === 0 ? /lesson\/qgroup-drop$/ : new RegExp(`step=${i}`));
+      const prediction = page.getByTestId('prediction');
+      if (await prediction.count()) {
+        await prediction.fill(i === 0 ? '700' : '5');
+        await prediction.press('Enter');
+        await prediction.blur();
+      } else await page.keyboard.press('r');
+      await expect(page.getByTestId('checks')).toBeVisible({ timeout: 60_000 });
+      expect(await page.getByTestId('check').count()).toBeGreaterThan(0);
+      await expect(page.locator('[data-testid="check"][data-pass="false"]')).toHaveCount(0);
+      await expect(page.getByTestId('why')).toBeVisible();
+      await expect(page.getByTestId('qgroup-view')).toBeVisible();
+      if (await prediction.count()) await expect(page.getByTestId('verdict')).toBeVisible();
+      if (i < steps - 1) await page.keyboard.press('ArrowRight');
+    });
+  }
+  const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
+  expect(Object.keys(all)).toHaveLength(steps);
+  expect(Object.values(all).flat().every(Boolean)).toBe(true);
+  expect(lab.consoleErrors).toEqual([]);
+  expect(lab.external).toEqual([]);
+});
+
+test('the qgroup-drop page draws the commits and runs the threshold sweep', async ({ lab }) => {
+  test.setTimeout(180_000);
+  const { page } = lab;
+  await lab.open('#/exp/qgroup-drop?p.subvols=4&p.files=128&p.threshold=256');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await test.step('the picture of the runs', async () => {
+    await expect(page.getByTestId('qgroup-view')).toBeVisible();
+    await expect(page.getByTestId('qg-commits-before').getByTestId('qg-commit-bar')).toHaveCount(1);
+    expect(await page.getByTestId('qg-commits-after').getByTestId('qg-commit-bar').count()).toBeGreaterThan(3);
+    await expect(page.getByTestId('qg-dirty-after')).toBeVisible();
+    expect(await page.getByTestId('qg-leaf').count()).toBeGreaterThan(1);
+    await expect(page.getByTestId('qg-rec-data_extents')).toContainText('1,024');
+  });
+  await test.step('the sweep runs every threshold through the worker', async () => {
+    await page.getByTestId('qg-sweep-run').click();
+    await expect(page.getByTestId('qg-sweep')).toHaveAttribute('data-state', 'done', { timeout: 120_000 });
+    await expect(page.getByTestId('qg-sweep-row')).toHaveCount(6);
+    await expect(page.getByTestId('qg-sweep-counts')).toBeVisible();
+    await expect(page.getByTestId('qg-sweep-ms')).toBeVisible();
+    await expect(page.getByTestId('qg-sweep-pt-calls')).toHaveCount(6);
+    // no threshold: one call
+    await expect(page.getByTestId('qg-sweep-row').last().locator('td').nth(1)).toHaveText('1');
+  });
+  expect(lab.consoleErrors).toEqual([]);
+});
