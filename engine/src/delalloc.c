@@ -71,11 +71,15 @@ static dl_job wq_pop(dl_wq *wq)
 	return j;
 }
 
-/* Fill dc->scratch with the delalloc inodes in flush order; returns the
- * count (0 on allocation failure, which is counted as an error). */
-static uint64_t snapshot_inodes(delalloc_ctl *dc)
+/* Fill dc->scratch with at most `limit` delalloc inodes from the head, in
+ * flush order; returns the count (0 on allocation failure, counted as an
+ * error). The limit keeps a walk that stops early from costing the whole
+ * list (a real untar has tens of thousands of dirty inodes). */
+static uint64_t snapshot_inodes(delalloc_ctl *dc, uint64_t limit)
 {
 	uint64_t n = dc->ops.nr_inodes(dc->ops.ctx);
+	if (n > limit)
+		n = limit;
 	if (n > dc->scratch_cap) {
 		void **v = realloc(dc->scratch, n * sizeof *v);
 		if (!v) {
@@ -86,6 +90,14 @@ static uint64_t snapshot_inodes(delalloc_ctl *dc)
 		dc->scratch_cap = n;
 	}
 	return n ? dc->ops.list_inodes(dc->ops.ctx, dc->scratch, n) : 0;
+}
+
+/* How many inodes a walk for nr pages may need to look at. */
+static uint64_t walk_limit(int64_t nr)
+{
+	if (nr <= 0)
+		return 0;
+	return (uint64_t)nr > UINT64_MAX / 4 ? UINT64_MAX : 2 * (uint64_t)nr + 16;
 }
 
 /* A flush_workers job: filemap_flush of the whole inode, twice if it has
@@ -117,7 +129,9 @@ static uint64_t job_flush_inode(delalloc_ctl *dc, task *t, void *inode)
 static uint64_t job_writeback_sb(delalloc_ctl *dc, task *t, int64_t nr_pages,
 				 uint64_t *inodes)
 {
-	uint64_t n = snapshot_inodes(dc);
+	/* every inode on the list has delalloc: each visit writes a page or
+	 * more, so nr_pages inodes (twice, for slack) are enough */
+	uint64_t n = snapshot_inodes(dc, walk_limit(nr_pages));
 	uint64_t pages = 0;
 	for (uint64_t i = 0; i < n && nr_pages > 0; i++) {
 		int64_t chunk = (nr_pages + DELALLOC_MIN_WRITEBACK_PAGES) /
@@ -238,7 +252,7 @@ void delalloc_destroy(delalloc_ctl *dc)
 static void flush_by_inodes(delalloc_ctl *dc, shrink_run *sr, task *t,
 			    uint64_t items)
 {
-	uint64_t n = snapshot_inodes(dc);
+	uint64_t n = snapshot_inodes(dc, items);
 	for (uint64_t i = 0; i < n && items; i++) {
 		task_cpu(dc->sim, t, DELALLOC_NS_INODE + DELALLOC_NS_WORK);
 		dl_job j = {.inode = dc->scratch[i], .batch = &sr->batch};
@@ -259,9 +273,9 @@ static void flush_by_inodes(delalloc_ctl *dc, shrink_run *sr, task *t,
 static void flush_by_pages(delalloc_ctl *dc, shrink_run *sr, task *t,
 			   uint64_t nr_pages)
 {
-	uint64_t n = snapshot_inodes(dc);
 	int64_t nr_to_write = nr_pages > (uint64_t)INT64_MAX ? INT64_MAX
 							    : (int64_t)nr_pages;
+	uint64_t n = snapshot_inodes(dc, walk_limit(nr_to_write));
 	for (uint64_t i = 0; i < n && nr_to_write > 0; i++) {
 		task_cpu(dc->sim, t, DELALLOC_NS_INODE);
 		for (int pass = 0; pass < 2; pass++) {
