@@ -23,6 +23,21 @@
  * the state's fixed overhead, except alloc_chunk, which defaults to the
  * kernel's should_alloc_chunk rule on the space_ctl's own counters.
  *
+ * Wiring an experiment (seed 000's untar):
+ *   space_init(&sc, s); sc.info[SPACE_META].total_bytes = ... (or
+ *     space_sync_alloc + sc.unallocated_fn = space_alloc_unallocated);
+ *   delalloc_init(&dc, s, &sc, &data_path_ops, variant, cpus);
+ *   reclaim_init(&rc, s, &sc, &dc, &ops, cpus);
+ *   each create: space_trans_reserve(5 items) ... space_rsv_release(ALL);
+ *   each write: space_delalloc_reserve, then at set_delalloc
+ *     space_delalloc_mod_extents(+n) and space_delalloc_release_extents;
+ *   writepages: mod_extents(+1) per ordered extent and -n as delalloc
+ *     ranges are cleared; finish_ordered_io: mod_extents(-1) and
+ *     space_delalloc_release_metadata(len) (the release grants tickets);
+ *   ops.commit: a trans_mgr commit keeps its handle across TRANS_WAIT by
+ *     returning RECLAIM_RETRY, then space_sync_alloc() after the unpin.
+ *   details hook: space_details_json(&sc, &rc, &dc, out).
+ *
  * Observability: one record per flush_space call {time, state, to_reclaim,
  * items, pages wanted, pages flushed, inodes touched, tickets waiting,
  * duration} (the last RECLAIM_RECORDS kept), per-state totals, and
