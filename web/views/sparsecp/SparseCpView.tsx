@@ -50,7 +50,6 @@ function Axes({ L, xTitle }: { L: ChartLayout; xTitle: string }) {
 interface PanelProps {
   variant: Variant;
   d: SparseDetails;
-  width: number;
   cursor: number; // fraction of the file
   usMax: number;
   recMax: number;
@@ -71,7 +70,9 @@ function switchesOf(params: Record<string, string>): string {
   return off.length ? `series without ${off.join(', ')}/9` : 'whole series';
 }
 
-function Panel({ variant, d, width, cursor, usMax, recMax, params }: PanelProps) {
+function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
+  const [box, boxWidth] = useWidth<HTMLDivElement>(460);
+  const width = Math.max(240, boxWidth);
   const color = VARIANT_COLOR[variant];
   const strip = layoutStrip(d, width);
   const curOff = cursor * d.fileBytes;
@@ -82,7 +83,8 @@ function Panel({ variant, d, width, cursor, usMax, recMax, params }: PanelProps)
   const cx = d.fileBytes > 0 ? (curOff / d.fileBytes) * width : 0;
   const callX = call && d.fileBytes > 0 ? calls.margin.left + (call.off / d.fileBytes) * (width - calls.margin.left - calls.margin.right) : 0;
   return (
-    <figure className="figure sparsecp-panel" data-testid={`sparsecp-panel-${variant}`}>
+    <figure className="figure sparsecp-panel" data-testid={`sparsecp-panel-${variant}`} style={{ flex: '1 1 420px', minWidth: 0, margin: 0 }}>
+      <div ref={box} style={{ width: '100%' }} />
       <figcaption>
         <strong style={{ color }}>{VARIANT_LABEL[variant]}</strong>
         <span className="muted"> · {variant === 'after' ? switchesOf(params) : '6.1'} · cp {d.state}</span>
@@ -133,7 +135,6 @@ function Panel({ variant, d, width, cursor, usMax, recMax, params }: PanelProps)
 }
 
 export function SparseCpView({ params, runs }: ViewProps) {
-  const [box, width] = useWidth<HTMLDivElement>();
   const [cursor, setCursor] = useState(0.25);
   const variants = (['before', 'after'] as Variant[]).filter((v) => runs[v]);
   if (variants.length === 0) return null;
@@ -142,9 +143,8 @@ export function SparseCpView({ params, runs }: ViewProps) {
   if (!first) return null;
   const usMax = Math.max(10, ...data.flatMap((d) => d.calls.map((c) => c.us)));
   const recMax = Math.max(1, ...data.flatMap((d) => d.iotree.map((p) => p[1])));
-  const panelW = width >= 720 ? Math.floor((width - 24) / variants.length) : width;
   return (
-    <section className="sparsecp-view" data-testid="sparsecp-view" ref={box}>
+    <section className="sparsecp-view" data-testid="sparsecp-view">
       <label className="sparsecp-cursor">
         lseek cursor: {fmtBytes(cursor * (first.fileBytes || 0))}{' '}
         <input
@@ -157,9 +157,9 @@ export function SparseCpView({ params, runs }: ViewProps) {
           data-testid="sparsecp-slider"
         />
       </label>
-      <div className="sparsecp-panels" style={{ display: 'flex', flexWrap: 'wrap', gap: 24 }}>
+      <div className="sparsecp-panels" style={{ display: 'flex', flexWrap: 'wrap', gap: 16 }}>
         {variants.map((v, i) => (
-          <Panel key={v} variant={v} d={data[i] ?? first} width={panelW} cursor={cursor} usMax={usMax} recMax={recMax} params={params} />
+          <Panel key={v} variant={v} d={data[i] ?? first} cursor={cursor} usMax={usMax} recMax={recMax} params={params} />
         ))}
       </div>
       <p className="muted">

@@ -131,7 +131,9 @@ export interface ChartLayout {
   dots: { x: number; y: number; i: number }[];
 }
 
-const MARGIN = { top: 12, right: 14, bottom: 36, left: 56 };
+const MIB = 1 << 20;
+
+const MARGIN = { top: 12, right: 16, bottom: 36, left: 72 };
 
 function fmtTick(v: number): string {
   if (v >= 1e6) return `${+(v / 1e6).toPrecision(3)}M`;
@@ -152,17 +154,18 @@ function fmtBytes(v: number): string {
  */
 export function layoutCallChart(calls: LseekCall[], fileBytes: number, width: number, height: number, yMax?: number): ChartLayout {
   const m = MARGIN;
-  const x = scaleLinear().domain([0, Math.max(1, fileBytes)]).range([m.left, width - m.right]);
+  // the offset axis in MiB, so its ticks land on round sizes
+  const x = scaleLinear().domain([0, Math.max(1, fileBytes) / MIB]).range([m.left, width - m.right]);
   const top = Math.max(10, yMax ?? Math.max(10, ...calls.map((c) => c.us)));
   const y = scaleLog().domain([0.5, top]).range([height - m.bottom, m.top]).clamp(true);
   return {
     width,
     height,
     margin: m,
-    xTicks: x.ticks(5).map((v) => ({ pos: x(v), label: fmtBytes(v) })),
+    xTicks: x.ticks(Math.max(2, Math.floor(width / 150))).map((v) => ({ pos: x(v), label: fmtBytes(v * MIB) })),
     yTicks: y.ticks(4).filter((v) => Number.isInteger(Math.log10(v))).map((v) => ({ pos: y(v), label: `${fmtTick(v)} µs` })),
     path: '',
-    dots: calls.map((c, i) => ({ x: x(c.off), y: y(Math.max(0.5, c.us)), i })),
+    dots: calls.map((c, i) => ({ x: x(c.off / MIB), y: y(Math.max(0.5, c.us)), i })),
   };
 }
 
@@ -178,7 +181,7 @@ export function layoutRecordsChart(points: [number, number][], width: number, he
     width,
     height,
     margin: m,
-    xTicks: x.ticks(5).map((v) => ({ pos: x(v), label: `${fmtTick(v)} ms` })),
+    xTicks: x.ticks(Math.max(2, Math.floor(width / 150))).map((v) => ({ pos: x(v), label: `${fmtTick(v)} ms` })),
     yTicks: y.ticks(4).map((v) => ({ pos: y(v), label: fmtTick(v) })),
     path,
     dots: [],
