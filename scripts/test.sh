@@ -20,6 +20,9 @@ if [ -x engine/tests/oracle/run.sh ]; then
   bash engine/tests/oracle/run.sh
 fi
 
+echo "== TypeScript (strict)"
+npx tsc -p tsconfig.json --noEmit
+
 echo "== Vitest"
 npx vitest run
 
