@@ -500,6 +500,17 @@ static void test_real_fs(int prealloc, int with_trans, realres *res)
 			res->fsync_max = c[i].fsync_max;
 		res->create_sum += c[i].create_sum;
 	}
+	/* a digest of everything the log recorded: native and WASM builds
+	 * must print the same one */
+	strbuf sb;
+	sb_init(&sb);
+	treelog_details_json(tl, &sb, 1000);
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < sb.len; i++)
+		h = (h ^ (unsigned char)sb.buf[i]) * 1099511628211ull;
+	fprintf(stderr, "real fs (prealloc %d, trans %d): details digest %016llx (%zu bytes)\n",
+		prealloc, with_trans, (unsigned long long)h, sb.len);
+	sb_free(&sb);
 	res->leaves = tl->leaves_copied;
 	res->clones = tl->clones;
 	CHECK_EQ(tl->full, 180);
