@@ -43,9 +43,10 @@ static int node_reserve(bt_node *n, int need)
 {
 	if (need <= n->cap)
 		return 0;
+	/* grow by 1/8: leaves are many and long-lived, slack is memory */
 	int cap = n->cap ? n->cap : 8;
 	while (cap < need)
-		cap += cap / 2 + 1;
+		cap += cap / 8 + 4;
 	if (n->level) {
 		int max = (int)BT_NODE_PTRS;
 		if (cap > max)
@@ -101,6 +102,16 @@ static void node_defer(fs_info *fs, bt_node *n)
 	n->dead = 1;
 	n->dnext = fs->deferred;
 	fs->deferred = n;
+	if (!fs->opts.keep_commit_roots) {
+		/* nobody reads the old copy: keep only the shell (bytenr, gen) */
+		free(n->items);
+		free(n->ptrs);
+		n->items = NULL;
+		n->ptrs = NULL;
+		n->nritems = 0;
+		n->cap = 0;
+		n->used = 0;
+	}
 }
 
 void bt_release_deferred(fs_info *fs)

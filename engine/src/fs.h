@@ -44,6 +44,9 @@ typedef struct fs_opts {
 	uint32_t nodesize;    /* fixed 16384 (BT_NODESIZE) */
 	int no_holes;         /* always 1: holes are implicit */
 	int write_blocks;     /* 1: commit writes dirty blocks to the bdev */
+	int keep_commit_roots; /* 1: COWed-away blocks keep their contents until
+				* the commit (readable commit roots); 0 (default):
+				* only the block shell stays, saving memory */
 } fs_opts;
 
 void fs_opts_default(fs_opts *o);
