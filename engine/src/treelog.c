@@ -469,6 +469,14 @@ static void tl_record(treelog *tl, task *t, tl_fsync *f)
 	sim_count(tl->sim, tl->c_fsync, 1);
 }
 
+/* Sample the tasks parked in btrfs_sync_log: the committer waiting for
+ * the writers plus those waiting for its commit. */
+static void tl_sample_waiters(treelog *tl, const tl_root *lr, simtime_t at)
+{
+	sim_series_add(tl->sim, tl->s_sync_waiters, at,
+		       lr->writer_wait.len + lr->commit_wait.len);
+}
+
 /* Wait (a known end time) for the IO of the last log commit. */
 static void tl_wait_commit_io(treelog *tl, task *t, tl_fsync *f)
 {
@@ -500,6 +508,7 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 		f->state = TLS_WAIT_COMMIT;
 		f->parked_at = t->clock;
 		task_park(t, &lr->commit_wait);
+		tl_sample_waiters(tl, lr, t->clock);
 		return TASK_BLOCKED;
 	}
 	assert(f->log_transid == lr->log_transid);
@@ -510,7 +519,7 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 		f->state = TLS_WAIT_WRITERS;
 		f->parked_at = t->clock;
 		task_park(t, &lr->writer_wait);
-		sim_series_add(tl->sim, tl->s_sync_waiters, t->clock, lr->writer_wait.len);
+		tl_sample_waiters(tl, lr, t->clock);
 		return TASK_BLOCKED;
 	}
 	/* no writer left: close this log transaction, later joiners start
@@ -531,6 +540,7 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 	tl->log_commits++;
 	sim_count(tl->sim, tl->c_log_commit, 1);
 	waitq_wake_all(tl->sim, &lr->commit_wait, t->clock);
+	tl_sample_waiters(tl, lr, t->clock);
 	return TASK_DONE;
 }
 
