@@ -299,6 +299,13 @@ static void test_writers_accounting(void)
 	CHECK(strstr(sb.buf, "\"records\":[{") != NULL);
 	CHECK(strstr(sb.buf, "\"writer_wait\"") != NULL);
 	sb_free(&sb);
+	/* queue lengths over time */
+	sb_init(&sb);
+	sim_series_json(w.s, &sb);
+	CHECK(strstr(sb.buf, "\"log_writers\"") != NULL);
+	CHECK(strstr(sb.buf, "\"log_sync_waiters\"") != NULL);
+	CHECK(strstr(sb.buf, "\"fsync_ms_default\"") != NULL);
+	sb_free(&sb);
 	world_free(&w);
 }
 
