@@ -223,6 +223,7 @@ int delalloc_init(delalloc_ctl *dc, sim *s, space_ctl *sc,
 	dc->variant = variant;
 	dc->ncpus = ncpus > 0 ? ncpus : 1;
 	dc->jiffy_ns = RECLAIM_NS_JIFFY;
+	dc->items_factor = 2;
 	dc->ser_inodes = sim_series_id(s, "delalloc_inodes");
 	int nworkers = dc->ncpus + 2 < DELALLOC_MAX_WORKERS ? dc->ncpus + 2
 							    : DELALLOC_MAX_WORKERS;
@@ -345,7 +346,8 @@ void delalloc_shrink_begin(delalloc_ctl *dc, shrink_run *sr, space_info *si,
 	} else {
 		/* Reclaiming data does not track metadata exactly: ask for twice
 		 * the items (shrink_delalloc's comment). */
-		sr->items = space_reclaim_items(dc->sc, to_reclaim) * 2;
+		sr->items = space_reclaim_items(dc->sc, to_reclaim) *
+			    (uint64_t)(dc->items_factor > 0 ? dc->items_factor : 1);
 		sr->to_reclaim = sr->items * SPACE_EXTENT_PER_ITEM;
 	}
 	sr->phase = SR_START;
@@ -473,6 +475,7 @@ void delalloc_json(const delalloc_ctl *dc, strbuf *out)
 	js_obj(out);
 	js_kstr(out, "variant", delalloc_variant_name(dc->variant));
 	js_kint(out, "jiffy_ns", (int64_t)dc->jiffy_ns);
+	js_kint(out, "items_factor", dc->items_factor);
 	js_kint(out, "shrinks", (int64_t)dc->shrinks);
 	js_kint(out, "flushes", (int64_t)dc->flushes);
 	js_kint(out, "pages_wanted", (int64_t)dc->pages_wanted);

@@ -133,7 +133,12 @@ typedef struct delalloc_ctl {
 	delalloc_ops ops;
 	int variant;
 	int ncpus;
-	simtime_t jiffy_ns;
+	simtime_t jiffy_ns;      /* the WAIT-less sleep (RECLAIM_NS_JIFFY) */
+	/* shrink_delalloc asks for items_factor x calc_reclaim_items_nr
+	 * items: 2 in 5.10 ("reclaiming that much data doesn't really track
+	 * exactly"); an experiment may set 1 to study a kernel without the
+	 * doubling (which 5.9 had is not verified here). */
+	int items_factor;
 	dl_wq flush_workers, flusher;
 	void **scratch;
 	uint64_t scratch_cap;
@@ -156,7 +161,8 @@ int delalloc_variant_parse(const char *name);
 
 /*
  * Begin shrink_delalloc(to_reclaim) for space_info si: items =
- * 2 * calc_reclaim_items_nr(to_reclaim), to_reclaim = items * 256 KiB
+ * items_factor (2) * calc_reclaim_items_nr(to_reclaim), to_reclaim =
+ * items * 256 KiB
  * (to_reclaim == UINT64_MAX: items = UINT64_MAX, a full flush). With
  * wait_ordered (FLUSH_DELALLOC_WAIT) each round waits for up to `items`
  * ordered extents; otherwise it sleeps one jiffy.

@@ -271,6 +271,8 @@ static int tar_step(sim *s, task *t)
 
 /* ------------------------------------------------------- the rig */
 
+static int g_items_factor = 2;
+
 typedef struct rig {
 	sim *s;
 	space_ctl sc;
@@ -293,6 +295,7 @@ static void rig_init(rig *g, int variant, uint64_t meta_total, uint64_t max_inod
 	ops.ctx = &g->f;
 	CHECK_EQ(delalloc_init(&g->dc, g->s, &g->sc, &ops, variant, 8), 0);
 	CHECK_EQ(reclaim_init(&g->rc, g->s, &g->sc, &g->dc, NULL, 8), 0);
+	g->dc.items_factor = g_items_factor;
 }
 
 static void rig_free(rig *g)
@@ -527,6 +530,13 @@ static void test_huge_file(void)
 	CHECK_EQ(fixr.first_flushed, 8192 * fixr.first_rounds);
 	CHECK_EQ(v510r.first_rounds, 1);
 	CHECK_EQ(v510r.first_flushed, pages);
+
+	/* without shrink_delalloc's doubling each round asks for half */
+	g_items_factor = 1;
+	huge_result fix1 = run_huge(DELALLOC_FIXED, pages, 0);
+	g_items_factor = 2;
+	CHECK_EQ(fix1.first_wanted, fix1.first_rounds * SPACE_EXTENT_PER_ITEM / PAGE);
+	CHECK(fix1.granted);
 }
 
 /* Bad setup is refused. */
