@@ -244,6 +244,17 @@ void delalloc_destroy(delalloc_ctl *dc)
 
 /* ------------------------------------------------- one flush per variant */
 
+/* start_delalloc_inodes in reclaim context: an inode flagged
+ * NO_DELALLOC_FLUSH is passed over (its visit still costs the list walk). */
+static int skip_no_flush(delalloc_ctl *dc, task *t, void *inode)
+{
+	if (!dc->ops.inode_no_flush || !dc->ops.inode_no_flush(dc->ops.ctx, inode))
+		return 0;
+	task_cpu(dc->sim, t, DELALLOC_NS_INODE);
+	dc->skipped_no_flush++;
+	return 1;
+}
+
 /*
  * btrfs_start_delalloc_roots with the work queue: one job per inode from
  * the list head, `items` inodes at most (UINT64_MAX: all). The caller
@@ -253,8 +264,11 @@ void delalloc_destroy(delalloc_ctl *dc)
 static void flush_by_inodes(delalloc_ctl *dc, shrink_run *sr, task *t,
 			    uint64_t items)
 {
-	uint64_t n = snapshot_inodes(dc, items);
+	/* skipped inodes do not count against items: look further then */
+	uint64_t n = snapshot_inodes(dc, dc->ops.inode_no_flush ? UINT64_MAX : items);
 	for (uint64_t i = 0; i < n && items; i++) {
+		if (skip_no_flush(dc, t, dc->scratch[i]))
+			continue;
 		task_cpu(dc->sim, t, DELALLOC_NS_INODE + DELALLOC_NS_WORK);
 		dl_job j = {.inode = dc->scratch[i], .batch = &sr->batch};
 		if (wq_queue(dc, &dc->flush_workers, j, t->clock)) {
@@ -276,8 +290,11 @@ static void flush_by_pages(delalloc_ctl *dc, shrink_run *sr, task *t,
 {
 	int64_t nr_to_write = nr_pages > (uint64_t)INT64_MAX ? INT64_MAX
 							    : (int64_t)nr_pages;
-	uint64_t n = snapshot_inodes(dc, walk_limit(nr_to_write));
+	uint64_t n = snapshot_inodes(dc, dc->ops.inode_no_flush ? UINT64_MAX
+								 : walk_limit(nr_to_write));
 	for (uint64_t i = 0; i < n && nr_to_write > 0; i++) {
+		if (skip_no_flush(dc, t, dc->scratch[i]))
+			continue;
 		task_cpu(dc->sim, t, DELALLOC_NS_INODE);
 		for (int pass = 0; pass < 2; pass++) {
 			int64_t w = dc->ops.writepages(dc->ops.ctx, t, dc->scratch[i],
@@ -486,6 +503,7 @@ void delalloc_json(const delalloc_ctl *dc, strbuf *out)
 	js_kint(out, "sb_works", (int64_t)dc->sb_works);
 	js_kint(out, "ordered_waits", (int64_t)dc->ordered_waits);
 	js_kint(out, "jiffy_sleeps", (int64_t)dc->jiffy_sleeps);
+	js_kint(out, "skipped_no_flush", (int64_t)dc->skipped_no_flush);
 	js_kint(out, "errors", dc->errors);
 	js_key(out, "flush_workers");
 	wq_json(&dc->flush_workers, out);

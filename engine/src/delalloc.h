@@ -76,6 +76,12 @@ typedef struct delalloc_ops {
 	/* Optional: the inode has async (compressed) extents in flight
 	 * (BTRFS_INODE_HAS_ASYNC_EXTENT): btrfs writes it a second time. */
 	int (*inode_async)(void *ctx, void *inode);
+	/* Optional: the inode must not be flushed from reclaim
+	 * (BTRFS_INODE_NO_DELALLOC_FLUSH, set while a clone of an inline
+	 * extent holds it: flushing it from reclaim could deadlock, commit
+	 * 3d45f221ce62). btrfs_start_delalloc_roots skips it; the 5.9
+	 * flusher path does not know the flag. */
+	int (*inode_no_flush)(void *ctx, void *inode);
 	/* Wait for up to nr ordered extents to complete (models
 	 * btrfs_wait_ordered_roots). Returns 0 when done (t->clock advanced)
 	 * or DELALLOC_PARKED: t was parked and is woken when done. */
@@ -145,6 +151,7 @@ typedef struct delalloc_ctl {
 	/* statistics */
 	uint64_t shrinks, flushes, pages_wanted, pages_flushed, inodes_touched;
 	uint64_t jobs_queued, inline_syncs, sb_works, ordered_waits, jiffy_sleeps;
+	uint64_t skipped_no_flush;
 	int ser_inodes;
 	int errors;
 } delalloc_ctl;

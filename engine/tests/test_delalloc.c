@@ -32,6 +32,7 @@
 typedef struct finode {
 	uint64_t dirty; /* delalloc pages not yet written */
 	uint64_t ext;   /* outstanding extents counted for the delalloc range */
+	int no_flush;   /* BTRFS_INODE_NO_DELALLOC_FLUSH (a clone holds it) */
 	inode_rsv ir;
 } finode;
 
@@ -163,12 +164,19 @@ static int f_wait_ordered(void *ctx, task *t, uint64_t nr)
 	return DELALLOC_PARKED;
 }
 
+static int f_no_flush(void *ctx, void *inode)
+{
+	(void)ctx;
+	return ((finode *)inode)->no_flush;
+}
+
 static const delalloc_ops fake_ops = {
 	.delalloc_bytes = f_delalloc_bytes,
 	.nr_inodes = f_nr_inodes,
 	.list_inodes = f_list,
 	.writepages = f_writepages,
 	.wait_ordered = f_wait_ordered,
+	.inode_no_flush = f_no_flush,
 };
 
 /* A buffered write of `pages` to a new inode, its reservation already
@@ -539,6 +547,47 @@ static void test_huge_file(void)
 	CHECK(fix1.granted);
 }
 
+/* An inode being cloned (NO_DELALLOC_FLUSH) is skipped by
+ * btrfs_start_delalloc_roots in both forms, not by the 5.9 flusher. */
+static void run_no_flush(int variant, uint64_t *skipped, uint64_t *a_left,
+			 int *granted)
+{
+	rig g;
+	rig_init(&g, variant, 0, 4);
+	space_info *m = &g.sc.info[SPACE_META];
+	static const uint64_t pages[3] = {10, 1, 1};
+	task fake = {.queued = 1};
+	for (int i = 0; i < 3; i++) {
+		finode *ino = &g.f.ino[g.f.n++];
+		space_inode_rsv_init(&ino->ir);
+		m->total_bytes += space_delalloc_calc(&g.sc, pages[i] * PAGE);
+		space_ticket tk;
+		CHECK_EQ(space_delalloc_reserve(&g.sc, &ino->ir, &fake, pages[i] * PAGE,
+						RESERVE_FLUSH_ALL, &tk), 0);
+		f_dirty(&g.f, ino, pages[i], 0);
+	}
+	g.f.ino[0].no_flush = 1;
+	waiter w = {.sc = &g.sc, .bytes = 256 * KiB};
+	task_spawn(g.s, "w", waiter_step, &w, 1000);
+	sim_run(g.s, UINT64_MAX, SIMTIME_MAX);
+	*skipped = g.dc.skipped_no_flush;
+	*a_left = g.f.ino[0].dirty;
+	*granted = w.done && w.result == 0;
+	rig_free(&g);
+}
+
+static void test_no_flush(void)
+{
+	uint64_t skipped, left;
+	int granted;
+	run_no_flush(DELALLOC_V510, &skipped, &left, &granted);
+	CHECK(granted && skipped >= 1 && left == 10);
+	run_no_flush(DELALLOC_FIXED, &skipped, &left, &granted);
+	CHECK(granted && skipped >= 1 && left == 10);
+	run_no_flush(DELALLOC_V59, &skipped, &left, &granted);
+	CHECK(granted && skipped == 0 && left == 0); /* flushed: the deadlock */
+}
+
 /* Bad setup is refused. */
 static void test_init_errors(void)
 {
@@ -565,6 +614,7 @@ static void test_init_errors(void)
 int main(void)
 {
 	test_init_errors();
+	test_no_flush();
 	test_small_files(1);
 	test_small_files(2);
 	test_small_files(16);
