@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "bdev.h"
+#include "fs.h"
+#include "items.h"
+#include "vfs.h"
 #include "lab.h"
 #include "lseek.h"
 #include "t.h"
@@ -299,8 +302,58 @@ static void test_p3_skip(void)
 	CHECK(descents[1] < descents[0]);
 }
 
+/*
+ * The data path models the fs tree's file extent items as full leaves of
+ * FE_PER_LEAF items (appends start new leaves). Check that against the
+ * metadata engine's B-tree: insert the same items through its API and
+ * count the leaves and the height.
+ */
+static void test_leaf_model_matches_btree(void)
+{
+	sim *s = sim_create(7, 0);
+	fs_info *fs = NULL;
+	CHECK_EQ(fs_mount(s, NULL, NULL, &fs), 0);
+	struct btrfs_root *root = fs_root_lookup(fs, 5);
+	struct inode *in = NULL;
+	CHECK_EQ(vfs_create(fs, NULL, root, 256, "sparse", 0644, &in), 0);
+	uint64_t before_leaves, nodes, items;
+	bt_count_blocks(&root->tree, &before_leaves, &nodes, &items);
+	enum { N = 3000 };
+	for (int i = 0; i < N; i++) {
+		uint64_t b = 0;
+		CHECK_EQ(alloc_extent(&fs->alloc, ALLOC_DATA, PG, &b), 0);
+		if (fs_file_extent_insert(fs, NULL, in, (uint64_t)i * 2 * PG, PG, b, PG, FE_REG)) {
+			CHECK(0);
+			break;
+		}
+	}
+	uint64_t leaves;
+	bt_count_blocks(&root->tree, &leaves, &nodes, &items);
+	uint64_t model = (N + FE_PER_LEAF - 1) / FE_PER_LEAF;
+	/* the B-tree also holds the directory's and the inode's items */
+	CHECK(leaves >= model && leaves <= model + before_leaves + 1);
+	CHECK_EQ(bt_tree_height(&root->tree), 2);
+	/* the iteration lseek would do sees the same items in order */
+	fe_iter it;
+	fe_info fe;
+	int n = 0, order_bad = 0;
+	uint64_t last = 0;
+	for (int r = fe_iter_first(fs, NULL, in, 0, &it, &fe); r == 0; r = fe_iter_next(fs, &it, &fe)) {
+		if (n && fe.file_off != last + 2 * PG)
+			order_bad++;
+		last = fe.file_off;
+		n++;
+	}
+	fe_iter_end(&it);
+	CHECK_EQ(n, N);
+	CHECK_EQ(order_bad, 0);
+	fs_unmount(fs);
+	sim_destroy(s);
+}
+
 int main(void)
 {
+	test_leaf_model_matches_btree();
 	test_results_all_switches();
 	test_switch_effects();
 	test_p2_early_exit();
