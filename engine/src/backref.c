@@ -101,7 +101,7 @@ static int map_grow(u64map *m)
  */
 int u64map_put(u64map *m, uint64_t key, uint32_t val)
 {
-	if ((m->count + 1) * 4 >= m->cap * 3) {
+	if ((m->count + 1) * 2 >= m->cap) { /* load <= 1/2: short probes */
 		int rc = map_grow(m);
 		if (rc)
 			return rc;

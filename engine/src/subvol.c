@@ -231,8 +231,9 @@ static void drop_shared_child(subvol_ctx *sc, task *t, bt_node *child)
 	sc->shared_skipped++;
 }
 
-/* Record the leaves of the tree about to be dropped, in key order
- * (nothing is freed yet, so the whole tree can be walked). */
+/* Record the leaves of a tree about to be dropped, in key order (nothing
+ * of it is freed yet, so the whole tree can be walked); trees are appended
+ * in drop order, up to SV_PIC_MAX leaves. */
 static void pic_walk(subvol_ctx *sc, const bt_node *n, int shared)
 {
 	shared = shared || n->mrefs > 1;
@@ -279,8 +280,6 @@ static int leaves_under(const bt_node *n)
 /* The next `count` leaves of the picture were freed now. */
 static void pic_mark(subvol_ctx *sc, int count, simtime_t at)
 {
-	if (!sc->cur || sc->cur->id != sc->pic_root)
-		return;
 	uint64_t tid = sc->tm->running ? sc->tm->running->transid : sc->fs->transid;
 	for (int i = 0; i < count && sc->pic_next < sc->npic; i++, sc->pic_next++) {
 		sc->pic[sc->pic_next].transid = tid;
@@ -299,6 +298,15 @@ void subvol_pic_json(const subvol_ctx *sc, strbuf *out)
 	js_kint(out, "height", sc->pic_height);
 	js_kint(out, "nodes", sc->pic_nodes);
 	js_kint(out, "leaves", sc->npic);
+	js_key(out, "roots");
+	js_arr(out);
+	for (int i = 0; i < sc->npicroots; i++) {
+		js_arr(out);
+		for (int k = 0; k < 3; k++)
+			js_num(out, (double)sc->picroots[i][k]);
+		js_arr_end(out);
+	}
+	js_arr_end(out);
 	js_key(out, "leaf");
 	js_arr(out);
 	for (int i = 0; i < sc->npic; i++) {
@@ -330,7 +338,13 @@ static int drop_iteration(subvol_ctx *sc, task *t)
 		if (!sc->pic_root) {
 			sc->pic_root = root->id;
 			sc->pic_height = rn->level + 1;
+		}
+		if (sc->npic < SV_PIC_MAX && sc->npicroots < SV_PIC_ROOTS) {
+			sc->picroots[sc->npicroots][0] = root->id;
+			sc->picroots[sc->npicroots][1] = (uint64_t)sc->npic;
 			pic_walk(sc, rn, 0);
+			sc->picroots[sc->npicroots][2] = (uint64_t)sc->npic - sc->picroots[sc->npicroots][1];
+			sc->npicroots++;
 		}
 		sc->top = rn->level;
 		memset(sc->nodes, 0, sizeof sc->nodes);

@@ -38,6 +38,7 @@ typedef struct sv_pic_leaf {
 } sv_pic_leaf;
 
 #define SV_PIC_MAX 4096
+#define SV_PIC_ROOTS 64
 
 typedef struct subvol_ctx {
 	fs_info *fs;
@@ -64,12 +65,14 @@ typedef struct subvol_ctx {
 	uint64_t blocks_total;        /* blocks of the queued trees (progress) */
 	simtime_t drop_start, drop_end;
 	int drop_started;
-	/* a picture of the first tree dropped: its leaves in key order, and
-	 * for each the transaction (and time) whose records freed it */
+	/* a picture of the dropped trees: their leaves in drop order, and for
+	 * each the transaction (and time) whose records freed it */
 	sv_pic_leaf *pic;
 	int npic, pic_cap, pic_next;
-	uint64_t pic_root;
-	int pic_height, pic_nodes;
+	uint64_t pic_root;            /* the first tree dropped */
+	int pic_height, pic_nodes;    /* its height; nodes of all trees */
+	uint64_t picroots[SV_PIC_ROOTS][3]; /* root id, first leaf, leaves */
+	int npicroots;
 	/* called when the cleaner runs out of dead roots */
 	void (*on_idle)(void *ctx, simtime_t at);
 	void *idle_ctx;
@@ -98,7 +101,7 @@ int subvol_delete(subvol_ctx *sc, trans_handle *h, struct btrfs_root *root,
 int subvol_cleaner_start(subvol_ctx *sc, simtime_t at);
 /* Wake the cleaner if it is idle (models wake_up_process(cleaner)). */
 void subvol_wake_cleaner(void *ctx, simtime_t at);
-/* The picture of the first dropped tree as JSON (null before it). */
+/* The picture of the dropped trees as JSON (null before the first). */
 void subvol_pic_json(const subvol_ctx *sc, strbuf *out);
 /* Progress of the drops queued so far, in [0,1]. */
 double subvol_drop_progress(const subvol_ctx *sc);

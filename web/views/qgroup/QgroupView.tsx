@@ -74,7 +74,7 @@ function CommitTimeline({ pic, variant }: { pic: QgroupPicture; variant: Variant
   return (
     <figure className="figure" data-testid={`qg-commits-${variant}`}>
       <figcaption>
-        <strong style={{ color: VARIANT_COLOR[variant] }}>{VARIANT_LABEL[variant]}</strong>: commits from the delete on, each split into its phases
+        <strong style={{ color: VARIANT_COLOR[variant] }}>{VARIANT_LABEL[variant]}</strong>: each commit from the delete on, split into its phases; the number on a bar is the records it accounted
       </figcaption>
       <div ref={box} className="chart-box">
         <svg className="chart" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="Commit timeline">
@@ -89,8 +89,11 @@ function CommitTimeline({ pic, variant }: { pic: QgroupPicture; variant: Variant
                 </rect>
               ))}
               <text x={b.x + b.width / 2} y={(b.segments[b.segments.length - 1]?.y ?? 0) - 4} textAnchor="middle" className="marker-label">
-                {fmtNum(b.records)} rec · {fmtMs(b.totalMs)}
+                {L.bars.length > 3 ? fmtNum(b.records) : `${fmtNum(b.records)} rec · ${fmtMs(b.totalMs)}`}
               </text>
+              <title>
+                {fmtNum(b.records)} records accounted; commit {fmtMs(b.totalMs)}
+              </title>
             </g>
           ))}
         </svg>
@@ -159,7 +162,7 @@ function TreePicture({ pic }: { pic: QgroupPicture }) {
   return (
     <figure className="figure" data-testid="qg-tree">
       <figcaption>
-        The first subvolume dropped: {tree.leaves.length} leaves under {tree.nodes} node{tree.nodes === 1 ? '' : 's'} (height {tree.height}), in key order, coloured by the accounting call that took their records
+        The dropped trees' {tree.leaves.length} leaves ({tree.roots.length} subvolume{tree.roots.length === 1 ? '' : 's'}, height {tree.height}, {tree.nodes} node{tree.nodes === 1 ? '' : 's'}), in drop order, coloured by the accounting call that took their records
       </figcaption>
       <div ref={box} className="chart-box">
         <svg className="chart" width={width} height={L.height + 4} viewBox={`0 0 ${width} ${L.height + 4}`} role="img" aria-label="Leaves of the dropped tree">
@@ -243,7 +246,8 @@ function Sweep({ params }: { params: Record<string, string> }) {
       setState('error');
     }
   };
-  const panels = (['counts', 'ms'] as const).map((which) => ({ which, L: layoutSweep(rows, which, wA, height) }));
+  const pw = Math.max(280, Math.floor(wA >= 640 ? (wA - 16) / 2 : wA));
+  const panels = (['counts', 'ms'] as const).map((which) => ({ which, L: layoutSweep(rows, which, pw, height) }));
   return (
     <figure className="figure" data-testid="qg-sweep" data-state={state}>
       <figcaption>
@@ -253,11 +257,11 @@ function Sweep({ params }: { params: Record<string, string> }) {
         </button>
       </figcaption>
       {err && <p className="error">{err}</p>}
-      <div ref={boxA} className="chart-box" style={GRID}>
+      <div ref={boxA} className="chart-box" style={{ display: 'flex', flexWrap: 'wrap', gap: '16px' }}>
         {rows.length > 0 &&
           panels.map(({ which, L }) => (
-            <svg key={which} className="chart" width={wA / 2 - 8} height={height} viewBox={`0 0 ${wA} ${height}`} role="img" aria-label={`sweep ${which}`} data-testid={`qg-sweep-${which}`}>
-              <Axes width={wA} height={height} xTicks={L.xTicks} yTicks={L.yTicks} xTitle="threshold (dirty extents)" yTitle={which === 'counts' ? 'count (log)' : 'ms (log)'} />
+            <svg key={which} className="chart" style={{ width: pw }} width={pw} height={height} viewBox={`0 0 ${pw} ${height}`} role="img" aria-label={`sweep ${which}`} data-testid={`qg-sweep-${which}`}>
+              <Axes width={pw} height={height} xTicks={L.xTicks} yTicks={L.yTicks} xTitle="threshold (dirty extents)" yTitle={which === 'counts' ? 'count (log)' : 'ms (log)'} />
               {L.series.map((s) => (
                 <g key={s.id}>
                   <path d={s.d} fill="none" stroke={s.color} strokeWidth={2.5} />

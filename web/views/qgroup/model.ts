@@ -55,6 +55,8 @@ export interface TreePicture {
   height: number;
   nodes: number;
   leaves: TreeLeaf[];
+  /** [root id, index of its first leaf, leaf count] per dropped tree */
+  roots: [number, number, number][];
 }
 export interface QgroupPicture {
   calls: Call[];
@@ -105,6 +107,10 @@ export function readQgroupDetails(details: Record<string, unknown> | undefined):
           const a = arr(l);
           return { nritems: num(a[0]), fill: num(a[1]), data: num(a[2]), shared: num(a[3]) === 1, transid: num(a[4]), freedS: num(a[5]) };
         }),
+        roots: arr(t.roots).map((r) => {
+          const a = arr(r);
+          return [num(a[0]), num(a[1]), num(a[2])] as [number, number, number];
+        }),
       }
     : null;
   return { calls, commits, dirty, breakdown: nums(d.breakdown), structure: nums(d.structure), drop: nums(d.drop), tree };
@@ -114,7 +120,7 @@ export interface Tick {
   pos: number;
   label: string;
 }
-export const MARGIN = { top: 14, right: 16, bottom: 44, left: 56 };
+export const MARGIN = { top: 22, right: 16, bottom: 44, left: 78 };
 
 /** "1.2 s", "35 ms", "950 µs" */
 export function fmtMs(ms: number): string {
@@ -159,7 +165,7 @@ export function layoutCommits(commits: Commit[], width: number, height: number):
       const y1 = y(acc);
       return { phase: p, y: y1, height: Math.max(0, y0 - y1), ms: c.phasesMs[p] };
     });
-    return { index: i, x: x(i) ?? 0, width: x.bandwidth(), label: `${c.endS.toFixed(1)} s`, records: c.records, totalMs: total(c), segments };
+    return { index: i, x: x(i) ?? 0, width: x.bandwidth(), label: `${c.endS.toFixed(c.endS < 10 ? 2 : 1)} s`, records: c.records, totalMs: total(c), segments };
   });
   const yTicks = y.ticks(5).map((v) => ({ pos: y(v), label: fmtMs(v) }));
   return { bars, yTicks, height, width };
@@ -228,8 +234,9 @@ export const COMMIT_COLORS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4
  */
 export function layoutTree(tree: TreePicture, calls: Call[], width: number): { cells: LeafCell[]; height: number; legend: { color: string; label: string }[] } {
   const n = tree.leaves.length;
-  const cols = Math.max(1, Math.min(n, Math.floor(width / 14)));
-  const size = Math.max(4, Math.min(22, Math.floor(width / Math.max(cols, 1)) - 2));
+  // square-ish cells, as large as fit the width in rows of whole cells
+  const size = Math.max(4, Math.min(22, Math.floor(Math.sqrt((width * 260) / Math.max(n, 1))) - 2));
+  const cols = Math.max(1, Math.floor(width / (size + 2)));
   const order = [...new Set(calls.filter((c) => c.records > 0).map((c) => c.transid))];
   const colorOf = (tid: number): string => {
     const i = order.indexOf(tid);
@@ -313,7 +320,7 @@ export function layoutSweep(rows: SweepRow[], which: 'counts' | 'ms', width: num
         ];
   const vals = sorted.flatMap((r) => defs.map((d) => d.get(r))).filter((v) => Number.isFinite(v) && v > 0);
   const y = scaleLog()
-    .domain([Math.max(0.5, Math.min(...vals, 1) * 0.8), Math.max(...vals, 2) * 1.25])
+    .domain([Math.max(0.5, Math.min(...vals) * 0.7), Math.max(...vals, 2) * 1.3])
     .range([height - m.bottom, m.top]);
   const series = defs.map((d) => {
     const pts = sorted
