@@ -84,3 +84,13 @@ int64_t emap_next(const emap_tree *t, int64_t i)
 {
 	return (i >= 0 && (uint64_t)i + 1 < t->n) ? i + 1 : -1;
 }
+
+void emap_drop_from(emap_tree *t, uint64_t off)
+{
+	uint64_t i = first_ending_after(t, off);
+	if (i < t->n && t->v[i].start < off) {
+		t->v[i].len = off - t->v[i].start;
+		i++;
+	}
+	t->n = i;
+}

@@ -37,6 +37,8 @@ int emap_insert(emap_tree *t, uint64_t start, uint64_t len, uint64_t block_start
 /* First map overlapping [start, start + len), or -1 (models
  * lookup_extent_mapping). *nodes receives the descent's node visits. */
 int64_t emap_lookup(emap_tree *t, uint64_t start, uint64_t len, uint64_t *nodes);
+/* Drop the maps at or after `off`, trimming one that crosses it. */
+void emap_drop_from(emap_tree *t, uint64_t off);
 /* The map after index i, or -1 (models btrfs_next_extent_map). */
 int64_t emap_next(const emap_tree *t, int64_t i);
 

@@ -644,6 +644,66 @@ int vd_read_page(dfile *f, task *t, uint64_t off)
 }
 
 /* ------------------------------------------------------------------ */
+/* fsync and truncate                                                  */
+
+int vd_fsync(dinode *d, task *t)
+{
+	if (vd_clean(d))
+		return 0;
+	if (d->pc.dirty && !d->wb_active)
+		vd_writeback_start(d, 1);
+	task_park(t, &d->wb_waiters);
+	return 1;
+}
+
+int vd_truncate(dinode *d, task *t, uint64_t new_size)
+{
+	dfs *fs = d->fs;
+	if (new_size >= d->i_size) {
+		d->i_size = new_size;
+		return 0;
+	}
+	uint64_t from = (new_size + PG - 1) & ~(PG - 1);
+	/* pages of the range under writeback: wait for their IO (as
+	 * truncate_inode_pages waits on writeback) */
+	for (uint64_t p = from / PG; p < d->pc.npages_cap; p++) {
+		if (d->pc.pg[p] & PG_WRITEBACK) {
+			task_park(t, &d->wb_waiters);
+			return 1;
+		}
+	}
+	eio_call c = {0};
+	for (uint64_t p = from / PG; p < d->pc.npages_cap; p++)
+		if (d->pc.pg[p] & PG_PRESENT)
+			pc_set(&d->pc, p, 0, 0xff);
+	if (d->i_size > from) {
+		uint64_t before = d->io.bytes_with[1];
+		eio_clear_bits(&d->io, from, EIO_OFF_MAX - 1,
+			       EXTENT_DELALLOC | EXTENT_DELALLOC_NEW | EXTENT_UPTODATE,
+			       NULL, &c, fs->s, t->clock);
+		d->delalloc_bytes -= before - d->io.bytes_with[1];
+	}
+	emap_drop_from(&d->em, from);
+	/* the file extent items past the end go, one crossing it is trimmed */
+	uint64_t i = vd_fe_first_after(d, from);
+	if (i < d->nfe && d->fe[i].off < from) {
+		d->nbytes -= d->fe[i].off + d->fe[i].len - from;
+		d->fe[i].len = from - d->fe[i].off;
+		i++;
+	}
+	for (uint64_t k = i; k < d->nfe; k++)
+		d->nbytes -= d->fe[k].len;
+	uint64_t dropped = d->nfe - i;
+	d->nfe = i;
+	d->i_size = new_size;
+	if (d->wb_index > from)
+		d->wb_index = from;
+	task_cpu(fs->s, t, eio_call_ns(&c) + dropped * C_FINISH_ORDERED_NS / 4);
+	sample(d);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 
 void dfs_remount(dfs *fs)
 {

@@ -179,6 +179,23 @@ void vd_writeback_start(dinode *d, int sync);
 /* Whether d is fully written back: no dirty pages, no ordered extents. */
 int vd_clean(const dinode *d);
 
+/*
+ * fsync, the data part (models the start of btrfs_sync_file: write back
+ * every dirty page of the inode, then wait for its ordered extents).
+ * Returns 0 when the inode is clean, 1 when t was parked until writeback
+ * progresses (call again when woken). The log tree part is not here.
+ */
+int vd_fsync(dinode *d, task *t);
+
+/*
+ * truncate(2) to new_size (models btrfs_setattr -> btrfs_truncate for the
+ * data side): growing only moves i_size (a hole); shrinking drops the pages
+ * past the new end, their DELALLOC / UPTODATE records, extent maps and the
+ * file extent items (the one crossing the new end is trimmed). Returns 0,
+ * or 1 when t was parked because writeback of the range is in flight.
+ */
+int vd_truncate(dinode *d, task *t, uint64_t new_size);
+
 /* Remount: drop the page cache, extent maps and io_tree of every inode
  * and make the tree blocks cold. The data must be clean (sync first). */
 void dfs_remount(dfs *fs);

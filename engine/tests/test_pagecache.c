@@ -189,8 +189,54 @@ static void test_hole_uptodate(void)
 	CHECK_EQ(ahead1, 0);
 }
 
+/* fsync waits for the inode's data to be written; truncate drops pages,
+ * delalloc and file extent items past the new end. */
+static void test_fsync_truncate(void)
+{
+	sim *s = sim_create(1, 0);
+	bdev *dev;
+	bdev_create(s, "nvme-dc", &dev);
+	dfs fs;
+	data_opts o = opts(1);
+	dfs_init(&fs, s, dev, &o);
+	dinode *d;
+	dfs_inode_new(&fs, &d);
+	task *t = task_spawn(s, "user", idle_step, NULL, 0);
+	sim_run(s, 10, SIMTIME_MAX);
+	for (int i = 0; i < 20; i++)
+		vd_write(d, t, (uint64_t)i * 2 * PG, PG);
+	/* truncate away the last 10 delalloc extents */
+	CHECK_EQ(vd_truncate(d, t, 20 * PG), 0);
+	CHECK_EQ(d->delalloc_bytes, 10 * PG);
+	CHECK_EQ(d->io.nrecords, 10);
+	CHECK_EQ(d->pc.dirty, 10);
+	CHECK_EQ(vd_outstanding(d), 10);
+	/* fsync: parked until the data is on disk */
+	CHECK_EQ(vd_fsync(d, t), 1);
+	sim_run(s, 1000000, SIMTIME_MAX);
+	t->clock = sim_now(s);
+	CHECK_EQ(vd_fsync(d, t), 0);
+	CHECK_EQ(d->nfe, 10);
+	CHECK_EQ(d->nbytes, 10 * PG);
+	/* a truncate inside the data: items past it go */
+	CHECK_EQ(vd_truncate(d, t, 9 * PG), 0);
+	CHECK_EQ(d->nfe, 5);
+	CHECK_EQ(d->nbytes, 5 * PG);
+	CHECK_EQ(d->i_size, 9 * PG);
+	CHECK_EQ(d->em.n, 5);
+	/* growing makes a hole */
+	CHECK_EQ(vd_truncate(d, t, 100 * PG), 0);
+	CHECK_EQ(d->i_size, 100 * PG);
+	CHECK_EQ(d->nfe, 5);
+	CHECK_EQ(vd_check(d), 0);
+	dfs_destroy(&fs);
+	bdev_destroy(dev);
+	sim_destroy(s);
+}
+
 int main(void)
 {
+	test_fsync_truncate();
 	test_counts();
 	test_readahead_ramp();
 	test_writeback_expiry();
