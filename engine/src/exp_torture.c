@@ -9,6 +9,9 @@
  * checksums (or an inline extent for a small write at offset 0); truncate
  * drops file extent items; lseek walks them; fsync falls back to a full
  * transaction commit (the log tree is not used here); sync commits.
+ * Every operation runs inside a transaction handle (trans.c) and commits
+ * go through trans_commit (delayed refs, then the tree commit), so the
+ * checker also watches the transaction and delayed-ref code.
  * mix=all adds snapshots (a root copy sharing every block), snapshot
  * deletion (a whole-tree free that stops at shared blocks) and remount
  * (a commit followed by dropping the commit roots' readers: here, a commit).
@@ -22,6 +25,7 @@
 #include "fs.h"
 #include "items.h"
 #include "lab.h"
+#include "trans.h"
 #include "vfs.h"
 
 static const char *const mix_values[] = { "files", "all", NULL };
@@ -53,6 +57,8 @@ typedef struct tent {       /* a live name */
 
 typedef struct tort {
 	fs_info *fs;
+	trans_mgr tm;        /* transactions: every op runs inside a handle */
+	int tm_ready;
 	struct btrfs_root *sv[64];
 	int nsv;
 	struct btrfs_root *snaps[16];
@@ -80,18 +86,19 @@ static void note_error(tort *c, const char *what, int rc)
 		snprintf(c->first_error, sizeof c->first_error, "%s: %s", what, lab_strerror(rc));
 }
 
-/* Commit and run the full checker. */
-static void t_commit(tort *c, task *t)
+/* Commit the running transaction through trans.c (delayed refs, then the
+ * tree commit) and run the full checker. */
+static void t_commit(tort *c, task *t, trans_handle *h)
 {
-	int rc = fs_commit(c->fs, t);
+	int rc = trans_commit(h, TCOMMIT_EXPLICIT);
 	if (rc) {
-		note_error(c, "commit", rc);
+		note_error(c, "commit", rc == TRANS_WAIT ? LAB_ESTATE : rc);
 		return;
 	}
 	c->commits++;
-	int h = fs_tree_height_max(c->fs);
-	if (h > c->max_height)
-		c->max_height = h;
+	int height = fs_tree_height_max(c->fs);
+	if (height > c->max_height)
+		c->max_height = height;
 	int f = check_fs(c->fs);
 	if (f > 0) {
 		c->failures += (uint64_t)f;
@@ -367,10 +374,18 @@ static int torture_step(sim *s, task *t)
 {
 	tort *c = t->ctx;
 	(void)s;
-	if (c->ops >= c->target) {
-		t_commit(c, t);
+	trans_handle h;
+	int rc = trans_start(&c->tm, t, &h);
+	if (rc) {
+		/* one task: nothing else can hold a commit open */
+		note_error(c, "trans_start", rc == TRANS_WAIT ? LAB_ESTATE : rc);
 		return TASK_DONE;
 	}
+	if (c->ops >= c->target) {
+		t_commit(c, t, &h);
+		return TASK_DONE;
+	}
+	int committed = 0;
 	uint64_t x = prng_below(&c->rng, 1000);
 	if (x < 220)
 		op_create(c, t, 0);
@@ -390,19 +405,27 @@ static int torture_step(sim *s, task *t)
 		op_stat(c, t);
 	else if (x < 915) {
 		c->fsyncs++;
-		t_commit(c, t);
-	} else if (x < 920)
-		t_commit(c, t);
-	else if (c->mix_all && x < 930)
+		t_commit(c, t, &h);
+		committed = 1;
+	} else if (x < 920) {
+		t_commit(c, t, &h);
+		committed = 1;
+	} else if (c->mix_all && x < 930)
 		op_snapshot(c, t);
 	else if (c->mix_all && x < 938)
 		op_snap_delete(c, t);
-	else if (c->mix_all && x < 940)
-		t_commit(c, t); /* remount */
-	else if (x < 970)
+	else if (c->mix_all && x < 940) {
+		t_commit(c, t, &h); /* remount */
+		committed = 1;
+	} else if (x < 970)
 		op_create(c, t, 0);
 	else
 		op_write(c, t);
+	if (!committed) {
+		rc = trans_end(&h, 0);
+		if (rc)
+			note_error(c, "trans_end", rc);
+	}
 	c->ops++;
 	return TASK_RUN;
 }
@@ -431,7 +454,11 @@ static int torture_setup(struct lab_run *r)
 			return exp_fail(r, rc, "subvolume create failed: %s", lab_strerror(rc));
 		c->nsv++;
 	}
-	rc = fs_commit(c->fs, NULL);
+	rc = trans_init(&c->tm, c->fs);
+	if (rc)
+		return exp_fail(r, rc, "transaction manager");
+	c->tm_ready = 1;
+	rc = trans_commit_now(&c->tm, NULL, TCOMMIT_EXPLICIT);
 	if (rc)
 		return exp_fail(r, rc, "initial commit failed");
 	if (!task_spawn(r->sim, "torture", torture_step, c, 0))
@@ -533,6 +560,8 @@ static void torture_teardown(struct lab_run *r)
 	tort *c = r->ctx;
 	if (!c)
 		return;
+	if (c->tm_ready)
+		trans_destroy(&c->tm);
 	fs_unmount(c->fs);
 	free(c->ents);
 	free(c);
