@@ -52,7 +52,7 @@ static const param_desc qd_params[] = {
 	{ "subvols", PT_INT, 16, 1, 64, 0, NULL, "subvolumes",
 	  "subvolumes created and then deleted" },
 	{ "files", PT_INT, 512, 1, 8192, 0, NULL, "files",
-	  "files of each size per subvolume (so 2 x files files each)" },
+	  "files of each size per subvolume (so 2 x files files each); subvols x files <= 131072" },
 	{ "inline_bytes", PT_INT, 2048, 1, 1048576, 0, NULL, "bytes",
 	  "size of the first file of each pair (the RFC's file_inline_*)" },
 	{ "regular_bytes", PT_INT, 4096, 1, 16777216, 0, NULL, "bytes",
@@ -99,6 +99,10 @@ static const published_row qd_published[] = {
 	{ "after", "threshold=4096", "dirty_extents", 18432.5,
 	  "implied by seed 002 row 4K: 5 calls need 16,385-20,480 records", 0.1111 },
 };
+
+/* Bound on subvols x files (each pair of files is two inodes with five
+ * items each; 2^17 pairs keep a run within the WASM heap). */
+#define QD_MAX_FILES 131072
 
 typedef struct qd_ctx {
 	fs_info *fs;
@@ -308,6 +312,10 @@ static int qd_setup(struct lab_run *r)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
 	r->ctx = c;
 	int nsub = (int)exp_param(r, "subvols");
+	if (nsub * exp_param(r, "files") > QD_MAX_FILES)
+		return exp_fail(r, LAB_ERANGE, "subvols x files must be at most %d (%d x %g asked): "
+				"the simulated trees must fit the engine's memory", QD_MAX_FILES, nsub,
+				exp_param(r, "files"));
 	c->nsubs = nsub;
 	c->subs = calloc((size_t)nsub, sizeof *c->subs);
 	c->names = calloc((size_t)nsub, sizeof *c->names);
