@@ -2,6 +2,7 @@
  * splits and pushes, COW once per transaction, snapshots sharing blocks,
  * iteration, item resize, and the checker catching a corrupted tree. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "t.h"
 #include "btree.h"
@@ -10,6 +11,7 @@
 #include "items.h"
 #include "lab.h"
 #include "sim.h"
+#include "strbuf.h"
 
 static fs_info *mkfs(sim **sp)
 {
@@ -301,6 +303,18 @@ static void test_three_levels(void)
 	CHECK_EQ(fs_commit(fs, NULL), 0);
 	CHECK_EQ(check_fs(fs), 0);
 	CHECK_EQ(bt_tree_height(tr), 3);
+	/* the front end's snapshot: bounded node list, complete level summary */
+	strbuf sb;
+	sb_init(&sb);
+	bt_snapshot_json(tr, &sb, 10);
+	char *js = sb_take(&sb);
+	int shown = 0;
+	for (const char *q = js; (q = strstr(q, "\"bytenr\"")); q++)
+		shown++;
+	CHECK_EQ(shown, 10);
+	CHECK(strstr(js, "\"levels\":[{\"level\":2,\"count\":1") != NULL);
+	CHECK(strstr(js, "\"height\":3") != NULL);
+	free(js);
 	uint64_t leaves, nodes, items;
 	bt_count_blocks(tr, &leaves, &nodes, &items);
 	printf("120k random items: %llu leaves, %llu nodes, splits %llu, pushes %llu\n",
