@@ -4,7 +4,7 @@
  * lseek call nearest a file offset, and lay out the two charts (time per
  * lseek against the offset, io_tree records over cp's run). No drawing.
  */
-import { scaleLinear, scaleLog } from 'd3';
+import { scaleLinear, scaleLog } from 'd3-scale';
 
 export interface LseekCall {
   tMs: number;
