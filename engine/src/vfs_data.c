@@ -231,6 +231,14 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 			newly++;
 		pc_set(&d->pc, i, PG_PRESENT | PG_UPTODATE | PG_DIRTY, 0);
 	}
+	/* writing past EOF with a gap: btrfs_cont_expand maps the gap as a
+	 * hole (an extent map; no item with NO_HOLES) */
+	uint64_t eof = (d->i_size + PG - 1) & ~(PG - 1);
+	uint64_t extra_ns = 0;
+	if (off > eof) {
+		emap_insert(&d->em, eof, off - eof, EM_HOLE);
+		extra_ns += C_GET_EXTENT_NS;
+	}
 	uint64_t before = d->io.bytes_with[1];
 	eio_set_bits(&d->io, off, off + len - 1, bits, 0, NULL, NULL, &c);
 	d->delalloc_bytes += d->io.bytes_with[1] - before;
@@ -240,7 +248,7 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 		d->pc.is_dirty = 1;
 		d->pc.dirtied_when = t->clock;
 	}
-	task_cpu(fs->s, t, n * C_WRITE_PAGE_NS + eio_call_ns(&c));
+	task_cpu(fs->s, t, n * C_WRITE_PAGE_NS + extra_ns + eio_call_ns(&c));
 	(void)newly;
 	sample(d);
 	return 0;
