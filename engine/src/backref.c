@@ -162,6 +162,7 @@ void u64map_del(u64map *m, uint64_t key)
 	}
 }
 
+/* Empty the map, keeping its table. */
 void u64map_clear(u64map *m)
 {
 	if (m->cap)
@@ -169,6 +170,7 @@ void u64map_clear(u64map *m)
 	m->count = 0;
 }
 
+/* Free the map's memory; it is left empty and usable. */
 void u64map_free(u64map *m)
 {
 	free(m->keys);
@@ -178,11 +180,13 @@ void u64map_free(u64map *m)
 
 /* ---- the index ------------------------------------------------------- */
 
+/* An empty index. */
 void br_init(backref_idx *b)
 {
 	memset(b, 0, sizeof *b);
 }
 
+/* Free the index. */
 void br_destroy(backref_idx *b)
 {
 	free(b->ents);
@@ -234,6 +238,7 @@ int br_ref(backref_idx *b, uint64_t bytenr, uint64_t num_bytes, int is_tree,
 	return 0;
 }
 
+/* The entry for bytenr if any root still reaches it, else NULL. */
 const br_ent *br_lookup(const backref_idx *b, uint64_t bytenr)
 {
 	uint32_t i;
@@ -242,6 +247,8 @@ const br_ent *br_lookup(const backref_idx *b, uint64_t bytenr)
 	return b->ents[i].roots.n ? &b->ents[i] : NULL;
 }
 
+/* Remember root's tree height (kept after the tree is gone, so walks
+ * through a root being dropped still know its depth). */
 void br_set_height(backref_idx *b, uint64_t root, int height)
 {
 	for (int i = 0; i < b->nheights; i++) {
@@ -263,6 +270,7 @@ void br_set_height(backref_idx *b, uint64_t root, int height)
 	b->nheights++;
 }
 
+/* The remembered height of root's tree (1 if never told). */
 int br_get_height(const backref_idx *b, uint64_t root)
 {
 	for (int i = 0; i < b->nheights; i++)

@@ -108,6 +108,8 @@ int dref_trace_extent(delayed_ref_root *d, const qg_record *rec)
 	return 0;
 }
 
+/* Whether a record for bytenr is queued (the duplicate test of
+ * btrfs_qgroup_trace_extent_nolock). */
 int dref_has_record(const delayed_ref_root *d, uint64_t bytenr)
 {
 	return u64map_get(&d->rec_map, bytenr, NULL);
@@ -120,6 +122,8 @@ static int rec_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Put the records in bytenr order, the order rb_first() pops them in
+ * btrfs_qgroup_account_extents, and rebuild the bytenr index. */
 void dref_records_sort(delayed_ref_root *d)
 {
 	if (d->nrecs > 1)

@@ -305,6 +305,12 @@ static int qd_delete_step(sim *s, task *t)
 	return TASK_RUN;
 }
 
+/*
+ * Build the RFC's filesystem (files created, then written back at sync),
+ * optionally keep snapshots, enable quota and rescan, then queue the
+ * measured part at simulated time 0: the deleter, the transaction kthread
+ * and the cleaner. Returns 0 or a LAB_E* with a message.
+ */
 static int qd_setup(struct lab_run *r)
 {
 	qd_ctx *c = calloc(1, sizeof *c);
@@ -401,6 +407,7 @@ static void qd_on_idle(void *ctx, simtime_t at)
 		c->tm.kthread_stop = 1;
 }
 
+/* After the drops, the commit that empties the transaction ends the run. */
 static void qd_on_commit_done(void *ctx, uint64_t transid)
 {
 	qd_ctx *c = ctx;
@@ -408,12 +415,16 @@ static void qd_on_commit_done(void *ctx, uint64_t transid)
 		c->tm.kthread_stop = 1;
 }
 
+/* Progress: the drop, then the final commit. */
 static double qd_progress(struct lab_run *r)
 {
 	qd_ctx *c = r->ctx;
 	return c ? 0.95 * subvol_drop_progress(&c->sc) + (c->tm.kthread_stop ? 0.05 : 0) : 0;
 }
 
+/* Metrics from the accounting calls and commits since the delete (setup's
+ * commits are not counted; calls without records are not calls that
+ * carried dirty extents). */
 static int qd_collect(struct lab_run *r)
 {
 	qd_ctx *c = r->ctx;
@@ -456,6 +467,8 @@ static int qd_collect(struct lab_run *r)
 	return 0;
 }
 
+/* details: calls, commits with phases, the dirty-extent series, the record
+ * breakdown, the structure, the drop, and the picture of the dropped trees. */
 static void qd_details(struct lab_run *r, strbuf *sb)
 {
 	qd_ctx *c = r->ctx;
@@ -540,6 +553,7 @@ static void qd_details(struct lab_run *r, strbuf *sb)
 	js_obj_end(sb);
 }
 
+/* Snapshot "tree:dropping": the picture of the dropped trees. */
 static int qd_snapshot(struct lab_run *r, const char *what, strbuf *out)
 {
 	qd_ctx *c = r->ctx;
@@ -549,12 +563,14 @@ static int qd_snapshot(struct lab_run *r, const char *what, strbuf *out)
 	return 0;
 }
 
+/* Every invariant of the fs (trees, extents, block groups, qgroups). */
 static int qd_check(struct lab_run *r)
 {
 	qd_ctx *c = r->ctx;
 	return c && c->fs ? check_fs(c->fs) : 0;
 }
 
+/* Free everything the setup built. */
 static void qd_teardown(struct lab_run *r)
 {
 	qd_ctx *c = r->ctx;

@@ -76,7 +76,10 @@ int qgroup_add_relation(qgroup_ctx *q, uint64_t child, uint64_t parent)
 
 /* ---- accounting of one extent ---------------------------------------- */
 
+/* A seq-relative refcount: values below seq are stale, i.e. 0
+ * (btrfs_qgroup_get_old/new_refcnt). */
 static uint64_t get_refcnt(uint64_t v, uint64_t seq) { return v < seq ? 0 : v - seq; }
+/* Bump a seq-relative refcount (btrfs_qgroup_update_old/new_refcnt). */
 static void mod_refcnt(uint64_t *v, uint64_t seq, uint64_t mod)
 {
 	if (*v < seq)
@@ -90,6 +93,7 @@ typedef struct qlist {
 	int n;
 } qlist;
 
+/* ulist_add: 1 if added, 0 if present, LAB_ERANGE if full. */
 static int qlist_add(qlist *l, qgroup *g)
 {
 	for (int i = 0; i < l->n; i++)
@@ -308,6 +312,8 @@ static int block_src(qgroup_ctx *q, bt_tree *tree, int level)
 	return QREC_PARENT;
 }
 
+/* A new fs-tree block: traced (old_roots empty), then reachable from
+ * its tree (btrfs_alloc_tree_block -> btrfs_add_delayed_tree_ref). */
 static void hk_alloc(void *ctx, bt_tree *tree, uint64_t bytenr, int level, uint64_t owner)
 {
 	qgroup_ctx *q = ctx;
@@ -318,6 +324,8 @@ static void hk_alloc(void *ctx, bt_tree *tree, uint64_t bytenr, int level, uint6
 	br_set_height(&q->br, tree->id, bt_tree_height(tree));
 }
 
+/* A freed fs-tree block: traced with its roots, then unreachable from
+ * its tree (btrfs_free_tree_block). */
 static void hk_free(void *ctx, bt_tree *tree, uint64_t bytenr, int level, uint64_t owner)
 {
 	qgroup_ctx *q = ctx;
@@ -340,6 +348,8 @@ static void hk_cow(void *ctx, bt_tree *tree, uint64_t old_b, uint64_t new_b, int
 	(void)new_b;
 }
 
+/* A data ref of an fs tree added or dropped: traced before the index
+ * changes, so old_roots is the set before (btrfs_add_delayed_data_ref). */
 static void hk_data(void *ctx, uint64_t root, uint64_t bytenr, uint64_t num_bytes,
 		    uint64_t ino, uint64_t offset, int delta)
 {
@@ -377,6 +387,7 @@ int qgroup_init(qgroup_ctx *q, fs_info *fs, trans_mgr *tm)
 	return check_register(fs, "qgroups", qgroup_check, q);
 }
 
+/* Free the qgroups, the index and the call log. */
 void qgroup_destroy(qgroup_ctx *q)
 {
 	br_destroy(&q->br);

@@ -12,6 +12,8 @@
 #include "lab.h"
 #include "vfs.h"
 
+/* Set up subvolume handling over fs/tm/q; the transaction kthread
+ * will wake this cleaner. Returns 0. */
 int subvol_init(subvol_ctx *sc, fs_info *fs, trans_mgr *tm, qgroup_ctx *q)
 {
 	memset(sc, 0, sizeof *sc);
@@ -23,6 +25,7 @@ int subvol_init(subvol_ctx *sc, fs_info *fs, trans_mgr *tm, qgroup_ctx *q)
 	return 0;
 }
 
+/* Free the dead-roots queue and the picture. */
 void subvol_destroy(subvol_ctx *sc)
 {
 	free(sc->dead);
@@ -287,6 +290,8 @@ static void pic_mark(subvol_ctx *sc, int count, simtime_t at)
 	}
 }
 
+/* The picture as JSON: {root, height, nodes, leaves, roots: [[id, first,
+ * count]], leaf: [[nritems, fill, data, shared, transid, freed_s]]}. */
 void subvol_pic_json(const subvol_ctx *sc, strbuf *out)
 {
 	if (!sc->pic_root) {
@@ -525,12 +530,15 @@ fail:
 	return TASK_DONE;
 }
 
+/* Spawn the cleaner kthread at `at`; 0 or LAB_ENOMEM. */
 int subvol_cleaner_start(subvol_ctx *sc, simtime_t at)
 {
 	sc->cleaner = task_spawn(sc->fs->sim, "btrfs-cleaner", cleaner_step, sc, at);
 	return sc->cleaner ? 0 : LAB_ENOMEM;
 }
 
+/* Wake the idle cleaner when dead roots wait (the kthread calls this on
+ * every round, as transaction_kthread wakes cleaner_kthread). */
 void subvol_wake_cleaner(void *ctx, simtime_t at)
 {
 	subvol_ctx *sc = ctx;
@@ -540,6 +548,7 @@ void subvol_wake_cleaner(void *ctx, simtime_t at)
 	task_wake(sc->fs->sim, sc->cleaner, at);
 }
 
+/* Blocks dropped or skipped over blocks queued, in [0,1]. */
 double subvol_drop_progress(const subvol_ctx *sc)
 {
 	if (!sc->blocks_total)

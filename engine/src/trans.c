@@ -19,6 +19,7 @@ const char *const trans_reason_names[3] = { "kthread", "threshold", "explicit" }
 
 /* ---- delayed ref heads from the fs hooks ----------------------------- */
 
+/* A new tree block: a +1 ref head (btrfs_alloc_tree_block). */
 static void hk_alloc(void *ctx, bt_tree *tree, uint64_t bytenr, int level, uint64_t owner)
 {
 	transaction *tr = trans_current(ctx);
@@ -26,6 +27,7 @@ static void hk_alloc(void *ctx, bt_tree *tree, uint64_t bytenr, int level, uint6
 		dref_add(&tr->delayed_refs, bytenr, 1, +1);
 }
 
+/* A freed tree block: a -1 ref head (btrfs_free_tree_block). */
 static void hk_free(void *ctx, bt_tree *tree, uint64_t bytenr, int level, uint64_t owner)
 {
 	transaction *tr = trans_current(ctx);
@@ -33,6 +35,7 @@ static void hk_free(void *ctx, bt_tree *tree, uint64_t bytenr, int level, uint64
 		dref_add(&tr->delayed_refs, bytenr, 1, -1);
 }
 
+/* A COW: the old block loses its ref (the new one was an allocation). */
 static void hk_cow(void *ctx, bt_tree *tree, uint64_t old_b, uint64_t new_b, int level)
 {
 	transaction *tr = trans_current(ctx);
@@ -42,6 +45,7 @@ static void hk_cow(void *ctx, bt_tree *tree, uint64_t old_b, uint64_t new_b, int
 	dref_add(&tr->delayed_refs, old_b, 1, -1);
 }
 
+/* A data ref change: a head for the data extent (btrfs_add_delayed_data_ref). */
 static void hk_data(void *ctx, uint64_t root, uint64_t bytenr, uint64_t num_bytes,
 		    uint64_t ino, uint64_t offset, int delta)
 {
@@ -364,6 +368,8 @@ static int kthread_step(sim *s, task *t)
 	return TASK_RUN;
 }
 
+/* Spawn the transaction kthread at `at` (see trans.h). Returns 0 or
+ * LAB_ENOMEM. */
 int trans_kthread_start(trans_mgr *tm, simtime_t at)
 {
 	kthread_ctx *k = calloc(1, sizeof *k);
