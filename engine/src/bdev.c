@@ -15,7 +15,6 @@
  * a fault-injecting device can be added with its own table.
  */
 #include <assert.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +38,6 @@ struct bdev {
 	simtime_t link_free;   /* link stage reserved until */
 	simtime_t *unit_free;  /* each flash unit reserved until */
 	theap slots;           /* device command slots in use (max_queue) */
-	double drained;        /* bytes programmed from the cache so far */
 	uint64_t last_end;     /* end offset of the last bio: sequentiality */
 	theap inflight;        /* completion times, for max_inflight */
 	simtime_t busy_end;    /* end of the current busy period */
@@ -251,8 +249,7 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
  * and it is admitted once every unit it lands on has room, i.e. has less
  * than cache_bytes x drain_byte_ns of programming queued. Sustained writes
  * above the drain rate therefore queue per unit, unevenly, which is where
- * their tail comes from. Every gc_bytes programmed, garbage collection
- * stalls the unit for gc_ns. Programs also delay reads on the same unit.
+ * their tail comes from. Programs also delay reads on the same unit.
  */
 static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 {
@@ -278,14 +275,8 @@ static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 	for (uint64_t k = 0; k < nops; k++) {
 		int u = (int)((u0 + k) % (uint64_t)p->nunits);
 		uint64_t n = left < per ? left : per;
-		double gc = 0.0;
-		if (p->gc_bytes > 0.0) {
-			double before = floor(d->drained / p->gc_bytes);
-			d->drained += (double)n;
-			gc = (floor(d->drained / p->gc_bytes) - before) * p->gc_ns;
-		}
 		simtime_t start = d->unit_free[u] > admit ? d->unit_free[u] : admit;
-		d->unit_free[u] = start + ns_round((double)n * prog_byte_ns + gc);
+		d->unit_free[u] = start + ns_round((double)n * prog_byte_ns);
 		left -= n;
 	}
 	return admit + ns_round(p->wr_ns * qtable_sample(&p->wr_tail, &d->rng));

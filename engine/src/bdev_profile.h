@@ -23,8 +23,7 @@
  *                share of cache_bytes and drains it by programming flash,
  *                all together at 1 / drain_byte_ns bytes per ns, so a
  *                sustained write rate above that waits, per unit, for
- *                room; every gc_bytes programmed, garbage collection
- *                stalls a unit for gc_ns;
+ *                room;
  *   flush        a device with power-loss protection (plp) acknowledges a
  *                flush at once; one without waits for the cache to drain
  *                and pays a lognormal flush latency (flush_p50/p99_ns).
@@ -60,8 +59,6 @@ typedef struct bdev_profile {
 	double wr_ns;             /* median write-cache completion time */
 	double cache_bytes;       /* write cache capacity */
 	double drain_byte_ns;     /* sustained flash write time per byte */
-	double gc_bytes;          /* the drain pauses for garbage collection */
-	double gc_ns;             /*   gc_ns after every gc_bytes (0: never) */
 	int plp;                  /* power-loss protection: flush is free */
 	double flush_p50_ns;      /* flush latency without plp: median */
 	double flush_p99_ns;      /*   and 99th percentile (lognormal) */

@@ -10,26 +10,26 @@
  *
  * Fit error on the fitted points (RMS of ln(simulated/measured) in the
  * script's model twin; the C test re-checks with the engine itself):
- *   nvme-dc        66 points fitted, 74 held out; iops 0.083, p50 0.168, p99 0.232 (held out: 0.143, 0.386, 0.651)
- *   consumer-ssd   23 points fitted, 75 held out; iops 0.147, p50 0.120, p99 0.786 (held out: 0.265, 0.866, 1.639)
- *   consumer-nvme  21 points fitted, 87 held out; iops 0.177, p50 0.166, p99 0.301 (held out: 0.310, 0.308, 0.458)
+ *   nvme-dc        64 points fitted, 76 held out; iops 0.046, p50 0.080, p99 0.196 (held out: 0.150, 0.405, 0.643)
+ *   consumer-ssd   23 points fitted, 75 held out; iops 0.135, p50 0.207, p99 0.596 (held out: 0.258, 0.885, 1.526)
+ *   consumer-nvme  21 points fitted, 87 held out; iops 0.183, p50 0.168, p99 0.222 (held out: 0.288, 0.258, 0.404)
  */
 #include <stddef.h>
 
 #include "bdev_profile.h"
 
 static const double nvme_dc_rd_q[] = { 0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0 };
-static const double nvme_dc_rd_m[] = { 0.79569958, 0.89784979, 1.0, 1.4669724, 1.5253439, 2.2987669, 3.4589014 };
+static const double nvme_dc_rd_m[] = { 0.7961537, 0.89807685, 1.0, 1.4659344, 1.5241762, 2.2958801, 3.4534359 };
 static const double nvme_dc_wr_q[] = { 0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0 };
-static const double nvme_dc_wr_m[] = { 0.76084619, 0.88042309, 1.0, 1.1328632, 6.1816659, 11.230469, 16.943587 };
+static const double nvme_dc_wr_m[] = { 0.76560043, 0.88280021, 1.0, 1.130222, 6.0786574, 11.027093, 16.626638 };
 
 static const double consumer_ssd_rd_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
-static const double consumer_ssd_rd_m[] = { 0.32131904, 0.84272607, 0.84272607, 0.84272607, 0.85482406, 0.85482406, 0.86692206, 1.0, 1.048392, 1.048392, 1.06049, 1.072588, 1.072588, 1.084686, 1.096784, 1.2056659, 1.2782539, 3.7280978, 0.05 };
+static const double consumer_ssd_rd_m[] = { 0.32199751, 0.84288329, 0.84288329, 0.84288329, 0.85496919, 0.85496919, 0.8670551, 1.0, 1.0483436, 1.0483436, 1.0604295, 1.0725154, 1.0725154, 1.0846013, 1.0966872, 1.2054603, 1.2779757, 3.7253706, 0.05 };
 static const double consumer_ssd_wr_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
-static const double consumer_ssd_wr_m[] = { 0.05, 0.90871051, 0.97717763, 0.97717763, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0228224, 1.0228224, 1.0456447, 1.182579, 1.2966908, 1.4564474, 1.5705593, 10.459873, 0.05 };
+static const double consumer_ssd_wr_m[] = { 0.05, 0.90905388, 0.97726347, 0.97726347, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0227365, 1.0227365, 1.0454731, 1.1818922, 1.2955749, 1.4547306, 1.5684133, 10.424292, 0.05 };
 
 static const double consumer_nvme_rd_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
-static const double consumer_nvme_rd_m[] = { 0.05, 0.31632695, 0.31632695, 0.32078084, 0.32523474, 0.40540487, 0.99109221, 1.0, 1.0623545, 1.0801701, 1.2004253, 1.2538721, 1.2895032, 1.3073188, 1.4498435, 1.5032903, 1.5389214, 2.2604526, 3.4095578 };
+static const double consumer_nvme_rd_m[] = { 0.05, 0.31817234, 0.31817234, 0.32261422, 0.32705609, 0.40700982, 0.99111625, 1.0, 1.0621862, 1.0799537, 1.1998843, 1.2531868, 1.2887218, 1.3064893, 1.4486293, 1.5019318, 1.5374668, 2.2570503, 3.4030538 };
 
 const bdev_profile bdev_fitted_profiles[] = {
 	{
@@ -37,20 +37,18 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.title = "datacenter NVMe, power-loss protected (fitted: Intel DC P4510 1 TB)",
 		.max_queue = 0,
 		.link_ns = 300.0,
-		.link_byte_ns = 0.28649, /* fitted */
+		.link_byte_ns = 0.24922, /* fitted */
 		.nunits = 36, /* fitted */
 		.chunk_bytes = 4096,
 		.rd_op_ns = 65223.0, /* fitted */
-		.rd_byte_ns = 0.63252, /* fitted */
+		.rd_byte_ns = 0.64875, /* fitted */
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 0.5,
 		.seq_op_ns = 47931.0, /* fitted */
 		.wcache = 1,
-		.wr_ns = 6766.6, /* fitted */
-		.cache_bytes = 16777000.0, /* fitted */
-		.drain_byte_ns = 0.97406, /* fitted */
-		.gc_bytes = 6849300.0, /* fitted */
-		.gc_ns = 837240.0, /* fitted */
+		.wr_ns = 6940.3, /* fitted */
+		.cache_bytes = 13356000.0, /* fitted */
+		.drain_byte_ns = 0.93772, /* fitted */
 		.plp = 1,
 		.flush_p50_ns = 0.0,
 		.flush_p99_ns = 0.0,
@@ -63,25 +61,23 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.name = "consumer-ssd",
 		.title = "consumer SATA SSD (fitted: Samsung 860 PRO, 4 KiB random read/write)",
 		.max_queue = 32,
-		.link_ns = 6726.6, /* fitted */
+		.link_ns = 6641.9, /* fitted */
 		.link_byte_ns = 1.8181818,
-		.nunits = 29, /* fitted */
+		.nunits = 33, /* fitted */
 		.chunk_bytes = 8192,
-		.rd_op_ns = 85131.0, /* fitted */
+		.rd_op_ns = 86217.0, /* fitted */
 		.rd_byte_ns = 0.5,
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 0.5,
 		.seq_op_ns = 20000.0,
 		.wcache = 1,
-		.wr_ns = 21449.0, /* fitted */
+		.wr_ns = 26605.0, /* fitted */
 		.cache_bytes = 8388600.0, /* fitted */
-		.drain_byte_ns = 2.8986, /* fitted */
-		.gc_bytes = 3774900.0, /* fitted */
-		.gc_ns = 1226200.0, /* fitted */
+		.drain_byte_ns = 3.0493, /* fitted */
 		.plp = 0,
 		.flush_p50_ns = 334000.0,
 		.flush_p99_ns = 371000.0,
-		.host_ns = 13850.0, /* fitted */
+		.host_ns = 13000.0, /* fitted */
 		.rd_tail = { 19, consumer_ssd_rd_q, consumer_ssd_rd_m }, /* samsung-860pro/randread-1-1.json */
 		.wr_tail = { 19, consumer_ssd_wr_q, consumer_ssd_wr_m }, /* samsung-860pro/randwrite-1-1.json */
 		.notes = "link_byte_ns: SATA 6 Gb/s, 550 MB/s [measured: SATA III limit, 860 PRO sequential spec]; flush: no power-loss protection, a SATA drive measured 334 us median / 371 us p99 for write+fdatasync (calibration/README.md)",
@@ -91,11 +87,11 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.title = "consumer NVMe, no power-loss protection (fitted: Samsung 980 PRO 1 TB, random read)",
 		.max_queue = 0,
 		.link_ns = 300.0,
-		.link_byte_ns = 0.4566, /* fitted */
-		.nunits = 26, /* fitted */
+		.link_byte_ns = 0.41862, /* fitted */
+		.nunits = 30, /* fitted */
 		.chunk_bytes = 65536,
-		.rd_op_ns = 64421.0, /* fitted */
-		.rd_byte_ns = 1.9573, /* fitted */
+		.rd_op_ns = 65242.0, /* fitted */
+		.rd_byte_ns = 0.98742, /* fitted */
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 1.0,
 		.seq_op_ns = 10000.0,
@@ -103,12 +99,10 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.wr_ns = 15000.0,
 		.cache_bytes = 268435460.0,
 		.drain_byte_ns = 0.5,
-		.gc_bytes = 0.0,
-		.gc_ns = 0.0,
 		.plp = 0,
 		.flush_p50_ns = 6783000.0,
 		.flush_p99_ns = 11731000.0,
-		.host_ns = 3065.6, /* fitted */
+		.host_ns = 2805.4, /* fitted */
 		.rd_tail = { 19, consumer_nvme_rd_q, consumer_nvme_rd_m }, /* samsung-980pro/results_qd_iops_vary_bs/fio_output/bs_4k_qd_1.txt */
 		.wr_tail = { 0, NULL, NULL },
 		.notes = "reads fitted; no write was measured on this drive: writes use a DRAM/SLC cache of 256 MiB draining at 2 GB/s, wr_ns 15 us [estimate: 980 PRO class TLC drive]; flush: no power-loss protection, measured elsewhere on a consumer NVMe drive 6783 us median / 11731 us p99 for write+fdatasync (calibration/README.md)",
