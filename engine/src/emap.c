@@ -1,5 +1,5 @@
 /*
- * emap.c - the extent map tree as a sorted array (see emap.h).
+ * emap.c - the extent map tree as a list of sorted chunks (see emap.h).
  */
 #include "emap.h"
 
@@ -9,88 +9,188 @@
 #include "eio.h"
 #include "lab.h"
 
+static const emap_pos NOPOS = {-1, 0};
+
 void emap_init(emap_tree *t)
 {
 	memset(t, 0, sizeof(*t));
 }
 
-void emap_destroy(emap_tree *t)
-{
-	free(t->v);
-	memset(t, 0, sizeof(*t));
-}
-
 void emap_clear(emap_tree *t)
 {
+	for (uint64_t i = 0; i < t->nc; i++)
+		free(t->c[i]);
+	t->nc = 0;
 	t->n = 0;
 }
 
-/* Index of the first map whose end is > off (n if none). */
-static uint64_t first_ending_after(const emap_tree *t, uint64_t off)
+void emap_destroy(emap_tree *t)
 {
-	uint64_t lo = 0, hi = t->n;
-	while (lo < hi) {
+	emap_clear(t);
+	free(t->c);
+	memset(t, 0, sizeof(*t));
+}
+
+static uint64_t em_end(const extent_map *m)
+{
+	return m->start + m->len;
+}
+
+/* Position of the first map whose end is > off (ci == nc if none). */
+static emap_pos first_ending_after(const emap_tree *t, uint64_t off)
+{
+	uint64_t lo = 0, hi = t->nc;
+	while (lo < hi) { /* first chunk whose last map ends after off */
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (t->v[mid].start + t->v[mid].len <= off)
+		const emap_chunk *ch = t->c[mid];
+		if (em_end(&ch->v[ch->n - 1]) <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	emap_pos p = {(int64_t)lo, 0};
+	if (lo == t->nc)
+		return p;
+	const emap_chunk *ch = t->c[lo];
+	uint32_t a = 0, b = ch->n;
+	while (a < b) {
+		uint32_t mid = a + (b - a) / 2;
+		if (em_end(&ch->v[mid]) <= off)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	p.j = a;
+	return p;
+}
+
+/* Remove the map at p (the chunk is freed when it empties). */
+static void erase_at(emap_tree *t, emap_pos p)
+{
+	emap_chunk *ch = t->c[p.ci];
+	memmove(ch->v + p.j, ch->v + p.j + 1, (ch->n - p.j - 1) * sizeof(extent_map));
+	ch->n--;
+	t->n--;
+	if (ch->n == 0) {
+		free(ch);
+		memmove(t->c + p.ci, t->c + p.ci + 1, (t->nc - (uint64_t)p.ci - 1) * sizeof(*t->c));
+		t->nc--;
+	}
+}
+
+/* Make room for a chunk at index ci. */
+static int chunk_insert(emap_tree *t, uint64_t ci)
+{
+	if (t->nc == t->cap) {
+		uint64_t nc = t->cap ? t->cap * 2 : 16;
+		emap_chunk **n = realloc(t->c, nc * sizeof(*n));
+		if (!n)
+			return LAB_ENOMEM;
+		t->c = n;
+		t->cap = nc;
+	}
+	emap_chunk *ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return LAB_ENOMEM;
+	memmove(t->c + ci + 1, t->c + ci, (t->nc - ci) * sizeof(*t->c));
+	t->c[ci] = ch;
+	t->nc++;
+	return 0;
 }
 
 int emap_insert(emap_tree *t, uint64_t start, uint64_t len, uint64_t block_start)
 {
-	uint64_t i = first_ending_after(t, start);
-	uint64_t j = i;
-	while (j < t->n && t->v[j].start < start + len)
-		j++;
-	/* maps [i, j) overlap the new one: replaced */
-	if (j == i) {
-		if (t->n == t->cap) {
-			uint64_t nc = t->cap ? t->cap * 2 : 64;
-			extent_map *nv = realloc(t->v, nc * sizeof(*nv));
-			if (!nv)
-				return LAB_ENOMEM;
-			t->v = nv;
-			t->cap = nc;
-		}
-		memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof(*t->v));
-		t->n++;
-	} else if (j > i + 1) {
-		memmove(t->v + i + 1, t->v + j, (t->n - j) * sizeof(*t->v));
-		t->n -= j - i - 1;
+	/* drop the maps the new one overlaps */
+	for (;;) {
+		emap_pos p = first_ending_after(t, start);
+		if ((uint64_t)p.ci >= t->nc || t->c[p.ci]->v[p.j].start >= start + len)
+			break;
+		erase_at(t, p);
 	}
-	t->v[i].start = start;
-	t->v[i].len = len;
-	t->v[i].block_start = block_start;
+	emap_pos p = first_ending_after(t, start);
+	uint64_t ci = (uint64_t)p.ci;
+	uint32_t j = p.j;
+	if (t->nc == 0) {
+		if (chunk_insert(t, 0))
+			return LAB_ENOMEM;
+		ci = 0;
+		j = 0;
+	} else if (ci == t->nc) {
+		/* after every map: the end of the last chunk */
+		ci = t->nc - 1;
+		j = t->c[ci]->n;
+	}
+	emap_chunk *ch = t->c[ci];
+	if (ch->n == EMAP_CHUNK) {
+		/* split: the upper half moves to a new chunk */
+		if (chunk_insert(t, ci + 1))
+			return LAB_ENOMEM;
+		emap_chunk *hi = t->c[ci + 1];
+		uint32_t half = EMAP_CHUNK / 2;
+		memcpy(hi->v, ch->v + half, (EMAP_CHUNK - half) * sizeof(extent_map));
+		hi->n = EMAP_CHUNK - half;
+		ch->n = half;
+		if (j > half) {
+			ch = hi;
+			j -= half;
+		}
+	}
+	memmove(ch->v + j + 1, ch->v + j, (ch->n - j) * sizeof(extent_map));
+	ch->v[j] = (extent_map){start, len, block_start};
+	ch->n++;
+	t->n++;
 	return 0;
 }
 
-int64_t emap_lookup(emap_tree *t, uint64_t start, uint64_t len, uint64_t *nodes)
+emap_pos emap_lookup(emap_tree *t, uint64_t start, uint64_t len, uint64_t *nodes)
 {
 	uint64_t d = eio_depth(t->n);
 	t->lookups++;
 	t->nodes_visited += d;
 	if (nodes)
 		*nodes += d;
-	uint64_t i = first_ending_after(t, start);
-	if (i < t->n && t->v[i].start < start + len)
-		return (int64_t)i;
-	return -1;
+	emap_pos p = first_ending_after(t, start);
+	if ((uint64_t)p.ci < t->nc && t->c[p.ci]->v[p.j].start < start + len)
+		return p;
+	return NOPOS;
 }
 
-int64_t emap_next(const emap_tree *t, int64_t i)
+const extent_map *emap_get(const emap_tree *t, emap_pos p)
 {
-	return (i >= 0 && (uint64_t)i + 1 < t->n) ? i + 1 : -1;
+	if (p.ci < 0 || (uint64_t)p.ci >= t->nc || p.j >= t->c[p.ci]->n)
+		return NULL;
+	return &t->c[p.ci]->v[p.j];
+}
+
+emap_pos emap_next(const emap_tree *t, emap_pos p)
+{
+	if (p.ci < 0)
+		return NOPOS;
+	if (p.j + 1 < t->c[p.ci]->n)
+		return (emap_pos){p.ci, p.j + 1};
+	if ((uint64_t)p.ci + 1 < t->nc)
+		return (emap_pos){p.ci + 1, 0};
+	return NOPOS;
 }
 
 void emap_drop_from(emap_tree *t, uint64_t off)
 {
-	uint64_t i = first_ending_after(t, off);
-	if (i < t->n && t->v[i].start < off) {
-		t->v[i].len = off - t->v[i].start;
-		i++;
+	emap_pos p = first_ending_after(t, off);
+	if ((uint64_t)p.ci >= t->nc)
+		return;
+	emap_chunk *ch = t->c[p.ci];
+	if (ch->v[p.j].start < off) {
+		ch->v[p.j].len = off - ch->v[p.j].start;
+		p.j++;
 	}
-	t->n = i;
+	t->n -= ch->n - p.j;
+	ch->n = p.j;
+	uint64_t keep = (uint64_t)p.ci + (ch->n ? 1 : 0);
+	if (!ch->n)
+		free(ch);
+	for (uint64_t i = (uint64_t)p.ci + 1; i < t->nc; i++) {
+		t->n -= t->c[i]->n;
+		free(t->c[i]);
+	}
+	t->nc = keep;
 }

@@ -88,22 +88,22 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 		if (vd_outstanding(d) == 0)
 			return dlen > 0;
 		uint64_t nodes = 0;
-		int64_t k = emap_lookup(&d->em, start, len, &nodes);
+		emap_pos k = emap_lookup(&d->em, start, len, &nodes);
+		const extent_map *em = emap_get(&d->em, k);
 		*ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
-		if (k >= 0 && d->em.v[k].block_start == EM_HOLE &&
-		    d->em.v[k].start + d->em.v[k].len - 1 < end) {
+		if (em && em->block_start == EM_HOLE && em->start + em->len - 1 < end) {
 			/* btrfs_next_extent_map */
-			k = emap_next(&d->em, k);
+			em = emap_get(&d->em, emap_next(&d->em, k));
 			*ns += C_MAP_LOOKUP_NS;
 			nodes++;
-			if (k >= 0 && d->em.v[k].start > end)
-				k = -1;
+			if (em && em->start > end)
+				em = NULL;
 		}
 		li->search_nodes += nodes;
-		if (k < 0 || d->em.v[k].block_start == EM_HOLE)
+		if (!em || em->block_start == EM_HOLE)
 			return dlen > 0;
-		ms = max64(d->em.v[k].start, start);
-		me = min64(d->em.v[k].start + d->em.v[k].len - 1, end);
+		ms = max64(em->start, start);
+		me = min64(em->start + em->len - 1, end);
 	}
 	if (dlen == 0) {
 		*ds = ms;

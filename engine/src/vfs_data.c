@@ -573,11 +573,11 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 			ns += C_READPAGE_NS;
 			/* btrfs_get_extent: the extent map, or the fs tree */
 			uint64_t nodes = 0;
-			int64_t em = emap_lookup(&d->em, off, PG, &nodes);
+			const extent_map *em = emap_get(&d->em, emap_lookup(&d->em, off, PG, &nodes));
 			ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
 			uint64_t fi = vd_fe_first_after(d, off);
 			int data = fi < d->nfe && d->fe[fi].off <= off;
-			if (em < 0) {
+			if (!em) {
 				vd_fst_search(d, t, fi, NULL);
 				if (data)
 					emap_insert(&d->em, d->fe[fi].off, d->fe[fi].len, d->fe[fi].disk);

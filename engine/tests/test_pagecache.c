@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bdev.h"
+#include "emap.h"
 #include "lab.h"
 #include "pagecache.h"
 #include "t.h"
@@ -234,8 +235,46 @@ static void test_fsync_truncate(void)
 	sim_destroy(s);
 }
 
+/* The extent map tree: inserts anywhere (chunk splits), lookups, next,
+ * replacement of overlapping maps, drop from an offset. */
+static void test_emap(void)
+{
+	emap_tree t;
+	emap_init(&t);
+	for (int i = 0; i < 1000; i++) /* holes at odd pages */
+		emap_insert(&t, (2 * i + 1) * PG, PG, EM_HOLE);
+	for (int i = 999; i >= 0; i--) /* data at even pages, backwards */
+		emap_insert(&t, 2 * i * PG, PG, 1000000 + i);
+	CHECK_EQ(t.n, 2000);
+	CHECK(t.nc > 2000 / EMAP_CHUNK);
+	int bad = 0;
+	uint64_t expect = 0;
+	for (emap_pos p = emap_lookup(&t, 0, PG, NULL); emap_get(&t, p); p = emap_next(&t, p)) {
+		if (emap_get(&t, p)->start != expect)
+			bad++;
+		expect += PG;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(expect, 2000 * PG);
+	const extent_map *m = emap_get(&t, emap_lookup(&t, 1234 * PG + 100, 10, NULL));
+	CHECK(m && m->start == 1234 * PG && m->block_start == 1000000 + 617);
+	/* a map over three old ones replaces them */
+	emap_insert(&t, 10 * PG, 3 * PG, 42);
+	CHECK_EQ(t.n, 1998);
+	m = emap_get(&t, emap_lookup(&t, 11 * PG, 1, NULL));
+	CHECK(m && m->start == 10 * PG && m->len == 3 * PG);
+	/* nothing past the last map */
+	CHECK(!emap_get(&t, emap_lookup(&t, 5000 * PG, PG, NULL)));
+	emap_drop_from(&t, 100 * PG + 10);
+	CHECK_EQ(t.n, 98 + 1);
+	m = emap_get(&t, emap_lookup(&t, 100 * PG, 1, NULL));
+	CHECK(m && m->len == 10);
+	emap_destroy(&t);
+}
+
 int main(void)
 {
+	test_emap();
 	test_fsync_truncate();
 	test_counts();
 	test_readahead_ramp();
