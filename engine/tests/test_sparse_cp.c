@@ -138,8 +138,31 @@ static void test_determinism_and_params(void)
 	lab_free(err);
 }
 
+/* The "iotree" snapshot lists the io_tree records around cp's position;
+ * other names are refused. */
+static void test_snapshot(void)
+{
+	lab_run *r = NULL;
+	char *err = NULL;
+	CHECK_EQ(lab_open("sparse-cp", "before", "state=cold\nfile_mib=4", 1, 0, &r, &err), 0);
+	int done = 0;
+	while (!done)
+		CHECK_EQ(lab_step(r, 1000000, &done), 0);
+	char *js = NULL;
+	CHECK_EQ(lab_snapshot_json(r, "iotree", &js), 0);
+	CHECK(js && strstr(js, "\"records\":") && strstr(js, "\"ranges\":["));
+	/* the whole file was read: every hole page left an UPTODATE record */
+	CHECK(js && strstr(js, "UPTODATE"));
+	lab_free(js);
+	js = NULL;
+	CHECK(lab_snapshot_json(r, "nosuch", &js) != 0);
+	lab_free(js);
+	lab_close(r);
+}
+
 int main(void)
 {
+	test_snapshot();
 	test_published_rows();
 	test_cold_gain_is_patch_1();
 	test_shapes();
