@@ -1,0 +1,50 @@
+/*
+ * btree_int.h - helpers shared by btree.c, btree_split.c and btree_walk.c
+ * (not part of the B-tree API: see btree.h).
+ */
+#ifndef BTREE_INT_H
+#define BTREE_INT_H
+
+#include <stdint.h>
+
+#include "btree.h"
+
+struct fs_info;
+
+/* block memory */
+int btx_node_reserve(bt_node *n, int need);
+void btx_node_free_mem(bt_node *n);
+bt_node *btx_node_new(bt_tree *tr, int level, task *t);
+void btx_node_defer(struct fs_info *fs, bt_node *n);
+void btx_free_empty_block(bt_tree *tr, task *t, bt_node *n);
+
+/* cost and locks */
+void btx_visit(bt_tree *tr, task *t, const bt_node *n);
+void btx_lock_level(bt_path *p, int level, int write);
+void btx_unlock_level(bt_path *p, int level);
+void btx_tmp_lock(task *t, bt_node *n);
+void btx_tmp_unlock(task *t, bt_node *n);
+
+/* references and COW */
+void btx_leaf_data_refs(bt_tree *tr, const bt_node *n, int delta);
+void btx_tree_ref(bt_tree *tr, const bt_node *n, int delta);
+bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent, int pslot);
+bt_node *btx_cow_sibling(bt_tree *tr, task *t, bt_node *parent, int slot);
+
+/* leaf space and pointers */
+uint32_t btx_leaf_free(const bt_node *n);
+uint32_t btx_leaf_space_used(const bt_node *n, int start, int nr);
+void btx_fixup_low_keys(bt_path *p, const bt_key *key, int level);
+int btx_insert_ptr(bt_node *n, int slot, const bt_key *key, bt_node *child);
+void btx_del_ptr(bt_node *n, int slot);
+int btx_insert_new_root(bt_tree *tr, bt_path *p, int level);
+
+/* splits, pushes, merges (btree_split.c) */
+int btx_split_node(bt_tree *tr, bt_path *p, int level);
+int btx_balance_level(bt_tree *tr, bt_path *p, int level);
+int btx_split_leaf(bt_tree *tr, bt_path *p, const bt_key *ins_key, uint32_t data_size,
+		   int extend);
+int btx_push_leaf_right(bt_tree *tr, bt_path *p, uint32_t data_size, int empty, int min_slot);
+int btx_push_leaf_left(bt_tree *tr, bt_path *p, uint32_t data_size, int empty, int max_slot);
+
+#endif /* BTREE_INT_H */
