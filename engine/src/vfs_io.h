@@ -1,0 +1,100 @@
+/*
+ * vfs_io.h - the data path on the shared substrate: write, read, fsync,
+ * truncate, lseek, sync and remount of the struct inodes that vfs.h
+ * creates, with the real fs tree as the truth for file extent items.
+ *
+ * vio_attach() puts a data path (struct dfs, vfs_data.h) in
+ * fs->slot[FS_SLOT_DATA]. Each struct inode the data path touches gets a
+ * struct dinode (io_tree, extent maps, ordered extents, page cache) in
+ * inode->io, created on first use. Ordered-extent completion inserts the
+ * file extent item, the data ref (extent item + backref at the next run
+ * of the delayed refs) and the checksums into the real trees
+ * (fs_file_extent_insert), inside a handle joined on tm when a
+ * transaction manager is attached; reads map pages through the fs tree
+ * (fe_iter), lseek walks the fs tree's EXTENT_DATA items, truncate drops
+ * them (fs_drop_extents). After vio_remount every tree block written
+ * before the remount is cold: the first search that visits it reads it
+ * from the device (metadata_reads).
+ *
+ * Two ways to drive it:
+ *  - synchronous (the functions below, for workloads that do one
+ *    operation per step, like torture): vio_fsync and vio_sync write back
+ *    on the calling task, wait for the bios and complete the ordered
+ *    extents before returning; vio_read waits for its reads.
+ *  - asynchronous (sparse-cp style): the flusher and writeback tasks of
+ *    vfs_data.h; completion runs at bio end_io (no task: CPU counted in
+ *    dfs.cpu_endio_ns and fs->cpu_untasked_ns).
+ * The two must not overlap on one inode: vio_fsync returns 1 (parked on
+ * the inode's writeback waitq) when an asynchronous writeback is active.
+ *
+ * Transactions: the caller owns its handles. vio_* never commits; a sync
+ * as the kernel does it is vio_sync() then a commit (trans_commit /
+ * fs_commit), and a remount is vio_sync, a commit, then vio_remount.
+ *
+ * Errors: 0 or a negative LAB_E* (LAB_EINVAL: not a regular file, range
+ * overflow; LAB_ENOMEM; LAB_ENOSPC from the allocator). Positive returns
+ * are documented per function.
+ */
+#ifndef VFS_IO_H
+#define VFS_IO_H
+
+#include <stdint.h>
+
+#include "fs.h"
+#include "lseek.h"
+#include "vfs_data.h"
+
+struct trans_mgr;
+
+/* Largest file offset the data path accepts (the io_tree's range). */
+#define VIO_MAX_FILE_BYTES (1ull << 50)
+
+/* Defaults: the current kernel (every patch of the lseek series in),
+ * 30 s dirty expiry, 5 s writeback interval, 10% of 16 GiB background. */
+void vio_opts_default(data_opts *o);
+
+/* Attach a data path to fs (o may be NULL for defaults; tm may be NULL:
+ * completions then insert into the running transaction directly).
+ * Registers the data path's check (check_register) and an eviction hook.
+ * 0, LAB_ENOMEM, LAB_ESTATE (already attached). */
+int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm);
+/* Free the data path (before fs_unmount). */
+void vio_detach(fs_info *fs);
+/* The attached data path, or NULL. */
+dfs *vio_dfs(fs_info *fs);
+/* The data state of a regular file, created on first use (NULL if not a
+ * regular file or out of memory). */
+dinode *vio_dinode(fs_info *fs, struct inode *inode);
+
+/* Buffered write of [off, off + len) (any alignment; pages are dirtied
+ * whole): models btrfs_buffered_write. i_size moves to off + len. */
+int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len);
+/* Buffered read of [off, off + len), clipped to i_size, waiting on t for
+ * the reads it starts (readahead included). *got (may be NULL) receives
+ * the bytes read. Models filemap_read -> btrfs_readahead. */
+int vio_read(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len,
+	     uint64_t *got);
+/* fsync, data part: write back the inode's dirty pages on t, wait for the
+ * bios, complete the ordered extents (the file extent items go in the
+ * tree). Returns 0, or 1 when t was parked behind an asynchronous
+ * writeback of the inode (call again when woken). */
+int vio_fsync(fs_info *fs, task *t, struct inode *inode);
+/* truncate(2): shrinking drops pages, delalloc, extent maps and the file
+ * extent items past the new end (the crossing one trimmed); growing moves
+ * i_size. Models btrfs_setattr -> btrfs_truncate. Returns 0, or 1 when t
+ * was parked because writeback of the range is in flight. */
+int vio_truncate(fs_info *fs, task *t, struct inode *inode, uint64_t new_size);
+/* lseek: LSEEK_SET (returns off), LSEEK_DATA, LSEEK_HOLE (lseek.h).
+ * Returns 0 with *result, LSEEK_ENXIO, 1 when parked (reads in flight in
+ * the range: call again when woken), or negative. */
+int vio_lseek(fs_info *fs, task *t, struct inode *inode, uint64_t off, int whence,
+	      uint64_t *result);
+/* sync, data part: fsync every inode with dirty pages (ascending root id,
+ * ino). Returns 0, or 1 if parked (see vio_fsync). */
+int vio_sync(fs_info *fs, task *t);
+/* Remount (after vio_sync and a commit): drop every inode's page cache,
+ * extent maps and io_tree, and make the tree blocks cold. LAB_ESTATE if
+ * some inode is not clean. */
+int vio_remount(fs_info *fs, task *t);
+
+#endif /* VFS_IO_H */
