@@ -1,30 +1,33 @@
 #!/usr/bin/env bash
 # scripts/test.sh - `npm test`: install what is missing, build, then run
-# every suite: C unit tests (ASan+UBSan), the headless CLI checks, the tree
-# oracle against btrfs-progs, Vitest, and Playwright in Debian's Chromium.
-set -euo pipefail
+# every suite: C unit tests (ASan+UBSan), the headless CLI checks on both
+# builds, the tree oracle against btrfs-progs (inside the C suite), the
+# TypeScript typecheck, Vitest, and Playwright in Debian's Chromium.
+# Every suite runs even if an earlier one failed, so one run shows all
+# failures; the exit status is non-zero if any failed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs
 
-bash scripts/setup.sh --test
-bash scripts/build.sh
+bash scripts/setup.sh --test || exit 1
+bash scripts/build.sh || exit 1
 
-echo "== C unit tests (native, ASan+UBSan)"
-make -s -C engine test
+failed=()
+suite() {
+  local name="$1"; shift
+  echo "== $name"
+  if "$@"; then echo "== $name: ok"; else echo "== $name: FAILED"; failed+=("$name"); fi
+}
 
-echo "== headless CLI (WASM and native)"
-node --test cli/
+suite "C unit tests (native, ASan+UBSan)" make -s -C engine test
+suite "headless CLI (WASM and native)" node --test cli/
+suite "TypeScript (strict)" npx tsc -p tsconfig.json --noEmit
+suite "Vitest" npx vitest run
+suite "Playwright (Debian chromium)" npx playwright test
 
-if [ -x engine/tests/oracle/run.sh ]; then
-  echo "== tree oracle (btrfs-progs)"
-  bash engine/tests/oracle/run.sh
+total=5
+echo "suites: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'failed suite: %s\n' "${failed[@]}"
+  exit 1
 fi
-
-echo "== TypeScript (strict)"
-npx tsc -p tsconfig.json --noEmit
-
-echo "== Vitest"
-npx vitest run
-
-echo "== Playwright (Debian chromium)"
-npx playwright test
