@@ -16,9 +16,11 @@ export async function loadEngine() {
   return createLabModule({ wasmBinary: readFileSync(join(root, 'build/wasm/lab.wasm')) });
 }
 
-/** Run the CLI with argv (argv[0] is the program name); returns the exit status. */
-export async function runCli(argv, io = { out: process.stdout, err: process.stderr }) {
-  const M = await loadEngine();
+/**
+ * Call lab_cli() in a loaded module: argv (argv[0] is the program name) in,
+ * {status, out, err} out. The only place the CLI's strings cross into WASM.
+ */
+export function callCli(M, argv) {
   const ptrs = argv.map((a) => {
     const n = M.lengthBytesUTF8(a) + 1;
     const p = M._malloc(n);
@@ -38,6 +40,12 @@ export async function runCli(argv, io = { out: process.stdout, err: process.stde
   ptrs.forEach((p) => M._free(p));
   M._free(argvp);
   M._free(outpp);
+  return { status, out, err };
+}
+
+/** Run the CLI with argv and print its output; returns the exit status. */
+export async function runCli(argv, io = { out: process.stdout, err: process.stderr }) {
+  const { status, out, err } = callCli(await loadEngine(), argv);
   await new Promise((resolve) => io.out.write(out, resolve));
   if (err) await new Promise((resolve) => io.err.write(err, resolve));
   return status;

@@ -11,28 +11,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 
-import { loadEngine } from '../cli/lab.mjs';
+import { callCli, loadEngine } from '../cli/lab.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 /** Run the CLI inside one WASM instance; returns {doc, heapBytes, ms}. */
 async function wasmRun(args) {
   const M = await loadEngine();
-  const argv = ['lab', ...args];
-  const ptrs = argv.map((a) => {
-    const n = M.lengthBytesUTF8(a) + 1;
-    const p = M._malloc(n);
-    M.stringToUTF8(a, p, n);
-    return p;
-  });
-  const av = M._malloc(4 * ptrs.length);
-  ptrs.forEach((p, i) => M.setValue(av + 4 * i, p, 'i32'));
-  const o = M._malloc(8);
   const t0 = performance.now();
-  const status = M._lab_cli(ptrs.length, av, o, o + 4);
+  const { status, out, err } = callCli(M, ['lab', ...args]);
   const ms = performance.now() - t0;
-  const out = M.UTF8ToString(M.getValue(o, 'i32'));
-  const err = M.UTF8ToString(M.getValue(o + 4, 'i32'));
   if (status !== 0) throw new Error(`lab ${args.join(' ')}: ${err}`);
   return { doc: JSON.parse(out), heapBytes: M.HEAPU8.length, ms };
 }
