@@ -217,6 +217,8 @@ struct btrfs_root *fs_root_lookup(fs_info *fs, uint64_t id)
 uint64_t fs_root_next_id(const fs_info *fs)
 {
 	uint64_t id = BTRFS_FIRST_FREE_OBJECTID;
+	if (fs->highest_root_id >= id)
+		id = fs->highest_root_id + 1; /* a dropped root's id is not reused */
 	for (int i = 0; i < fs->nroots; i++)
 		if (fs->roots[i]->id >= id)
 			id = fs->roots[i]->id + 1;
@@ -290,6 +292,8 @@ int fs_root_create(fs_info *fs, task *t, uint64_t id, struct btrfs_root **out)
 		return LAB_ENOMEM;
 	root->id = id;
 	root->fs = fs;
+	if (id > fs->highest_root_id && id <= BTRFS_LAST_FREE_OBJECTID)
+		fs->highest_root_id = id;
 	root->root_dirid = BTRFS_FIRST_FREE_OBJECTID;
 	root->highest_ino = BTRFS_FIRST_FREE_OBJECTID - 1;
 	root->refs = 1;

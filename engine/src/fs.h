@@ -165,6 +165,7 @@ typedef struct fs_info {
 	uint64_t transid;      /* running transaction (generation + 1) */
 	bt_tree root_tree, extent_tree, csum_tree;
 	struct btrfs_root **roots; /* sorted by id */
+	uint64_t highest_root_id; /* never reused, as the root tree's highest objectid */
 	int nroots, roots_cap;
 	alloc_ctl alloc;
 	fs_hooks hooks[FS_MAX_HOOKS];
@@ -212,7 +213,7 @@ struct btrfs_root *fs_root_lookup(fs_info *fs, uint64_t id);
 /* Create a root with an empty tree and its ROOT_ITEM (no directory entry,
  * no root dir inode): the primitive for subvolume create and snapshot. */
 int fs_root_create(fs_info *fs, task *t, uint64_t id, struct btrfs_root **out);
-/* Next free root id (>= 256). */
+/* Next free root id (>= 256; a dropped root's id is never handed out again). */
 uint64_t fs_root_next_id(const fs_info *fs);
 /*
  * Create a subvolume named `name` in directory parent_dir of parent: a new
