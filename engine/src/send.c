@@ -93,6 +93,7 @@ typedef struct snd_ino {
 	uint32_t mode;
 	uint64_t (*ext)[2];  /* [file offset, bytes] of each file extent */
 	uint32_t next, ecap;
+	int sent;            /* directories: created on the stream already */
 } snd_ino;
 
 typedef struct snd_set {
@@ -123,6 +124,20 @@ static snd_ino *snd_new(snd_set *ss, uint64_t ino)
 	memset(si, 0, sizeof(*si));
 	si->ino = ino;
 	return si;
+}
+
+/* The collected inode ino (ss->v is in inode order: key order), or NULL. */
+static const snd_ino *snd_find(const snd_set *ss, uint64_t ino)
+{
+	uint64_t lo = 0, hi = ss->n;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (ss->v[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ss->n && ss->v[lo].ino == ino ? &ss->v[lo] : NULL;
 }
 
 /* Record one file extent item of the inode. */
@@ -308,20 +323,46 @@ int send_build(fs_info *fs, task *t, struct btrfs_root *snap,
 	snd_set ss;
 	memset(&ss, 0, sizeof(ss));
 	int r = snd_collect(fs, t, snap, &ss, out);
-	/* directories first (the top directory exists on the receiver),
-	 * then the rest, each in inode order */
-	for (int pass = 0; pass < 2 && r == 0; pass++) {
+	/* directories first (the top directory exists on the receiver), a
+	 * directory only once its parent was sent (a directory renamed under
+	 * a younger one comes after it: the real send parks it under its
+	 * orphan name until then), then the rest, each in inode order */
+	int progress = 1;
+	while (progress && r == 0) {
+		progress = 0;
 		for (uint64_t i = 0; i < ss.n && r == 0; i++) {
-			const snd_ino *si = &ss.v[i];
-			int isdir = (si->mode & S_IFMT_) == S_IFDIR_;
-			if (si->ino == BTRFS_FIRST_FREE_OBJECTID || isdir != (pass == 0))
+			snd_ino *si = &ss.v[i];
+			if (si->sent || (si->mode & S_IFMT_) != S_IFDIR_)
 				continue;
+			if (si->ino == BTRFS_FIRST_FREE_OBJECTID) {
+				si->sent = 1;
+				progress = 1;
+				continue;
+			}
 			if (!si->parent) {
 				r = LAB_EINVAL; /* an inode without a name */
 				break;
 			}
+			const snd_ino *p = snd_find(&ss, si->parent);
+			if (si->parent != BTRFS_FIRST_FREE_OBJECTID && (!p || !p->sent))
+				continue;
 			r = snd_inode(fs, t, si, cfg, name_of, name_ctx, out);
+			si->sent = 1;
+			progress = 1;
 		}
+	}
+	for (uint64_t i = 0; i < ss.n && r == 0; i++) {
+		const snd_ino *si = &ss.v[i];
+		if ((si->mode & S_IFMT_) == S_IFDIR_) {
+			if (!si->sent)
+				r = LAB_EINVAL; /* a directory cycle or an unnamed parent */
+			continue;
+		}
+		if (!si->parent) {
+			r = LAB_EINVAL;
+			break;
+		}
+		r = snd_inode(fs, t, si, cfg, name_of, name_ctx, out);
 	}
 	snd_set_free(&ss);
 	if (r) {
