@@ -146,17 +146,13 @@ static int root_ref_index(fs_info *fs, task *t, uint64_t parent, uint64_t child,
 	return rc < 0 ? rc : rc ? LAB_ENOENT : 0;
 }
 
-/*
- * Delete a subvolume (see subvol.h). The parent's leaves are COWed by the
- * deletions (with quota on: two records per COWed fs-tree block).
- */
-int subvol_delete(subvol_ctx *sc, trans_handle *h, struct btrfs_root *root,
-		  const char *name)
+/* Remove root's name: its DIR_ITEM/DIR_INDEX in the parent directory, its
+ * ROOT_REF/ROOT_BACKREF, and update the parent directory inode (the part
+ * of btrfs_delete_subvolume before the orphan item). */
+static int subvol_unlink(subvol_ctx *sc, task *t, struct btrfs_root *root,
+			 const char *name)
 {
 	fs_info *fs = sc->fs;
-	task *t = h->t;
-	if (!root || root->dead || !root->parent_root || !name)
-		return LAB_EINVAL;
 	struct btrfs_root *parent = fs_root_lookup(fs, root->parent_root);
 	if (!parent)
 		return LAB_ENOENT;
@@ -165,7 +161,6 @@ int subvol_delete(subvol_ctx *sc, trans_handle *h, struct btrfs_root *root,
 	int rc = root_ref_index(fs, t, parent->id, root->id, &index);
 	if (rc)
 		return rc;
-	sc->q->cur = t;
 	bt_key k = bt_mkkey(root->parent_dir, BTRFS_DIR_ITEM_KEY, items_dir_key_hash(name, len));
 	rc = bt_delete(&parent->tree, t, &k);
 	if (rc == 0) {
@@ -190,11 +185,31 @@ int subvol_delete(subvol_ctx *sc, trans_handle *h, struct btrfs_root *root,
 			rc = fs_inode_update(fs, t, dir);
 		}
 	}
+	return rc;
+}
+
+/*
+ * Delete a subvolume (see subvol.h). The parent's leaves are COWed by the
+ * deletions (with quota on: two records per COWed fs-tree block). A
+ * snapshot subvol_snapshot left unlinked (no parent_root) has no name to
+ * remove: name may then be NULL.
+ */
+int subvol_delete(subvol_ctx *sc, trans_handle *h, struct btrfs_root *root,
+		  const char *name)
+{
+	fs_info *fs = sc->fs;
+	task *t = h->t;
+	if (!root || root->dead || (root->parent_root && !name))
+		return LAB_EINVAL;
+	int rc = 0;
+	sc->q->cur = t;
+	if (root->parent_root)
+		rc = subvol_unlink(sc, t, root, name);
 	if (rc == 0) {
 		/* btrfs_insert_orphan_item(tree_root, root id) */
 		bt_item it;
 		memset(&it, 0, sizeof it);
-		k = bt_mkkey(BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, root->id);
+		bt_key k = bt_mkkey(BTRFS_ORPHAN_OBJECTID, BTRFS_ORPHAN_ITEM_KEY, root->id);
 		rc = bt_insert(&fs->root_tree, t, &k, 0, &it, NULL);
 	}
 	sc->q->cur = NULL;
