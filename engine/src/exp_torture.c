@@ -1,43 +1,84 @@
 /*
  * exp_torture.c - the `torture` experiment: a seeded random mix of file
- * system operations on the metadata core, with the full invariant checker
- * after every commit (check_failures must stay 0 for any seed).
+ * system operations, with the full invariant checker after every commit
+ * (check_failures must stay 0 for any seed).
  *
- * One simulated task performs one operation per step. Data operations act
- * on the trees directly, as ordered-extent completion would: a write
- * allocates a data extent and inserts its file extent item, extent ref and
- * checksums (or an inline extent for a small write at offset 0); truncate
- * drops file extent items; lseek walks them; fsync falls back to a full
- * transaction commit (the log tree is not used here); sync commits.
- * Every operation runs inside a transaction handle (trans.c) and commits
- * go through trans_commit (delayed refs, then the tree commit), so the
- * checker also watches the transaction and delayed-ref code.
- * mix=all adds snapshots (a root copy sharing every block), snapshot
- * deletion (a whole-tree free that stops at shared blocks) and remount
- * (a commit followed by dropping the commit roots' readers: here, a commit).
+ * One simulated task performs one operation per step, each inside a
+ * transaction handle (trans.c); commits go through trans_commit (delayed
+ * refs, qgroup accounting, the tree commit), so the checker also watches
+ * the transaction and delayed-ref code. Data operations act on the trees
+ * directly, as ordered-extent completion would: a write allocates a data
+ * extent and inserts its file extent item, extent ref and checksums (or an
+ * inline extent for a small write at offset 0); truncate drops file
+ * extent items; lseek walks them.
+ *
+ * mix=files: create/mkdir/rename/unlink/stat/write/truncate/lseek, fsync
+ * as a full commit, sync.
+ *
+ * mix=all, on top of that:
+ *   - quota is enabled at mount (qgroup.h) and accounted at every commit;
+ *   - fsync storms: one to four fsync tasks start at once on recently
+ *     written files (and directories) and go through the log tree
+ *     (treelog.h): full syncs for new or truncated inodes, fast ones
+ *     otherwise, sometimes logging the parent directory too, each ending
+ *     in a log sync; the main task keeps working meanwhile. An inode being
+ *     fsynced is not written, truncated, renamed or unlinked (btrfs_sync_file
+ *     holds its i_rwsem);
+ *   - subvolume create and delete, snapshots of the subvolumes and their
+ *     deletion: deleted trees are dropped by the cleaner kthread (subvol.h)
+ *     while quota is on;
+ *   - send/receive: a snapshot is sent (send.h) and received into a fresh
+ *     second file system, which is then checked and compared with the
+ *     snapshot (names, sizes, data ranges);
+ *   - remount: wait for every fsync, then commit; the inodes come back
+ *     without logged state (the next fsync of each is a full one).
+ * A commit first waits for the cleaner to finish the roots queued so far
+ * (as `btrfs subvolume sync` would): the checker walks whole trees and a
+ * half-dropped one has freed blocks still linked.
+ *
+ * After every commit: check_fs (trees, extents, block groups, checksums,
+ * inodes) with the registered checks: qgroups against the reachability
+ * index (qgroup.c) and against a recount from the trees, the log idle,
+ * transaction handles balanced (check_more.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "check_more.h"
+#include "ebmem.h"
 #include "exp.h"
 #include "fs.h"
 #include "items.h"
 #include "lab.h"
+#include "qgroup.h"
+#include "send.h"
+#include "subvol.h"
 #include "trans.h"
+#include "treelog.h"
 #include "vfs.h"
+
+#define TS_MAX_SV 64
+#define TS_MAX_SNAPS 8
+#define TS_MAX_FSYNC 6
+#define TS_RECENT 32
+/* How often a task waiting for the cleaner or for fsyncs looks again:
+ * [estimate: a scheduling quantum; it only sets how long the main task
+ * idles, never what is checked] */
+#define TS_POLL_NS (100 * NS_PER_US)
 
 static const char *const mix_values[] = { "files", "all", NULL };
 
 static const param_desc torture_params[] = {
 	{ "ops", PT_INT, 20000, 1, 2000000, 0, NULL, "ops", "operations to run" },
 	{ "subvols", PT_INT, 4, 1, 64, 0, NULL, "subvolumes",
-	  "subvolumes the operations spread over (the top-level one included)" },
+	  "subvolumes the operations spread over at the start (the top-level one included)" },
 	{ "mix", PT_ENUM, 0, 0, 0, 0, mix_values, NULL,
-	  "files: create/mkdir/rename/unlink/stat/write/truncate/lseek/fsync/sync; "
-	  "all: plus snapshot, snapshot delete and remount (remount = a commit here; "
-	  "fsync = a full commit, the log tree is not used)" },
+	  "files: create/mkdir/rename/unlink/stat/write/truncate/lseek/fsync/sync "
+	  "(fsync = a full commit); all: plus quota on, fsync storms through the log "
+	  "tree, subvolume create/delete and snapshots dropped by the cleaner, "
+	  "send/receive compared with the snapshot, remount" },
 };
 
 static const metric_desc torture_metrics[] = {
@@ -49,20 +90,44 @@ static const metric_desc torture_metrics[] = {
 };
 
 typedef struct tent {       /* a live name */
-	int sv;              /* subvolume index */
+	int sv;              /* subvolume slot */
 	uint64_t dir, ino;
 	uint32_t name;       /* name is "n<name>" */
 	int is_dir;
+	uint32_t new_ext;    /* extents written since its last fsync */
 } tent;
 
+typedef struct tname_ent {  /* a name as a snapshot saw it */
+	uint64_t ino, dir;
+	uint32_t name;
+} tname_ent;
+
+typedef struct tsnap {
+	struct btrfs_root *root;
+	tname_ent *names;    /* sorted by ino */
+	int nnames;
+} tsnap;
+
+struct tort;
+
+typedef struct tfsync {     /* one fsync task */
+	struct tort *c;
+	int busy;
+	int sv;
+	uint64_t ino, pino;  /* pinned inodes (pino: the logged parent, or 0) */
+	tl_fsync f;
+} tfsync;
+
+enum { ST_START = 0, ST_QUIET, ST_COMMIT };
+enum { CW_NONE = 0, CW_SYNC, CW_FSYNC, CW_REMOUNT, CW_FINAL };
+
 typedef struct tort {
-	fs_info *fs;
+	fs_info *fs;         /* first: tests reach the fs through the run context */
 	trans_mgr tm;        /* transactions: every op runs inside a handle */
 	int tm_ready;
-	struct btrfs_root *sv[64];
-	int nsv;
-	struct btrfs_root *snaps[16];
-	int nsnaps;
+	struct btrfs_root *sv[TS_MAX_SV];
+	uint32_t svname[TS_MAX_SV]; /* "s<n>" in the top directory (0: none) */
+	int nsv;             /* slots used (some may be dead: sv[i] == NULL) */
 	tent *ents;
 	int nents, cap;
 	uint32_t next_name;
@@ -71,6 +136,22 @@ typedef struct tort {
 	int mix_all;
 	prng rng;
 	char first_error[200];
+	/* the main task's state */
+	int state, want;
+	trans_handle h;
+	/* mix=all */
+	qgroup_ctx q;
+	subvol_ctx sc;
+	int q_ready, sc_ready;
+	ebmem *mem;
+	treelog *tl;
+	tsnap snaps[TS_MAX_SNAPS];
+	int nsnaps;
+	tfsync fsw[TS_MAX_FSYNC];
+	uint64_t recent[TS_RECENT][2]; /* (root id, ino) of recent writes */
+	int nrecent;
+	uint64_t storms, sends, sent_inodes, snapshots, snap_deletes;
+	uint64_t subvol_creates, subvol_deletes, remounts;
 } tort;
 
 static void tname(char *buf, uint32_t n)
@@ -86,26 +167,13 @@ static void note_error(tort *c, const char *what, int rc)
 		snprintf(c->first_error, sizeof c->first_error, "%s: %s", what, lab_strerror(rc));
 }
 
-/* Commit the running transaction through trans.c (delayed refs, then the
- * tree commit) and run the full checker. */
-static void t_commit(tort *c, task *t, trans_handle *h)
+static void note_check(tort *c, fs_info *fs, int f)
 {
-	int rc = trans_commit(h, TCOMMIT_EXPLICIT);
-	if (rc) {
-		note_error(c, "commit", rc == TRANS_WAIT ? LAB_ESTATE : rc);
+	if (f <= 0)
 		return;
-	}
-	c->commits++;
-	int height = fs_tree_height_max(c->fs);
-	if (height > c->max_height)
-		c->max_height = height;
-	int f = check_fs(c->fs);
-	if (f > 0) {
-		c->failures += (uint64_t)f;
-		if (!c->first_error[0])
-			snprintf(c->first_error, sizeof c->first_error, "check: %s",
-				 check_last_error(c->fs));
-	}
+	c->failures += (uint64_t)f;
+	if (!c->first_error[0])
+		snprintf(c->first_error, sizeof c->first_error, "check: %s", check_last_error(fs));
 }
 
 static int ents_add(tort *c, const tent *e)
@@ -125,6 +193,34 @@ static int ents_add(tort *c, const tent *e)
 static void ents_del(tort *c, int i)
 {
 	c->ents[i] = c->ents[--c->nents];
+}
+
+/* Whether an fsync task holds inode ino of subvolume slot sv. */
+static int pinned(const tort *c, int sv, uint64_t ino)
+{
+	for (int i = 0; i < TS_MAX_FSYNC; i++) {
+		const tfsync *w = &c->fsw[i];
+		if (w->busy && w->sv == sv && (w->ino == ino || w->pino == ino))
+			return 1;
+	}
+	return 0;
+}
+
+static int fsyncs_busy(const tort *c)
+{
+	int n = 0;
+	for (int i = 0; i < TS_MAX_FSYNC; i++)
+		n += c->fsw[i].busy;
+	return n;
+}
+
+/* A random live subvolume slot. */
+static int pick_sv(tort *c)
+{
+	int i = (int)prng_below(&c->rng, (uint64_t)c->nsv);
+	while (!c->sv[i])
+		i = (i + 1) % c->nsv;
+	return i;
 }
 
 /* A random entry of the wanted kind (-1: any), or -1. */
@@ -153,7 +249,7 @@ static uint64_t pick_dir(tort *c, int sv)
 
 static void op_create(tort *c, task *t, int is_dir)
 {
-	int sv = (int)prng_below(&c->rng, (uint64_t)c->nsv);
+	int sv = pick_sv(c);
 	uint64_t dir = pick_dir(c, sv);
 	char name[16];
 	uint32_t n = c->next_name++;
@@ -165,9 +261,16 @@ static void op_create(tort *c, task *t, int is_dir)
 		note_error(c, is_dir ? "mkdir" : "create", rc);
 		return;
 	}
-	tent e = { sv, dir, in->ino, n, is_dir };
+	tent e = { sv, dir, in->ino, n, is_dir, 0 };
 	if (ents_add(c, &e))
 		note_error(c, "ents", LAB_ENOMEM);
+}
+
+static void recent_add(tort *c, const tent *e)
+{
+	c->recent[c->nrecent % TS_RECENT][0] = c->sv[e->sv]->id;
+	c->recent[c->nrecent % TS_RECENT][1] = e->ino;
+	c->nrecent++;
 }
 
 static void op_write(tort *c, task *t)
@@ -176,11 +279,15 @@ static void op_write(tort *c, task *t)
 	if (i < 0)
 		return;
 	tent *e = &c->ents[i];
+	if (pinned(c, e->sv, e->ino))
+		return;
 	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
 	if (!in)
 		return note_error(c, "write: inode", LAB_EENGINE);
 	fs_info *fs = c->fs;
 	int rc;
+	recent_add(c, e);
+	e->new_ext++;
 	if (in->size == 0 && prng_below(&c->rng, 3) == 0) {
 		/* a small file: stored inline */
 		uint64_t len = 1 + prng_below(&c->rng, fs->opts.max_inline);
@@ -204,6 +311,7 @@ static void op_write(tort *c, task *t)
 			rc = fs_file_extent_insert(fs, t, in, 0, SECTORSIZE, b, SECTORSIZE, FE_REG);
 		if (rc)
 			return note_error(c, "write uninline", rc);
+		e->new_ext++;
 	}
 	uint64_t b;
 	rc = alloc_extent(&fs->alloc, ALLOC_DATA, len, &b);
@@ -225,6 +333,8 @@ static void op_truncate(tort *c, task *t)
 	if (i < 0)
 		return;
 	tent *e = &c->ents[i];
+	if (pinned(c, e->sv, e->ino))
+		return;
 	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
 	if (!in)
 		return note_error(c, "truncate: inode", LAB_EENGINE);
@@ -278,6 +388,8 @@ static void op_rename(tort *c, task *t)
 	if (i < 0)
 		return;
 	tent *e = &c->ents[i];
+	if (pinned(c, e->sv, e->ino))
+		return;
 	uint64_t nd = pick_dir(c, e->sv);
 	char on[16], nn[16];
 	tname(on, e->name);
@@ -298,6 +410,8 @@ static void op_unlink(tort *c, task *t)
 	if (i < 0)
 		return;
 	tent e = c->ents[i];
+	if (pinned(c, e.sv, e.ino))
+		return;
 	char name[16];
 	tname(name, e.name);
 	if (e.is_dir) {
@@ -339,53 +453,311 @@ static void op_stat(tort *c, task *t)
 		note_error(c, "stat", rc);
 }
 
+/* ---- fsync storms (mix=all) --------------------------------------------- */
+
+/* The step of one fsync task: the log part of btrfs_sync_file (the data
+ * is in the trees already: ordered extents completed when written). */
+static int fsync_step(sim *s, task *t)
+{
+	tfsync *w = t->ctx;
+	tort *c = w->c;
+	(void)s;
+	int rc = treelog_fsync_step(c->tl, t, &w->f);
+	if (rc == TASK_RUN || rc == TASK_BLOCKED)
+		return rc;
+	if (rc < 0)
+		note_error(c, "fsync", rc);
+	else if (w->f.error)
+		note_error(c, "fsync log", w->f.error);
+	w->busy = 0;
+	return TASK_DONE;
+}
+
+/* Start one fsync of entry i in a free slot; 0 if none was started. */
+static int fsync_start(tort *c, task *t, int i)
+{
+	tent *e = &c->ents[i];
+	if (pinned(c, e->sv, e->ino))
+		return 0;
+	int slot = -1;
+	for (int k = 0; k < TS_MAX_FSYNC && slot < 0; k++)
+		if (!c->fsw[k].busy)
+			slot = k;
+	if (slot < 0)
+		return 0;
+	struct btrfs_root *root = c->sv[e->sv];
+	struct inode *in = fs_inode_get(root, e->ino);
+	if (!in) {
+		note_error(c, "fsync: inode", LAB_EENGINE);
+		return 0;
+	}
+	tfsync *w = &c->fsw[slot];
+	struct inode *parent = NULL;
+	/* a new name in this transaction, sometimes: log the parent too */
+	if (!e->is_dir && prng_below(&c->rng, 4) == 0)
+		parent = fs_inode_get(root, e->dir);
+	int rc = treelog_fsync_init_parent(&w->f, root, in, e->new_ext, parent);
+	if (rc) {
+		note_error(c, "fsync init", rc);
+		return 0;
+	}
+	w->c = c;
+	w->sv = e->sv;
+	w->ino = e->ino;
+	w->pino = parent ? parent->ino : 0;
+	if (!task_spawn(c->fs->sim, "fsync", fsync_step, w, t->clock)) {
+		note_error(c, "fsync task", LAB_ENOMEM);
+		return 0;
+	}
+	w->busy = 1;
+	e->new_ext = 0;
+	c->fsyncs++;
+	return 1;
+}
+
+/* The entry of a recently written inode, or a random one. */
+static int pick_recent(tort *c)
+{
+	if (c->nrecent && prng_below(&c->rng, 4)) {
+		int n = c->nrecent < TS_RECENT ? c->nrecent : TS_RECENT;
+		const uint64_t *r = c->recent[prng_below(&c->rng, (uint64_t)n)];
+		for (int i = 0; i < c->nents; i++)
+			if (c->ents[i].ino == r[1] && c->sv[c->ents[i].sv]->id == r[0])
+				return i;
+	}
+	return pick(c, -1);
+}
+
+/* Several tasks fsync at once (one to four). */
+static void op_fsync_storm(tort *c, task *t)
+{
+	int n = 1 + (int)prng_below(&c->rng, 4);
+	c->storms++;
+	for (int k = 0; k < n; k++) {
+		int i = pick_recent(c);
+		if (i >= 0)
+			fsync_start(c, t, i);
+	}
+}
+
+/* ---- subvolumes and snapshots (mix=all) --------------------------------- */
+
+static void op_subvol_create(tort *c, task *t)
+{
+	int slot = -1;
+	for (int i = 1; i < c->nsv && slot < 0; i++)
+		if (!c->sv[i])
+			slot = i;
+	if (slot < 0) {
+		if (c->nsv == TS_MAX_SV)
+			return;
+		slot = c->nsv;
+	}
+	char name[16];
+	uint32_t n = c->next_name++;
+	snprintf(name, sizeof name, "s%u", n);
+	struct btrfs_root *root;
+	int rc = subvol_create(&c->sc, t, c->sv[0], BTRFS_FIRST_FREE_OBJECTID, name, &root);
+	if (rc)
+		return note_error(c, "subvolume create", rc);
+	c->sv[slot] = root;
+	c->svname[slot] = n;
+	if (slot == c->nsv)
+		c->nsv++;
+	c->subvol_creates++;
+}
+
+static void op_subvol_delete(tort *c, task *t)
+{
+	int live = 0;
+	for (int i = 1; i < c->nsv; i++)
+		live += c->sv[i] != NULL;
+	if (live < 2)
+		return; /* keep a few */
+	int slot = pick_sv(c);
+	if (slot == 0)
+		return;
+	for (int i = 0; i < TS_MAX_FSYNC; i++)
+		if (c->fsw[i].busy && c->fsw[i].sv == slot)
+			return; /* an fsync holds one of its inodes */
+	char name[16];
+	snprintf(name, sizeof name, "s%u", c->svname[slot]);
+	(void)t;
+	int rc = subvol_delete(&c->sc, &c->h, c->sv[slot], name);
+	if (rc)
+		return note_error(c, "subvolume delete", rc);
+	for (int i = 0; i < c->nents;) {
+		if (c->ents[i].sv == slot)
+			ents_del(c, i);
+		else
+			i++;
+	}
+	c->sv[slot] = NULL;
+	c->subvol_deletes++;
+}
+
+static int tname_cmp(const void *a, const void *b)
+{
+	const tname_ent *x = a, *y = b;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The snapshot's name of ino (send_name_fn). */
+static int snap_name_of(void *ctx, uint64_t ino, uint64_t parent, char *buf, size_t len)
+{
+	const tsnap *sn = ctx;
+	int lo = 0, hi = sn->nnames;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (sn->names[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= sn->nnames || sn->names[lo].ino != ino || sn->names[lo].dir != parent)
+		return LAB_ENOENT;
+	snprintf(buf, len, "n%u", sn->names[lo].name);
+	return 0;
+}
+
 static void op_snapshot(tort *c, task *t)
 {
-	if (c->nsnaps == 16)
+	if (c->nsnaps == TS_MAX_SNAPS)
 		return;
-	int sv = (int)prng_below(&c->rng, (uint64_t)c->nsv);
-	struct btrfs_root *snap;
-	int rc = fs_root_create(c->fs, t, fs_root_next_id(c->fs), &snap);
-	if (!rc)
-		rc = bt_copy_root(&c->sv[sv]->tree, &snap->tree, t);
-	if (rc)
+	int sv = pick_sv(c);
+	tsnap *sn = &c->snaps[c->nsnaps];
+	memset(sn, 0, sizeof *sn);
+	int n = 0;
+	for (int i = 0; i < c->nents; i++)
+		n += c->ents[i].sv == sv;
+	sn->names = malloc(((size_t)n + 1) * sizeof *sn->names);
+	if (!sn->names)
+		return note_error(c, "snapshot names", LAB_ENOMEM);
+	for (int i = 0; i < c->nents; i++)
+		if (c->ents[i].sv == sv)
+			sn->names[sn->nnames++] =
+				(tname_ent){ c->ents[i].ino, c->ents[i].dir, c->ents[i].name };
+	qsort(sn->names, (size_t)sn->nnames, sizeof *sn->names, tname_cmp);
+	int rc = subvol_snapshot(&c->sc, t, c->sv[sv], &sn->root);
+	if (rc) {
+		free(sn->names);
 		return note_error(c, "snapshot", rc);
-	c->sv[sv]->last_snapshot = c->fs->transid;
-	c->snaps[c->nsnaps++] = snap;
+	}
+	c->nsnaps++;
+	c->snapshots++;
 }
 
 static void op_snap_delete(tort *c, task *t)
 {
+	(void)t;
 	if (!c->nsnaps)
 		return;
 	int i = (int)prng_below(&c->rng, (uint64_t)c->nsnaps);
-	struct btrfs_root *snap = c->snaps[i];
+	tsnap sn = c->snaps[i];
 	c->snaps[i] = c->snaps[--c->nsnaps];
-	bt_free_tree(&snap->tree, t);
-	snap->deleted = 1;
-	bt_key k = bt_mkkey(snap->id, BTRFS_ROOT_ITEM_KEY, 0);
-	int rc = bt_delete(&c->fs->root_tree, t, &k);
-	fs_root_forget(c->fs, snap);
+	free(sn.names);
+	int rc = subvol_delete(&c->sc, &c->h, sn.root, NULL);
 	if (rc)
-		note_error(c, "snapshot delete", rc < 0 ? rc : LAB_EENGINE);
+		return note_error(c, "snapshot delete", rc);
+	c->snap_deletes++;
 }
 
-static int torture_step(sim *s, task *t)
+/*
+ * Send a snapshot and receive it into a fresh file system (models
+ * `btrfs send snap | btrfs receive` onto another device); check the
+ * receiver and compare it with the snapshot.
+ */
+static void op_send(tort *c, task *t)
 {
-	tort *c = t->ctx;
-	(void)s;
-	trans_handle h;
-	int rc = trans_start(&c->tm, t, &h);
+	if (!c->nsnaps)
+		return;
+	tsnap *sn = &c->snaps[prng_below(&c->rng, (uint64_t)c->nsnaps)];
+	send_stream st;
+	int rc = send_build(c->fs, t, sn->root, NULL, snap_name_of, sn, &st);
+	if (rc)
+		return note_error(c, "send", rc);
+	fs_info *dst = NULL;
+	rc = fs_mount(c->fs->sim, NULL, NULL, &dst);
 	if (rc) {
-		/* one task: nothing else can hold a commit open */
-		note_error(c, "trans_start", rc == TRANS_WAIT ? LAB_ESTATE : rc);
-		return TASK_DONE;
+		send_stream_free(&st);
+		return note_error(c, "receive mount", rc);
 	}
-	if (c->ops >= c->target) {
-		t_commit(c, t, &h);
-		return TASK_DONE;
+	recv_ctx r;
+	rc = recv_init(&r, dst, fs_root_lookup(dst, BTRFS_FS_TREE_OBJECTID), &st, NULL);
+	if (!rc) {
+		/* each command is its own syscall; only this task uses dst */
+		do
+			rc = recv_step(&r, t);
+		while (rc == TASK_RUN);
+		rc = rc < 0 ? rc : recv_flush(&r, t);
+		if (!rc)
+			rc = fs_commit(dst, t);
+		if (!rc) {
+			note_check(c, dst, check_fs(dst));
+			int f = check_send_received(c->fs, sn->root, &r, snap_name_of, sn);
+			note_check(c, c->fs, f);
+		}
+		c->sent_inodes += r.nino;
+		recv_destroy(&r);
 	}
-	int committed = 0;
+	if (rc)
+		note_error(c, "receive", rc);
+	fs_unmount(dst);
+	send_stream_free(&st);
+	c->sends++;
+}
+
+/* Remount: the in-memory inodes are read back without logged state, so
+ * the next fsync of each copies everything (a full sync). */
+static void inode_unlogged(struct inode *in, void *ctx)
+{
+	(void)ctx;
+	in->flags |= INODE_NEEDS_FULL_SYNC;
+	in->last_log_commit = 0;
+}
+
+/* ---- commits --------------------------------------------------------------- */
+
+/* Whether the commit wanted may start: the cleaner has dropped every
+ * queued root, and for a remount or the end no fsync is in flight. */
+static int quiet(tort *c)
+{
+	if (c->sc_ready && !c->sc.failed && (c->sc.cur || c->sc.next < c->sc.ndead))
+		return 0;
+	if ((c->want == CW_REMOUNT || c->want == CW_FINAL) && fsyncs_busy(c))
+		return 0;
+	return 1;
+}
+
+/* After a commit: the tallest tree, then the full checker. */
+static void after_commit(tort *c)
+{
+	c->commits++;
+	int height = fs_tree_height_max(c->fs);
+	if (height > c->max_height)
+		c->max_height = height;
+	if (c->sc_ready && c->sc.failed && !c->errors)
+		note_error(c, "cleaner", c->sc.failed);
+	note_check(c, c->fs, check_fs(c->fs));
+	if (c->want == CW_REMOUNT) {
+		for (int i = 0; i < c->nsv; i++)
+			if (c->sv[i])
+				fs_inode_foreach(c->sv[i], inode_unlogged, NULL);
+		c->remounts++;
+	}
+}
+
+/* Ask for a commit: the handle of this step is ended; the commit runs in
+ * a handle of its own once quiet() allows. */
+static void want_commit(tort *c, int why)
+{
+	c->want = why;
+	c->state = ST_QUIET;
+}
+
+/* One operation inside the handle c->h. */
+static void run_op(tort *c, task *t)
+{
 	uint64_t x = prng_below(&c->rng, 1000);
 	if (x < 220)
 		op_create(c, t, 0);
@@ -404,30 +776,129 @@ static int torture_step(sim *s, task *t)
 	else if (x < 900)
 		op_stat(c, t);
 	else if (x < 915) {
-		c->fsyncs++;
-		t_commit(c, t, &h);
-		committed = 1;
-	} else if (x < 920) {
-		t_commit(c, t, &h);
-		committed = 1;
-	} else if (c->mix_all && x < 930)
+		if (c->mix_all) {
+			op_fsync_storm(c, t);
+		} else {
+			c->fsyncs++;
+			want_commit(c, CW_FSYNC);
+		}
+	} else if (x < 920)
+		want_commit(c, CW_SYNC);
+	else if (c->mix_all && x < 926)
 		op_snapshot(c, t);
-	else if (c->mix_all && x < 938)
+	else if (c->mix_all && x < 929)
 		op_snap_delete(c, t);
-	else if (c->mix_all && x < 940) {
-		t_commit(c, t, &h); /* remount */
-		committed = 1;
-	} else if (x < 970)
+	else if (c->mix_all && x < 932)
+		op_subvol_create(c, t);
+	else if (c->mix_all && x < 934)
+		op_subvol_delete(c, t);
+	else if (c->mix_all && x < 936)
+		want_commit(c, CW_REMOUNT);
+	else if (c->mix_all && x < 938)
+		op_send(c, t);
+	else if (x < 970)
 		op_create(c, t, 0);
 	else
 		op_write(c, t);
-	if (!committed) {
-		rc = trans_end(&h, 0);
-		if (rc)
-			note_error(c, "trans_end", rc);
+}
+
+/* The main task: start a handle, run one op (or commit), end it. */
+static int torture_step(sim *s, task *t)
+{
+	tort *c = t->ctx;
+	(void)s;
+	int rc;
+	for (;;) {
+		switch (c->state) {
+		case ST_QUIET:
+			if (!quiet(c)) {
+				task_wait_until(t, t->clock + TS_POLL_NS);
+				return TASK_RUN;
+			}
+			c->state = ST_START;
+			break;
+		case ST_START:
+			rc = trans_start(&c->tm, t, &c->h);
+			if (rc == TRANS_WAIT)
+				return TASK_BLOCKED;
+			if (rc) {
+				note_error(c, "trans_start", rc);
+				return TASK_DONE;
+			}
+			if (c->want) {
+				c->state = ST_COMMIT;
+				break;
+			}
+			if (c->ops >= c->target) {
+				rc = trans_end(&c->h, 0);
+				if (rc)
+					note_error(c, "trans_end", rc);
+				want_commit(c, CW_FINAL);
+				return TASK_RUN;
+			}
+			run_op(c, t);
+			c->ops++;
+			rc = trans_end(&c->h, 0);
+			if (rc)
+				note_error(c, "trans_end", rc);
+			if (c->sc_ready)
+				subvol_wake_cleaner(&c->sc, t->clock);
+			return TASK_RUN;
+		case ST_COMMIT:
+			rc = trans_commit(&c->h, TCOMMIT_EXPLICIT);
+			if (rc == TRANS_WAIT)
+				return TASK_BLOCKED;
+			if (rc) {
+				note_error(c, "commit", rc);
+				return TASK_DONE;
+			}
+			after_commit(c);
+			c->state = ST_START;
+			if (c->want == CW_FINAL) {
+				c->want = CW_NONE;
+				return TASK_DONE;
+			}
+			c->want = CW_NONE;
+			return TASK_RUN;
+		default:
+			note_error(c, "state", LAB_EENGINE);
+			return TASK_DONE;
+		}
 	}
-	c->ops++;
-	return TASK_RUN;
+}
+
+/* mix=all: quota, the cleaner, the log tree (before any subvolume is
+ * made, so the reachability index sees every tree from the start). */
+static int setup_all(struct lab_run *r, tort *c)
+{
+	int rc = qgroup_init(&c->q, c->fs, &c->tm);
+	if (rc)
+		return exp_fail(r, rc, "qgroup init");
+	c->q_ready = 1;
+	rc = subvol_init(&c->sc, c->fs, &c->tm, &c->q);
+	if (rc)
+		return exp_fail(r, rc, "subvol init");
+	c->sc_ready = 1;
+	rc = ebmem_create(r->sim, NULL, &c->mem);
+	if (rc)
+		return exp_fail(r, rc, "eb allocator");
+	treelog_cfg tc;
+	treelog_cfg_default(&tc);
+	tc.max_records = 64;
+	/* patch 001 either way: both paths of the log must stay consistent */
+	tc.prealloc_scratch = (int)prng_below(&c->rng, 2);
+	rc = treelog_create(r->sim, NULL, c->mem, &tc, &c->tl);
+	if (!rc)
+		rc = treelog_attach(c->tl, c->fs);
+	if (rc)
+		return exp_fail(r, rc, "log tree");
+	treelog_set_trans(c->tl, &c->tm);
+	rc = check_more_qgroups(c->fs, &c->q);
+	if (!rc)
+		rc = check_more_treelog(c->fs, c->tl);
+	if (rc)
+		return exp_fail(r, rc, "check registration");
+	return 0;
 }
 
 static int torture_setup(struct lab_run *r)
@@ -442,25 +913,46 @@ static int torture_setup(struct lab_run *r)
 	int rc = fs_mount(r->sim, NULL, NULL, &c->fs);
 	if (rc)
 		return exp_fail(r, rc, "mount failed");
+	rc = trans_init(&c->tm, c->fs);
+	if (rc)
+		return exp_fail(r, rc, "transaction manager");
+	c->tm_ready = 1;
+	rc = check_more_handles(c->fs, &c->tm);
+	if (rc)
+		return exp_fail(r, rc, "check registration");
+	if (c->mix_all && (rc = setup_all(r, c)))
+		return rc;
 	int nsv = (int)exp_param(r, "subvols");
 	c->sv[0] = fs_root_lookup(c->fs, BTRFS_FS_TREE_OBJECTID);
 	c->nsv = 1;
 	for (int i = 1; i < nsv; i++) {
 		char name[16];
-		snprintf(name, sizeof name, "sv%d", i);
-		rc = fs_create_subvol(c->fs, NULL, c->sv[0], BTRFS_FIRST_FREE_OBJECTID, name,
-				      &c->sv[c->nsv]);
+		uint32_t n = c->next_name++;
+		snprintf(name, sizeof name, "s%u", n);
+		rc = c->mix_all ? subvol_create(&c->sc, NULL, c->sv[0], BTRFS_FIRST_FREE_OBJECTID,
+						name, &c->sv[c->nsv])
+				: fs_create_subvol(c->fs, NULL, c->sv[0], BTRFS_FIRST_FREE_OBJECTID,
+						   name, &c->sv[c->nsv]);
 		if (rc)
 			return exp_fail(r, rc, "subvolume create failed: %s", lab_strerror(rc));
+		c->svname[c->nsv] = n;
 		c->nsv++;
 	}
-	rc = trans_init(&c->tm, c->fs);
-	if (rc)
-		return exp_fail(r, rc, "transaction manager");
-	c->tm_ready = 1;
 	rc = trans_commit_now(&c->tm, NULL, TCOMMIT_EXPLICIT);
 	if (rc)
 		return exp_fail(r, rc, "initial commit failed");
+	if (c->mix_all) {
+		/* btrfs quota enable: the qgroups, a rescan, a commit */
+		rc = qgroup_enable(&c->q, NULL);
+		if (!rc)
+			rc = qgroup_rescan(&c->q, NULL);
+		if (!rc)
+			rc = trans_commit_now(&c->tm, NULL, TCOMMIT_EXPLICIT);
+		if (!rc)
+			rc = subvol_cleaner_start(&c->sc, 0);
+		if (rc)
+			return exp_fail(r, rc, "quota enable failed: %s", lab_strerror(rc));
+	}
 	if (!task_spawn(r->sim, "torture", torture_step, c, 0))
 		return LAB_ENOMEM;
 	return 0;
@@ -496,9 +988,35 @@ static void torture_details(struct lab_run *r, strbuf *out)
 	js_knum(out, "data_used", (double)fs->alloc.used[ALLOC_DATA]);
 	js_knum(out, "block_groups", fs->alloc.nbgs);
 	js_knum(out, "refs_run", (double)fs->refs_run);
+	if (c->mix_all) {
+		js_key(out, "all");
+		js_obj(out);
+		js_knum(out, "fsync_storms", (double)c->storms);
+		js_knum(out, "fsync_full", (double)c->tl->full);
+		js_knum(out, "fsync_fast", (double)c->tl->fast);
+		js_knum(out, "fsync_skipped", (double)c->tl->skipped);
+		js_knum(out, "log_commits", (double)c->tl->log_commits);
+		js_knum(out, "leaves_logged", (double)c->tl->leaves_copied);
+		js_kint(out, "prealloc_scratch", c->tl->cfg.prealloc_scratch);
+		js_knum(out, "snapshots_taken", (double)c->snapshots);
+		js_knum(out, "snapshots_deleted", (double)c->snap_deletes);
+		js_knum(out, "subvols_created", (double)c->subvol_creates);
+		js_knum(out, "subvols_deleted", (double)c->subvol_deletes);
+		js_knum(out, "roots_dropped", (double)c->sc.roots_dropped);
+		js_knum(out, "leaves_dropped", (double)c->sc.leaves_dropped);
+		js_knum(out, "shared_skipped", (double)c->sc.shared_skipped);
+		js_kint(out, "qgroups", c->q.nqgs);
+		js_kint(out, "qgroup_calls", c->q.ncalls);
+		js_knum(out, "sends", (double)c->sends);
+		js_knum(out, "sent_inodes", (double)c->sent_inodes);
+		js_knum(out, "remounts", (double)c->remounts);
+		js_obj_end(out);
+	}
 	js_key(out, "trees");
 	js_arr(out);
 	for (int i = 0; i < c->nsv; i++) {
+		if (!c->sv[i])
+			continue;
 		uint64_t l, n, it;
 		bt_count_blocks(&c->sv[i]->tree, &l, &n, &it);
 		js_obj(out);
@@ -560,6 +1078,16 @@ static void torture_teardown(struct lab_run *r)
 	tort *c = r->ctx;
 	if (!c)
 		return;
+	for (int i = 0; i < c->nsnaps; i++)
+		free(c->snaps[i].names);
+	if (c->sc_ready)
+		subvol_destroy(&c->sc);
+	if (c->q_ready)
+		qgroup_destroy(&c->q);
+	if (c->tl)
+		treelog_destroy(c->tl);
+	if (c->mem)
+		ebmem_destroy(c->mem);
 	if (c->tm_ready)
 		trans_destroy(&c->tm);
 	fs_unmount(c->fs);

@@ -1,0 +1,436 @@
+/*
+ * check_more.c - checks over qgroups, the log tree, transaction handles
+ * and send/receive (check_more.h). Host-side walks of the bt_node
+ * structures: no simulated time is charged and no node visit counted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_more.h"
+#include "items.h"
+#include "lab.h"
+#include "vfs.h"
+
+/* ---- qgroups: a recount from the trees --------------------------------- */
+
+typedef struct qref {
+	uint64_t bytenr, num_bytes, root;
+} qref;
+
+typedef struct qrefs {
+	qref *v;
+	size_t n, cap;
+	int oom;
+} qrefs;
+
+static void qrefs_push(qrefs *a, uint64_t bytenr, uint64_t num_bytes, uint64_t root)
+{
+	if (a->oom)
+		return;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 1024;
+		qref *nv = realloc(a->v, cap * sizeof(*nv));
+		if (!nv) {
+			a->oom = 1;
+			return;
+		}
+		a->v = nv;
+		a->cap = cap;
+	}
+	a->v[a->n++] = (qref){ bytenr, num_bytes, root };
+}
+
+/* Every block under (and including) n and every data extent its leaves
+ * point at, as references from root. */
+static void qrefs_tree(qrefs *a, const bt_node *n, uint64_t root)
+{
+	qrefs_push(a, n->bytenr, BT_NODESIZE, root);
+	if (n->level) {
+		for (int i = 0; i < n->nritems; i++)
+			qrefs_tree(a, n->ptrs[i].child, root);
+		return;
+	}
+	for (int i = 0; i < n->nritems; i++) {
+		const bt_item *it = &n->items[i];
+		if (it->key.type != BTRFS_EXTENT_DATA_KEY || it->aux == FE_INLINE || !it->v[0])
+			continue;
+		qrefs_push(a, it->v[0], fe_disk_len(it), root);
+	}
+}
+
+static int qref_cmp(const void *x, const void *y)
+{
+	const qref *a = x, *b = y;
+	if (a->bytenr != b->bytenr)
+		return a->bytenr < b->bytenr ? -1 : 1;
+	if (a->root != b->root)
+		return a->root < b->root ? -1 : 1;
+	return 0;
+}
+
+typedef struct qsum {
+	uint64_t root;
+	int64_t rfer, excl;
+} qsum;
+
+static qsum *qsum_get(qsum *s, int *n, uint64_t root)
+{
+	for (int i = 0; i < *n; i++)
+		if (s[i].root == root)
+			return &s[i];
+	s[*n] = (qsum){ root, 0, 0 };
+	return &s[(*n)++];
+}
+
+/*
+ * Recount rfer/excl of every level-0 qgroup from the live subvolume trees
+ * and compare (models what `btrfs check --qgroup-report` does). Skipped
+ * while records wait for the next commit's accounting. Returns failures.
+ */
+int check_qgroup_recount(fs_info *fs, void *ctx)
+{
+	qgroup_ctx *q = ctx;
+	if (!q->enabled)
+		return 0;
+	if (q->tm->running && q->tm->running->delayed_refs.nrecs)
+		return 0;
+	qrefs a;
+	memset(&a, 0, sizeof a);
+	int nfs = 0;
+	for (int i = 0; i < fs->nroots; i++) {
+		const struct btrfs_root *r = fs->roots[i];
+		if (!qgroup_is_fstree(r->id) || r->deleted || !r->tree.root)
+			continue;
+		nfs++;
+		qrefs_tree(&a, r->tree.root, r->id);
+	}
+	if (a.oom) {
+		free(a.v);
+		check_report(fs, "qgroup recount: out of memory");
+		return 1;
+	}
+	qsort(a.v, a.n, sizeof *a.v, qref_cmp);
+	qsum *sums = calloc((size_t)nfs + 1, sizeof *sums);
+	if (!sums) {
+		free(a.v);
+		check_report(fs, "qgroup recount: out of memory");
+		return 1;
+	}
+	int nsums = 0, fails = 0;
+	for (size_t i = 0; i < a.n;) {
+		size_t j = i, nroots = 0;
+		/* the roots reaching this extent, each once */
+		while (j < a.n && a.v[j].bytenr == a.v[i].bytenr) {
+			if (j == i || a.v[j].root != a.v[j - 1].root)
+				nroots++;
+			if (a.v[j].num_bytes != a.v[i].num_bytes && fails++ < 4)
+				check_report(fs, "qgroup recount: extent %llu has lengths %llu and %llu",
+					     (unsigned long long)a.v[i].bytenr,
+					     (unsigned long long)a.v[i].num_bytes,
+					     (unsigned long long)a.v[j].num_bytes);
+			j++;
+		}
+		for (size_t k = i; k < j; k++) {
+			if (k > i && a.v[k].root == a.v[k - 1].root)
+				continue;
+			qsum *s = qsum_get(sums, &nsums, a.v[k].root);
+			s->rfer += (int64_t)a.v[i].num_bytes;
+			if (nroots == 1)
+				s->excl += (int64_t)a.v[i].num_bytes;
+		}
+		i = j;
+	}
+	for (int g = 0; g < q->nqgs; g++) {
+		const qgroup *qg = &q->qgs[g];
+		if (qg->id >> 48)
+			continue;
+		int64_t rfer = 0, excl = 0;
+		for (int s = 0; s < nsums; s++)
+			if (sums[s].root == qg->id) {
+				rfer = sums[s].rfer;
+				excl = sums[s].excl;
+			}
+		if (rfer != qg->rfer || excl != qg->excl) {
+			check_report(fs, "qgroup 0/%llu: rfer %lld excl %lld, a recount of the trees says %lld %lld",
+				     (unsigned long long)qg->id, (long long)qg->rfer,
+				     (long long)qg->excl, (long long)rfer, (long long)excl);
+			fails++;
+		}
+	}
+	/* every subvolume tree has its qgroup */
+	for (int s = 0; s < nsums; s++)
+		if (!qgroup_find(q, qgroup_mkid(0, sums[s].root))) {
+			check_report(fs, "subvolume %llu has no qgroup", (unsigned long long)sums[s].root);
+			fails++;
+		}
+	free(sums);
+	free(a.v);
+	return fails;
+}
+
+int check_more_qgroups(fs_info *fs, qgroup_ctx *q)
+{
+	if (!fs || !q)
+		return LAB_EINVAL;
+	return check_register(fs, "qgroup-recount", check_qgroup_recount, q);
+}
+
+/* ---- the log tree ------------------------------------------------------- */
+
+/* No fsync inside a log transaction, no log commit in progress (the state
+ * every commit should find once its writers have left). */
+int check_treelog_idle(fs_info *fs, void *ctx)
+{
+	treelog *tl = ctx;
+	int fails = 0;
+	for (int i = 0; i < tl->nroots; i++) {
+		const tl_root *lr = &tl->roots[i];
+		if (lr->log_writers || lr->committing) {
+			check_report(fs, "log of root %llu: %d writers, committing %d",
+				     (unsigned long long)lr->root_id, lr->log_writers, lr->committing);
+			fails++;
+		}
+	}
+	return fails;
+}
+
+int check_more_treelog(fs_info *fs, treelog *tl)
+{
+	if (!fs || !tl)
+		return LAB_EINVAL;
+	return check_register(fs, "treelog", check_treelog_idle, tl);
+}
+
+/* ---- transaction handles ------------------------------------------------ */
+
+/* Handles started minus ended = writers of the running transaction. */
+int check_trans_handles(fs_info *fs, void *ctx)
+{
+	trans_mgr *tm = ctx;
+	uint64_t open = tm->handles_started - tm->handles_ended;
+	uint64_t writers = tm->running ? (uint64_t)tm->running->num_writers : 0;
+	if (tm->handles_ended > tm->handles_started || open != writers) {
+		check_report(fs, "transaction handles: %llu started, %llu ended, %llu writers",
+			     (unsigned long long)tm->handles_started,
+			     (unsigned long long)tm->handles_ended, (unsigned long long)writers);
+		return 1;
+	}
+	return 0;
+}
+
+int check_more_handles(fs_info *fs, trans_mgr *tm)
+{
+	if (!fs || !tm)
+		return LAB_EINVAL;
+	return check_register(fs, "trans-handles", check_trans_handles, tm);
+}
+
+/* ---- send / receive ------------------------------------------------------ */
+
+/* What a tree says about one inode. */
+typedef struct sino {
+	uint64_t ino, size, parent;
+	uint32_t mode;
+	uint64_t (*ext)[2]; /* [file offset, bytes] */
+	uint32_t next, ecap;
+} sino;
+
+typedef struct sset {
+	sino *v;
+	size_t n, cap;
+	int oom;
+} sset;
+
+static void sset_free(sset *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].ext);
+	free(s->v);
+}
+
+/* Collect the inodes of a subtree in key order (so v is sorted by ino). */
+static void sset_walk(sset *s, const bt_node *n)
+{
+	if (n->level) {
+		for (int i = 0; i < n->nritems; i++)
+			sset_walk(s, n->ptrs[i].child);
+		return;
+	}
+	for (int i = 0; i < n->nritems && !s->oom; i++) {
+		const bt_item *it = &n->items[i];
+		uint64_t oid = it->key.objectid;
+		if (oid < BTRFS_FIRST_FREE_OBJECTID || oid > BTRFS_LAST_FREE_OBJECTID)
+			continue;
+		if (it->key.type == BTRFS_INODE_ITEM_KEY) {
+			if (s->n == s->cap) {
+				size_t cap = s->cap ? s->cap * 2 : 64;
+				sino *nv = realloc(s->v, cap * sizeof(*nv));
+				if (!nv) {
+					s->oom = 1;
+					return;
+				}
+				s->v = nv;
+				s->cap = cap;
+			}
+			sino *si = &s->v[s->n++];
+			memset(si, 0, sizeof *si);
+			si->ino = oid;
+			si->size = it->v[0];
+			si->mode = it->aux;
+			continue;
+		}
+		sino *cur = s->n ? &s->v[s->n - 1] : NULL;
+		if (!cur || cur->ino != oid)
+			continue;
+		if (it->key.type == BTRFS_INODE_REF_KEY && !cur->parent) {
+			cur->parent = it->key.offset;
+		} else if (it->key.type == BTRFS_EXTENT_DATA_KEY) {
+			if (cur->next == cur->ecap) {
+				uint32_t cap = cur->ecap ? cur->ecap * 2 : 4;
+				uint64_t (*e)[2] = realloc(cur->ext, cap * sizeof(*e));
+				if (!e) {
+					s->oom = 1;
+					return;
+				}
+				cur->ext = e;
+				cur->ecap = cap;
+			}
+			cur->ext[cur->next][0] = it->key.offset;
+			cur->ext[cur->next][1] = it->v[1];
+			cur->next++;
+		}
+	}
+}
+
+static const sino *sset_find(const sset *s, uint64_t ino)
+{
+	size_t lo = 0, hi = s->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->v[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->n && s->v[lo].ino == ino ? &s->v[lo] : NULL;
+}
+
+static int u64pair_cmp(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* The 4 KiB pages of [0, size) an inode's extents cover, as merged
+ * [lo, hi) page ranges written to out (sorted); returns the count or -1. */
+static int page_ranges(const sino *si, uint64_t (*out)[2])
+{
+	int n = 0;
+	for (uint32_t e = 0; e < si->next; e++) {
+		uint64_t lo = si->ext[e][0], hi = lo + si->ext[e][1];
+		if (hi > si->size)
+			hi = si->size;
+		if (lo >= hi)
+			continue;
+		out[n][0] = lo / SECTORSIZE;
+		out[n][1] = (hi + SECTORSIZE - 1) / SECTORSIZE;
+		n++;
+	}
+	if (n > 1)
+		qsort(out, (size_t)n, sizeof *out, u64pair_cmp);
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		if (m && out[i][0] <= out[m - 1][1]) {
+			if (out[i][1] > out[m - 1][1])
+				out[m - 1][1] = out[i][1];
+		} else {
+			out[m][0] = out[i][0];
+			out[m][1] = out[i][1];
+			m++;
+		}
+	}
+	return m;
+}
+
+/* Compare the received subvolume with the snapshot; see check_more.h. */
+int check_send_received(fs_info *src, struct btrfs_root *snap, recv_ctx *r,
+			send_name_fn name_of, void *name_ctx)
+{
+	sset a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	if (snap->tree.root)
+		sset_walk(&a, snap->tree.root);
+	if (r->root->tree.root)
+		sset_walk(&b, r->root->tree.root);
+	int fails = 0;
+	uint64_t (*pa)[2] = NULL, (*pb)[2] = NULL;
+	if (a.oom || b.oom) {
+		check_report(src, "send compare: out of memory");
+		fails++;
+		goto out;
+	}
+	if (a.n != b.n) {
+		check_report(src, "send: %zu inodes in the snapshot, %zu received", a.n, b.n);
+		fails++;
+	}
+	r->fs->accounting_off++;
+	for (size_t i = 0; i < a.n && fails < 8; i++) {
+		const sino *s = &a.v[i];
+		if (s->ino == BTRFS_FIRST_FREE_OBJECTID)
+			continue;
+		rcv_ino *ri = recv_lookup(r, s->ino);
+		rcv_ino *rp = recv_lookup(r, s->parent);
+		const sino *d = ri ? sset_find(&b, ri->dst) : NULL;
+		if (!d || !rp) {
+			check_report(src, "send: inode %llu not received", (unsigned long long)s->ino);
+			fails++;
+			continue;
+		}
+		char name[VFS_NAME_MAX + 1];
+		uint64_t found = 0;
+		int rc = name_of(name_ctx, s->ino, s->parent, name, sizeof name);
+		if (!rc)
+			rc = vfs_lookup(r->fs, NULL, r->root, rp->dst, name, &found);
+		if (rc || found != d->ino || d->parent != rp->dst) {
+			check_report(src, "send: inode %llu (%s) not at its name on the receiver",
+				     (unsigned long long)s->ino, rc ? lab_strerror(rc) : name);
+			fails++;
+			continue;
+		}
+		if ((s->mode & S_IFMT_) != (d->mode & S_IFMT_) || s->size != d->size) {
+			check_report(src, "send: inode %llu mode %o size %llu, received %o %llu",
+				     (unsigned long long)s->ino, s->mode, (unsigned long long)s->size,
+				     d->mode, (unsigned long long)d->size);
+			fails++;
+			continue;
+		}
+		if ((s->mode & S_IFMT_) == S_IFDIR_)
+			continue;
+		free(pa);
+		free(pb);
+		pa = malloc(((size_t)s->next + 1) * sizeof *pa);
+		pb = malloc(((size_t)d->next + 1) * sizeof *pb);
+		if (!pa || !pb) {
+			check_report(src, "send compare: out of memory");
+			fails++;
+			break;
+		}
+		int na = page_ranges(s, pa), nb = page_ranges(d, pb);
+		int same = na == nb;
+		for (int k = 0; same && k < na; k++)
+			same = pa[k][0] == pb[k][0] && pa[k][1] == pb[k][1];
+		if (!same) {
+			check_report(src, "send: inode %llu data covers %d page ranges, received %d (or differently)",
+				     (unsigned long long)s->ino, na, nb);
+			fails++;
+		}
+	}
+	r->fs->accounting_off--;
+out:
+	free(pa);
+	free(pb);
+	sset_free(&a);
+	sset_free(&b);
+	return fails;
+}

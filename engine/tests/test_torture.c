@@ -1,0 +1,371 @@
+/*
+ * test_torture.c - the torture experiment finds no invariant violation
+ * over many seeds for both mixes, finds the ones a test injects (so its
+ * checks are not vacuous), and repeats itself exactly for a seed; the
+ * checks of check_more.c each see the fault they are for.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check_more.h"
+#include "exp.h"
+#include "fs.h"
+#include "items.h"
+#include "lab.h"
+#include "qgroup.h"
+#include "send.h"
+#include "t.h"
+#include "trans.h"
+#include "treelog.h"
+#include "vfs.h"
+
+static double metric(lab_run *r, const char *name)
+{
+	for (int i = 0; i < r->exp->nmetrics; i++)
+		if (strcmp(r->exp->metrics[i].name, name) == 0)
+			return r->m[i];
+	return NAN;
+}
+
+static lab_run *open_run(const char *params, uint32_t seed)
+{
+	lab_run *r = NULL;
+	char *err = NULL;
+	int rc = lab_open("torture", "base", params, seed, 0, &r, &err);
+	if (rc) {
+		fprintf(stderr, "lab_open(%s): %s\n", params, err ? err : "?");
+		lab_free(err);
+		return NULL;
+	}
+	return r;
+}
+
+static int finish(lab_run *r)
+{
+	int done = 0;
+	while (!done && lab_step(r, 100000, &done) == 0)
+		;
+	return done;
+}
+
+/* Print the run's details (first_error and counters) when it failed. */
+static void explain(lab_run *r, const char *params, uint32_t seed)
+{
+	char *js = NULL;
+	if (lab_result_json(r, &js) == 0 && js) {
+		fprintf(stderr, "torture %s seed %u: %s\n", params, seed, js);
+		lab_free(js);
+	}
+}
+
+/* Many seeds, both mixes: no failure, and the mix did what it says. */
+static void test_soak(const char *mix, int seeds, int ops)
+{
+	char params[64];
+	snprintf(params, sizeof params, "mix=%s\nops=%d", mix, ops);
+	int all = strcmp(mix, "all") == 0;
+	double fsyncs = 0, commits = 0;
+	for (int s = 1; s <= seeds; s++) {
+		lab_run *r = open_run(params, (uint32_t)s);
+		CHECK(r != NULL);
+		if (!r)
+			continue;
+		CHECK(finish(r));
+		double f = metric(r, "check_failures");
+		CHECK_EQ(f, 0);
+		CHECK_EQ(metric(r, "ops"), ops);
+		if (f != 0)
+			explain(r, params, (uint32_t)s);
+		CHECK_EQ(lab_check(r), 0);
+		fsyncs += metric(r, "fsyncs");
+		commits += metric(r, "commits");
+		if (all && s == 1) {
+			char *js = NULL;
+			CHECK_EQ(lab_result_json(r, &js), 0);
+			/* every part of the mix ran */
+			CHECK(js && strstr(js, "\"fsync_full\":") && !strstr(js, "\"fsync_full\":0,"));
+			CHECK(js && !strstr(js, "\"fsync_fast\":0,"));
+			CHECK(js && !strstr(js, "\"log_commits\":0,"));
+			CHECK(js && !strstr(js, "\"snapshots_taken\":0,"));
+			CHECK(js && !strstr(js, "\"roots_dropped\":0,"));
+			CHECK(js && !strstr(js, "\"sends\":0,"));
+			CHECK(js && !strstr(js, "\"remounts\":0"));
+			lab_free(js);
+		}
+		lab_close(r);
+	}
+	CHECK(fsyncs > 0);
+	CHECK(commits >= seeds);
+	fprintf(stderr, "torture mix=%s: %d seeds x %d ops: %.0f commits checked, %.0f fsyncs\n",
+		mix, seeds, ops, commits, fsyncs);
+}
+
+/* A check that cannot fail proves nothing: corrupt a qgroup counter in
+ * the middle of a run and the run must count failures. */
+static void test_injected_qgroup(void)
+{
+	lab_run *r = open_run("mix=all\nops=2000", 3);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	int done = 0;
+	while (!done && lab_progress(r) < 0.3 && lab_step(r, 50, &done) == 0)
+		;
+	CHECK(!done);
+	/* the run context starts with its fs_info; the qgroup context is
+	 * the one registered for the "qgroups" check */
+	fs_info *fs = *(fs_info **)r->ctx;
+	qgroup_ctx *q = NULL;
+	for (int i = 0; i < fs->nchecks; i++)
+		if (!strcmp(fs->checks[i].name, "qgroups"))
+			q = fs->checks[i].ctx;
+	CHECK(q != NULL && q->nqgs > 0);
+	if (q && q->nqgs)
+		q->qgs[0].rfer += 4096;
+	CHECK(finish(r));
+	CHECK(metric(r, "check_failures") > 0);
+	lab_close(r);
+}
+
+/* The same for a tree: swap two keys of a subvolume leaf. */
+static void test_injected_key(void)
+{
+	lab_run *r = open_run("mix=files\nops=400", 5);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	int done = 0;
+	while (!done && lab_progress(r) < 0.9 && lab_step(r, 50, &done) == 0)
+		;
+	fs_info *fs = *(fs_info **)r->ctx;
+	struct btrfs_root *top = fs_root_lookup(fs, BTRFS_FS_TREE_OBJECTID);
+	bt_node *n = top->tree.root;
+	while (n->level)
+		n = n->ptrs[n->nritems - 1].child;
+	CHECK(n->nritems >= 2);
+	/* between commits the block group items lag their counters (they
+	 * are written at commit): count what a check finds now */
+	int before = lab_check(r);
+	CHECK(before >= 0);
+	/* an out-of-order leaf, checked (and repaired) before the run goes on */
+	bt_key k = n->items[n->nritems - 1].key;
+	n->items[n->nritems - 1].key = n->items[n->nritems - 2].key;
+	n->items[n->nritems - 2].key = k;
+	CHECK(lab_check(r) > before);
+	n->items[n->nritems - 2].key = n->items[n->nritems - 1].key;
+	n->items[n->nritems - 1].key = k;
+	CHECK_EQ(lab_check(r), before);
+	CHECK(finish(r));
+	CHECK_EQ(metric(r, "check_failures"), 0);
+	lab_close(r);
+}
+
+/* Same seed, same result, to the byte. */
+static void test_repeatable(void)
+{
+	char *a = NULL, *b = NULL;
+	for (int k = 0; k < 2; k++) {
+		lab_run *r = open_run("mix=all\nops=1500", 7);
+		CHECK(r != NULL);
+		if (!r)
+			return;
+		CHECK(finish(r));
+		char *js = NULL;
+		CHECK_EQ(lab_result_json(r, &js), 0);
+		/* wall time is the host's: cut it off */
+		char *w = js ? strstr(js, "\"wall_ms\"") : NULL;
+		if (w)
+			*w = 0;
+		if (k == 0)
+			a = js;
+		else
+			b = js;
+		lab_close(r);
+	}
+	CHECK(a && b && strcmp(a, b) == 0);
+	lab_free(a);
+	lab_free(b);
+}
+
+/* Bad parameters are refused at the boundary. */
+static void test_params(void)
+{
+	lab_run *r = NULL;
+	char *err = NULL;
+	CHECK(lab_open("torture", "base", "mix=some", 1, 0, &r, &err) < 0);
+	lab_free(err);
+	err = NULL;
+	CHECK(lab_open("torture", "base", "subvols=0", 1, 0, &r, &err) < 0);
+	lab_free(err);
+	err = NULL;
+	CHECK(lab_open("torture", "base", "subvols=65", 1, 0, &r, &err) < 0);
+	lab_free(err);
+}
+
+/* ---- check_more.c's checks, each with the fault it is for */
+
+static void test_check_log_and_handles(void)
+{
+	sim *s = sim_create(3, 0);
+	fs_info *fs;
+	CHECK_EQ(fs_mount(s, NULL, NULL, &fs), 0);
+	trans_mgr tm;
+	CHECK_EQ(trans_init(&tm, fs), 0);
+	ebmem *mem;
+	CHECK_EQ(ebmem_create(s, NULL, &mem), 0);
+	treelog *tl;
+	CHECK_EQ(treelog_create(s, NULL, mem, NULL, &tl), 0);
+	CHECK_EQ(check_more_treelog(fs, tl), 0);
+	CHECK_EQ(check_more_handles(fs, &tm), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	tl_root *lr = treelog_root(tl, 5);
+	lr->log_writers = 1; /* an fsync left inside its log transaction */
+	CHECK_EQ(check_treelog_idle(fs, tl), 1);
+	CHECK(check_fs(fs) > 0);
+	lr->log_writers = 0;
+	trans_handle h;
+	CHECK_EQ(trans_start(&tm, NULL, &h), 0);
+	CHECK_EQ(check_trans_handles(fs, &tm), 0); /* one open, one writer */
+	tm.handles_ended++;                          /* ended twice */
+	CHECK_EQ(check_trans_handles(fs, &tm), 1);
+	tm.handles_ended--;
+	CHECK_EQ(trans_end(&h, 0), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	treelog_destroy(tl);
+	ebmem_destroy(mem);
+	trans_destroy(&tm);
+	fs_unmount(fs);
+	sim_destroy(s);
+}
+
+/* The recount from the trees sees a counter the index agrees with. */
+static void test_check_qgroup_recount(void)
+{
+	sim *s = sim_create(4, 0);
+	fs_info *fs;
+	CHECK_EQ(fs_mount(s, NULL, NULL, &fs), 0);
+	trans_mgr tm;
+	CHECK_EQ(trans_init(&tm, fs), 0);
+	qgroup_ctx q;
+	CHECK_EQ(qgroup_init(&q, fs, &tm), 0);
+	CHECK_EQ(check_more_qgroups(fs, &q), 0);
+	struct btrfs_root *top = fs_root_lookup(fs, 5);
+	for (int i = 0; i < 50; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "f%d", i);
+		struct inode *in;
+		CHECK_EQ(vfs_create(fs, NULL, top, 256, name, 0644, &in), 0);
+		uint64_t b;
+		CHECK_EQ(alloc_extent(&fs->alloc, ALLOC_DATA, 8192, &b), 0);
+		CHECK_EQ(fs_file_extent_insert(fs, NULL, in, 0, 8192, b, 8192, FE_REG), 0);
+		in->size = 8192;
+		CHECK_EQ(fs_inode_update(fs, NULL, in), 0);
+	}
+	CHECK_EQ(trans_commit_now(&tm, NULL, TCOMMIT_EXPLICIT), 0);
+	CHECK_EQ(qgroup_enable(&q, NULL), 0);
+	CHECK_EQ(qgroup_rescan(&q, NULL), 0);
+	CHECK_EQ(trans_commit_now(&tm, NULL, TCOMMIT_EXPLICIT), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	qgroup *g = qgroup_find(&q, qgroup_mkid(0, 5));
+	CHECK(g != NULL && g->rfer >= 50 * 8192 && g->excl == g->rfer);
+	g->excl -= 8192;
+	CHECK_EQ(check_qgroup_recount(fs, &q), 1);
+	g->excl += 8192;
+	CHECK_EQ(check_qgroup_recount(fs, &q), 0);
+	qgroup_destroy(&q);
+	trans_destroy(&tm);
+	fs_unmount(fs);
+	sim_destroy(s);
+}
+
+typedef struct names {
+	uint64_t ino[8], dir[8];
+	char name[8][16];
+	int n;
+} names;
+
+static int name_of(void *ctx, uint64_t ino, uint64_t parent, char *buf, size_t len)
+{
+	names *nm = ctx;
+	for (int i = 0; i < nm->n; i++)
+		if (nm->ino[i] == ino && nm->dir[i] == parent) {
+			snprintf(buf, len, "%s", nm->name[i]);
+			return 0;
+		}
+	return LAB_ENOENT;
+}
+
+/* A received copy compares equal; a changed size or a missing name does not. */
+static void test_check_send(void)
+{
+	sim *s = sim_create(5, 0);
+	fs_info *src, *dst;
+	CHECK_EQ(fs_mount(s, NULL, NULL, &src), 0);
+	CHECK_EQ(fs_mount(s, NULL, NULL, &dst), 0);
+	struct btrfs_root *top = fs_root_lookup(src, 5);
+	names nm = { .n = 0 };
+	struct inode *d;
+	CHECK_EQ(vfs_mkdir(src, NULL, top, 256, "d", &d), 0);
+	nm.ino[nm.n] = d->ino, nm.dir[nm.n] = 256, snprintf(nm.name[nm.n++], 16, "d");
+	for (int i = 0; i < 3; i++) {
+		struct inode *in;
+		char name[16];
+		snprintf(name, sizeof name, "f%d", i);
+		CHECK_EQ(vfs_create(src, NULL, top, i ? d->ino : 256, name, 0644, &in), 0);
+		uint64_t b, len = (uint64_t)(i + 1) * 8192;
+		CHECK_EQ(alloc_extent(&src->alloc, ALLOC_DATA, len, &b), 0);
+		CHECK_EQ(fs_file_extent_insert(src, NULL, in, 4096, len, b, len, FE_REG), 0);
+		in->size = 4096 + len + 100; /* a hole before, a hole after */
+		CHECK_EQ(fs_inode_update(src, NULL, in), 0);
+		nm.ino[nm.n] = in->ino, nm.dir[nm.n] = i ? d->ino : 256;
+		snprintf(nm.name[nm.n++], 16, "%s", name);
+	}
+	struct btrfs_root *snap;
+	CHECK_EQ(fs_root_create(src, NULL, fs_root_next_id(src), &snap), 0);
+	CHECK_EQ(bt_copy_root(&top->tree, &snap->tree, NULL), 0);
+	CHECK_EQ(fs_commit(src, NULL), 0);
+	send_stream st;
+	CHECK_EQ(send_build(src, NULL, snap, NULL, name_of, &nm, &st), 0);
+	recv_ctx r;
+	CHECK_EQ(recv_init(&r, dst, fs_root_lookup(dst, 5), &st, NULL), 0);
+	int rc;
+	do
+		rc = recv_step(&r, NULL);
+	while (rc == TASK_RUN);
+	CHECK_EQ(rc, TASK_DONE);
+	CHECK_EQ(recv_flush(&r, NULL), 0);
+	CHECK_EQ(fs_commit(dst, NULL), 0);
+	CHECK_EQ(check_fs(dst), 0);
+	CHECK_EQ(check_send_received(src, snap, &r, name_of, &nm), 0);
+	/* the receiver's size differs */
+	rcv_ino *ri = recv_lookup(&r, nm.ino[2]);
+	CHECK(ri && ri->inode);
+	ri->inode->size += 4096;
+	CHECK_EQ(fs_inode_update(dst, NULL, ri->inode), 0);
+	CHECK_EQ(check_send_received(src, snap, &r, name_of, &nm), 1);
+	ri->inode->size -= 4096;
+	CHECK_EQ(fs_inode_update(dst, NULL, ri->inode), 0);
+	CHECK_EQ(check_send_received(src, snap, &r, name_of, &nm), 0);
+	/* the source says another name */
+	snprintf(nm.name[1], 16, "zz");
+	CHECK_EQ(check_send_received(src, snap, &r, name_of, &nm), 1);
+	recv_destroy(&r);
+	send_stream_free(&st);
+	fs_unmount(dst);
+	fs_unmount(src);
+	sim_destroy(s);
+}
+
+int main(void)
+{
+	test_params();
+	test_check_log_and_handles();
+	test_check_qgroup_recount();
+	test_check_send();
+	test_injected_key();
+	test_injected_qgroup();
+	test_repeatable();
+	test_soak("files", 8, 3000);
+	test_soak("all", 8, 3000);
+	T_DONE();
+}
