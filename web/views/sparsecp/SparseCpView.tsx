@@ -30,7 +30,9 @@ function Axes({ L, xTitle }: { L: ChartLayout; xTitle: string }) {
         <line x1={m.left} x2={width - m.right} y1={bottom} y2={bottom} />
         <line x1={m.left} x2={m.left} y1={m.top} y2={bottom} />
         {L.xTicks.map((t) => (
-          <text key={t.label} x={t.pos} y={bottom + 16} textAnchor="middle">
+          // a label at either end is anchored inwards so it is never clipped
+          <text key={t.label} x={t.pos} y={bottom + 16}
+            textAnchor={t.pos > width - m.right - 24 ? 'end' : t.pos < m.left + 24 ? 'start' : 'middle'}>
             {t.label}
           </text>
         ))}
@@ -116,14 +118,14 @@ function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
         )}
       </div>
       <svg width={width} height={calls.height} role="img" aria-label="time per lseek against the file offset" data-testid={`sparsecp-calls-${variant}`}>
-        <Axes L={calls} xTitle="offset in the file (time per lseek, log scale)" />
+        <Axes L={calls} xTitle="file offset → time per lseek (log)" />
         {calls.dots.map((p) => (
           <circle key={p.i} cx={p.x} cy={p.y} r={1.6} fill={color} opacity={0.6} />
         ))}
         {call && <line x1={callX} x2={callX} y1={calls.margin.top} y2={calls.height - calls.margin.bottom} stroke="#000" strokeDasharray="3 3" />}
       </svg>
       <svg width={width} height={recs.height} role="img" aria-label="io_tree records during the copy" data-testid={`sparsecp-iotree-${variant}`}>
-        <Axes L={recs} xTitle="time since cp started (io_tree records)" />
+        <Axes L={recs} xTitle="time since cp started → io_tree records" />
         <path d={recs.path} fill="none" stroke={color} strokeWidth={2} />
       </svg>
       <p className="muted">
