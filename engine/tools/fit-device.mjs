@@ -7,9 +7,13 @@
  *   engine/src/bdev_points.c    every measured fio point + exp_fio's rows
  *   engine/src/bdev_points.h    their counts (compile-time constants)
  *
- * Usage: npm run fit-device [-- --calibration DIR] [-- --quick]
- *        (or CALIBRATION_DIR=...; default /work/shared/calibration, i.e.
- *        ../shared/calibration next to the repository)
+ * Usage: npm run fit-device [-- --calibration DIR] [--quick] [--out DIR]
+ *        [--profile NAME (fit only that one; the others keep their start)]
+ *        [--table (print every point)] [--dry-run (write nothing)]
+ *        Calibration: --calibration, else CALIBRATION_DIR, else
+ *        ../shared/calibration next to the repository. A full run takes
+ *        about 10-15 minutes (the model twin simulates every point at each
+ *        step of the search); each profile starts from its previous fit.
  *
  * How: each profile is the queueing model of engine/src/bdev.c (see
  * bdev_profile.h), driven by fio's closed loop as engine/src/exp_fio.c
@@ -34,7 +38,7 @@ const argVal = (k) => { const i = args.indexOf(k); return i >= 0 ? args[i + 1] :
 const CAL = path.resolve(argVal('--calibration') || process.env.CALIBRATION_DIR ||
 	path.join(repo, '..', 'shared', 'calibration'));
 const QUICK = args.includes('--quick');
-const OUT = path.join(repo, 'engine', 'src');
+const OUT = path.resolve(argVal('--out') || path.join(repo, 'engine', 'src'));
 
 /* ---------------------------------------------------------------- data */
 
@@ -51,7 +55,8 @@ function pct(clat, q) {
 function jsonQuantiles(clat) {
 	const qs = [[0, clat.min / 1000]];
 	for (const [k, v] of Object.entries(clat.percentile || {}))
-		qs.push([parseFloat(k) / 100, v / 1000]);
+		if (parseFloat(k) > 0) /* fio lists a "0.00": 0 sentinel */
+			qs.push([parseFloat(k) / 100, v / 1000]);
 	/* The single slowest IO of a run is an outlier, not a distribution
 	 * (one 860 PRO write took 687 ms): end the table at 1.5 x p99.99. */
 	const last = qs[qs.length - 1][1];
@@ -336,9 +341,9 @@ function profileSpecs(points) {
 			title: 'datacenter NVMe, power-loss protected (fitted: Intel DC P4510 1 TB)',
 			/* start: the last fit's result (physical first guesses before) */
 			start: { /* the previous fit's result; the search polishes it */
-				max_queue: 0, link_ns: 300, link_byte_ns: 0.24922, nunits: 35.607, chunk_bytes: 4096,
-				rd_op_ns: 65223, rd_byte_ns: 0.64875, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 47931,
-				wcache: 1, wr_ns: 6940.3, cache_bytes: 13356000, drain_byte_ns: 0.93772,
+				max_queue: 0, link_ns: 300.0, link_byte_ns: 0.25562, nunits: 36, chunk_bytes: 4096,
+				rd_op_ns: 65223.0, rd_byte_ns: 0.61669, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 47931.0,
+				wcache: 1, wr_ns: 6940.3, cache_bytes: 13356000.0, drain_byte_ns: 0.93772,
 				plp: 1, flush_p50_ns: 0, flush_p99_ns: 0, host_ns: 2945.6,
 			},
 			search: {
@@ -364,10 +369,10 @@ function profileSpecs(points) {
 			name: 'consumer-ssd',
 			title: 'consumer SATA SSD (fitted: Samsung 860 PRO, 4 KiB random read/write)',
 			start: { /* the previous fit's result; the search polishes it */
-				max_queue: 32, link_ns: 6641.9, link_byte_ns: 1 / 0.55, nunits: 33.364, chunk_bytes: 8192,
-				rd_op_ns: 86217, rd_byte_ns: 0.5, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 20000,
-				wcache: 1, wr_ns: 26605, cache_bytes: 8388600, drain_byte_ns: 3.0493,
-				plp: 0, flush_p50_ns: 334000, flush_p99_ns: 371000, host_ns: 13000,
+				max_queue: 32, link_ns: 6641.9, link_byte_ns: 1.8181818, nunits: 33, chunk_bytes: 8192,
+				rd_op_ns: 86217.0, rd_byte_ns: 0.5, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 20000.0,
+				wcache: 1, wr_ns: 26605.0, cache_bytes: 8388600.0, drain_byte_ns: 3.0493,
+				plp: 0, flush_p50_ns: 334000, flush_p99_ns: 371000, host_ns: 13000.0,
 			},
 			search: {
 				read: { host_ns: [1000, 30000], link_ns: [1000, 30000], nunits: [1, 64],
@@ -394,14 +399,20 @@ function profileSpecs(points) {
 			name: 'consumer-nvme',
 			title: 'consumer NVMe, no power-loss protection (fitted: Samsung 980 PRO 1 TB, random read)',
 			start: { /* the previous fit's result; the search polishes it */
-				max_queue: 0, link_ns: 300, link_byte_ns: 0.41862, nunits: 30.419, chunk_bytes: 65536,
-				rd_op_ns: 65242, rd_byte_ns: 0.98742, wr_op_ns: 60000, wr_byte_ns: 1.0, seq_op_ns: 10000,
-				wcache: 1, wr_ns: 15000, cache_bytes: 256 * 2 ** 20, drain_byte_ns: 1 / 2.0,
+				max_queue: 0, link_ns: 300.0, link_byte_ns: 0.40348006, nunits: 30, chunk_bytes: 65536,
+				rd_op_ns: 65242.0, rd_byte_ns: 0.89223, wr_op_ns: 60000, wr_byte_ns: 1.0, seq_op_ns: 10000.0,
+				wcache: 1, wr_ns: 15000.0, cache_bytes: 268435460.0, drain_byte_ns: 0.5,
 				plp: 0, flush_p50_ns: 6783000, flush_p99_ns: 11731000, host_ns: 2805.4,
 			},
 			search: {
-				read: { host_ns: [500, 10000], link_byte_ns: [0.1, 2], nunits: [4, 256],
+				read: { host_ns: [500, 10000], nunits: [4, 256],
 					rd_op_ns: [10000, 150000], rd_byte_ns: [0.01, 10] },
+			},
+			/* The fitted points (<= 4 KiB) cannot tell the link's bandwidth:
+			 * take it from the highest bandwidth the fitted run reached. */
+			closed: (mine) => {
+				const bw = Math.max(...mine.filter((p) => p.set === 'vary_bs').map((p) => p.iops * p.bs));
+				return { link_byte_ns: 1e9 / bw };
 			},
 			rd_tail: find(nv, { bs: 4096, iodepth: 1, numjobs: 1, set: 'vary_bs' }),
 			wr_tail: null,
@@ -457,8 +468,8 @@ function objective(spec, v, fitPts, nios) {
  * finds nothing. The read parameters are fitted on the read points first,
  * then the write parameters on the write points (they hardly interact in
  * fio's single-direction runs, and two small searches converge better). */
-function fitProfile(spec, fitPts) {
-	const v = { ...spec.start };
+function fitProfile(spec, fitPts, mine) {
+	const v = { ...spec.start, ...(spec.closed ? spec.closed(mine) : {}) };
 	const nios = QUICK ? 1500 : 3000;
 	const isWrite = (p) => p.rw.includes('write');
 	let best = NaN;
@@ -513,9 +524,9 @@ ${stamp.files.map((f) => ` *   ${f}`).join('\n')}
  *
  * Fit error on the fitted points (RMS of ln(simulated/measured) in the
  * script's model twin; the C test re-checks with the engine itself):
-${fits.map((f) => ` *   ${f.spec.name.padEnd(14)} ${f.fitPts.length} points fitted, ${f.held} held out; ` +
+${fits.map((f) => ` *   ${f.spec.name.padEnd(14)} ${f.fitPts.length} points fitted, ${f.held} not (held out or outside the model); ` +
 		`iops ${f.rms.iops.toFixed(3)}, p50 ${f.rms.p50.toFixed(3)}, p99 ${f.rms.p99.toFixed(3)}` +
-		` (held out: ${f.rmsHeld.iops.toFixed(3)}, ${f.rmsHeld.p50.toFixed(3)}, ${f.rmsHeld.p99.toFixed(3)})`).join('\n')}
+		` (not fitted: ${f.rmsHeld.iops.toFixed(3)}, ${f.rmsHeld.p50.toFixed(3)}, ${f.rmsHeld.p99.toFixed(3)})`).join('\n')}
  */
 #include <stddef.h>
 
@@ -626,6 +637,10 @@ function rms(errs, k) {
 }
 
 function main() {
+	if (!fs.existsSync(path.join(CAL, P4510_CSV))) {
+		process.stderr.write(`fit-device: no calibration data in ${CAL} (--calibration DIR or CALIBRATION_DIR)\n`);
+		process.exit(2);
+	}
 	const points = [...loadP4510(), ...load860(), ...load980()];
 	const key = (p) => [p.profile, p.rw, String(p.bs).padStart(8, '0'),
 		String(p.iodepth).padStart(4, '0'), String(p.numjobs).padStart(3, '0'), p.source].join('|');
@@ -637,14 +652,14 @@ function main() {
 		const mine = points.filter((p) => p.profile === spec.name);
 		for (const p of mine) { p.heldReason = spec.heldOut(p); p.fit = !p.heldReason; }
 		const fitPts = mine.filter((p) => p.fit);
-		let v = spec.start, objective = NaN;
+		let v = { ...spec.start, ...(spec.closed ? spec.closed(mine) : {}) }, objective = NaN;
 		if (!only || only === spec.name) {
 			process.stderr.write(`fitting ${spec.name} on ${fitPts.length} points (${mine.length - fitPts.length} held out)\n`);
-			({ v, objective } = fitProfile(spec, fitPts));
+			({ v, objective } = fitProfile(spec, fitPts, mine));
 		}
 		const P = buildParams(spec, v);
 		const keys = [...Object.keys(spec.search.read || {}), ...Object.keys(spec.search.write || {})];
-		process.stderr.write(`  ${spec.name} fitted: ${keys.map((k) => `${k}: ${Number(v[k].toPrecision(5))}`).join(', ')}\n`);
+		process.stderr.write(`  ${spec.name} fitted: ${keys.map((k) => `${k}: ${Number(v[k].toPrecision(8))}`).join(', ')}\n`);
 		const errs = mine.map((p, i) => ({ p, ...pointError(P, p, 4000, 7 + i) }));
 		const e = (fit) => errs.filter((x) => x.p.fit === fit).map((x) => ({ iops: x.eI, p50: x.e50, p99: x.e99 }));
 		const R = (l) => ({ iops: rms(l, 'iops'), p50: rms(l, 'p50'), p99: rms(l, 'p99') });
@@ -664,8 +679,8 @@ function main() {
 		writePoints(points, stamp);
 	}
 	for (const f of fits)
-		console.log(`${f.spec.name}: ${f.fitPts.length} fitted, ${f.held} held out; RMS ln-error fitted ` +
-			`iops ${f.rms.iops.toFixed(3)} p50 ${f.rms.p50.toFixed(3)} p99 ${f.rms.p99.toFixed(3)}; held out ` +
+		console.log(`${f.spec.name}: ${f.fitPts.length} fitted, ${f.held} not; RMS ln-error fitted ` +
+			`iops ${f.rms.iops.toFixed(3)} p50 ${f.rms.p50.toFixed(3)} p99 ${f.rms.p99.toFixed(3)}; not fitted ` +
 			`iops ${f.rmsHeld.iops.toFixed(3)} p50 ${f.rmsHeld.p50.toFixed(3)} p99 ${f.rmsHeld.p99.toFixed(3)}`);
 }
 
