@@ -272,6 +272,43 @@ static void test_check_qgroup_recount(void)
 	CHECK_EQ(check_qgroup_recount(fs, &q), 1);
 	g->excl += 8192;
 	CHECK_EQ(check_qgroup_recount(fs, &q), 0);
+	/* split an extent in two items (a write in its middle), then drop
+	 * one half: the other half still holds it for the qgroup */
+	struct inode *in;
+	CHECK_EQ(vfs_create(fs, NULL, top, 256, "split", 0644, &in), 0);
+	uint64_t b, b2;
+	CHECK_EQ(alloc_extent(&fs->alloc, ALLOC_DATA, 65536, &b), 0);
+	CHECK_EQ(fs_file_extent_insert(fs, NULL, in, 0, 65536, b, 65536, FE_REG), 0);
+	in->size = 65536;
+	CHECK_EQ(alloc_extent(&fs->alloc, ALLOC_DATA, 4096, &b2), 0);
+	CHECK_EQ(fs_file_extent_insert(fs, NULL, in, 16384, 4096, b2, 4096, FE_REG), 0);
+	CHECK_EQ(fs_inode_update(fs, NULL, in), 0);
+	CHECK_EQ(trans_commit_now(&tm, NULL, TCOMMIT_EXPLICIT), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	CHECK_EQ(fs_drop_extents(fs, NULL, in, 0, 16384, NULL), 0);
+	CHECK_EQ(fs_inode_update(fs, NULL, in), 0);
+	CHECK_EQ(trans_commit_now(&tm, NULL, TCOMMIT_EXPLICIT), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	const br_ent *be = br_lookup(&q.br, b);
+	CHECK(be && rootset_has(&be->roots, 5));
+	/* and the last half takes it */
+	CHECK_EQ(fs_drop_extents(fs, NULL, in, 0, 65536, NULL), 0);
+	CHECK_EQ(fs_inode_update(fs, NULL, in), 0);
+	CHECK_EQ(trans_commit_now(&tm, NULL, TCOMMIT_EXPLICIT), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	be = br_lookup(&q.br, b);
+	CHECK(!be || !rootset_has(&be->roots, 5));
+	/* a dropped root's id is not handed out again */
+	struct btrfs_root *x;
+	uint64_t id = fs_root_next_id(fs);
+	CHECK_EQ(fs_root_create(fs, NULL, id, &x), 0);
+	bt_free_tree(&x->tree, NULL);
+	x->deleted = 1;
+	bt_key rk = bt_mkkey(id, BTRFS_ROOT_ITEM_KEY, 0);
+	CHECK_EQ(bt_delete(&fs->root_tree, NULL, &rk), 0);
+	fs_root_forget(fs, x);
+	CHECK_EQ(fs_root_lookup(fs, id) == NULL, 1);
+	CHECK(fs_root_next_id(fs) > id);
 	qgroup_destroy(&q);
 	trans_destroy(&tm);
 	fs_unmount(fs);
@@ -320,6 +357,13 @@ static void test_check_send(void)
 		nm.ino[nm.n] = in->ino, nm.dir[nm.n] = i ? d->ino : 256;
 		snprintf(nm.name[nm.n++], 16, "%s", name);
 	}
+	/* an older directory moved under a younger one: sent after it */
+	struct inode *e;
+	CHECK_EQ(vfs_mkdir(src, NULL, top, 256, "e", &e), 0);
+	CHECK(e->ino > d->ino);
+	CHECK_EQ(vfs_rename(src, NULL, top, 256, "d", e->ino, "d"), 0);
+	nm.dir[0] = e->ino;
+	nm.ino[nm.n] = e->ino, nm.dir[nm.n] = 256, snprintf(nm.name[nm.n++], 16, "e");
 	struct btrfs_root *snap;
 	CHECK_EQ(fs_root_create(src, NULL, fs_root_next_id(src), &snap), 0);
 	CHECK_EQ(bt_copy_root(&top->tree, &snap->tree, NULL), 0);
