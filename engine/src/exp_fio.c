@@ -21,6 +21,7 @@
 #include "bdev_points.h"
 #include "bdev_profile.h"
 #include "exp.h"
+#include "sortutil.h"
 #include "lab.h"
 
 static const char *const rw_values[] = { "randread", "randwrite", "read", "write", NULL };
@@ -205,12 +206,6 @@ static double fio_progress(struct lab_run *r)
 	return c->total ? (double)c->done / (double)c->total : 1.0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* The q-quantile of sorted latencies, nearest rank below (as the fit). */
 static double quantile(const double *v, uint64_t n, double q)
 {
@@ -227,7 +222,8 @@ static int fio_collect(struct lab_run *r)
 	fio_ctx *c = r->ctx;
 	if (c->nlat == 0)
 		return exp_fail(r, LAB_EENGINE, "no IO completed");
-	qsort(c->lat_us, (size_t)c->nlat, sizeof *c->lat_us, cmp_double);
+	if (sort_doubles_nonneg(c->lat_us, (size_t)c->nlat))
+		return exp_fail(r, LAB_ENOMEM, "out of memory sorting latencies");
 	double sum = 0;
 	for (uint64_t i = 0; i < c->nlat; i++)
 		sum += c->lat_us[i];
