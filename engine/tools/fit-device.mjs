@@ -371,7 +371,7 @@ function profileSpecs(points) {
 			start: { /* the previous fit's result; the search polishes it */
 				max_queue: 32, link_ns: 6641.9, link_byte_ns: 1.8181818, nunits: 33, chunk_bytes: 8192,
 				rd_op_ns: 86217.0, rd_byte_ns: 0.5, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 20000.0,
-				wcache: 1, wr_ns: 26605.0, cache_bytes: 8388600.0, drain_byte_ns: 3.0493,
+				wcache: 1, wr_ns: 27287.828, cache_bytes: 8388600.0, drain_byte_ns: 3.0493,
 				plp: 0, flush_p50_ns: 334000, flush_p99_ns: 371000, host_ns: 13000.0,
 			},
 			search: {
