@@ -339,6 +339,7 @@ static simtime_t fitted_flush(bdev *d, simtime_t at)
 	return t + ns_round(ns);
 }
 
+/* Both backends keep their state in struct bdev: nothing extra to free. */
 static void fitted_destroy(bdev *d)
 {
 	(void)d;
@@ -421,6 +422,7 @@ void bdev_destroy(bdev *d)
 	free(d);
 }
 
+/* bdev_profile_name - the profile the device was created with. */
 const char *bdev_profile_name(const bdev *d)
 {
 	return d->prof->name;
@@ -508,6 +510,7 @@ void bdev_precondition(bdev *d, simtime_t at)
 			d->unit_free[u] = full;
 }
 
+/* bdev_get_stats - counters since creation (valid while d lives). */
 const bdev_stats *bdev_get_stats(const bdev *d)
 {
 	return &d->st;

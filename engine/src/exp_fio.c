@@ -200,6 +200,7 @@ static int fio_setup(struct lab_run *r)
 	return 0;
 }
 
+/* fio_progress - completions so far over all the run will wait for. */
 static double fio_progress(struct lab_run *r)
 {
 	fio_ctx *c = r->ctx;
@@ -303,6 +304,7 @@ static void fio_details(struct lab_run *r, strbuf *out)
 	js_obj_end(out);
 }
 
+/* fio_teardown - free the device, the jobs and whatever collect left. */
 static void fio_teardown(struct lab_run *r)
 {
 	fio_ctx *c = r->ctx;
