@@ -233,23 +233,24 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 	d->lock_t1 = t->clock + eio_call_ns(&L);
 	d->lock_delay = 0;
 	d->lock_recs = L.records ? L.records : 1;
-	/* walk the file extent items from the offset */
-	uint64_t i = vd_fe_first_after(d, offset);
-	uint64_t first_i = i;
-	vd_fst_search(d, t, i, &li->fst_nodes);
+	/* walk the file extent items from the offset (prealloc extents are
+	 * holes to SEEK_DATA/SEEK_HOLE: their delalloc is looked for) */
+	vd_fecur cur;
+	int wr = vd_fecur_first(&cur, d, t, offset, &li->fst_nodes);
 	uint64_t start = offset, last_end = lockstart, res = 0;
-	int found = 0;
+	int found = 0, advance = 0;
 	while (start < i_size) {
-		if (i >= d->nfe)
+		/* step to the next item only while the walk goes on (a leaf
+		 * crossing is a search: btrfs_next_leaf) */
+		if (advance)
+			wr = vd_fecur_next(&cur);
+		advance = 1;
+		if (wr)
 			break;
-		if (i > first_i && i % FE_PER_LEAF == 0)
-			vd_fst_search(d, t, i, &li->fst_nodes); /* btrfs_next_leaf */
-		const fext *fe = &d->fe[i];
+		const fext *fe = &cur.cur;
 		uint64_t fe_end = fe->off + fe->len;
-		if (fe_end <= start) {
-			i++;
+		if (fe_end <= start || cur.type == FE_PREALLOC)
 			continue;
-		}
 		if (last_end < fe->off) {
 			/* an implicit hole before this item */
 			uint64_t s0 = max64(last_end, offset);
@@ -266,8 +267,8 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 		}
 		start = fe_end;
 		last_end = fe_end;
-		i++;
 	}
+	vd_fecur_end(&cur);
 	if (!found && start < i_size) {
 		if (in_hole(f, whence, max64(start, offset), i_size - 1, &res, li, &ns))
 			start = res;

@@ -10,8 +10,10 @@
 
 #include "btree.h"
 #include "costs.h"
+#include "fs.h"
 #include "items.h"
 #include "lab.h"
+#include "trans.h"
 
 #define PG PC_PAGE
 
@@ -118,6 +120,178 @@ uint64_t vd_fst_search(dinode *d, task *t, uint64_t idx, uint64_t *nodes)
 }
 
 /* ------------------------------------------------------------------ */
+/* tree mode: the real fs tree, its blocks cold after a remount        */
+
+/* Whether bytenr was read since the remount; marks it read. An open
+ * addressing set keyed by bytenr (no iteration, so no order issue). */
+static int warm_test_set(dfs *fs, uint64_t bytenr)
+{
+	if (fs->warm_n * 2 >= fs->warm_cap) {
+		uint64_t nc = fs->warm_cap ? fs->warm_cap * 2 : 1024;
+		uint64_t *n = calloc(nc, sizeof(*n));
+		assert(n);
+		for (uint64_t i = 0; i < fs->warm_cap; i++) {
+			uint64_t b = fs->warm[i];
+			if (!b)
+				continue;
+			uint64_t h = (b / BT_NODESIZE * 0x9E3779B97F4A7C15ull) & (nc - 1);
+			while (n[h])
+				h = (h + 1) & (nc - 1);
+			n[h] = b;
+		}
+		free(fs->warm);
+		fs->warm = n;
+		fs->warm_cap = nc;
+	}
+	uint64_t h = (bytenr / BT_NODESIZE * 0x9E3779B97F4A7C15ull) & (fs->warm_cap - 1);
+	while (fs->warm[h]) {
+		if (fs->warm[h] == bytenr)
+			return 1;
+		h = (h + 1) & (fs->warm_cap - 1);
+	}
+	fs->warm[h] = bytenr;
+	fs->warm_n++;
+	return 0;
+}
+
+uint64_t vd_tree_touch(dfs *fs, task *t, const bt_path *p)
+{
+	uint64_t reads = 0;
+	if (!fs->meta_cold)
+		return 0;
+	for (int l = BT_MAX_LEVEL - 1; l >= 0; l--) {
+		const bt_node *n = p->nodes[l];
+		/* blocks written since the remount are in memory */
+		if (!n || bt_node_gen(n) > fs->cold_gen)
+			continue;
+		if (warm_test_set(fs, bt_node_bytenr(n)))
+			continue;
+		if (t) {
+			simtime_t done = bdev_io(fs->dev, BIO_READ, bt_node_bytenr(n),
+						 BT_NODESIZE, t->clock);
+			task_wait_until(t, done);
+		}
+		fs->metadata_reads++;
+		reads++;
+	}
+	return reads;
+}
+
+static void fext_from(fext *x, int *type, const fe_info *fe)
+{
+	x->off = fe->file_off;
+	x->len = fe->num_bytes;
+	x->disk = fe->type == FE_INLINE ? FEXT_INLINE : fe->disk_bytenr + fe->extent_offset;
+	*type = fe->type;
+}
+
+/* tree mode: account the path after a search or a leaf crossing */
+static void fecur_charge(vd_fecur *c, uint64_t visited_before)
+{
+	dfs *fs = c->d->fs;
+	bt_tree *tr = c->it.path.tree;
+	uint64_t v = tr->nodes_visited - visited_before;
+	if (c->nodes)
+		*c->nodes += v;
+	fs->fst_nodes_visited += v;
+	if (c->it.path.nodes[0] != c->leaf) {
+		c->leaf = c->it.path.nodes[0];
+		vd_tree_touch(fs, c->t, &c->it.path);
+	}
+}
+
+int vd_fecur_first(vd_fecur *c, dinode *d, task *t, uint64_t off, uint64_t *nodes)
+{
+	memset(c, 0, sizeof(*c));
+	c->d = d;
+	c->t = t;
+	c->nodes = nodes;
+	dfs *fs = d->fs;
+	if (!fs->fsi) {
+		c->i = vd_fe_first_after(d, off);
+		vd_fst_search(d, t, c->i, nodes);
+		if (c->i >= d->nfe)
+			return 1;
+		c->cur = d->fe[c->i];
+		c->type = FE_REG;
+		return 0;
+	}
+	if (!d->inode)
+		return 1;
+	c->tree = 1;
+	c->open = 1;
+	bt_tree *tr = &d->inode->root->tree;
+	uint64_t v0 = tr->nodes_visited;
+	fe_info fe;
+	int rc = fe_iter_first(fs->fsi, t, d->inode, off, &c->it, &fe);
+	c->it.path.tree = tr;
+	fecur_charge(c, v0);
+	if (rc)
+		return rc;
+	fext_from(&c->cur, &c->type, &fe);
+	return 0;
+}
+
+int vd_fecur_next(vd_fecur *c)
+{
+	dinode *d = c->d;
+	if (!c->tree) {
+		c->i++;
+		if (c->i >= d->nfe)
+			return 1;
+		if (c->i % FE_PER_LEAF == 0)
+			vd_fst_search(d, c->t, c->i, c->nodes); /* btrfs_next_leaf */
+		c->cur = d->fe[c->i];
+		return 0;
+	}
+	bt_tree *tr = c->it.path.tree;
+	uint64_t v0 = tr->nodes_visited;
+	fe_info fe;
+	int rc = fe_iter_next(d->fs->fsi, &c->it, &fe);
+	fecur_charge(c, v0);
+	if (rc)
+		return rc;
+	fext_from(&c->cur, &c->type, &fe);
+	return 0;
+}
+
+void vd_fecur_end(vd_fecur *c)
+{
+	if (c->tree && c->open)
+		fe_iter_end(&c->it);
+	c->open = 0;
+}
+
+/*
+ * Map the page at off (btrfs_get_extent's search): 1 when an item with
+ * data covers it (*x filled; an inline item has disk FEXT_INLINE), 0 for
+ * a hole (*x = the hole up to the next item or EOF, disk EM_HOLE), or
+ * negative. Prealloc extents read as holes.
+ */
+static int fe_map(dinode *d, task *t, uint64_t off, fext *x)
+{
+	vd_fecur c;
+	x->off = off;
+	x->len = PG;
+	x->disk = EM_HOLE;
+	int rc = vd_fecur_first(&c, d, t, off, NULL);
+	while (rc == 0 && c.type == FE_PREALLOC && c.cur.off <= off)
+		rc = vd_fecur_next(&c);
+	vd_fecur_end(&c);
+	if (rc < 0)
+		return rc;
+	if (rc == 0 && c.cur.off <= off && off < c.cur.off + c.cur.len) {
+		*x = c.cur;
+		return 1;
+	}
+	x->off = off;
+	uint64_t end = rc == 0 ? c.cur.off : round_up_pg(d->i_size);
+	x->len = end > off ? end - off : PG;
+	x->disk = EM_HOLE;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
 
 int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o)
 {
@@ -139,44 +313,59 @@ static void dbio_free(dbio *b)
 	free(b);
 }
 
+static void dinode_free(dinode *d)
+{
+	eio_destroy(&d->io);
+	emap_destroy(&d->em);
+	ordered_destroy(&d->oe);
+	pc_destroy(&d->pc);
+	free(d->fe);
+	if (d->wb_bio)
+		dbio_free(d->wb_bio);
+	/* bios still in flight when a run ends */
+	for (dbio *b = d->reads, *nx; b; b = nx) {
+		nx = b->next;
+		dbio_free(b);
+	}
+	for (dbio *b = d->writes, *nx; b; b = nx) {
+		nx = b->next;
+		dbio_free(b);
+	}
+	free(d);
+}
+
 void dfs_destroy(dfs *fs)
 {
-	for (int i = 0; i < fs->ninodes; i++) {
-		dinode *d = fs->inodes[i];
-		eio_destroy(&d->io);
-		emap_destroy(&d->em);
-		ordered_destroy(&d->oe);
-		pc_destroy(&d->pc);
-		free(d->fe);
-		if (d->wb_bio)
-			dbio_free(d->wb_bio);
-		/* bios still in flight when a run ends */
-		for (dbio *b = d->reads, *nx; b; b = nx) {
-			nx = b->next;
-			dbio_free(b);
-		}
-		for (dbio *b = d->writes, *nx; b; b = nx) {
-			nx = b->next;
-			dbio_free(b);
-		}
-		free(d);
-	}
+	for (int i = 0; i < fs->ninodes; i++)
+		dinode_free(fs->inodes[i]);
+	free(fs->inodes);
+	fs->inodes = NULL;
+	fs->ninodes = 0;
 	for (int l = 0; l < FST_MAX_LEVEL; l++)
 		free(fs->fst_cached[l]);
 	free(fs->csum_cached);
+	free(fs->warm);
+	fs->warm = NULL;
 	/* in-flight bios still own memory through their end_io events; the
 	 * simulator is freed with them pending only if a run is cut short */
 }
 
-int dfs_inode_new(dfs *fs, dinode **out)
+/* A new dinode appended to fs->inodes. */
+static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 {
-	if (fs->ninodes >= (int)(sizeof(fs->inodes) / sizeof(fs->inodes[0])))
-		return LAB_ENOMEM;
+	if (fs->ninodes == fs->inodes_cap) {
+		int nc = fs->inodes_cap ? fs->inodes_cap * 2 : 8;
+		dinode **n = realloc(fs->inodes, (size_t)nc * sizeof(*n));
+		if (!n)
+			return LAB_ENOMEM;
+		fs->inodes = n;
+		fs->inodes_cap = nc;
+	}
 	dinode *d = calloc(1, sizeof(*d));
 	if (!d)
 		return LAB_ENOMEM;
 	d->fs = fs;
-	d->ino = 257 + (uint64_t)fs->ninodes;
+	d->ino = ino;
 	eio_init(&d->io);
 	emap_init(&d->em);
 	ordered_init(&d->oe);
@@ -184,6 +373,38 @@ int dfs_inode_new(dfs *fs, dinode **out)
 	fs->inodes[fs->ninodes++] = d;
 	*out = d;
 	return 0;
+}
+
+int dfs_inode_new(dfs *fs, dinode **out)
+{
+	return dinode_add(fs, 257 + (uint64_t)fs->ninodes, out);
+}
+
+int dfs_inode_attach(dfs *fs, struct inode *inode, dinode **out)
+{
+	int rc = dinode_add(fs, inode->ino, out);
+	if (rc)
+		return rc;
+	(*out)->inode = inode;
+	(*out)->i_size = inode->size;
+	(*out)->nbytes = inode->nbytes;
+	return 0;
+}
+
+void dfs_inode_evict(dfs *fs, dinode *d)
+{
+	d->inode = NULL;
+	if (d->reads || d->writes || d->wb_active || d->wb_bio)
+		return; /* freed by dfs_destroy; its completions skip the trees */
+	for (int i = 0; i < fs->ninodes; i++) {
+		if (fs->inodes[i] != d)
+			continue;
+		memmove(fs->inodes + i, fs->inodes + i + 1,
+			(size_t)(fs->ninodes - i - 1) * sizeof(*fs->inodes));
+		fs->ninodes--;
+		break;
+	}
+	dinode_free(d);
 }
 
 void dfile_open(dfile *f, dinode *d, int seq)
@@ -283,49 +504,116 @@ static void dbio_add(dbio *db, uint64_t off, uint64_t bytes)
 	db->b.bytes += bytes;
 }
 
-static void wb_submit(dinode *d, simtime_t at)
+/* Submit the bio being built. With wb_caller_waits the bio has no end_io:
+ * vd_writeback_sync waits for it and completes it on its task. */
+static void wb_submit(dinode *d, task *t)
 {
 	dbio *db = d->wb_bio;
 	if (!db)
 		return;
 	d->wb_bio = NULL;
-	db->b.end_io = wbio_end;
+	db->b.end_io = d->wb_caller_waits ? NULL : wbio_end;
 	d->wb_inflight++;
 	db->next = d->writes;
 	d->writes = db;
 	d->fs->data_writes++;
 	d->fs->data_write_bytes += db->b.bytes;
-	bdev_submit(d->fs->dev, &db->b, at);
+	bdev_submit(d->fs->dev, &db->b, t->clock);
 }
 
-/* Bio completion: finish_ordered_io for each extent in it (the endio
- * workers' CPU is counted, not put on any task's timeline). */
-static void wbio_end(sim *s, bio *b)
+/*
+ * Tree mode: the tree part of finish_ordered_io for one ordered extent,
+ * inside a handle joined on the transaction manager when there is one:
+ * insert the file extent item (dropping what it replaces), its data ref
+ * and its checksums, then write the inode item back (models
+ * btrfs_finish_ordered_io -> insert_reserved_file_extent +
+ * btrfs_update_inode). t may be NULL (end_io context). An evicted inode's
+ * extent is given back to the allocator.
+ */
+static int finish_ordered_tree(dinode *d, task *t, const ordered_extent *oe)
 {
-	dbio *db = b->priv;
-	dinode *d = db->d;
 	dfs *fs = d->fs;
-	eio_call c = {0};
-	for (uint32_t i = 0; i < db->n; i++) {
-		uint64_t off = db->offs[i];
-		uint64_t oi = vd_fe_first_after(d, off);
-		(void)oi;
-		int64_t k = ordered_lookup_range(&d->oe, off, 1, NULL);
-		assert(k >= 0);
-		ordered_extent oe = d->oe.v[k];
+	fs_info *fsi = fs->fsi;
+	if (!d->inode) {
+		if (oe->disk_bytenr != FEXT_INLINE)
+			return alloc_free_now(&fsi->alloc, oe->disk_bytenr, oe->len);
+		return 0;
+	}
+	trans_handle h;
+	int joined = 0;
+	if (fs->tm) {
+		int rc = trans_start(fs->tm, NULL, &h);
+		if (rc < 0)
+			return rc;
+		joined = 1;
+	}
+	int rc;
+	if (oe->disk_bytenr == FEXT_INLINE)
+		rc = fs_file_extent_insert_inline(fsi, t, d->inode, d->i_size);
+	else
+		rc = fs_file_extent_insert(fsi, t, d->inode, oe->file_off, oe->len,
+					   oe->disk_bytenr, oe->len, FE_REG);
+	if (!rc) {
+		d->inode->size = d->i_size;
+		rc = fs_inode_update(fsi, t, d->inode);
+	}
+	d->nbytes = d->inode->nbytes;
+	if (joined) {
+		int r2 = trans_end(&h, 0);
+		if (!rc)
+			rc = r2;
+	}
+	return rc;
+}
+
+/* finish_ordered_io for the ordered extent starting at off: the item
+ * goes in (array or tree), DELALLOC_NEW clears, the pages end writeback.
+ * t may be NULL. */
+static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
+{
+	dfs *fs = d->fs;
+	int64_t k = ordered_lookup_range(&d->oe, off, 1, NULL);
+	assert(k >= 0);
+	ordered_extent oe = d->oe.v[k];
+	if (fs->fsi) {
+		int rc = finish_ordered_tree(d, t, &oe);
+		if (rc)
+			fs->wb_errors++;
+	} else {
 		int rc = fe_insert(d, oe.file_off, oe.len, oe.disk_bytenr);
 		assert(rc == 0);
 		(void)rc;
 		d->nbytes += oe.len;
-		eio_clear_bits(&d->io, oe.file_off, oe.file_off + oe.len - 1,
-			       EXTENT_DELALLOC_NEW, NULL, &c, NULL, 0);
-		ordered_remove(&d->oe, oe.file_off);
-		for (uint64_t p = oe.file_off / PG; p < (oe.file_off + oe.len) / PG; p++)
-			pc_set(&d->pc, p, 0, PG_WRITEBACK);
-		fs->ordered_done++;
-		fs->cpu_endio_ns += C_FINISH_ORDERED_NS;
 	}
-	fs->cpu_endio_ns += eio_call_ns(&c);
+	eio_clear_bits(&d->io, oe.file_off, oe.file_off + oe.len - 1,
+		       EXTENT_DELALLOC_NEW, NULL, c, NULL, 0);
+	ordered_remove(&d->oe, oe.file_off);
+	for (uint64_t p = oe.file_off / PG; p < (oe.file_off + oe.len + PG - 1) / PG; p++)
+		pc_set(&d->pc, p, 0, PG_WRITEBACK);
+	fs->ordered_done++;
+}
+
+/* A write bio is done: finish_ordered_io for each extent in it. Returns
+ * the CPU not charged to any timeline yet (the io_tree work and, in the
+ * array mode, the modelled item inserts); in tree mode the trees charge
+ * their own work to t (or, with t NULL, to fsi->cpu_untasked_ns). All of
+ * it is counted in cpu_endio_ns. */
+static uint64_t wbio_complete(dinode *d, dbio *db, task *t)
+{
+	dfs *fs = d->fs;
+	fs_info *fsi = fs->fsi;
+	uint64_t u0 = fsi ? fsi->cpu_untasked_ns : 0, c0 = t ? t->cpu_ns : 0;
+	eio_call c = {0};
+	uint64_t ns = 0;
+	for (uint32_t i = 0; i < db->n; i++) {
+		finish_ordered(d, t, db->offs[i], &c);
+		if (!fsi)
+			ns += C_FINISH_ORDERED_NS;
+	}
+	ns += eio_call_ns(&c);
+	fs->cpu_endio_ns += ns;
+	if (fsi)
+		fs->cpu_endio_ns += (fsi->cpu_untasked_ns - u0) + (t ? t->cpu_ns - c0 : 0);
 	d->wb_inflight--;
 	for (dbio **pp = &d->writes; *pp; pp = &(*pp)->next)
 		if (*pp == db) {
@@ -334,6 +622,16 @@ static void wbio_end(sim *s, bio *b)
 		}
 	dbio_free(db);
 	sample(d);
+	return ns;
+}
+
+/* Bio completion (the endio workers' CPU is counted, not put on any
+ * task's timeline). */
+static void wbio_end(sim *s, bio *b)
+{
+	dbio *db = b->priv;
+	dinode *d = db->d;
+	wbio_complete(d, db, NULL);
 	if (vd_clean(d) || !d->wb_active)
 		waitq_wake_all(s, &d->wb_waiters, sim_now(s));
 }
@@ -343,49 +641,29 @@ int vd_clean(const dinode *d)
 	return d->pc.dirty == 0 && d->oe.n == 0 && d->wb_inflight == 0 && !d->wb_active;
 }
 
+/* What wb_extent did. */
+enum { WB_EXTENT = 0, WB_NONE = 1, WB_WAITED = 2 };
+
 /*
- * One step of writepages: flush the next delalloc range at or after
- * wb_index (models extent_write_cache_pages -> writepage_delalloc ->
- * find_lock_delalloc_range + cow_file_range, then bio submission).
+ * Flush the next delalloc range at or after wb_index (models
+ * extent_write_cache_pages -> writepage_delalloc -> find_lock_delalloc_range
+ * + cow_file_range, then bio submission). Returns WB_EXTENT, WB_NONE (no
+ * delalloc left; the search was charged), WB_WAITED (t waited for an
+ * lseek's range lock: call again), or a negative LAB_E* (allocation).
  */
-static int wb_one(sim *s, task *t);
-
-/* Writeback runs extent by extent; while no lseek holds a range lock
- * nothing can interleave with it, so several extents go in one step. */
-static int wb_step(sim *s, task *t)
+static int wb_extent(dinode *d, task *t)
 {
-	dinode *d = t->ctx;
-	for (int i = 0; i < 64; i++) {
-		int r = wb_one(s, t);
-		if (r != TASK_RUN || d->lseek_lock_until > t->clock ||
-		    sim_now(s) + NS_PER_MS < t->clock)
-			return r;
-	}
-	return TASK_RUN;
-}
-
-static int wb_one(sim *s, task *t)
-{
-	dinode *d = t->ctx;
 	dfs *fs = d->fs;
+	sim *s = fs->s;
 	eio_call c = {0};
 	uint64_t ds, de;
 	if (eio_find_first_bit(&d->io, d->wb_index, EXTENT_DELALLOC, &ds, &de, &c)) {
 		task_cpu(s, t, eio_call_ns(&c));
 		fs->cpu_wb_ns += eio_call_ns(&c);
-		wb_submit(d, t->clock);
-		d->wb_active = 0;
-		d->wb_task = NULL;
-		if (d->pc.dirty == 0) {
-			d->pc.is_dirty = 0;
-		} else {
-			/* redirty_tail: pages dirtied during the pass */
-			d->pc.dirtied_when = t->clock;
-		}
-		if (vd_clean(d))
-			waitq_wake_all(s, &d->wb_waiters, t->clock);
-		return TASK_DONE;
+		return WB_NONE;
 	}
+	if (de - ds + 1 > DATA_MAX_EXTENT)
+		de = ds + DATA_MAX_EXTENT - 1;
 	/*
 	 * An lseek holds [start, EOF] over this range. If its lock sweep has
 	 * not reached this extent yet, writeback locks it first and the sweep
@@ -402,32 +680,53 @@ static int wb_one(sim *s, task *t)
 					     (double)before / (double)d->lock_recs);
 		if (t->clock >= reach) {
 			task_wait_until(t, d->lseek_lock_until + vd_wakeup_ns(fs));
-			return TASK_RUN;
+			return WB_WAITED;
 		}
 		ahead_of_sweep = 1;
+	}
+	uint64_t len = de - ds + 1;
+	/* cow_file_range_inline: a file that fits max_inline, written from 0
+	 * to EOF, goes into the leaf with no disk extent and no bio */
+	int inline_ext = fs->fsi && ds == 0 && de + 1 >= d->i_size && d->i_size > 0 &&
+			 d->i_size <= fs->fsi->opts.max_inline && d->i_size < PG;
+	uint64_t disk = FEXT_INLINE;
+	if (fs->fsi && !inline_ext) {
+		int rc = alloc_extent(&fs->fsi->alloc, ALLOC_DATA, len, &disk);
+		if (rc)
+			return rc;
+	} else if (!fs->fsi) {
+		disk = fs->data_alloc;
+		fs->data_alloc += len;
 	}
 	/* the range lock, cow_file_range, and the unlock clearing DELALLOC */
 	uint64_t fail;
 	int busy = eio_set_bits(&d->io, ds, de, EXTENT_LOCKED, EXTENT_LOCKED, &fail, NULL, &c);
 	assert(!busy);
 	(void)busy;
-	uint64_t len = de - ds + 1;
-	uint64_t disk = fs->data_alloc;
-	fs->data_alloc += len;
-	emap_insert(&d->em, ds, len, disk);
+	if (inline_ext)
+		emap_drop_from(&d->em, 0); /* the file is this one page */
+	else
+		emap_insert(&d->em, ds, len, disk);
 	ordered_add(&d->oe, ds, len, disk);
 	eio_clear_bits(&d->io, ds, de, EXTENT_DELALLOC | EXTENT_LOCKED, NULL, &c, s, t->clock);
 	assert(d->delalloc_bytes >= len);
 	d->delalloc_bytes -= len;
 	for (uint64_t p = ds / PG; p <= de / PG; p++)
 		pc_set(&d->pc, p, PG_WRITEBACK, PG_DIRTY);
-	if (d->wb_bio && (d->wb_bio->b.offset + d->wb_bio->b.bytes != disk ||
-			  d->wb_bio->b.bytes + len > DATA_MAX_BIO))
-		wb_submit(d, t->clock);
-	if (!d->wb_bio)
-		d->wb_bio = dbio_new(d, 0, disk);
-	dbio_add(d->wb_bio, ds, len);
 	uint64_t ns = C_COW_EXTENT_NS + eio_call_ns(&c);
+	if (inline_ext) {
+		/* the inline extent is complete at once (no bio) */
+		eio_call c2 = {0};
+		finish_ordered(d, t, ds, &c2);
+		ns += eio_call_ns(&c2);
+	} else {
+		if (d->wb_bio && (d->wb_bio->b.offset + d->wb_bio->b.bytes != disk ||
+				  d->wb_bio->b.bytes + len > DATA_MAX_BIO))
+			wb_submit(d, t);
+		if (!d->wb_bio)
+			d->wb_bio = dbio_new(d, 0, disk);
+		dbio_add(d->wb_bio, ds, len);
+	}
 	d->wb_lock_off = ds;
 	d->wb_lock_until = t->clock + ns;
 	if (ahead_of_sweep) {
@@ -440,7 +739,76 @@ static int wb_one(sim *s, task *t)
 	fs->cpu_wb_ns += ns;
 	fs->wb_extents++;
 	d->wb_index = de + 1;
+	return WB_EXTENT;
+}
+
+/* The writeback task's step (one extent). */
+static int wb_one(sim *s, task *t)
+{
+	dinode *d = t->ctx;
+	int r = wb_extent(d, t);
+	if (r == WB_EXTENT || r == WB_WAITED)
+		return TASK_RUN;
+	if (r < 0)
+		d->fs->wb_errors++;
+	wb_submit(d, t);
+	d->wb_active = 0;
+	d->wb_task = NULL;
+	if (d->pc.dirty == 0) {
+		d->pc.is_dirty = 0;
+	} else {
+		/* redirty_tail: pages dirtied during the pass */
+		d->pc.dirtied_when = t->clock;
+	}
+	if (vd_clean(d))
+		waitq_wake_all(s, &d->wb_waiters, t->clock);
+	return TASK_DONE;
+}
+
+/* Writeback runs extent by extent; while no lseek holds a range lock
+ * nothing can interleave with it, so several extents go in one step. */
+static int wb_step(sim *s, task *t)
+{
+	dinode *d = t->ctx;
+	for (int i = 0; i < 64; i++) {
+		int r = wb_one(s, t);
+		if (r != TASK_RUN || d->lseek_lock_until > t->clock ||
+		    sim_now(s) + NS_PER_MS < t->clock)
+			return r;
+	}
 	return TASK_RUN;
+}
+
+int vd_writeback_sync(dinode *d, task *t)
+{
+	assert(!d->wb_active);
+	dfs *fs = d->fs;
+	d->wb_active = 1;
+	d->wb_sync = 1;
+	d->wb_caller_waits = 1;
+	d->wb_index = 0;
+	fs->flushes++;
+	int r;
+	do
+		r = wb_extent(d, t);
+	while (r == WB_EXTENT || r == WB_WAITED);
+	wb_submit(d, t);
+	/* wait for the bios in submission order (the list is newest first),
+	 * completing their ordered extents on t */
+	while (d->writes) {
+		dbio *db = d->writes;
+		while (db->next)
+			db = db->next;
+		task_wait_until(t, db->b.complete);
+		task_cpu(fs->s, t, wbio_complete(d, db, t));
+	}
+	d->wb_caller_waits = 0;
+	d->wb_active = 0;
+	if (d->pc.dirty == 0)
+		d->pc.is_dirty = 0;
+	if (vd_clean(d))
+		waitq_wake_all(fs->s, &d->wb_waiters, t->clock);
+	return r < 0 ? r : 0;
 }
 
 void vd_writeback_start(dinode *d, int sync)
@@ -488,17 +856,16 @@ void dfs_start_flusher(dfs *fs)
 /* ------------------------------------------------------------------ */
 /* reads and readahead                                                 */
 
-static void rbio_end(sim *s, bio *b)
+/* A read bio is done: its pages are UPTODATE and their io_tree range is
+ * unlocked (end_bio_extent_readpage); readers parked on pages wake. */
+static void rbio_complete(dinode *d, dbio *db, simtime_t now)
 {
-	dbio *db = b->priv;
-	dinode *d = db->d;
 	dfs *fs = d->fs;
 	eio_call c = {0};
 	for (uint32_t i = 0; i < db->n; i++) {
 		uint64_t off = db->offs[i];
 		pc_set(&d->pc, off / PG, PG_UPTODATE, PG_LOCKED);
-		/* end_bio_extent_readpage: unlock the page's range */
-		eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_LOCKED, NULL, &c, s, sim_now(s));
+		eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_LOCKED, NULL, &c, fs->s, now);
 	}
 	fs->cpu_endio_ns += eio_call_ns(&c) + db->n * C_CSUM_VERIFY_NS;
 	/* unlink from the in-flight list */
@@ -508,14 +875,34 @@ static void rbio_end(sim *s, bio *b)
 			break;
 		}
 	dbio_free(db);
-	waitq_wake_all(s, &d->pc.page_waiters, sim_now(s));
+	waitq_wake_all(fs->s, &d->pc.page_waiters, now);
 	sample(d);
 }
 
-static void rbio_submit(dinode *d, task *t, dbio *db)
+static void rbio_end(sim *s, bio *b)
+{
+	dbio *db = b->priv;
+	rbio_complete(db->d, db, sim_now(s));
+}
+
+/* btrfs_lookup_bio_sums: the csum tree leaf holding the bio's first
+ * sector (tree mode: a real search of the csum tree; else the modelled
+ * leaves of CSUM_MAX_BYTES each). Charges t. */
+static void csum_lookup(dinode *d, task *t, const dbio *db)
 {
 	dfs *fs = d->fs;
-	/* btrfs_lookup_bio_sums: the csum tree leaf for the range */
+	if (fs->fsi) {
+		bt_path p;
+		bt_path_init(&p, &fs->fsi->csum_tree, t);
+		bt_key k = bt_mkkey(BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY,
+				    db->b.offset);
+		int rc = bt_search(&fs->fsi->csum_tree, &p, &k, 0, 0);
+		if (rc >= 0)
+			vd_tree_touch(fs, t, &p);
+		bt_path_release(&p);
+		task_cpu(fs->s, t, C_CSUM_LOOKUP_NS);
+		return;
+	}
 	uint64_t per_leaf = CSUM_MAX_BYTES / SZ_CSUM_PER_SECTOR;
 	uint64_t s0 = db->b.offset / PG / per_leaf;
 	uint64_t s1 = (db->b.offset + db->b.bytes - 1) / PG / per_leaf;
@@ -523,12 +910,33 @@ static void rbio_submit(dinode *d, task *t, dbio *db)
 		if (fs->meta_cold && meta_touch(&fs->csum_cached, &fs->csum_cap, l))
 			meta_read(fs, t, fs->csum_base + l * BT_NODESIZE);
 	task_cpu(fs->s, t, C_CSUM_LOOKUP_NS);
-	db->b.end_io = rbio_end;
+}
+
+/* Submit a read bio. With sync_io it has no end_io: vd_reads_wait
+ * completes it on the reader's task. */
+static void rbio_submit(dinode *d, task *t, dbio *db)
+{
+	dfs *fs = d->fs;
+	csum_lookup(d, t, db);
+	db->b.end_io = fs->sync_io ? NULL : rbio_end;
 	db->next = d->reads;
 	d->reads = db;
 	fs->data_reads++;
 	fs->data_read_bytes += db->b.bytes;
 	bdev_submit(fs->dev, &db->b, t->clock);
+}
+
+/* sync_io: wait on t for every read bio of d in flight, oldest first,
+ * and complete it. */
+static void reads_wait(dinode *d, task *t)
+{
+	while (d->reads) {
+		dbio *db = d->reads;
+		while (db->next)
+			db = db->next;
+		task_wait_until(t, db->b.complete);
+		rbio_complete(d, db, t->clock);
+	}
 }
 
 /*
@@ -538,8 +946,8 @@ static void rbio_submit(dinode *d, task *t, dbio *db)
  * through btrfs_get_extent (an extent map, or an fs tree search that
  * creates one); hole pages are zeroed, marked UPTODATE in the io_tree
  * unless patch 1/9 is in (the leftover the patch removes) and unlocked;
- * data pages go into disk-contiguous bios and stay locked until the read
- * completes.
+ * inline data is copied from the leaf; data pages go into disk-contiguous
+ * bios and stay locked until the read completes.
  */
 static void ra_read_window(dfile *f, task *t, ra_window w)
 {
@@ -575,20 +983,24 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 			uint64_t nodes = 0;
 			const extent_map *em = emap_get(&d->em, emap_lookup(&d->em, off, PG, &nodes));
 			ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
-			uint64_t fi = vd_fe_first_after(d, off);
-			int data = fi < d->nfe && d->fe[fi].off <= off;
-			if (!em) {
-				vd_fst_search(d, t, fi, NULL);
-				if (data)
-					emap_insert(&d->em, d->fe[fi].off, d->fe[fi].len, d->fe[fi].disk);
-				else
-					emap_insert(&d->em, off,
-						    (fi < d->nfe ? d->fe[fi].off : round_up_pg(d->i_size)) - off,
-						    EM_HOLE);
+			uint64_t disk = EM_HOLE;
+			if (em) {
+				if (em->block_start != EM_HOLE)
+					disk = em->block_start + (off - em->start);
+			} else {
+				fext x;
+				int data = fe_map(d, t, off, &x);
+				if (data > 0 && x.disk == FEXT_INLINE) {
+					disk = FEXT_INLINE; /* not cached as a map */
+				} else if (data > 0) {
+					emap_insert(&d->em, x.off, x.len, x.disk);
+					disk = x.disk + (off - x.off);
+				} else {
+					emap_insert(&d->em, x.off, x.len, EM_HOLE);
+				}
 				ns += C_GET_EXTENT_NS;
 			}
-			if (data) {
-				uint64_t disk = d->fe[fi].disk + (off - d->fe[fi].off);
+			if (disk != EM_HOLE && disk != FEXT_INLINE) {
 				if (db && (db->b.offset + db->b.bytes != disk ||
 					   db->b.bytes + PG > DATA_MAX_BIO)) {
 					task_cpu(fs->s, t, ns + eio_call_ns(&c));
@@ -601,9 +1013,10 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 					db = dbio_new(d, 1, disk);
 				dbio_add(db, off, PG);
 			} else {
+				/* a hole is zeroed; inline data is copied from the leaf */
 				ns += C_HOLE_ZERO_NS;
 				pc_set(&d->pc, i, PG_UPTODATE, PG_LOCKED);
-				if (!fs->o.p1_no_hole_uptodate)
+				if (!fs->o.p1_no_hole_uptodate || disk == FEXT_INLINE)
 					eio_set_bits(&d->io, off, off + PG - 1, EXTENT_UPTODATE, 0, NULL, NULL, &c);
 				eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_LOCKED, NULL, &c, fs->s, t->clock);
 			}
@@ -613,6 +1026,8 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 	}
 	if (db)
 		rbio_submit(d, t, db);
+	if (fs->sync_io)
+		reads_wait(d, t);
 	sample(d);
 }
 
@@ -664,6 +1079,29 @@ int vd_fsync(dinode *d, task *t)
 	return 1;
 }
 
+/*
+ * Tree mode: drop the file extent items past the new end, trimming the
+ * one crossing it, and an inline extent's bytes past it; write the inode
+ * item back (models btrfs_truncate_inode_items + btrfs_update_inode).
+ */
+static int truncate_tree(dinode *d, task *t, uint64_t new_size, uint64_t from)
+{
+	fs_info *fsi = d->fs->fsi;
+	struct inode *in = d->inode;
+	if (!in)
+		return 0;
+	int rc = fs_drop_extents(fsi, t, in, from, UINT64_MAX, NULL);
+	fe_info fe;
+	if (!rc && new_size < SECTORSIZE && fs_file_extent_lookup(fsi, t, in, 0, &fe) == 0 &&
+	    fe.type == FE_INLINE && new_size < fe.num_bytes)
+		rc = fs_drop_extents(fsi, t, in, new_size, SECTORSIZE, NULL);
+	in->size = new_size;
+	if (!rc)
+		rc = fs_inode_update(fsi, t, in);
+	d->nbytes = in->nbytes;
+	return rc;
+}
+
 int vd_truncate(dinode *d, task *t, uint64_t new_size)
 {
 	dfs *fs = d->fs;
@@ -692,6 +1130,15 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 		d->delalloc_bytes -= before - d->io.bytes_with[1];
 	}
 	emap_drop_from(&d->em, from);
+	if (fs->fsi) {
+		int rc = truncate_tree(d, t, new_size, from);
+		d->i_size = new_size;
+		if (d->wb_index > from)
+			d->wb_index = from;
+		task_cpu(fs->s, t, eio_call_ns(&c));
+		sample(d);
+		return rc;
+	}
 	/* the file extent items past the end go, one crossing it is trimmed */
 	uint64_t i = vd_fe_first_after(d, from);
 	if (i < d->nfe && d->fe[i].off < from) {
@@ -729,12 +1176,89 @@ void dfs_remount(dfs *fs)
 			memset(fs->fst_cached[l], 0, fs->fst_cap[l]);
 	if (fs->csum_cached)
 		memset(fs->csum_cached, 0, fs->csum_cap);
+	if (fs->warm)
+		memset(fs->warm, 0, fs->warm_cap * sizeof(*fs->warm));
+	fs->warm_n = 0;
+	/* tree mode: everything committed so far is on disk only */
+	if (fs->fsi)
+		fs->cold_gen = fs->fsi->generation;
 	fs->meta_cold = 1;
 }
 
 simtime_t vd_wakeup_ns(dfs *fs)
 {
 	return (simtime_t)prng_exponential(sim_prng(fs->s), (double)C_WAKEUP_NS);
+}
+
+/*
+ * Tree mode: the inode's EXTENT_DATA items against the data path's state
+ * (the tree is the truth; the extent maps and nbytes are derived from
+ * it): items in order without overlap, none starting at or past i_size,
+ * an inline item only at offset 0 and covering the file (unless page 0
+ * is waiting for writeback), nbytes equal to what the items
+ * map, and every cached data map equal to the item covering it once no
+ * ordered extent is pending (a map made by writeback precedes its item).
+ * Walks the tree with accounting off (no visits, no CPU).
+ */
+static int check_tree_items(const dinode *d)
+{
+	fs_info *fsi = d->fs->fsi;
+	struct inode *in = d->inode;
+	int bad = 0, saved = fsi->accounting_off;
+	fsi->accounting_off = 1;
+	fe_iter it;
+	fe_info fe;
+	uint64_t last_end = 0, mapped = 0, n = 0;
+	int rc = fe_iter_first(fsi, NULL, in, 0, &it, &fe);
+	while (rc == 0) {
+		if (n && fe.file_off < last_end) {
+			check_report(fsi, "data: ino %llu item at %llu overlaps",
+				     (unsigned long long)in->ino, (unsigned long long)fe.file_off);
+			bad++;
+		}
+		if (fe.file_off >= in->size && fe.file_off > 0) {
+			check_report(fsi, "data: ino %llu item at %llu past i_size %llu",
+				     (unsigned long long)in->ino, (unsigned long long)fe.file_off,
+				     (unsigned long long)in->size);
+			bad++;
+		}
+		/* an inline extent shorter than the file is only legal while
+		 * page 0 waits for writeback (the expand dirtied it) */
+		int pg0_pending = (pc_flags(&d->pc, 0) & (PG_DIRTY | PG_WRITEBACK)) != 0;
+		if (fe.type == FE_INLINE &&
+		    (fe.file_off != 0 || (in->size > fe.num_bytes && !pg0_pending))) {
+			check_report(fsi, "data: ino %llu inline extent in a %llu byte file",
+				     (unsigned long long)in->ino, (unsigned long long)in->size);
+			bad++;
+		}
+		if (d->oe.n == 0 && fe.type == FE_REG) {
+			uint64_t nodes = 0;
+			emap_tree *em = (emap_tree *)&d->em;
+			const extent_map *m = emap_get(em, emap_lookup(em, fe.file_off, 1, &nodes));
+			if (m && m->block_start != EM_HOLE &&
+			    m->block_start + (fe.file_off - m->start) !=
+				    fe.disk_bytenr + fe.extent_offset) {
+				check_report(fsi, "data: ino %llu extent map at %llu disagrees with the tree",
+					     (unsigned long long)in->ino, (unsigned long long)fe.file_off);
+				bad++;
+			}
+		}
+		mapped += fe.num_bytes;
+		last_end = fe.file_off + fe.num_bytes;
+		n++;
+		rc = fe_iter_next(fsi, &it, &fe);
+	}
+	fe_iter_end(&it);
+	if (rc < 0)
+		bad++;
+	if (mapped != in->nbytes) {
+		check_report(fsi, "data: ino %llu items map %llu bytes, nbytes %llu",
+			     (unsigned long long)in->ino, (unsigned long long)mapped,
+			     (unsigned long long)in->nbytes);
+		bad++;
+	}
+	fsi->accounting_off = saved;
+	return bad;
 }
 
 int vd_check(const dinode *d)
@@ -745,5 +1269,7 @@ int vd_check(const dinode *d)
 	for (uint64_t i = 1; i < d->nfe; i++)
 		if (d->fe[i - 1].off + d->fe[i - 1].len > d->fe[i].off)
 			bad++;
+	if (d->fs->fsi && d->inode)
+		bad += check_tree_items(d);
 	return bad;
 }

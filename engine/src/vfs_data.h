@@ -20,6 +20,12 @@
  * all its items; the data path does not need the other items, and this
  * keeps a 1 GiB experiment within its time budget.
  *
+ * Tree mode (vfs_io.h attaches a dfs to an fs_info): the fs tree is the
+ * truth. Ordered-extent completion inserts the items with
+ * fs_file_extent_insert (extent ref + csums), reads and lseek walk the
+ * real tree (vd_fecur), truncate uses fs_drop_extents, cold blocks are
+ * the real tree blocks; the array is not used.
+ *
  * Concurrency. Tasks (sim.h) drive the operations; each charges its CPU
  * and waits to its task. The lseek range lock and writeback's per-extent
  * lock are timeline reservations on the inode (see lseek.c and the
@@ -34,8 +40,10 @@
 #include <stdint.h>
 
 #include "bdev.h"
+#include "btree.h"
 #include "eio.h"
 #include "emap.h"
+#include "items.h"
 #include "ordered.h"
 #include "pagecache.h"
 #include "sim.h"
@@ -45,6 +53,10 @@
 #define FST_MAX_LEVEL 6
 #define DATA_MAX_BIO (1024u * 1024u) /* block layer bio size cap */
 #define BDI_RA_PAGES 1024u           /* btrfs raises the bdi to >= 4 MiB */
+#define DATA_MAX_EXTENT (128ull << 20) /* BTRFS_MAX_EXTENT_SIZE */
+/* fext.disk of an inline extent (its data sits in the leaf; no disk
+ * extent can start at 0: the first MiB of the device is reserved) */
+#define FEXT_INLINE 0ull
 
 typedef struct fext {
 	uint64_t off, len, disk;
@@ -52,6 +64,9 @@ typedef struct fext {
 
 struct dinode;
 struct dfs;
+struct fs_info;
+struct inode;
+struct trans_mgr;
 
 /* A bio of the data path: disk-contiguous pages of one inode. */
 typedef struct dbio {
@@ -78,6 +93,8 @@ typedef struct data_opts {
 
 typedef struct dinode {
 	struct dfs *fs;
+	struct inode *inode;           /* tree mode: the substrate's inode;
+					* NULL once evicted */
 	uint64_t ino;
 	uint64_t i_size;
 	uint64_t nbytes;               /* inode_get_bytes */
@@ -109,6 +126,7 @@ typedef struct dinode {
 	uint64_t wb_inflight;          /* write bios in flight */
 	dbio *writes;                  /* write bios in flight */
 	waitq wb_waiters;              /* sync waits here */
+	int wb_caller_waits;           /* vd_writeback_sync: bios wait on t */
 	int on_flush_list;
 } dinode;
 
@@ -123,8 +141,18 @@ typedef struct dfs {
 	sim *s;
 	bdev *dev;
 	data_opts o;
-	dinode *inodes[4];
-	int ninodes;
+	dinode **inodes;               /* in creation order */
+	int ninodes, inodes_cap;
+	/* tree mode (vfs_io.h): the file extent items live in fsi's fs
+	 * trees; NULL: the stand-alone array model described above */
+	struct fs_info *fsi;
+	struct trans_mgr *tm;          /* completions join its transaction */
+	int sync_io;                   /* bios complete on the submitting task */
+	uint64_t cold_gen;             /* blocks of generation <= this are
+					* cold until read (after a remount) */
+	uint64_t *warm;                /* tree blocks read since (bytenrs) */
+	uint64_t warm_cap, warm_n;
+	uint64_t wb_errors;            /* writeback allocation failures */
 	uint64_t data_alloc;           /* next free data byte (next-fit) */
 	uint64_t meta_base;            /* where the fs tree's blocks live */
 	uint64_t csum_base;            /* where the csum tree's blocks live */
@@ -146,11 +174,18 @@ typedef struct dfs {
 	int flusher_armed;
 } dfs;
 
-/* Set up the data path on device dev (not owned). 0 or LAB_ENOMEM. */
+/* Set up the data path on device dev (not owned). 0 or LAB_ENOMEM.
+ * Stand-alone (array) mode; vfs_io.c switches it to tree mode. */
 int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o);
 void dfs_destroy(dfs *fs);
-/* A new empty regular file. */
+/* A new empty regular file (stand-alone mode). */
 int dfs_inode_new(dfs *fs, dinode **out);
+/* The data state of an existing substrate inode (tree mode): i_size and
+ * nbytes from the inode. 0 or LAB_ENOMEM. */
+int dfs_inode_attach(dfs *fs, struct inode *inode, dinode **out);
+/* Forget d (its inode is evicted): pages, delalloc and the io_tree go;
+ * bios still in flight complete without touching the trees. */
+void dfs_inode_evict(dfs *fs, dinode *d);
 void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
 /* Close: drop the cached state (models btrfs_release_file). */
 void dfile_close(dfile *f);
@@ -176,6 +211,10 @@ int vd_read_page(dfile *f, task *t, uint64_t off);
 
 /* Kick writeback of d now (sync = 1: WB_SYNC_ALL, every dirty page). */
 void vd_writeback_start(dinode *d, int sync);
+/* Write back every dirty page of d on t and wait for the bios and the
+ * ordered extents (tree mode with sync_io: the fsync of vfs_io.h). 0 or
+ * negative (LAB_ENOSPC from the allocator). */
+int vd_writeback_sync(dinode *d, task *t);
 /* Whether d is fully written back: no dirty pages, no ordered extents. */
 int vd_clean(const dinode *d);
 
@@ -206,6 +245,32 @@ void dfs_remount(dfs *fs);
 uint64_t vd_fst_search(dinode *d, task *t, uint64_t idx, uint64_t *nodes);
 /* Index of the first item ending after off (nfe if none). */
 uint64_t vd_fe_first_after(const dinode *d, uint64_t off);
+
+/*
+ * A cursor over d's file extent items in file order, in either mode: the
+ * array (each leaf crossing charged as a modelled search) or the fs tree
+ * (fe_iter; the tree charges its node visits, cold blocks are read).
+ * first: the item covering off or the next one; 0 with *cur filled, 1 at
+ * the end, negative on error. nodes (may be NULL) accumulates the tree
+ * blocks visited. Release with vd_fecur_end.
+ */
+typedef struct vd_fecur {
+	dinode *d;
+	task *t;
+	uint64_t *nodes;
+	uint64_t i;            /* array mode */
+	fe_iter it;            /* tree mode */
+	const bt_node *leaf;   /* tree mode: the leaf last charged */
+	int tree, open;
+	fext cur;
+	int type;              /* FE_* of cur */
+} vd_fecur;
+int vd_fecur_first(vd_fecur *c, dinode *d, task *t, uint64_t off, uint64_t *nodes);
+int vd_fecur_next(vd_fecur *c);
+void vd_fecur_end(vd_fecur *c);
+/* Charge a cold read of every block on path p not read since the
+ * remount (tree mode). Returns the blocks read. */
+uint64_t vd_tree_touch(dfs *fs, task *t, const bt_path *p);
 
 /* outstanding_extents: one per delalloc extent (record) plus one per
  * ordered extent, as btrfs_set/clear_delalloc_extent and the ordered

@@ -31,8 +31,9 @@
  * as the kernel does it is vio_sync() then a commit (trans_commit /
  * fs_commit), and a remount is vio_sync, a commit, then vio_remount.
  *
- * Errors: 0 or a negative LAB_E* (LAB_EINVAL: not a regular file, range
- * overflow; LAB_ENOMEM; LAB_ENOSPC from the allocator). Positive returns
+ * Errors: 0 or a negative LAB_E* (LAB_EINVAL: not a regular file or bad
+ * whence; LAB_ERANGE: past VIO_MAX_FILE_BYTES; LAB_ESTATE: not attached;
+ * LAB_ENOMEM; LAB_ENOSPC from the allocator). Positive returns
  * are documented per function.
  */
 #ifndef VFS_IO_H
@@ -46,8 +47,9 @@
 
 struct trans_mgr;
 
-/* Largest file offset the data path accepts (the io_tree's range). */
-#define VIO_MAX_FILE_BYTES (1ull << 50)
+/* Largest file size the data path accepts (LAB_ERANGE past it): the
+ * page cache keeps a flag byte per page up to the highest page used. */
+#define VIO_MAX_FILE_BYTES (16ull << 30)
 
 /* Defaults: the current kernel (every patch of the lseek series in),
  * 30 s dirty expiry, 5 s writeback interval, 10% of 16 GiB background. */
@@ -89,8 +91,8 @@ int vio_truncate(fs_info *fs, task *t, struct inode *inode, uint64_t new_size);
  * the range: call again when woken), or negative. */
 int vio_lseek(fs_info *fs, task *t, struct inode *inode, uint64_t off, int whence,
 	      uint64_t *result);
-/* sync, data part: fsync every inode with dirty pages (ascending root id,
- * ino). Returns 0, or 1 if parked (see vio_fsync). */
+/* sync, data part: fsync every inode that is not clean, in the order the
+ * data path first met them. Returns 0, or 1 if parked (see vio_fsync). */
 int vio_sync(fs_info *fs, task *t);
 /* Remount (after vio_sync and a commit): drop every inode's page cache,
  * extent maps and io_tree, and make the tree blocks cold. LAB_ESTATE if

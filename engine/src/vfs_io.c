@@ -1,0 +1,386 @@
+/*
+ * vfs_io.c - the data path on struct inode and the real trees (see
+ * vfs_io.h). A thin adapter: the mechanisms are vfs_data.c's and
+ * lseek.c's in tree mode; this file validates arguments, keeps the
+ * substrate inode and the data path's view of it in step, and adds the
+ * VFS-level steps around them (the partial pages a write or a truncate
+ * must read or dirty).
+ */
+#include "vfs_io.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "items.h"
+#include "lab.h"
+#include "trans.h"
+
+#define PG PC_PAGE
+
+static int is_reg(const struct inode *inode)
+{
+	return inode && (inode->mode & S_IFMT_) == S_IFREG_;
+}
+
+void vio_opts_default(data_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->p1_no_hole_uptodate = 1;
+	o->p2_early_exit = 1;
+	o->p3_skip_searches = 1;
+	o->p4_ordered_search = 1;
+	o->p6_cached_state = 1;
+	o->p9_file_cache = 1;
+	o->dirty_expire = 30 * NS_PER_S;
+	o->wb_interval = 5 * NS_PER_S;
+	o->dirty_bg_bytes = (16ull << 30) / 10;
+}
+
+dfs *vio_dfs(fs_info *fs)
+{
+	return fs ? fs->slot[FS_SLOT_DATA] : NULL;
+}
+
+/* on_inode_evict: the inode's pages, delalloc and maps go with it (models
+ * btrfs_evict_inode -> truncate_inode_pages_final). */
+static void vio_on_evict(void *ctx, struct inode *inode)
+{
+	fs_info *fs = ctx;
+	dfs *df = vio_dfs(fs);
+	if (!df || !inode->io)
+		return;
+	dfs_inode_evict(df, inode->io);
+	inode->io = NULL;
+}
+
+/* The data path's registered check: io_tree and delalloc accounting of
+ * every inode, and its file extent items against the tree (vd_check). */
+static int vio_check(fs_info *fs, void *ctx)
+{
+	(void)ctx;
+	dfs *df = vio_dfs(fs);
+	if (!df)
+		return 0;
+	int bad = 0;
+	for (int i = 0; i < df->ninodes; i++) {
+		dinode *d = df->inodes[i];
+		if (!d->inode)
+			continue;
+		if (d->inode->io != d) {
+			check_report(fs, "data: ino %llu lost its data state",
+				     (unsigned long long)d->ino);
+			bad++;
+			continue;
+		}
+		int io = eio_check(&d->io);
+		if (io)
+			check_report(fs, "data: ino %llu: io_tree broken (%d)",
+				     (unsigned long long)d->ino, io);
+		if (d->delalloc_bytes != d->io.bytes_with[1])
+			check_report(fs, "data: ino %llu: delalloc_bytes %llu, io_tree %llu",
+				     (unsigned long long)d->ino, (unsigned long long)d->delalloc_bytes,
+				     (unsigned long long)d->io.bytes_with[1]);
+		int b = vd_check(d);
+		if (b && !io && d->delalloc_bytes == d->io.bytes_with[1])
+			check_report(fs, "data: ino %llu: %d data path invariants broken",
+				     (unsigned long long)d->ino, b);
+		bad += b;
+	}
+	return bad;
+}
+
+int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
+{
+	if (!fs || !fs->dev)
+		return LAB_EINVAL;
+	if (vio_dfs(fs))
+		return LAB_ESTATE;
+	data_opts def;
+	if (!o) {
+		vio_opts_default(&def);
+		o = &def;
+	}
+	dfs *df = calloc(1, sizeof(*df));
+	if (!df)
+		return LAB_ENOMEM;
+	int rc = dfs_init(df, fs->sim, fs->dev, o);
+	if (rc) {
+		free(df);
+		return rc;
+	}
+	df->fsi = fs;
+	df->tm = tm;
+	df->sync_io = 1;
+	fs_hooks h;
+	memset(&h, 0, sizeof(h));
+	h.ctx = fs;
+	h.on_inode_evict = vio_on_evict;
+	rc = fs_hooks_register(fs, &h);
+	if (!rc)
+		rc = check_register(fs, "data path", vio_check, NULL);
+	if (rc) {
+		dfs_destroy(df);
+		free(df);
+		return rc;
+	}
+	fs->slot[FS_SLOT_DATA] = df;
+	return 0;
+}
+
+void vio_detach(fs_info *fs)
+{
+	dfs *df = vio_dfs(fs);
+	if (!df)
+		return;
+	for (int i = 0; i < df->ninodes; i++)
+		if (df->inodes[i]->inode)
+			df->inodes[i]->inode->io = NULL;
+	dfs_destroy(df);
+	free(df);
+	fs->slot[FS_SLOT_DATA] = NULL;
+}
+
+dinode *vio_dinode(fs_info *fs, struct inode *inode)
+{
+	dfs *df = vio_dfs(fs);
+	if (!df || !is_reg(inode))
+		return NULL;
+	if (inode->io)
+		return inode->io;
+	dinode *d;
+	if (dfs_inode_attach(df, inode, &d))
+		return NULL;
+	inode->io = d;
+	return d;
+}
+
+/* The data state of inode, in step with the substrate inode (another
+ * path may have changed its size or extents: torture mixes both). */
+static int get(fs_info *fs, struct inode *inode, dinode **out)
+{
+	if (!vio_dfs(fs))
+		return LAB_ESTATE;
+	if (!is_reg(inode))
+		return LAB_EINVAL;
+	dinode *d = vio_dinode(fs, inode);
+	if (!d)
+		return LAB_ENOMEM;
+	d->i_size = inode->size;
+	d->nbytes = inode->nbytes;
+	*out = d;
+	return 0;
+}
+
+/* Make the page at index pg uptodate before a partial write of it
+ * (models prepare_uptodate_page -> btrfs_read_folio). */
+static int page_uptodate(dinode *d, task *t, uint64_t pg)
+{
+	if (pg * PG >= d->i_size)
+		return 0;
+	int rc = pc_reserve(&d->pc, pg + 1);
+	if (rc)
+		return rc;
+	if (pc_flags(&d->pc, pg) & PG_UPTODATE)
+		return 0;
+	dfile f;
+	dfile_open(&f, d, 0);
+	f.ra.ra_pages = 1;
+	rc = vd_read_page(&f, t, pg * PG);
+	dfile_close(&f);
+	return rc;
+}
+
+/* Dirty the page holding byte `at`, keeping i_size (models
+ * btrfs_truncate_block: the partial block at the old or new EOF is read,
+ * zeroed past EOF and written again). */
+static int dirty_partial(dinode *d, task *t, uint64_t at)
+{
+	if (at % PG == 0)
+		return 0;
+	uint64_t pg = at / PG, size = d->i_size;
+	int rc = page_uptodate(d, t, pg);
+	if (rc)
+		return rc < 0 ? rc : LAB_EENGINE;
+	rc = vd_write(d, t, pg * PG, PG);
+	d->i_size = size;
+	return rc;
+}
+
+int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len)
+{
+	dinode *d;
+	int rc = get(fs, inode, &d);
+	if (rc)
+		return rc;
+	if (len == 0)
+		return 0;
+	if (off >= VIO_MAX_FILE_BYTES || len > VIO_MAX_FILE_BYTES - off)
+		return LAB_ERANGE;
+	uint64_t old = d->i_size;
+	/* growing past a partial last page: that page is rewritten zeroed
+	 * past the old EOF (btrfs_cont_expand -> btrfs_truncate_block) */
+	if (off > old && old % PG && off / PG != old / PG) {
+		rc = dirty_partial(d, t, old);
+		if (rc)
+			return rc;
+	}
+	uint64_t a = off & ~(PG - 1), e = (off + len + PG - 1) & ~(PG - 1);
+	/* partial first / last pages inside the file are read first */
+	if (off % PG)
+		rc = page_uptodate(d, t, a / PG);
+	if (!rc && (off + len) % PG && (e - PG != a || off % PG == 0))
+		rc = page_uptodate(d, t, e / PG - 1);
+	if (rc)
+		return rc < 0 ? rc : LAB_EENGINE;
+	rc = vd_write(d, t, a, e - a);
+	if (rc)
+		return rc;
+	d->i_size = old > off + len ? old : off + len;
+	inode->size = d->i_size;
+	return 0;
+}
+
+int vio_read(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len,
+	     uint64_t *got)
+{
+	dinode *d;
+	if (got)
+		*got = 0;
+	int rc = get(fs, inode, &d);
+	if (rc)
+		return rc;
+	if (off >= d->i_size || len == 0)
+		return 0;
+	if (len > d->i_size - off)
+		len = d->i_size - off;
+	dfile f;
+	dfile_open(&f, d, 1);
+	uint64_t end = off + len;
+	for (uint64_t p = off & ~(PG - 1); p < end; p += PG) {
+		rc = vd_read_page(&f, t, p);
+		if (rc)
+			break;
+	}
+	dfile_close(&f);
+	if (rc)
+		return rc; /* 1: parked behind a read in flight; negative */
+	if (got)
+		*got = len;
+	return 0;
+}
+
+int vio_fsync(fs_info *fs, task *t, struct inode *inode)
+{
+	dinode *d;
+	int rc = get(fs, inode, &d);
+	if (rc)
+		return rc;
+	if (d->wb_active || d->wb_inflight) {
+		/* an asynchronous writeback owns the inode: wait for it */
+		task_park(t, &d->wb_waiters);
+		return 1;
+	}
+	if (d->pc.dirty == 0 && d->oe.n == 0)
+		return 0;
+	return vd_writeback_sync(d, t);
+}
+
+int vio_truncate(fs_info *fs, task *t, struct inode *inode, uint64_t new_size)
+{
+	dinode *d;
+	int rc = get(fs, inode, &d);
+	if (rc)
+		return rc;
+	if (new_size > VIO_MAX_FILE_BYTES)
+		return LAB_ERANGE;
+	uint64_t old = d->i_size;
+	if (new_size > old) {
+		if (old % PG) {
+			rc = dirty_partial(d, t, old);
+			if (rc)
+				return rc;
+		}
+		rc = vd_truncate(d, t, new_size);
+		if (rc)
+			return rc;
+		inode->size = new_size;
+		return fs_inode_update(fs, t, inode);
+	}
+	if (new_size == old)
+		return 0;
+	rc = vd_truncate(d, t, new_size);
+	if (rc)
+		return rc; /* 1: parked on writeback of the range */
+	inode->size = new_size;
+	/* the new last page, when partial and mapped to a regular extent (or
+	 * dirty), is written again zeroed past the new EOF */
+	if (new_size % PG) {
+		uint64_t pgoff = new_size & ~(PG - 1);
+		vd_fecur c;
+		int r = vd_fecur_first(&c, d, t, pgoff, NULL);
+		int has_data = r == 0 && c.type == FE_REG && c.cur.off <= pgoff;
+		vd_fecur_end(&c);
+		if (r < 0)
+			return r;
+		if (has_data || (pc_flags(&d->pc, pgoff / PG) & PG_DIRTY))
+			rc = dirty_partial(d, t, new_size);
+	}
+	return rc;
+}
+
+int vio_lseek(fs_info *fs, task *t, struct inode *inode, uint64_t off, int whence,
+	      uint64_t *result)
+{
+	dinode *d;
+	int rc = get(fs, inode, &d);
+	if (rc)
+		return rc;
+	if (whence == LSEEK_SET) {
+		*result = off;
+		return 0;
+	}
+	if (whence != LSEEK_DATA && whence != LSEEK_HOLE)
+		return LAB_EINVAL;
+	dfile f;
+	dfile_open(&f, d, 0);
+	lseek_info li;
+	memset(&li, 0, sizeof(li));
+	rc = vd_lseek(&f, t, off, whence, &li);
+	if (rc == 0 || rc == LSEEK_ENXIO)
+		while (vd_lseek_settle(d, t, &li))
+			;
+	dfile_close(&f);
+	if (rc == 0)
+		*result = li.result;
+	return rc;
+}
+
+int vio_sync(fs_info *fs, task *t)
+{
+	dfs *df = vio_dfs(fs);
+	if (!df)
+		return LAB_ESTATE;
+	for (int i = 0; i < df->ninodes; i++) {
+		dinode *d = df->inodes[i];
+		if (!d->inode || vd_clean(d))
+			continue;
+		int rc = vio_fsync(fs, t, d->inode);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int vio_remount(fs_info *fs, task *t)
+{
+	(void)t;
+	dfs *df = vio_dfs(fs);
+	if (!df)
+		return LAB_ESTATE;
+	for (int i = 0; i < df->ninodes; i++)
+		if (!vd_clean(df->inodes[i]))
+			return LAB_ESTATE;
+	dfs_remount(df);
+	return 0;
+}
