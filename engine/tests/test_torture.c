@@ -79,6 +79,14 @@ static void test_soak(const char *mix, int seeds, int ops)
 		CHECK_EQ(lab_check(r), 0);
 		fsyncs += metric(r, "fsyncs");
 		commits += metric(r, "commits");
+		if (s == 1) {
+			/* the data path ran: reads and lseeks answered */
+			char *js = NULL;
+			CHECK_EQ(lab_result_json(r, &js), 0);
+			CHECK(js && strstr(js, "\"reads\":") && !strstr(js, "\"reads\":0,"));
+			CHECK(js && !strstr(js, "\"lseeks\":0,"));
+			lab_free(js);
+		}
 		if (all && s == 1) {
 			char *js = NULL;
 			CHECK_EQ(lab_result_json(r, &js), 0);
