@@ -11,6 +11,12 @@
  * extent (a process start, open, pwrite, close), while the flusher wakes
  * every wb_interval_s and writes back data older than dirty_expire_s.
  *
+ * The file lives in a real miniature btrfs (fs_mount, vfs_create): the
+ * data path is attached to it (vfs_io.h), so writeback's ordered-extent
+ * completion inserts the file extent items, extent refs and checksums in
+ * the real trees, the sync ends in a real commit, and cp's lseek walks and
+ * reads search the real fs and csum trees, cold after the remount.
+ *
  * `before` is 6.1 (plus the October 2022 patches the series was built on);
  * `after` is 6.2 with the series, each behaviour-changing patch its own
  * switch (they apply to `after` only).
@@ -22,8 +28,12 @@
 #include "costs.h"
 #include "exp.h"
 #include "lab.h"
+#include "fs.h"
 #include "lseek.h"
+#include "trans.h"
+#include "vfs.h"
 #include "vfs_data.h"
+#include "vfs_io.h"
 
 static const char *const state_values[] = { "delalloc", "cached", "cold", NULL };
 
@@ -109,7 +119,10 @@ typedef struct sc_sample {
 
 typedef struct sc_ctx {
 	bdev *dev;
-	dfs fs;
+	fs_info *fsi;           /* the file system the file lives in */
+	trans_mgr tm;
+	int tm_ready;
+	dfs *fs;                /* its data path (vfs_io.h) */
 	dinode *d;
 	dfile f;
 	task *user;
@@ -234,21 +247,25 @@ static int sc_user_step(sim *s, task *t)
 		c->phase = PH_COMMIT;
 		/* fall through */
 	case PH_COMMIT:
-		/* the transaction commit at the end of sync: a cache flush */
-		task_wait_until(t, bdev_flush(c->dev, t->clock));
+		/* the transaction commit at the end of sync: the delayed refs
+		 * of the new extents, the dirty tree blocks, the superblock
+		 * and its cache flush */
+		rc = trans_commit_now(&c->tm, t, TCOMMIT_EXPLICIT);
+		if (rc)
+			return TASK_DONE;
 		c->phase = c->state == 2 ? PH_REMOUNT : PH_CP_START;
 		return TASK_RUN;
 	case PH_REMOUNT:
-		dfs_remount(&c->fs);
+		dfs_remount(c->fs);
 		c->phase = PH_CP_START;
 		return TASK_RUN;
 	case PH_CP_START:
 		dfile_open(&c->f, d, 1);
 		c->cp_t0 = t->clock;
 		c->pos = 0;
-		c->meta0 = c->fs.metadata_reads;
-		c->hits0 = c->fs.cache_hits;
-		c->miss0 = c->fs.cache_misses;
+		c->meta0 = c->fs->metadata_reads;
+		c->hits0 = c->fs->cache_hits;
+		c->miss0 = c->fs->cache_misses;
 		c->delalloc_at_cp = d->io.recs_with[1];
 		c->iotree_max = d->io.nrecords;
 		sc_strip(c);
@@ -334,7 +351,7 @@ static int sc_user_step(sim *s, task *t)
 		c->cp_t1 = t->clock;
 		dfile_close(&c->f);
 		c->phase = PH_DONE;
-		c->fs.flusher_armed = 0;
+		c->fs->flusher_armed = 0;
 		sim_stop(s);
 		return TASK_DONE;
 	}
@@ -378,16 +395,34 @@ static int sc_setup(struct lab_run *r)
 		o.wb_interval = NS_PER_MS;
 	/* dirty_background_ratio 10% of a 16 GiB box [estimate] */
 	o.dirty_bg_bytes = 1638ull << 20;
-	rc = dfs_init(&c->fs, r->sim, c->dev, &o);
+	/* mkfs + mount on the device, the data path attached to it; the
+	 * workload's tasks and the bios' end_io drive the IO (no sync_io) */
+	rc = fs_mount(r->sim, c->dev, NULL, &c->fsi);
+	if (rc)
+		return exp_fail(r, rc, "mount failed");
+	rc = trans_init(&c->tm, c->fsi);
 	if (rc)
 		return exp_fail(r, rc, "out of memory");
-	rc = dfs_inode_new(&c->fs, &c->d);
+	c->tm_ready = 1;
+	rc = vio_attach(c->fsi, &o, &c->tm);
 	if (rc)
 		return exp_fail(r, rc, "out of memory");
+	c->fs = vio_dfs(c->fsi);
+	c->fs->sync_io = 0;
+	struct inode *in;
+	rc = vfs_create(c->fsi, NULL, fs_root_lookup(c->fsi, BTRFS_FS_TREE_OBJECTID),
+			BTRFS_FIRST_FREE_OBJECTID, "sparse", 0644, &in);
+	if (!rc) {
+		c->d = vio_dinode(c->fsi, in);
+		if (!c->d)
+			rc = LAB_ENOMEM;
+	}
+	if (rc)
+		return exp_fail(r, rc, "create failed");
 	rc = pc_reserve(&c->d->pc, c->file_bytes / PC_PAGE + 1);
 	if (rc)
 		return exp_fail(r, rc, "out of memory");
-	dfs_start_flusher(&c->fs);
+	dfs_start_flusher(c->fs);
 	c->user = task_spawn(r->sim, "shell", sc_user_step, c, 0);
 	if (!c->user)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
@@ -415,9 +450,9 @@ static int sc_collect(struct lab_run *r)
 	exp_metric(r, "cp_ms", (double)(c->cp_t1 - c->cp_t0) / 1e6);
 	exp_metric(r, "lseek_calls", (double)c->lseeks);
 	exp_metric(r, "tree_nodes_visited", (double)c->nodes_sum);
-	exp_metric(r, "cache_hits", (double)(c->fs.cache_hits - c->hits0));
-	exp_metric(r, "cache_misses", (double)(c->fs.cache_misses - c->miss0));
-	exp_metric(r, "metadata_reads", (double)(c->fs.metadata_reads - c->meta0));
+	exp_metric(r, "cache_hits", (double)(c->fs->cache_hits - c->hits0));
+	exp_metric(r, "cache_misses", (double)(c->fs->cache_misses - c->miss0));
+	exp_metric(r, "metadata_reads", (double)(c->fs->metadata_reads - c->meta0));
 	exp_metric(r, "records_per_lseek_avg", (double)c->rec_sum / n);
 	exp_metric(r, "records_per_lseek_max", (double)c->rec_max);
 	exp_metric(r, "lock_records_avg", (double)c->lock_sum / n);
@@ -428,7 +463,7 @@ static int sc_collect(struct lab_run *r)
 	exp_metric(r, "delalloc_extents_at_cp", (double)c->delalloc_at_cp);
 	exp_metric(r, "iotree_records_max", (double)c->iotree_max);
 	exp_metric(r, "lseek_wait_ms", (double)c->wait_ns / 1e6);
-	exp_metric(r, "flushes", (double)c->fs.flushes);
+	exp_metric(r, "flushes", (double)c->fs->flushes);
 	return 0;
 }
 
@@ -474,11 +509,11 @@ static void sc_details(struct lab_run *r, strbuf *sb)
 	js_knum(sb, "create_s", (double)(c->create_t1 - c->create_t0) / 1e9);
 	js_kint(sb, "delalloc_extents_at_cp", (int64_t)c->delalloc_at_cp);
 	js_kint(sb, "iotree_records_max", (int64_t)c->iotree_max);
-	js_kint(sb, "ra_windows", (int64_t)c->fs.ra_windows);
-	js_kint(sb, "data_read_bytes", (int64_t)c->fs.data_read_bytes);
-	js_kint(sb, "wb_extents", (int64_t)c->fs.wb_extents);
-	js_knum(sb, "wb_cpu_ms", (double)c->fs.cpu_wb_ns / 1e6);
-	js_knum(sb, "endio_cpu_ms", (double)c->fs.cpu_endio_ns / 1e6);
+	js_kint(sb, "ra_windows", (int64_t)c->fs->ra_windows);
+	js_kint(sb, "data_read_bytes", (int64_t)c->fs->data_read_bytes);
+	js_kint(sb, "wb_extents", (int64_t)c->fs->wb_extents);
+	js_knum(sb, "wb_cpu_ms", (double)c->fs->cpu_wb_ns / 1e6);
+	js_knum(sb, "endio_cpu_ms", (double)c->fs->cpu_endio_ns / 1e6);
 	js_obj_end(sb);
 	js_key(sb, "strip");
 	js_obj(sb);
@@ -553,9 +588,14 @@ static void sc_teardown(struct lab_run *r)
 	sc_ctx *c = r->ctx;
 	if (!c)
 		return;
-	if (c->d)
+	if (c->d && c->f.d)
 		dfile_close(&c->f);
-	dfs_destroy(&c->fs);
+	if (c->fsi) {
+		vio_detach(c->fsi);
+		if (c->tm_ready)
+			trans_destroy(&c->tm);
+		fs_unmount(c->fsi);
+	}
 	if (c->dev)
 		bdev_destroy(c->dev);
 	free(c);

@@ -9,16 +9,16 @@
  * (pagecache.h), the counters delalloc_bytes / outstanding_extents, and
  * the inode's file extent items.
  *
- * File extent items. The lab keeps an inode's regular file extent items
- * as a sorted array and models where they sit in the fs tree: items are
+ * File extent items, stand-alone mode (dfs_init alone, as the unit tests
+ * of the io_tree and lseek use it): an inode's regular file extent items
+ * are a sorted array with a model of where they sit in the fs tree: items are
  * appended in file order, so leaves are full (16283 / (25 + 53) = 208
  * items each) and internal nodes hold 493 pointers (btree.h's sizes). A
  * search is charged a root-to-leaf descent (BT_NS_NODE_VISIT per level,
  * a binary search per block); after a remount each node is read from the
  * device the first time a search touches it (metadata_reads). The
  * metadata engineer's B-tree (btree.h/items.h) models the same tree with
- * all its items; the data path does not need the other items, and this
- * keeps a 1 GiB experiment within its time budget.
+ * all its items (test_lseek checks the two agree).
  *
  * Tree mode (vfs_io.h attaches a dfs to an fs_info): the fs tree is the
  * truth. Ordered-extent completion inserts the items with
