@@ -23,6 +23,7 @@ typedef struct qrefs {
 	int oom;
 } qrefs;
 
+/* Append one (extent, root) reference; sets oom on failure. */
 static void qrefs_push(qrefs *a, uint64_t bytenr, uint64_t num_bytes, uint64_t root)
 {
 	if (a->oom)
@@ -58,6 +59,7 @@ static void qrefs_tree(qrefs *a, const bt_node *n, uint64_t root)
 	}
 }
 
+/* Order references by extent, then root. */
 static int qref_cmp(const void *x, const void *y)
 {
 	const qref *a = x, *b = y;
@@ -73,6 +75,7 @@ typedef struct qsum {
 	int64_t rfer, excl;
 } qsum;
 
+/* The sums of root, appended when new (s has room for every root). */
 static qsum *qsum_get(qsum *s, int *n, uint64_t root)
 {
 	for (int i = 0; i < *n; i++)
@@ -168,6 +171,7 @@ int check_qgroup_recount(fs_info *fs, void *ctx)
 	return fails;
 }
 
+/* Register check_qgroup_recount on fs. */
 int check_more_qgroups(fs_info *fs, qgroup_ctx *q)
 {
 	if (!fs || !q)
@@ -194,6 +198,7 @@ int check_treelog_idle(fs_info *fs, void *ctx)
 	return fails;
 }
 
+/* Register check_treelog_idle on fs. */
 int check_more_treelog(fs_info *fs, treelog *tl)
 {
 	if (!fs || !tl)
@@ -218,6 +223,7 @@ int check_trans_handles(fs_info *fs, void *ctx)
 	return 0;
 }
 
+/* Register check_trans_handles on fs. */
 int check_more_handles(fs_info *fs, trans_mgr *tm)
 {
 	if (!fs || !tm)
@@ -241,6 +247,7 @@ typedef struct sset {
 	int oom;
 } sset;
 
+/* Free the collected inodes. */
 static void sset_free(sset *s)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -315,6 +322,7 @@ static const sino *sset_find(const sset *s, uint64_t ino)
 	return lo < s->n && s->v[lo].ino == ino ? &s->v[lo] : NULL;
 }
 
+/* Order [lo, hi) pairs by lo. */
 static int u64pair_cmp(const void *x, const void *y)
 {
 	const uint64_t *a = x, *b = y;

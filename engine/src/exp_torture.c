@@ -167,11 +167,13 @@ typedef struct tort {
 
 static void want_commit(tort *c, int why);
 
+/* The name of entry number n ("n<n>"; buf holds 16 bytes). */
 static void tname(char *buf, uint32_t n)
 {
 	snprintf(buf, 16, "n%u", n);
 }
 
+/* An operation failed where it should not: a failure, the first one kept. */
 static void note_error(tort *c, const char *what, int rc)
 {
 	c->errors++;
@@ -180,6 +182,7 @@ static void note_error(tort *c, const char *what, int rc)
 		snprintf(c->first_error, sizeof c->first_error, "%s: %s", what, lab_strerror(rc));
 }
 
+/* Count f checker failures of fs, keeping the first message. */
 static void note_check(tort *c, fs_info *fs, int f)
 {
 	if (f <= 0)
@@ -189,6 +192,7 @@ static void note_check(tort *c, fs_info *fs, int f)
 		snprintf(c->first_error, sizeof c->first_error, "check: %s", check_last_error(fs));
 }
 
+/* Remember a live name; 0 or LAB_ENOMEM. */
 static int ents_add(tort *c, const tent *e)
 {
 	if (c->nents == c->cap) {
@@ -203,6 +207,7 @@ static int ents_add(tort *c, const tent *e)
 	return 0;
 }
 
+/* Forget live name i (the last one takes its place). */
 static void ents_del(tort *c, int i)
 {
 	c->ents[i] = c->ents[--c->nents];
@@ -219,6 +224,7 @@ static int pinned(const tort *c, int sv, uint64_t ino)
 	return 0;
 }
 
+/* fsync tasks in flight. */
 static int fsyncs_busy(const tort *c)
 {
 	int n = 0;
@@ -260,6 +266,7 @@ static uint64_t pick_dir(tort *c, int sv)
 	return BTRFS_FIRST_FREE_OBJECTID;
 }
 
+/* create(2) or mkdir(2) of a new name in a random directory (vfs.h). */
 static void op_create(tort *c, task *t, int is_dir)
 {
 	int sv = pick_sv(c);
@@ -279,6 +286,7 @@ static void op_create(tort *c, task *t, int is_dir)
 		note_error(c, "ents", LAB_ENOMEM);
 }
 
+/* Remember a written inode for the next fsync storm (a ring). */
 static void recent_add(tort *c, const tent *e)
 {
 	c->recent[c->nrecent % TS_RECENT][0] = c->sv[e->sv]->id;
@@ -406,6 +414,7 @@ static void op_lseek(tort *c, task *t)
 	c->lseeks++;
 }
 
+/* rename(2) of a name into a random directory of its subvolume. */
 static void op_rename(tort *c, task *t)
 {
 	int i = pick(c, -1);
@@ -428,6 +437,7 @@ static void op_rename(tort *c, task *t)
 	e->name = n;
 }
 
+/* unlink(2) of a file, rmdir(2) of an empty directory. */
 static void op_unlink(tort *c, task *t)
 {
 	int i = pick(c, -1);
@@ -453,6 +463,7 @@ static void op_unlink(tort *c, task *t)
 	ents_del(c, i);
 }
 
+/* lookup + stat(2): the name leads to the inode, whose item agrees. */
 static void op_stat(tort *c, task *t)
 {
 	int i = pick(c, -1);
@@ -645,6 +656,8 @@ static void inode_evict_cached(struct inode *in, void *ctx)
 			fs->hooks[i].on_inode_evict(fs->hooks[i].ctx, in);
 }
 
+/* btrfs subvolume delete of a subvolume made here (the top one stays):
+ * queued for the cleaner, its names forgotten. */
 static void op_subvol_delete(tort *c, task *t)
 {
 	int live = 0;
@@ -677,6 +690,7 @@ static void op_subvol_delete(tort *c, task *t)
 	c->subvol_deletes++;
 }
 
+/* qsort order of a snapshot's names: by inode number. */
 static int tname_cmp(const void *a, const void *b)
 {
 	const tname_ent *x = a, *y = b;
@@ -701,6 +715,8 @@ static int snap_name_of(void *ctx, uint64_t ino, uint64_t parent, char *buf, siz
 	return 0;
 }
 
+/* A read-only snapshot of a subvolume, with the names it holds (send
+ * needs them: the trees keep only their hashes). */
 static void op_snapshot(tort *c, task *t)
 {
 	if (c->nsnaps == TS_MAX_SNAPS)
@@ -728,6 +744,7 @@ static void op_snapshot(tort *c, task *t)
 	c->snapshots++;
 }
 
+/* Delete a snapshot: the cleaner drops its tree. */
 static void op_snap_delete(tort *c, task *t)
 {
 	(void)t;
@@ -1011,6 +1028,9 @@ static int setup_all(struct lab_run *r, tort *c)
 	return 0;
 }
 
+/* Mount on an "ideal" device, attach transactions and the data path (and
+ * for mix=all quota, the cleaner, the log), make the subvolumes, commit,
+ * spawn the main task. */
 static int torture_setup(struct lab_run *r)
 {
 	tort *c = calloc(1, sizeof(*c));
@@ -1075,12 +1095,14 @@ static int torture_setup(struct lab_run *r)
 	return 0;
 }
 
+/* Operations done over operations asked for. */
 static double torture_progress(struct lab_run *r)
 {
 	tort *c = r->ctx;
 	return c->target ? (double)c->ops / (double)c->target : 1.0;
 }
 
+/* The metrics of lab-cli.md. */
 static int torture_collect(struct lab_run *r)
 {
 	tort *c = r->ctx;
@@ -1092,6 +1114,7 @@ static int torture_collect(struct lab_run *r)
 	return 0;
 }
 
+/* What ran and what it left: counters per part of the mix, the trees. */
 static void torture_details(struct lab_run *r, strbuf *out)
 {
 	tort *c = r->ctx;
@@ -1182,6 +1205,7 @@ static int torture_snapshot(struct lab_run *r, const char *what, strbuf *out)
 	return 0;
 }
 
+/* lab_check: the full checker now (queued refs run first). */
 static int torture_check(struct lab_run *r)
 {
 	tort *c = r->ctx;
@@ -1194,6 +1218,7 @@ static int torture_check(struct lab_run *r)
 	return check_fs(c->fs);
 }
 
+/* Free everything, subsystems before the fs, the device last. */
 static void torture_teardown(struct lab_run *r)
 {
 	tort *c = r->ctx;
