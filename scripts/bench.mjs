@@ -101,3 +101,26 @@ if (listed.has('qgroup-drop')) {
   for (const t of thresholds) total += (await wasmRun(['run', 'qgroup-drop', '--variant', 'after', '--set', `threshold=${t}`, '--json'])).ms;
   console.log(`  qgroup-drop threshold sweep (6 points, after): ${fmt(total / 1000, 2)} s host`);
 }
+
+// 4. the metadata core at scale: 300,000 files in one fs tree, 20,000 dirty
+//    extents per transaction (engine/tests/bench_meta.c), native and WASM.
+{
+  const make = spawnSync('make', ['-s', '-C', join(root, 'engine'), 'bench-meta'], {
+    stdio: ['ignore', 'ignore', process.stderr],
+    env: { ...process.env, NODE_PATH: '/usr/share/nodejs' },
+  });
+  if (make.status !== 0) {
+    console.log('\nMetadata core at scale: build failed');
+  } else {
+    console.log('\nMetadata core at scale (300,000 files, 20,000 dirty extents per commit, full check):');
+    const runs = [
+      ['native', join(root, 'build/native/bench_meta'), []],
+      ['wasm  ', process.execPath, [join(root, 'build/wasm-bench/bench_meta.cjs')]],
+    ];
+    for (const [name, cmd, pre] of runs) {
+      const r = spawnSync(cmd, [...pre, '300000'], { encoding: 'utf8', maxBuffer: 16 << 20 });
+      const lines = r.stdout.trim().split('\n');
+      console.log(`  ${name}: ${r.status === 0 ? lines.join('\n          ') : `failed: ${r.stderr.trim()}`}`);
+    }
+  }
+}
