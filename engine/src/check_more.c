@@ -179,6 +179,70 @@ int check_more_qgroups(fs_info *fs, qgroup_ctx *q)
 	return check_register(fs, "qgroup-recount", check_qgroup_recount, q);
 }
 
+/* ---- space counters -------------------------------------------------------- */
+
+/* Set bits of a block group's bitmap (allocated or pinned sectors). */
+static uint64_t bg_bits(const block_group *bg)
+{
+	uint64_t n = 0, words = (bg->length / ALLOC_SECTOR + 63) / 64;
+	for (uint64_t w = 0; w < words; w++)
+		for (uint64_t x = bg->bitmap[w]; x; x &= x - 1)
+			n++;
+	return n;
+}
+
+/*
+ * The space counters (what btrfs keeps per space_info: total, used,
+ * reserved, pinned) equal the sums over the block groups of each kind;
+ * in each block group used + reserved + pinned fits its length and equals
+ * the sectors its bitmap marks. Returns failures.
+ */
+int check_space_counters(fs_info *fs, void *ctx)
+{
+	(void)ctx;
+	const alloc_ctl *a = &fs->alloc;
+	uint64_t total[ALLOC_KINDS] = { 0 }, used[ALLOC_KINDS] = { 0 };
+	uint64_t rsv[ALLOC_KINDS] = { 0 }, pinned[ALLOC_KINDS] = { 0 };
+	int fails = 0;
+	for (int i = 0; i < a->nbgs; i++) {
+		const block_group *bg = &a->bgs[i];
+		total[bg->kind] += bg->length;
+		used[bg->kind] += bg->used;
+		rsv[bg->kind] += bg->reserved;
+		pinned[bg->kind] += bg->pinned;
+		uint64_t busy = bg->used + bg->reserved + bg->pinned;
+		if (busy > bg->length || busy != bg_bits(bg) * ALLOC_SECTOR) {
+			if (fails++ < 4)
+				check_report(fs, "block group %llu: used %llu reserved %llu pinned %llu, bitmap %llu of %llu",
+					     (unsigned long long)bg->start, (unsigned long long)bg->used,
+					     (unsigned long long)bg->reserved, (unsigned long long)bg->pinned,
+					     (unsigned long long)(bg_bits(bg) * ALLOC_SECTOR),
+					     (unsigned long long)bg->length);
+		}
+	}
+	for (int k = 0; k < ALLOC_KINDS; k++) {
+		if (total[k] != a->total[k] || used[k] != a->used[k] || rsv[k] != a->reserved[k] ||
+		    pinned[k] != a->pinned_bytes[k]) {
+			check_report(fs, "space %s: total %llu used %llu reserved %llu pinned %llu, block groups say %llu %llu %llu %llu",
+				     k == ALLOC_DATA ? "data" : "metadata",
+				     (unsigned long long)a->total[k], (unsigned long long)a->used[k],
+				     (unsigned long long)a->reserved[k], (unsigned long long)a->pinned_bytes[k],
+				     (unsigned long long)total[k], (unsigned long long)used[k],
+				     (unsigned long long)rsv[k], (unsigned long long)pinned[k]);
+			fails++;
+		}
+	}
+	return fails;
+}
+
+/* Register check_space_counters on fs. */
+int check_more_space(fs_info *fs)
+{
+	if (!fs)
+		return LAB_EINVAL;
+	return check_register(fs, "space-counters", check_space_counters, NULL);
+}
+
 /* ---- the log tree ------------------------------------------------------- */
 
 /* No fsync inside a log transaction, no log commit in progress (the state

@@ -11,6 +11,9 @@
  *     (log_writers == 0) and no log commit is half done, for every root.
  *   - transaction handles: handles started minus handles ended equals the
  *     writers of the running transaction (no handle leaked or ended twice).
+ *   - space counters: the allocator's per-kind total/used/reserved/pinned
+ *     (btrfs's space_info counters) equal the sums over the block groups,
+ *     and each block group's counters match the sectors its bitmap marks.
  *
  * And one comparison the caller runs itself: a received subvolume against
  * the snapshot it was sent from (names, sizes, data ranges).
@@ -30,11 +33,14 @@ int check_more_qgroups(fs_info *fs, qgroup_ctx *q);
 int check_more_treelog(fs_info *fs, treelog *tl);
 /* Register the transaction-handle balance check. */
 int check_more_handles(fs_info *fs, trans_mgr *tm);
+/* Register the space-counter check. */
+int check_more_space(fs_info *fs);
 
 /* The check bodies (exported for tests); each returns its failures. */
 int check_qgroup_recount(fs_info *fs, void *q);
 int check_treelog_idle(fs_info *fs, void *tl);
 int check_trans_handles(fs_info *fs, void *tm);
+int check_space_counters(fs_info *fs, void *ctx);
 
 /*
  * Compare the subvolume received by r (on r->fs) with the snapshot snap

@@ -42,7 +42,8 @@
  * After every commit: check_fs (trees, extents, block groups, checksums,
  * inodes) with the registered checks: the data path's (vfs_io.c), qgroups
  * against the reachability index (qgroup.c) and against a recount from the
- * trees, the log idle, transaction handles balanced (check_more.c).
+ * trees, the log idle, transaction handles balanced, space counters equal
+ * to their block groups' (check_more.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -1055,6 +1056,8 @@ static int torture_setup(struct lab_run *r)
 		return exp_fail(r, rc, "data path");
 	c->vio_ready = 1;
 	rc = check_more_handles(c->fs, &c->tm);
+	if (!rc)
+		rc = check_more_space(c->fs);
 	if (rc)
 		return exp_fail(r, rc, "check registration");
 	if (c->mix_all && (rc = setup_all(r, c)))

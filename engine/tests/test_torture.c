@@ -239,6 +239,20 @@ static void test_check_log_and_handles(void)
 	tm.handles_ended--;
 	CHECK_EQ(trans_end(&h, 0), 0);
 	CHECK_EQ(check_fs(fs), 0);
+	/* space counters: the per-kind sums and each block group's bitmap */
+	CHECK_EQ(check_more_space(fs), 0);
+	CHECK_EQ(check_space_counters(fs, NULL), 0);
+	fs->alloc.used[ALLOC_METADATA] += 4096;
+	CHECK_EQ(check_space_counters(fs, NULL), 1);
+	CHECK(check_fs(fs) > 0);
+	fs->alloc.used[ALLOC_METADATA] -= 4096;
+	block_group *bg = &fs->alloc.bgs[0];
+	bg->reserved += 4096; /* reserved without a sector marked */
+	fs->alloc.reserved[bg->kind] += 4096;
+	CHECK_EQ(check_space_counters(fs, NULL), 1);
+	bg->reserved -= 4096;
+	fs->alloc.reserved[bg->kind] -= 4096;
+	CHECK_EQ(check_fs(fs), 0);
 	treelog_destroy(tl);
 	ebmem_destroy(mem);
 	trans_destroy(&tm);
