@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "bdev.h"
+#include "check.h"
 #include "costs.h"
 #include "exp.h"
 #include "lab.h"
@@ -577,10 +578,18 @@ static int sc_snapshot(struct lab_run *r, const char *what, strbuf *sb)
 	return 0;
 }
 
+/* The data path's invariants; once the extent tree has caught up with
+ * the fs tree (no queued refs: after the sync's commit, before any new
+ * completion), the whole file system's checker, which runs the data
+ * path's registered check against the real trees too. */
 static int sc_check(struct lab_run *r)
 {
 	sc_ctx *c = r->ctx;
-	return c && c->d ? vd_check(c->d) : 0;
+	if (!c || !c->d)
+		return 0;
+	if (c->fsi && c->fsi->nrefq == 0)
+		return check_fs(c->fsi);
+	return vd_check(c->d);
 }
 
 static void sc_teardown(struct lab_run *r)
