@@ -230,7 +230,15 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 	while (left) {
 		uint64_t n = left < chunk ? left : chunk;
 		simtime_t start = d->unit_free[u] > t ? d->unit_free[u] : t;
-		simtime_t end = start + ns_round((op_ns + (double)n * byte_ns) * x);
+		double fixed = op_ns;
+		/* NAND that can sense a fraction of a page (a 4 KiB "small
+		 * read") does so faster than the whole page; an op that needs
+		 * more of the page pays the full sense time tR. This is why the
+		 * 980 PRO reads 8 KiB at twice the latency of 4 KiB while 64 KiB
+		 * costs little more than 8 KiB. */
+		if (!write && !seq && p->rd_part_bytes && n > p->rd_part_bytes)
+			fixed = p->rd_page_op_ns;
+		simtime_t end = start + ns_round((fixed + (double)n * byte_ns) * x);
 		d->unit_free[u] = end;
 		if (end > done)
 			done = end;

@@ -18,6 +18,9 @@
  *                random one (random IO) or from the offset's stripe
  *                (sequential IO); an op takes (op_ns + bytes * byte_ns) * X,
  *                X drawn once per IO from the service-time quantile table;
+ *                on NAND with a partial-page read mode (rd_part_bytes), an
+ *                op larger than that pays the full-page sense rd_page_op_ns
+ *                instead of rd_op_ns;
  *   write cache  (wcache) a write completes when it is in the DRAM cache,
  *                wr_ns * X after it is admitted; each unit owns an equal
  *                share of cache_bytes and drains it by programming flash,
@@ -53,6 +56,10 @@ typedef struct bdev_profile {
 	double rd_byte_ns;        /* read op time per byte */
 	double wr_op_ns;          /* write op on a unit (no write cache) */
 	double wr_byte_ns;
+	uint32_t rd_part_bytes;   /* largest read op the NAND serves with a
+	                           * partial-page sense; 0 = no such mode */
+	double rd_page_op_ns;     /* fixed part of a larger read op: the
+	                           * full-page sense (used if rd_part_bytes) */
 	double seq_op_ns;         /* op fixed part when the IO is sequential
 	                           * (a disk: no seek); < 0 = same as random */
 	int wcache;               /* writes complete in a DRAM write cache */

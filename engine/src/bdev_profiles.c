@@ -12,7 +12,7 @@
  * script's model twin; the C test re-checks with the engine itself):
  *   nvme-dc        64 points fitted, 76 not (held out or outside the model); iops 0.046, p50 0.080, p99 0.196 (not fitted: 0.150, 0.405, 0.643)
  *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.135, p50 0.208, p99 0.598 (not fitted: 0.258, 0.885, 1.528)
- *   consumer-nvme  21 points fitted, 87 not (held out or outside the model); iops 0.183, p50 0.168, p99 0.220 (not fitted: 0.293, 0.259, 0.412)
+ *   consumer-nvme  42 points fitted, 66 not (held out or outside the model); iops 0.149, p50 0.140, p99 0.208 (not fitted: 0.260, 0.272, 0.392)
  */
 #include <stddef.h>
 
@@ -29,7 +29,7 @@ static const double consumer_ssd_wr_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4,
 static const double consumer_ssd_wr_m[] = { 0.05, 0.90905388, 0.97726347, 0.97726347, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0227365, 1.0227365, 1.0454731, 1.1818922, 1.2955749, 1.4547306, 1.5684133, 10.424292, 15.949269 };
 
 static const double consumer_nvme_rd_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
-static const double consumer_nvme_rd_m[] = { 0.05, 0.3189052, 0.3189052, 0.3233423, 0.3277794, 0.40764719, 0.9911258, 1.0, 1.0621194, 1.0798678, 1.1996695, 1.2529147, 1.2884115, 1.3061599, 1.4481471, 1.5013923, 1.5368891, 2.2556992, 3.4004709 };
+static const double consumer_nvme_rd_m[] = { 0.05, 0.31654038, 0.31654038, 0.32099288, 0.32544539, 0.40559049, 0.99109499, 1.0, 1.0623351, 1.0801451, 1.2003628, 1.2537928, 1.2894129, 1.3072229, 1.4497031, 1.5031331, 1.5387532, 2.2600591, 3.4088056 };
 
 const bdev_profile bdev_fitted_profiles[] = {
 	{
@@ -44,6 +44,8 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.rd_byte_ns = 0.61669, /* fitted */
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 0.5,
+		.rd_part_bytes = 0,
+		.rd_page_op_ns = 0.0,
 		.seq_op_ns = 47931.0, /* fitted */
 		.wcache = 1,
 		.wr_ns = 6940.3, /* fitted */
@@ -69,6 +71,8 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.rd_byte_ns = 0.5,
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 0.5,
+		.rd_part_bytes = 0,
+		.rd_page_op_ns = 0.0,
 		.seq_op_ns = 20000.0,
 		.wcache = 1,
 		.wr_ns = 27287.828, /* fitted */
@@ -87,13 +91,15 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.title = "consumer NVMe, no power-loss protection (fitted: Samsung 980 PRO 1 TB, random read)",
 		.max_queue = 0,
 		.link_ns = 300.0,
-		.link_byte_ns = 0.40348006,
+		.link_byte_ns = 0.4522179, /* fitted */
 		.nunits = 30, /* fitted */
-		.chunk_bytes = 65536,
+		.chunk_bytes = 16384,
 		.rd_op_ns = 65242.0, /* fitted */
-		.rd_byte_ns = 0.89223, /* fitted */
+		.rd_byte_ns = 1.3554108, /* fitted */
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 1.0,
+		.rd_part_bytes = 4096,
+		.rd_page_op_ns = 103874.41, /* fitted */
 		.seq_op_ns = 10000.0,
 		.wcache = 1,
 		.wr_ns = 15000.0,

@@ -120,6 +120,53 @@ static void test_qd1_service_time(void)
 	}
 }
 
+/* Median latency of `n` depth-1 random reads of `bs` bytes on `profile`. */
+static double qd1_read_median(const char *profile, uint64_t bs)
+{
+	sim *s = sim_create(5, 0);
+	bdev *d;
+	CHECK_EQ(bdev_create(s, profile, &d), 0);
+	enum { N = 2001 };
+	static uint64_t lat[N];
+	simtime_t t = 0;
+	for (int k = 0; k < N; k++) {
+		simtime_t c = bdev_io(d, BIO_READ, (uint64_t)k * 7919 * bs, bs, t);
+		lat[k] = c - t;
+		t = c + 1000;
+	}
+	qsort(lat, N, sizeof lat[0], cmp_u64);
+	bdev_destroy(d);
+	sim_destroy(s);
+	return (double)lat[N / 2];
+}
+
+/* NAND with a partial-page read mode (consumer-nvme): a read op up to
+ * rd_part_bytes pays rd_op_ns, a larger one the full-page sense
+ * rd_page_op_ns, so 8 KiB at depth 1 costs much more than 4 KiB while
+ * 16 KiB (still one page, one op) costs only its extra bytes more. */
+static void test_partial_page_read(void)
+{
+	const bdev_profile *p = bdev_profile_find("consumer-nvme");
+	CHECK(p->rd_part_bytes == 4096 && p->rd_page_op_ns > p->rd_op_ns);
+	CHECK(p->chunk_bytes >= 16384);
+	double l4 = qd1_read_median("consumer-nvme", 4096);
+	double l8 = qd1_read_median("consumer-nvme", 8192);
+	double l16 = qd1_read_median("consumer-nvme", 16384);
+	double want8 = p->link_ns + 8192 * p->link_byte_ns + p->rd_page_op_ns +
+		       8192 * p->rd_byte_ns;
+	double want16 = p->link_ns + 16384 * p->link_byte_ns + p->rd_page_op_ns +
+			16384 * p->rd_byte_ns;
+	CHECK_NEAR(l8, want8, 0.05);
+	CHECK_NEAR(l16, want16, 0.05);
+	CHECK(l8 > 1.3 * l4);
+	CHECK(l16 - l8 < 0.5 * (l8 - l4));
+	/* without the mode (nvme-dc) an 8 KiB read is two 4 KiB ops on two
+	 * units in parallel: barely slower than one */
+	const bdev_profile *dc = bdev_profile_find("nvme-dc");
+	CHECK_EQ(dc->rd_part_bytes, 0);
+	CHECK(qd1_read_median("nvme-dc", 8192) < 1.2 * qd1_read_median("nvme-dc", 4096));
+}
+
 /* IOPS grow with depth and then saturate at the slowest stage; beyond
  * saturation latency grows as depth / IOPS (Little's law). */
 static void test_saturation(void)
@@ -289,6 +336,7 @@ int main(void)
 	test_bad_input();
 	test_ideal();
 	test_qd1_service_time();
+	test_partial_page_read();
 	test_saturation();
 	test_bandwidth_and_disk();
 	test_write_cache();
