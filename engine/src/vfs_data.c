@@ -1,6 +1,8 @@
 /*
  * vfs_data.c - buffered write, read with readahead, writeback and
- * ordered-extent completion, remount (see vfs_data.h).
+ * ordered-extent completion, fsync, truncate, remount (see vfs_data.h).
+ * Where the file extent items live (the array model or the real fs tree)
+ * is vfs_data_items.c's business.
  */
 #include "vfs_data.h"
 
@@ -16,280 +18,6 @@
 #include "trans.h"
 
 #define PG PC_PAGE
-
-static uint64_t round_up_pg(uint64_t x) { return (x + PG - 1) & ~(PG - 1); }
-
-/* ------------------------------------------------------------------ */
-/* the fs tree's file extent items and the csum tree, as blocks        */
-
-uint64_t vd_fe_first_after(const dinode *d, uint64_t off)
-{
-	uint64_t lo = 0, hi = d->nfe;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (d->fe[mid].off + d->fe[mid].len <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Insert a file extent item (finish_ordered_io); items arrive nearly in
- * file order, so this is an append almost always. */
-static int fe_insert(dinode *d, uint64_t off, uint64_t len, uint64_t disk)
-{
-	if (d->nfe == d->fecap) {
-		uint64_t nc = d->fecap ? d->fecap * 2 : 256;
-		fext *n = realloc(d->fe, nc * sizeof(*n));
-		if (!n)
-			return LAB_ENOMEM;
-		d->fe = n;
-		d->fecap = nc;
-	}
-	uint64_t i = vd_fe_first_after(d, off);
-	memmove(d->fe + i + 1, d->fe + i, (d->nfe - i) * sizeof(*d->fe));
-	d->fe[i] = (fext){off, len, disk};
-	d->nfe++;
-	return 0;
-}
-
-/* Mark a block of level `lv`, index `idx` cached; returns 1 if it was
- * cold (so the caller reads it). */
-static int meta_touch(uint8_t **map, uint64_t *cap, uint64_t idx)
-{
-	if (idx >= *cap) {
-		uint64_t nc = *cap ? *cap : 64;
-		while (nc <= idx)
-			nc *= 2;
-		uint8_t *n = realloc(*map, nc);
-		assert(n);
-		memset(n + *cap, 0, nc - *cap);
-		*map = n;
-		*cap = nc;
-	}
-	if ((*map)[idx])
-		return 0;
-	(*map)[idx] = 1;
-	return 1;
-}
-
-/* Read one 16 KiB tree block at `addr` synchronously on t. */
-static void meta_read(dfs *fs, task *t, uint64_t addr)
-{
-	simtime_t done = bdev_io(fs->dev, BIO_READ, addr, BT_NODESIZE, t->clock);
-	task_wait_until(t, done);
-	fs->metadata_reads++;
-}
-
-static uint32_t log2_ceil(uint64_t n)
-{
-	uint32_t d = 0;
-	while ((1ull << d) < n)
-		d++;
-	return d;
-}
-
-uint64_t vd_fst_search(dinode *d, task *t, uint64_t idx, uint64_t *nodes)
-{
-	dfs *fs = d->fs;
-	uint64_t nleaves = d->nfe ? (d->nfe + FE_PER_LEAF - 1) / FE_PER_LEAF : 1;
-	uint64_t leaf = idx < d->nfe ? idx / FE_PER_LEAF : nleaves - 1;
-	/* levels: the leaves and the nodes above them */
-	int h = 1;
-	for (uint64_t w = nleaves; w > 1 && h < FST_MAX_LEVEL; h++)
-		w = (w + FST_NODE_PTRS - 1) / FST_NODE_PTRS;
-	static const uint64_t step_ns = BT_NS_NODE_VISIT; /* + binary search below */
-	uint64_t ns = (uint64_t)h * step_ns +
-		      (log2_ceil(FE_PER_LEAF) + (uint64_t)(h - 1) * log2_ceil(FST_NODE_PTRS)) *
-			      BT_NS_BSEARCH_STEP;
-	if (fs->meta_cold) {
-		uint64_t per = 1;
-		for (int lv = 0; lv < h; lv++) {
-			uint64_t at = leaf / per;
-			if (meta_touch(&fs->fst_cached[lv], &fs->fst_cap[lv], at))
-				meta_read(fs, t, fs->meta_base + ((uint64_t)lv << 32) + at * BT_NODESIZE);
-			per *= FST_NODE_PTRS;
-		}
-	}
-	if (nodes)
-		*nodes += (uint64_t)h;
-	fs->fst_nodes_visited += (uint64_t)h;
-	task_cpu(fs->s, t, ns);
-	return ns;
-}
-
-/* ------------------------------------------------------------------ */
-/* tree mode: the real fs tree, its blocks cold after a remount        */
-
-/* Whether bytenr was read since the remount; marks it read. An open
- * addressing set keyed by bytenr (no iteration, so no order issue). */
-static int warm_test_set(dfs *fs, uint64_t bytenr)
-{
-	if (fs->warm_n * 2 >= fs->warm_cap) {
-		uint64_t nc = fs->warm_cap ? fs->warm_cap * 2 : 1024;
-		uint64_t *n = calloc(nc, sizeof(*n));
-		assert(n);
-		for (uint64_t i = 0; i < fs->warm_cap; i++) {
-			uint64_t b = fs->warm[i];
-			if (!b)
-				continue;
-			uint64_t h = (b / BT_NODESIZE * 0x9E3779B97F4A7C15ull) & (nc - 1);
-			while (n[h])
-				h = (h + 1) & (nc - 1);
-			n[h] = b;
-		}
-		free(fs->warm);
-		fs->warm = n;
-		fs->warm_cap = nc;
-	}
-	uint64_t h = (bytenr / BT_NODESIZE * 0x9E3779B97F4A7C15ull) & (fs->warm_cap - 1);
-	while (fs->warm[h]) {
-		if (fs->warm[h] == bytenr)
-			return 1;
-		h = (h + 1) & (fs->warm_cap - 1);
-	}
-	fs->warm[h] = bytenr;
-	fs->warm_n++;
-	return 0;
-}
-
-uint64_t vd_tree_touch(dfs *fs, task *t, const bt_path *p)
-{
-	uint64_t reads = 0;
-	if (!fs->meta_cold)
-		return 0;
-	for (int l = BT_MAX_LEVEL - 1; l >= 0; l--) {
-		const bt_node *n = p->nodes[l];
-		/* blocks written since the remount are in memory */
-		if (!n || bt_node_gen(n) > fs->cold_gen)
-			continue;
-		if (warm_test_set(fs, bt_node_bytenr(n)))
-			continue;
-		if (t) {
-			simtime_t done = bdev_io(fs->dev, BIO_READ, bt_node_bytenr(n),
-						 BT_NODESIZE, t->clock);
-			task_wait_until(t, done);
-		}
-		fs->metadata_reads++;
-		reads++;
-	}
-	return reads;
-}
-
-static void fext_from(fext *x, int *type, const fe_info *fe)
-{
-	x->off = fe->file_off;
-	x->len = fe->num_bytes;
-	x->disk = fe->type == FE_INLINE ? FEXT_INLINE : fe->disk_bytenr + fe->extent_offset;
-	*type = fe->type;
-}
-
-/* tree mode: account the path after a search or a leaf crossing */
-static void fecur_charge(vd_fecur *c, uint64_t visited_before)
-{
-	dfs *fs = c->d->fs;
-	bt_tree *tr = c->it.path.tree;
-	uint64_t v = tr->nodes_visited - visited_before;
-	if (c->nodes)
-		*c->nodes += v;
-	fs->fst_nodes_visited += v;
-	if (c->it.path.nodes[0] != c->leaf) {
-		c->leaf = c->it.path.nodes[0];
-		vd_tree_touch(fs, c->t, &c->it.path);
-	}
-}
-
-int vd_fecur_first(vd_fecur *c, dinode *d, task *t, uint64_t off, uint64_t *nodes)
-{
-	memset(c, 0, sizeof(*c));
-	c->d = d;
-	c->t = t;
-	c->nodes = nodes;
-	dfs *fs = d->fs;
-	if (!fs->fsi) {
-		c->i = vd_fe_first_after(d, off);
-		vd_fst_search(d, t, c->i, nodes);
-		if (c->i >= d->nfe)
-			return 1;
-		c->cur = d->fe[c->i];
-		c->type = FE_REG;
-		return 0;
-	}
-	if (!d->inode)
-		return 1;
-	c->tree = 1;
-	c->open = 1;
-	bt_tree *tr = &d->inode->root->tree;
-	uint64_t v0 = tr->nodes_visited;
-	fe_info fe;
-	int rc = fe_iter_first(fs->fsi, t, d->inode, off, &c->it, &fe);
-	c->it.path.tree = tr;
-	fecur_charge(c, v0);
-	if (rc)
-		return rc;
-	fext_from(&c->cur, &c->type, &fe);
-	return 0;
-}
-
-int vd_fecur_next(vd_fecur *c)
-{
-	dinode *d = c->d;
-	if (!c->tree) {
-		c->i++;
-		if (c->i >= d->nfe)
-			return 1;
-		if (c->i % FE_PER_LEAF == 0)
-			vd_fst_search(d, c->t, c->i, c->nodes); /* btrfs_next_leaf */
-		c->cur = d->fe[c->i];
-		return 0;
-	}
-	bt_tree *tr = c->it.path.tree;
-	uint64_t v0 = tr->nodes_visited;
-	fe_info fe;
-	int rc = fe_iter_next(d->fs->fsi, &c->it, &fe);
-	fecur_charge(c, v0);
-	if (rc)
-		return rc;
-	fext_from(&c->cur, &c->type, &fe);
-	return 0;
-}
-
-void vd_fecur_end(vd_fecur *c)
-{
-	if (c->tree && c->open)
-		fe_iter_end(&c->it);
-	c->open = 0;
-}
-
-/*
- * Map the page at off (btrfs_get_extent's search): 1 when an item with
- * data covers it (*x filled; an inline item has disk FEXT_INLINE), 0 for
- * a hole (*x = the hole up to the next item or EOF, disk EM_HOLE), or
- * negative. Prealloc extents read as holes.
- */
-static int fe_map(dinode *d, task *t, uint64_t off, fext *x)
-{
-	vd_fecur c;
-	x->off = off;
-	x->len = PG;
-	x->disk = EM_HOLE;
-	int rc = vd_fecur_first(&c, d, t, off, NULL);
-	while (rc == 0 && c.type == FE_PREALLOC && c.cur.off <= off)
-		rc = vd_fecur_next(&c);
-	vd_fecur_end(&c);
-	if (rc < 0)
-		return rc;
-	if (rc == 0 && c.cur.off <= off && off < c.cur.off + c.cur.len) {
-		*x = c.cur;
-		return 1;
-	}
-	x->off = off;
-	uint64_t end = rc == 0 ? c.cur.off : round_up_pg(d->i_size);
-	x->len = end > off ? end - off : PG;
-	x->disk = EM_HOLE;
-	return 0;
-}
 
 /* ------------------------------------------------------------------ */
 
@@ -521,51 +249,6 @@ static void wb_submit(dinode *d, task *t)
 	bdev_submit(d->fs->dev, &db->b, t->clock);
 }
 
-/*
- * Tree mode: the tree part of finish_ordered_io for one ordered extent,
- * inside a handle joined on the transaction manager when there is one:
- * insert the file extent item (dropping what it replaces), its data ref
- * and its checksums, then write the inode item back (models
- * btrfs_finish_ordered_io -> insert_reserved_file_extent +
- * btrfs_update_inode). t may be NULL (end_io context). An evicted inode's
- * extent is given back to the allocator.
- */
-static int finish_ordered_tree(dinode *d, task *t, const ordered_extent *oe)
-{
-	dfs *fs = d->fs;
-	fs_info *fsi = fs->fsi;
-	if (!d->inode) {
-		if (oe->disk_bytenr != FEXT_INLINE)
-			return alloc_free_now(&fsi->alloc, oe->disk_bytenr, oe->len);
-		return 0;
-	}
-	trans_handle h;
-	int joined = 0;
-	if (fs->tm) {
-		int rc = trans_start(fs->tm, NULL, &h);
-		if (rc < 0)
-			return rc;
-		joined = 1;
-	}
-	int rc;
-	if (oe->disk_bytenr == FEXT_INLINE)
-		rc = fs_file_extent_insert_inline(fsi, t, d->inode, d->i_size);
-	else
-		rc = fs_file_extent_insert(fsi, t, d->inode, oe->file_off, oe->len,
-					   oe->disk_bytenr, oe->len, FE_REG);
-	if (!rc) {
-		d->inode->size = d->i_size;
-		rc = fs_inode_update(fsi, t, d->inode);
-	}
-	d->nbytes = d->inode->nbytes;
-	if (joined) {
-		int r2 = trans_end(&h, 0);
-		if (!rc)
-			rc = r2;
-	}
-	return rc;
-}
-
 /* finish_ordered_io for the ordered extent starting at off: the item
  * goes in (array or tree), DELALLOC_NEW clears, the pages end writeback.
  * t may be NULL. */
@@ -576,11 +259,11 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	assert(k >= 0);
 	ordered_extent oe = d->oe.v[k];
 	if (fs->fsi) {
-		int rc = finish_ordered_tree(d, t, &oe);
+		int rc = vd_fe_finish_tree(d, t, &oe);
 		if (rc)
 			fs->wb_errors++;
 	} else {
-		int rc = fe_insert(d, oe.file_off, oe.len, oe.disk_bytenr);
+		int rc = vd_fe_insert(d, oe.file_off, oe.len, oe.disk_bytenr);
 		assert(rc == 0);
 		(void)rc;
 		d->nbytes += oe.len;
@@ -907,8 +590,8 @@ static void csum_lookup(dinode *d, task *t, const dbio *db)
 	uint64_t s0 = db->b.offset / PG / per_leaf;
 	uint64_t s1 = (db->b.offset + db->b.bytes - 1) / PG / per_leaf;
 	for (uint64_t l = s0; l <= s1; l++)
-		if (fs->meta_cold && meta_touch(&fs->csum_cached, &fs->csum_cap, l))
-			meta_read(fs, t, fs->csum_base + l * BT_NODESIZE);
+		if (fs->meta_cold && vd_meta_touch(&fs->csum_cached, &fs->csum_cap, l))
+			vd_meta_read(fs, t, fs->csum_base + l * BT_NODESIZE);
 	task_cpu(fs->s, t, C_CSUM_LOOKUP_NS);
 }
 
@@ -989,7 +672,7 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 					disk = em->block_start + (off - em->start);
 			} else {
 				fext x;
-				int data = fe_map(d, t, off, &x);
+				int data = vd_fe_map(d, t, off, &x);
 				if (data > 0 && x.disk == FEXT_INLINE) {
 					disk = FEXT_INLINE; /* not cached as a map */
 				} else if (data > 0) {
@@ -1079,29 +762,6 @@ int vd_fsync(dinode *d, task *t)
 	return 1;
 }
 
-/*
- * Tree mode: drop the file extent items past the new end, trimming the
- * one crossing it, and an inline extent's bytes past it; write the inode
- * item back (models btrfs_truncate_inode_items + btrfs_update_inode).
- */
-static int truncate_tree(dinode *d, task *t, uint64_t new_size, uint64_t from)
-{
-	fs_info *fsi = d->fs->fsi;
-	struct inode *in = d->inode;
-	if (!in)
-		return 0;
-	int rc = fs_drop_extents(fsi, t, in, from, UINT64_MAX, NULL);
-	fe_info fe;
-	if (!rc && new_size < SECTORSIZE && fs_file_extent_lookup(fsi, t, in, 0, &fe) == 0 &&
-	    fe.type == FE_INLINE && new_size < fe.num_bytes)
-		rc = fs_drop_extents(fsi, t, in, new_size, SECTORSIZE, NULL);
-	in->size = new_size;
-	if (!rc)
-		rc = fs_inode_update(fsi, t, in);
-	d->nbytes = in->nbytes;
-	return rc;
-}
-
 int vd_truncate(dinode *d, task *t, uint64_t new_size)
 {
 	dfs *fs = d->fs;
@@ -1131,7 +791,7 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 	}
 	emap_drop_from(&d->em, from);
 	if (fs->fsi) {
-		int rc = truncate_tree(d, t, new_size, from);
+		int rc = vd_fe_truncate_tree(d, t, new_size, from);
 		d->i_size = new_size;
 		if (d->wb_index > from)
 			d->wb_index = from;
@@ -1190,77 +850,6 @@ simtime_t vd_wakeup_ns(dfs *fs)
 	return (simtime_t)prng_exponential(sim_prng(fs->s), (double)C_WAKEUP_NS);
 }
 
-/*
- * Tree mode: the inode's EXTENT_DATA items against the data path's state
- * (the tree is the truth; the extent maps and nbytes are derived from
- * it): items in order without overlap, none starting at or past i_size,
- * an inline item only at offset 0 and covering the file (unless page 0
- * is waiting for writeback), nbytes equal to what the items
- * map, and every cached data map equal to the item covering it once no
- * ordered extent is pending (a map made by writeback precedes its item).
- * Walks the tree with accounting off (no visits, no CPU).
- */
-static int check_tree_items(const dinode *d)
-{
-	fs_info *fsi = d->fs->fsi;
-	struct inode *in = d->inode;
-	int bad = 0, saved = fsi->accounting_off;
-	fsi->accounting_off = 1;
-	fe_iter it;
-	fe_info fe;
-	uint64_t last_end = 0, mapped = 0, n = 0;
-	int rc = fe_iter_first(fsi, NULL, in, 0, &it, &fe);
-	while (rc == 0) {
-		if (n && fe.file_off < last_end) {
-			check_report(fsi, "data: ino %llu item at %llu overlaps",
-				     (unsigned long long)in->ino, (unsigned long long)fe.file_off);
-			bad++;
-		}
-		if (fe.file_off >= in->size && fe.file_off > 0) {
-			check_report(fsi, "data: ino %llu item at %llu past i_size %llu",
-				     (unsigned long long)in->ino, (unsigned long long)fe.file_off,
-				     (unsigned long long)in->size);
-			bad++;
-		}
-		/* an inline extent shorter than the file is only legal while
-		 * page 0 waits for writeback (the expand dirtied it) */
-		int pg0_pending = (pc_flags(&d->pc, 0) & (PG_DIRTY | PG_WRITEBACK)) != 0;
-		if (fe.type == FE_INLINE &&
-		    (fe.file_off != 0 || (in->size > fe.num_bytes && !pg0_pending))) {
-			check_report(fsi, "data: ino %llu inline extent in a %llu byte file",
-				     (unsigned long long)in->ino, (unsigned long long)in->size);
-			bad++;
-		}
-		if (d->oe.n == 0 && fe.type == FE_REG) {
-			uint64_t nodes = 0;
-			emap_tree *em = (emap_tree *)&d->em;
-			const extent_map *m = emap_get(em, emap_lookup(em, fe.file_off, 1, &nodes));
-			if (m && m->block_start != EM_HOLE &&
-			    m->block_start + (fe.file_off - m->start) !=
-				    fe.disk_bytenr + fe.extent_offset) {
-				check_report(fsi, "data: ino %llu extent map at %llu disagrees with the tree",
-					     (unsigned long long)in->ino, (unsigned long long)fe.file_off);
-				bad++;
-			}
-		}
-		mapped += fe.num_bytes;
-		last_end = fe.file_off + fe.num_bytes;
-		n++;
-		rc = fe_iter_next(fsi, &it, &fe);
-	}
-	fe_iter_end(&it);
-	if (rc < 0)
-		bad++;
-	if (mapped != in->nbytes) {
-		check_report(fsi, "data: ino %llu items map %llu bytes, nbytes %llu",
-			     (unsigned long long)in->ino, (unsigned long long)mapped,
-			     (unsigned long long)in->nbytes);
-		bad++;
-	}
-	fsi->accounting_off = saved;
-	return bad;
-}
-
 int vd_check(const dinode *d)
 {
 	int bad = eio_check(&d->io);
@@ -1270,6 +859,6 @@ int vd_check(const dinode *d)
 		if (d->fe[i - 1].off + d->fe[i - 1].len > d->fe[i].off)
 			bad++;
 	if (d->fs->fsi && d->inode)
-		bad += check_tree_items(d);
+		bad += vd_fe_check_tree(d);
 	return bad;
 }

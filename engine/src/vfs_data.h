@@ -272,6 +272,25 @@ void vd_fecur_end(vd_fecur *c);
  * remount (tree mode). Returns the blocks read. */
 uint64_t vd_tree_touch(dfs *fs, task *t, const bt_path *p);
 
+/* ---- vfs_data_items.c internals shared with vfs_data.c ---- */
+/* Stand-alone mode: insert an item in the sorted array. 0 or LAB_ENOMEM. */
+int vd_fe_insert(dinode *d, uint64_t off, uint64_t len, uint64_t disk);
+/* Stand-alone mode: mark block idx of a level cached; 1 if it was cold. */
+int vd_meta_touch(uint8_t **map, uint64_t *cap, uint64_t idx);
+/* Read one 16 KiB tree block at addr synchronously on t. */
+void vd_meta_read(dfs *fs, task *t, uint64_t addr);
+/* btrfs_get_extent's search for the page at off: 1 with *x the item with
+ * data covering it (disk FEXT_INLINE for inline), 0 with *x the hole up to
+ * the next item or EOF (disk EM_HOLE), or negative. */
+int vd_fe_map(dinode *d, task *t, uint64_t off, fext *x);
+/* Tree mode: the item part of finish_ordered_io for oe (t may be NULL). */
+int vd_fe_finish_tree(dinode *d, task *t, const ordered_extent *oe);
+/* Tree mode: the item part of a truncate to new_size (from: the first
+ * page boundary at or after it). */
+int vd_fe_truncate_tree(dinode *d, task *t, uint64_t new_size, uint64_t from);
+/* Tree mode: d's items against its derived state; returns failures. */
+int vd_fe_check_tree(const dinode *d);
+
 /* outstanding_extents: one per delalloc extent (record) plus one per
  * ordered extent, as btrfs_set/clear_delalloc_extent and the ordered
  * extent code keep it. */
