@@ -21,9 +21,11 @@
  *    operation per step, like torture): vio_fsync and vio_sync write back
  *    on the calling task, wait for the bios and complete the ordered
  *    extents before returning; vio_read waits for its reads.
- *  - asynchronous (sparse-cp style): the flusher and writeback tasks of
- *    vfs_data.h; completion runs at bio end_io (no task: CPU counted in
- *    dfs.cpu_endio_ns and fs->cpu_untasked_ns).
+ *  - asynchronous (sparse-cp style): clear vio_dfs(fs)->sync_io after
+ *    vio_attach and drive the vd_* calls of vfs_data.h from tasks (the
+ *    flusher, vd_writeback_start, vd_read_page, vd_lseek); completion runs
+ *    at bio end_io (no task: CPU counted in dfs.cpu_endio_ns and
+ *    fs->cpu_untasked_ns) and joins the running transaction there.
  * The two must not overlap on one inode: vio_fsync returns 1 (parked on
  * the inode's writeback waitq) when an asynchronous writeback is active.
  *
