@@ -29,6 +29,12 @@
  * The two must not overlap on one inode: vio_fsync returns 1 (parked on
  * the inode's writeback waitq) when an asynchronous writeback is active.
  *
+ * Lifetime: a dinode lives until its inode's on_inode_evict hook (vfs
+ * unlink) or vio_detach. fs_root_forget frees a root's inodes without
+ * that hook, so whoever drops a root runs the hooks on its cached inodes
+ * first (torture's subvolume delete does), and vio_detach comes before
+ * fs_unmount.
+ *
  * Transactions: the caller owns its handles. vio_* never commits; a sync
  * as the kernel does it is vio_sync() then a commit (trans_commit /
  * fs_commit), and a remount is vio_sync, a commit, then vio_remount.
