@@ -389,9 +389,27 @@ static void hk_data(void *ctx, uint64_t root, uint64_t bytenr, uint64_t num_byte
 	br_ref(&q->br, bytenr, num_bytes, 0, 0, root, delta);
 }
 
+/* Index what tree n (of root id) reaches: its blocks and the regular
+ * data extents of its leaves. */
+static void index_tree(qgroup_ctx *q, const bt_node *n, uint64_t root)
+{
+	br_ref(&q->br, n->bytenr, BT_NODESIZE, 1, n->level, root, +1);
+	if (n->level) {
+		for (int i = 0; i < n->nritems; i++)
+			index_tree(q, n->ptrs[i].child, root);
+		return;
+	}
+	for (int i = 0; i < n->nritems; i++) {
+		const bt_item *it = &n->items[i];
+		if (it->key.type == BTRFS_EXTENT_DATA_KEY && it->aux != FE_INLINE && it->v[0])
+			br_ref(&q->br, it->v[0], fe_disk_len(it), 0, 0, root, +1);
+	}
+}
+
 /*
  * Set up qgroups over fs (quota off until qgroup_enable), register the
- * hooks, the accounting step of the commit and the invariant check.
+ * hooks, the accounting step of the commit and the invariant check;
+ * index the trees that exist already.
  */
 int qgroup_init(qgroup_ctx *q, fs_info *fs, trans_mgr *tm)
 {
@@ -413,6 +431,15 @@ int qgroup_init(qgroup_ctx *q, fs_info *fs, trans_mgr *tm)
 	int rc = fs_hooks_register(fs, &h);
 	if (rc)
 		return rc;
+	/* the trees made before the hooks (mkfs: the top subvolume's root
+	 * leaf): the kernel's rescan finds them in the extent tree */
+	for (int i = 0; i < fs->nroots; i++) {
+		const struct btrfs_root *r = fs->roots[i];
+		if (qgroup_is_fstree(r->id) && r->tree.root && !r->deleted) {
+			index_tree(q, r->tree.root, r->id);
+			br_set_height(&q->br, r->id, bt_tree_height(&r->tree));
+		}
+	}
 	return check_register(fs, "qgroups", qgroup_check, q);
 }
 
