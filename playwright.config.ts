@@ -6,7 +6,9 @@
 import { defineConfig, devices } from '@playwright/test';
 
 const CI = !!process.env.CI;
-const PORT = 4173;
+/* Not npm start's 4173: the suite must run while the lab is being served,
+ * and must never test whatever build that server happens to hold. */
+const PORT = Number(process.env.LAB_E2E_PORT ?? 4317);
 
 export default defineConfig({
   testDir: 'e2e',
@@ -31,7 +33,7 @@ export default defineConfig({
   webServer: {
     command: `npx vite build && npx vite preview --port ${PORT} --strictPort`,
     url: `http://localhost:${PORT}/`,
-    reuseExistingServer: !CI,
+    reuseExistingServer: false,
     timeout: 180_000,
   },
 });
