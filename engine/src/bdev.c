@@ -252,12 +252,16 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
  * fitted_cache_write - a write into a DRAM write cache at `t`; returns its
  * completion. Each flash unit owns an equal share of the cache and drains
  * it by programming pages (at 1 / (drain_byte_ns x nunits) bytes per ns,
- * so all units together drain 1 / drain_byte_ns). A write's pieces go to
- * units as a read's would; it completes wr_ns x X after it is admitted,
- * and it is admitted once every unit it lands on has room, i.e. has less
- * than cache_bytes x drain_byte_ns of programming queued. Sustained writes
- * above the drain rate therefore queue per unit, unevenly, which is where
- * their tail comes from. Programs also delay reads on the same unit.
+ * so all units together drain 1 / drain_byte_ns). A random write's pieces
+ * go to the least busy units (the FTL writes new data wherever a die is
+ * free), a sequential stream's to its stripe; it completes wr_ns x X after
+ * it is admitted, and it is admitted once every unit it lands on has room,
+ * i.e. has less than cache_bytes x drain_byte_ns of programming queued.
+ * Sustained writes above the drain rate therefore wait for room in arrival
+ * order, and the backlog stays even over the units however long the run
+ * (with a random unit per write it spread apart without bound: the median
+ * fell and p99 grew with the run's length). Programs also delay reads on
+ * the same unit.
  */
 static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 {
@@ -271,8 +275,18 @@ static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 	if (nops > (uint64_t)p->nunits)
 		nops = (uint64_t)p->nunits; /* a big write spreads over all units */
 	uint64_t per = (b->bytes + nops - 1) / nops;
-	int u0 = seq ? (int)((b->offset / chunk) % (uint64_t)p->nunits)
-		     : (int)prng_below(&d->rng, (uint64_t)p->nunits);
+	/* The FTL is log-structured: new data goes to whichever die can take
+	 * it first, not to a place fixed by its address, so a random write's
+	 * pieces start at the least busy unit (lowest index on ties). A
+	 * sequential stream stripes over the units in order either way. */
+	int u0 = 0;
+	if (seq) {
+		u0 = (int)((b->offset / chunk) % (uint64_t)p->nunits);
+	} else {
+		for (int k = 1; k < p->nunits; k++)
+			if (d->unit_free[k] < d->unit_free[u0])
+				u0 = k;
+	}
 	simtime_t admit = t;
 	for (uint64_t k = 0; k < nops; k++) {
 		simtime_t f = d->unit_free[(u0 + k) % (uint64_t)p->nunits];

@@ -24,9 +24,10 @@
  *   write cache  (wcache) a write completes when it is in the DRAM cache,
  *                wr_ns * X after it is admitted; each unit owns an equal
  *                share of cache_bytes and drains it by programming flash,
- *                all together at 1 / drain_byte_ns bytes per ns, so a
- *                sustained write rate above that waits, per unit, for
- *                room;
+ *                all together at 1 / drain_byte_ns bytes per ns; a random
+ *                write is placed on the least busy unit (log-structured
+ *                FTL), so a sustained write rate above the drain rate
+ *                waits for room in arrival order;
  *   flush        a device with power-loss protection (plp) acknowledges a
  *                flush at once; one without waits for the cache to drain
  *                and pays a lognormal flush latency (flush_p50/p99_ns).

@@ -10,8 +10,8 @@
  *
  * Fit error on the fitted points (RMS of ln(simulated/measured) in the
  * script's model twin; the C test re-checks with the engine itself):
- *   nvme-dc        64 points fitted, 76 not (held out or outside the model); iops 0.046, p50 0.080, p99 0.196 (not fitted: 0.150, 0.405, 0.643)
- *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.135, p50 0.208, p99 0.598 (not fitted: 0.258, 0.885, 1.528)
+ *   nvme-dc        64 points fitted, 76 not (held out or outside the model); iops 0.075, p50 0.096, p99 0.316 (not fitted: 0.139, 0.300, 0.658)
+ *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.192, p50 0.177, p99 0.318 (not fitted: 0.383, 1.152, 1.527)
  *   consumer-nvme  42 points fitted, 66 not (held out or outside the model); iops 0.149, p50 0.140, p99 0.208 (not fitted: 0.260, 0.272, 0.392)
  */
 #include <stddef.h>
@@ -48,9 +48,9 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.rd_page_op_ns = 0.0,
 		.seq_op_ns = 47931.0, /* fitted */
 		.wcache = 1,
-		.wr_ns = 6940.3, /* fitted */
+		.wr_ns = 7209.1954, /* fitted */
 		.cache_bytes = 13356000.0, /* fitted */
-		.drain_byte_ns = 0.93772, /* fitted */
+		.drain_byte_ns = 1.0246915, /* fitted */
 		.plp = 1,
 		.flush_p50_ns = 0.0,
 		.flush_p99_ns = 0.0,
@@ -75,9 +75,9 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.rd_page_op_ns = 0.0,
 		.seq_op_ns = 20000.0,
 		.wcache = 1,
-		.wr_ns = 27287.828, /* fitted */
+		.wr_ns = 18234.051, /* fitted */
 		.cache_bytes = 8388600.0, /* fitted */
-		.drain_byte_ns = 3.0493, /* fitted */
+		.drain_byte_ns = 7.4028642, /* fitted */
 		.plp = 0,
 		.flush_p50_ns = 334000.0,
 		.flush_p99_ns = 371000.0,
