@@ -13,8 +13,14 @@ void pc_init(pc_inode *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* Take the inode's pages out of the totals and free its flags. */
 void pc_destroy(pc_inode *p)
 {
+	if (p->g) {
+		p->g->cached -= p->present;
+		p->g->dirty -= p->dirty;
+		p->g->writeback -= p->writeback;
+	}
 	free(p->pg);
 	memset(p, 0, sizeof(*p));
 }
@@ -35,17 +41,68 @@ int pc_reserve(pc_inode *p, uint64_t npages)
 	return 0;
 }
 
+/* Whether a page with flags f may be evicted: cached and clean. */
+static int pc_evictable(uint8_t f)
+{
+	return (f & PG_PRESENT) && !(f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED));
+}
+
+/* Change one page's flags, keeping the inode's counts, the totals and
+ * the lowest evictable index. */
 void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear)
 {
 	uint8_t o = p->pg[idx];
 	uint8_t n = (uint8_t)((o & ~clear) | set);
-	if ((o ^ n) & PG_PRESENT)
-		p->present += (n & PG_PRESENT) ? 1 : (uint64_t)-1;
-	if ((o ^ n) & PG_DIRTY)
-		p->dirty += (n & PG_DIRTY) ? 1 : (uint64_t)-1;
-	if ((o ^ n) & PG_WRITEBACK)
-		p->writeback += (n & PG_WRITEBACK) ? 1 : (uint64_t)-1;
+	pc_global *g = p->g;
+	if ((o ^ n) & PG_PRESENT) {
+		uint64_t d = (n & PG_PRESENT) ? 1 : (uint64_t)-1;
+		p->present += d;
+		if (g)
+			g->cached += d;
+	}
+	if ((o ^ n) & PG_DIRTY) {
+		uint64_t d = (n & PG_DIRTY) ? 1 : (uint64_t)-1;
+		p->dirty += d;
+		if (g)
+			g->dirty += d;
+	}
+	if ((o ^ n) & PG_WRITEBACK) {
+		uint64_t d = (n & PG_WRITEBACK) ? 1 : (uint64_t)-1;
+		p->writeback += d;
+		if (g)
+			g->writeback += d;
+	}
+	int eo = pc_evictable(o), en = pc_evictable(n);
+	if (eo != en)
+		p->evictable += en ? 1 : (uint64_t)-1;
+	if (en && idx < p->evict_from)
+		p->evict_from = idx;
 	p->pg[idx] = n;
+}
+
+void pc_touch(pc_inode *p)
+{
+	if (p->g)
+		p->last_use = ++p->g->use_seq;
+}
+
+uint64_t pc_evict_run(pc_inode *p, uint64_t max, uint64_t *first)
+{
+	uint64_t i = p->evict_from;
+	if (!p->evictable || !max)
+		return 0;
+	while (i < p->npages_cap && !pc_evictable(p->pg[i]))
+		i++;
+	p->evict_from = i;
+	uint64_t n = 0;
+	*first = i;
+	while (i < p->npages_cap && n < max && pc_evictable(p->pg[i])) {
+		pc_set(p, i, 0, 0xff);
+		i++;
+		n++;
+	}
+	p->evict_from = i;
+	return n;
 }
 
 void pc_drop_clean(pc_inode *p)

@@ -8,6 +8,14 @@
  * of each window PG_READAHEAD: a read that hits it starts the next window
  * asynchronously. Memory: one byte per page of the largest file offset
  * seen (the lab's files are at most a few GiB).
+ *
+ * Every inode's cache of one file system counts into a pc_global (the
+ * node's NR_FILE_PAGES / NR_FILE_DIRTY / NR_WRITEBACK): the memory limit,
+ * eviction and dirty throttling of vfs_data.c work on those totals. An
+ * inode's clean pages (present, not dirty, under writeback or being
+ * read) are the evictable ones; pc_evict_run drops them lowest index
+ * first, and the inode's last_use orders inodes for eviction (an LRU of
+ * inodes, a simplification of the kernel's per-page LRU lists).
  */
 #ifndef PAGECACHE_H
 #define PAGECACHE_H
@@ -28,10 +36,20 @@ enum {
 	PG_LOCKED = 1u << 5, /* being read */
 };
 
+/* The page cache totals of one file system, in pages. */
+typedef struct pc_global {
+	uint64_t cached, dirty, writeback;
+	uint64_t use_seq; /* last value given to an inode's last_use */
+} pc_global;
+
 typedef struct pc_inode {
 	uint8_t *pg;
 	uint64_t npages_cap;
 	uint64_t present, dirty, writeback;
+	uint64_t evictable;      /* clean pages (see above) */
+	uint64_t evict_from;     /* no evictable page below this index */
+	uint64_t last_use;       /* pc_global.use_seq of the last access */
+	pc_global *g;            /* totals to keep (may be NULL) */
 	simtime_t dirtied_when; /* when the inode became dirty (0: clean) */
 	int is_dirty;
 	waitq page_waiters;      /* readers waiting for a page being read */
@@ -49,6 +67,13 @@ static inline uint8_t pc_flags(const pc_inode *p, uint64_t idx)
 void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear);
 /* Drop every clean page (drop_caches / unmount); dirty pages stay. */
 void pc_drop_clean(pc_inode *p);
+/* Record an access to the inode's cache (its place in the inode LRU). */
+void pc_touch(pc_inode *p);
+/* Evict one run of consecutive clean pages, at most max of them, the
+ * lowest-indexed first (models the page half of shrink_folio_list ->
+ * remove_mapping for a clean, unlocked file page). Returns the pages
+ * evicted (0: none evictable) and sets *first to the run's first index. */
+uint64_t pc_evict_run(pc_inode *p, uint64_t max, uint64_t *first);
 
 /* Per-open-file readahead state (struct file_ra_state). */
 typedef struct file_ra {

@@ -98,6 +98,8 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	emap_init(&d->em);
 	ordered_init(&d->oe);
 	pc_init(&d->pc);
+	d->pc.g = &fs->pcg;
+	pc_touch(&d->pc);
 	fs->inodes[fs->ninodes++] = d;
 	*out = d;
 	return 0;
@@ -159,6 +161,133 @@ static void sample(dinode *d)
 }
 
 /* ------------------------------------------------------------------ */
+/* memory limit and dirty throttling (mm/vmscan.c, mm/page-writeback.c) */
+
+uint64_t dfs_dirty_limit(const dfs *fs)
+{
+	if (fs->o.dirty_bytes)
+		return fs->o.dirty_bytes;
+	return fs->o.ram_bytes / 5; /* vm.dirty_ratio = 20 */
+}
+
+uint64_t dfs_shrink(dfs *fs)
+{
+	uint64_t limit = fs->o.ram_bytes / PG, total = 0;
+	if (!fs->o.ram_bytes)
+		return 0;
+	while (fs->pcg.cached > limit) {
+		/* the least recently used inode with clean pages; ties (never:
+		 * use_seq is strictly increasing) would go to creation order */
+		dinode *v = NULL;
+		for (int i = 0; i < fs->ninodes; i++) {
+			dinode *d = fs->inodes[i];
+			if (d->pc.evictable && (!v || d->pc.last_use < v->pc.last_use))
+				v = d;
+		}
+		if (!v)
+			break; /* everything left is dirty, under IO or being read */
+		uint64_t first, n = pc_evict_run(&v->pc, fs->pcg.cached - limit, &first);
+		assert(n > 0);
+		eio_call c = {0};
+		eio_clear_bits(&v->io, first * PG, (first + n) * PG - 1, EXTENT_UPTODATE,
+			       NULL, &c, fs->s, sim_now(fs->s));
+		fs->cpu_reclaim_ns += eio_call_ns(&c);
+		total += n;
+	}
+	if (total) {
+		fs->pages_evicted += total;
+		sim_count(fs->s, sim_counter_id(fs->s, "pages_evicted"), (int64_t)total);
+	}
+	return total;
+}
+
+/* Dirty + writeback pages above the dirty_ratio threshold? */
+static int over_dirty_limit(const dfs *fs)
+{
+	uint64_t lim = dfs_dirty_limit(fs);
+	return lim && (fs->pcg.dirty + fs->pcg.writeback) * PG > lim;
+}
+
+/* Start writeback of every dirty inode not being written back already
+ * (wb_start_background_writeback from balance_dirty_pages). */
+static void kick_writeback(dfs *fs)
+{
+	for (int i = 0; i < fs->ninodes; i++) {
+		dinode *d = fs->inodes[i];
+		if (d->pc.dirty && !d->wb_active)
+			vd_writeback_start(d, 0);
+	}
+}
+
+/* Called as writeback completes: once dirty + writeback is back under the
+ * threshold the throttled writers run again (the end of
+ * balance_dirty_pages' sleep loop); while it is not, inodes dirtied
+ * after the last kick are kicked too (rekick: not after a pass that
+ * failed, which would only fail again at the same instant; the writers
+ * then stay parked, as they would behind a failing device). */
+static void throttle_check(dfs *fs, simtime_t now, int rekick)
+{
+	if (!fs->dirty_throttle.len)
+		return;
+	if (over_dirty_limit(fs)) {
+		if (rekick)
+			kick_writeback(fs);
+		return;
+	}
+	uint64_t ns = (uint64_t)fs->dirty_throttle.len * now - fs->throttle_park_sum;
+	fs->throttle_ns += ns;
+	fs->throttle_park_sum = 0;
+	sim_count(fs->s, sim_counter_id(fs->s, "dirty_throttle_ns"), (int64_t)ns);
+	sim_series_add(fs->s, sim_series_id(fs->s, "dirty_throttle_ms"), now,
+		       (double)fs->throttle_ns / 1e6);
+	waitq_wake_all(fs->s, &fs->dirty_throttle, now);
+}
+
+/*
+ * balance_dirty_pages, simplified (no pause formula, no per-bdi share):
+ * a writer that finds dirty + writeback pages above dirty_ratio kicks
+ * writeback and sleeps until completions bring the total under it.
+ * Returns 1 when t was parked, else 0 (or LAB_E* from a synchronous
+ * writeback).
+ */
+static int balance_dirty(dinode *d, task *t)
+{
+	dfs *fs = d->fs;
+	if (!over_dirty_limit(fs))
+		return 0;
+	fs->throttled++;
+	sim_count(fs->s, sim_counter_id(fs->s, "dirty_throttled"), 1);
+	if (!fs->sync_io) {
+		kick_writeback(fs);
+		fs->throttle_park_sum += t->clock;
+		task_park(t, &fs->dirty_throttle);
+		return 1;
+	}
+	/* synchronous drive: no flusher runs behind the writer, so it writes
+	 * back the inodes dirtied longest ago itself */
+	simtime_t t0 = t->clock;
+	int rc = 0;
+	while (!rc && over_dirty_limit(fs)) {
+		dinode *v = NULL;
+		for (int i = 0; i < fs->ninodes; i++) {
+			dinode *x = fs->inodes[i];
+			if (x->pc.dirty && !x->wb_active &&
+			    (!v || x->pc.dirtied_when < v->pc.dirtied_when))
+				v = x;
+		}
+		if (!v)
+			break;
+		rc = vd_writeback_sync(v, t);
+	}
+	uint64_t ns = t->clock - t0;
+	fs->throttle_ns += ns;
+	sim_count(fs->s, sim_counter_id(fs->s, "dirty_throttle_ns"), (int64_t)ns);
+	sim_series_add(fs->s, sim_series_id(fs->s, "dirty_throttle_ms"), t->clock,
+		       (double)fs->throttle_ns / 1e6);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
 /* buffered write                                                      */
 
 int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
@@ -199,8 +328,11 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 	}
 	task_cpu(fs->s, t, n * C_WRITE_PAGE_NS + extra_ns + eio_call_ns(&c));
 	(void)newly;
+	pc_touch(&d->pc);
 	sample(d);
-	return 0;
+	rc = balance_dirty(d, t);
+	dfs_shrink(fs);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -317,6 +449,7 @@ static void wbio_end(sim *s, bio *b)
 	wbio_complete(d, db, NULL);
 	if (vd_clean(d) || !d->wb_active)
 		waitq_wake_all(s, &d->wb_waiters, sim_now(s));
+	throttle_check(d->fs, sim_now(s), 1);
 }
 
 int vd_clean(const dinode *d)
@@ -445,6 +578,7 @@ static int wb_one(sim *s, task *t)
 	}
 	if (vd_clean(d))
 		waitq_wake_all(s, &d->wb_waiters, t->clock);
+	throttle_check(d->fs, t->clock, r >= 0);
 	return TASK_DONE;
 }
 
@@ -746,6 +880,8 @@ int vd_read_page(dfile *f, task *t, uint64_t off)
 	}
 	f->ra.prev_index = idx;
 	task_cpu(fs->s, t, C_READ_COPY_NS);
+	pc_touch(&d->pc);
+	dfs_shrink(fs);
 	return 0;
 }
 

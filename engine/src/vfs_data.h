@@ -89,6 +89,13 @@ typedef struct data_opts {
 	simtime_t dirty_expire;   /* dirty_expire_centisecs */
 	simtime_t wb_interval;    /* dirty_writeback_centisecs */
 	uint64_t dirty_bg_bytes;  /* dirty_background threshold */
+	/* Memory the page cache may use (0: no limit). Past it clean pages
+	 * are evicted, least recently used inode first. */
+	uint64_t ram_bytes;
+	/* dirty_ratio as bytes: a writer that finds dirty + writeback above
+	 * it is throttled (0: 20% of ram_bytes; no throttling without a
+	 * memory limit) */
+	uint64_t dirty_bytes;
 } data_opts;
 
 typedef struct dinode {
@@ -169,6 +176,14 @@ typedef struct dfs {
 	uint64_t cache_hits, cache_misses; /* page cache, for cp's reads */
 	uint64_t ra_windows, ra_pages;
 	uint64_t fst_nodes_visited;
+	/* memory limit and dirty throttling */
+	pc_global pcg;                 /* cached / dirty / writeback pages */
+	waitq dirty_throttle;          /* writers parked in balance_dirty */
+	uint64_t pages_evicted;
+	uint64_t cpu_reclaim_ns;       /* io_tree work of evictions (kswapd) */
+	uint64_t throttled;            /* writes that were throttled */
+	uint64_t throttle_ns;          /* time writers spent throttled */
+	simtime_t throttle_park_sum;   /* sum of the parked writers' park times */
 	int series_iotree;             /* sim series: io_tree records */
 	int series_delalloc;           /* sim series: delalloc extents */
 	int flusher_armed;
@@ -190,6 +205,18 @@ void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
 /* Close: drop the cached state (models btrfs_release_file). */
 void dfile_close(dfile *f);
 
+/* The dirty_ratio threshold in bytes (0: none). */
+uint64_t dfs_dirty_limit(const dfs *fs);
+/*
+ * Evict clean pages while the cache holds more than o.ram_bytes: the
+ * least recently used inode's clean pages go first, lowest index first
+ * (models kswapd's shrink_inactive_list on clean file pages, simplified
+ * to an LRU of inodes). Evicting a range also drops its io_tree state
+ * (btrfs_release_folio -> try_release_extent_state); that work is counted
+ * in cpu_reclaim_ns, not charged to any task. Returns pages evicted.
+ */
+uint64_t dfs_shrink(dfs *fs);
+
 /* Start the flusher's periodic wakeups (every o.wb_interval). */
 void dfs_start_flusher(dfs *fs);
 
@@ -198,6 +225,14 @@ void dfs_start_flusher(dfs *fs);
  * DELALLOC (| DELALLOC_NEW beyond i_size) on the io_tree range, bumps
  * delalloc_bytes and outstanding_extents, moves i_size, marks the inode
  * dirty. Models btrfs_buffered_write -> btrfs_dirty_pages. CPU to t.
+ * Then balance_dirty_pages: if dirty + writeback pages exceed
+ * dfs_dirty_limit, writeback of every dirty inode is kicked and t parks
+ * until completions bring the total back under it: returns 1 (the write
+ * is done; the step returns TASK_BLOCKED). With sync_io the writer
+ * instead writes back the oldest dirty inodes itself (vd_writeback_sync)
+ * and 0 is returned. The throttled time goes in throttle_ns, the sim
+ * counter "dirty_throttle_ns" and the series "dirty_throttle_ms". Last,
+ * the cache is shrunk to the memory limit (dfs_shrink). 0, 1 or LAB_E*.
  */
 int vd_write(dinode *d, task *t, uint64_t off, uint64_t len);
 

@@ -35,6 +35,7 @@ void vio_opts_default(data_opts *o)
 	o->dirty_expire = 30 * NS_PER_S;
 	o->wb_interval = 5 * NS_PER_S;
 	o->dirty_bg_bytes = (16ull << 30) / 10;
+	o->ram_bytes = 16ull << 30;    /* dirty_bytes 0: dirty_ratio 20% */
 }
 
 dfs *vio_dfs(fs_info *fs)
@@ -234,11 +235,11 @@ int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t 
 	if (rc)
 		return rc < 0 ? rc : LAB_EENGINE;
 	rc = vd_write(d, t, a, e - a);
-	if (rc)
+	if (rc < 0)
 		return rc;
 	d->i_size = old > off + len ? old : off + len;
 	inode->size = d->i_size;
-	return 0;
+	return rc; /* 1: written, then parked by dirty throttling */
 }
 
 int vio_read(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len,

@@ -60,7 +60,9 @@ struct trans_mgr;
 #define VIO_MAX_FILE_BYTES (16ull << 30)
 
 /* Defaults: the current kernel (every patch of the lseek series in),
- * 30 s dirty expiry, 5 s writeback interval, 10% of 16 GiB background. */
+ * 30 s dirty expiry, 5 s writeback interval, a 16 GiB memory limit for
+ * the page cache with 10% of it the background threshold and 20%
+ * (dirty_ratio) the throttling one. */
 void vio_opts_default(data_opts *o);
 
 /* Attach a data path to fs (o may be NULL for defaults; tm may be NULL:
@@ -77,7 +79,10 @@ dfs *vio_dfs(fs_info *fs);
 dinode *vio_dinode(fs_info *fs, struct inode *inode);
 
 /* Buffered write of [off, off + len) (any alignment; pages are dirtied
- * whole): models btrfs_buffered_write. i_size moves to off + len. */
+ * whole): models btrfs_buffered_write. i_size moves to off + len. Past
+ * dirty_ratio the writer is throttled (vd_write): with sync_io it writes
+ * back the oldest dirty inodes itself; an asynchronous driver gets 1
+ * (the write is done and t is parked until writeback catches up). */
 int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len);
 /* Buffered read of [off, off + len), clipped to i_size, waiting on t for
  * the reads it starts (readahead included). *got (may be NULL) receives
