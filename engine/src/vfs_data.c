@@ -32,6 +32,7 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o)
 	fs->csum_base = 512ull << 20;
 	fs->series_iotree = sim_series_id(s, "iotree_records");
 	fs->series_delalloc = sim_series_id(s, "delalloc_extents");
+	fs->series_ordered = sim_series_id(s, "ordered_extents");
 	return 0;
 }
 
@@ -403,6 +404,8 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	eio_clear_bits(&d->io, oe.file_off, oe.file_off + oe.len - 1,
 		       EXTENT_DELALLOC_NEW, NULL, c, NULL, 0);
 	ordered_remove(&d->oe, oe.file_off);
+	fs->ordered_inflight--;
+	sim_series_add(fs->s, fs->series_ordered, sim_now(fs->s), (double)fs->ordered_inflight);
 	for (uint64_t p = oe.file_off / PG; p < (oe.file_off + oe.len + PG - 1) / PG; p++)
 		pc_set(&d->pc, p, 0, PG_WRITEBACK);
 	fs->ordered_done++;
@@ -524,6 +527,8 @@ static int wb_extent(dinode *d, task *t)
 	else
 		emap_insert(&d->em, ds, len, disk);
 	ordered_add(&d->oe, ds, len, disk);
+	fs->ordered_inflight++;
+	sim_series_add(s, fs->series_ordered, t->clock, (double)fs->ordered_inflight);
 	eio_clear_bits(&d->io, ds, de, EXTENT_DELALLOC | EXTENT_LOCKED, NULL, &c, s, t->clock);
 	assert(d->delalloc_bytes >= len);
 	d->delalloc_bytes -= len;

@@ -186,6 +186,8 @@ typedef struct dfs {
 	simtime_t throttle_park_sum;   /* sum of the parked writers' park times */
 	int series_iotree;             /* sim series: io_tree records */
 	int series_delalloc;           /* sim series: delalloc extents */
+	int series_ordered;            /* sim series: ordered extents in flight */
+	uint64_t ordered_inflight;     /* ordered extents not yet finished */
 	int flusher_armed;
 } dfs;
 
