@@ -202,6 +202,36 @@ static void sc_record(sc_ctx *c, task *t, const lseek_info *li)
 	}
 }
 
+/*
+ * One of cp's lseeks as a resumable step: start it (it may park behind a
+ * locked range and is resumed from c->li), let writeback that slipped in
+ * during its lock sweep settle, then record it. Returns -1 once the call is
+ * complete, with its return code in *rc; otherwise the TASK_* value the
+ * task step must return.
+ */
+static int sc_lseek_step(sc_ctx *c, task *t, dinode *d, uint64_t off, int whence, int *rc)
+{
+	if (!c->li_busy)
+		memset(&c->li, 0, sizeof(c->li));
+	if (!c->settle) {
+		int r = vd_lseek(&c->f, t, off, whence, &c->li);
+		c->li_busy = 1;
+		if (r == 1)
+			return TASK_BLOCKED;
+		c->settle = 1;
+		c->rc = r;
+		return TASK_RUN;
+	}
+	if (vd_lseek_settle(d, t, &c->li))
+		return TASK_RUN;
+	*rc = c->rc;
+	c->settle = 0;
+	c->li_busy = 0;
+	sc_record(c, t, &c->li);
+	return -1;
+}
+
+
 static void sc_strip(sc_ctx *c)
 {
 	dinode *d = c->d;
@@ -219,7 +249,7 @@ static int sc_user_step(sim *s, task *t)
 {
 	sc_ctx *c = t->ctx;
 	dinode *d = c->d;
-	int rc;
+	int rc, step;
 	switch (c->phase) {
 	case PH_CREATE:
 		if (c->next_off >= c->file_bytes) {
@@ -277,25 +307,9 @@ static int sc_user_step(sim *s, task *t)
 			c->phase = PH_DONE;
 			return TASK_RUN;
 		}
-		if (!c->li_busy)
-			memset(&c->li, 0, sizeof(c->li));
-		if (!c->settle) {
-			rc = vd_lseek(&c->f, t, c->pos, LSEEK_DATA, &c->li);
-			if (rc == 1) {
-				c->li_busy = 1;
-				return TASK_BLOCKED;
-			}
-			c->li_busy = 1;
-			c->settle = 1;
-			c->rc = rc;
-			return TASK_RUN;
-		}
-		if (vd_lseek_settle(d, t, &c->li))
-			return TASK_RUN;
-		rc = c->rc;
-		c->settle = 0;
-		c->li_busy = 0;
-		sc_record(c, t, &c->li);
+		step = sc_lseek_step(c, t, d, c->pos, LSEEK_DATA, &rc);
+		if (step >= 0)
+			return step;
 		if (rc == LSEEK_ENXIO) {
 			c->phase = PH_DONE;
 			return TASK_RUN;
@@ -304,25 +318,9 @@ static int sc_user_step(sim *s, task *t)
 		c->phase = PH_CP_HOLE;
 		return TASK_RUN;
 	case PH_CP_HOLE:
-		if (!c->li_busy)
-			memset(&c->li, 0, sizeof(c->li));
-		if (!c->settle) {
-			rc = vd_lseek(&c->f, t, c->data_off, LSEEK_HOLE, &c->li);
-			if (rc == 1) {
-				c->li_busy = 1;
-				return TASK_BLOCKED;
-			}
-			c->li_busy = 1;
-			c->settle = 1;
-			c->rc = rc;
-			return TASK_RUN;
-		}
-		if (vd_lseek_settle(d, t, &c->li))
-			return TASK_RUN;
-		rc = c->rc;
-		c->settle = 0;
-		c->li_busy = 0;
-		sc_record(c, t, &c->li);
+		step = sc_lseek_step(c, t, d, c->data_off, LSEEK_HOLE, &rc);
+		if (step >= 0)
+			return step;
 		c->hole_off = rc == 0 ? c->li.result : d->i_size;
 		/* SEEK_SET to the data; the hole is written as zeros to
 		 * /dev/null (it cannot be seeked over) */
