@@ -287,17 +287,26 @@ static int get_dir(struct btrfs_root *root, uint64_t dir, struct inode **out)
 	return 0;
 }
 
+/* The common start of a name operation in a directory: the name must be
+ * valid, the syscall is charged, and dirino must be a directory of root.
+ * Returns 0 with *len and *dir set, or a negative LAB_E*. */
+static int dir_enter(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino,
+		     const char *name, uint32_t *len, struct inode **dir)
+{
+	if (!fs || !name_ok(name, len))
+		return LAB_EINVAL;
+	fs_charge(fs, t, VFS_NS_SYSCALL);
+	return get_dir(root, dirino, dir);
+}
+
 /* Shared body of create and mkdir (models btrfs_create_new_inode +
  * btrfs_add_link). */
 static int make_node(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino,
 		     const char *name, uint32_t mode, struct inode **out)
 {
 	uint32_t len;
-	if (!fs || !name_ok(name, &len))
-		return LAB_EINVAL;
-	fs_charge(fs, t, VFS_NS_SYSCALL);
 	struct inode *dir;
-	int r = get_dir(root, dirino, &dir);
+	int r = dir_enter(fs, t, root, dirino, name, &len, &dir);
 	if (r)
 		return r;
 	dir_lock(t, dir);
@@ -348,11 +357,10 @@ int vfs_lookup(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino, c
 	       uint64_t *ino)
 {
 	uint32_t len;
-	if (!fs || !name_ok(name, &len) || !ino)
-		return LAB_EINVAL;
-	fs_charge(fs, t, VFS_NS_SYSCALL);
 	struct inode *dir;
-	int r = get_dir(root, dirino, &dir);
+	if (!ino)
+		return LAB_EINVAL;
+	int r = dir_enter(fs, t, root, dirino, name, &len, &dir);
 	if (r)
 		return r;
 	uint64_t idx;
@@ -387,11 +395,8 @@ static int remove_name(fs_info *fs, task *t, struct btrfs_root *root, uint64_t d
 		       const char *name, int want_dir)
 {
 	uint32_t len;
-	if (!fs || !name_ok(name, &len))
-		return LAB_EINVAL;
-	fs_charge(fs, t, VFS_NS_SYSCALL);
 	struct inode *dir;
-	int r = get_dir(root, dirino, &dir);
+	int r = dir_enter(fs, t, root, dirino, name, &len, &dir);
 	if (r)
 		return r;
 	dir_lock(t, dir);
