@@ -481,6 +481,10 @@ static int wb_extent(dinode *d, task *t)
 		fs->cpu_wb_ns += eio_call_ns(&c);
 		return WB_NONE;
 	}
+	/* find_lock_delalloc_range never starts before the locked page: a
+	 * range writeback from inside a delalloc extent leaves its head */
+	if (ds < d->wb_index)
+		ds = d->wb_index;
 	if (de - ds + 1 > DATA_MAX_EXTENT)
 		de = ds + DATA_MAX_EXTENT - 1;
 	/*
@@ -603,12 +607,17 @@ static int wb_step(sim *s, task *t)
 
 int vd_writeback_sync(dinode *d, task *t)
 {
+	return vd_writeback_range_sync(d, t, 0);
+}
+
+int vd_writeback_range_sync(dinode *d, task *t, uint64_t start)
+{
 	assert(!d->wb_active);
 	dfs *fs = d->fs;
 	d->wb_active = 1;
 	d->wb_sync = 1;
 	d->wb_caller_waits = 1;
-	d->wb_index = 0;
+	d->wb_index = start;
 	fs->flushes++;
 	int r;
 	do

@@ -252,6 +252,12 @@ void vd_writeback_start(dinode *d, int sync);
  * ordered extents (tree mode with sync_io: the fsync of vfs_io.h). 0 or
  * negative (LAB_ENOSPC from the allocator). */
 int vd_writeback_sync(dinode *d, task *t);
+/* The same from file offset start to EOF: filemap_fdatawrite_range(start,
+ * -1) and the waits of btrfs_wait_ordered_range. Delalloc before start
+ * stays dirty (find_lock_delalloc_range never starts before the locked
+ * page), so a start inside a delalloc range splits it: the part from
+ * start on becomes its own extent. */
+int vd_writeback_range_sync(dinode *d, task *t, uint64_t start);
 /* Whether d is fully written back: no dirty pages, no ordered extents. */
 int vd_clean(const dinode *d);
 
