@@ -13,21 +13,28 @@
  *                has 32 slots); later ones wait in the host queue;
  *   link         one FIFO stage per command: link_ns + bytes * link_byte_ns
  *                (controller command processing and the bus transfer);
- *   units        nunits parallel flash units (dies/planes); a read is cut
+ *   units        nunits parallel flash units (dies); a read is cut
  *                into ops of at most chunk_bytes on consecutive units from a
  *                random one (random IO) or from the offset's stripe
  *                (sequential IO); an op takes (op_ns + bytes * byte_ns) * X,
  *                X drawn once per IO from the service-time quantile table;
  *                on NAND with a partial-page read mode (rd_part_bytes), an
  *                op larger than that pays the full-page sense rd_page_op_ns
- *                instead of rd_op_ns;
+ *                instead of rd_op_ns; with planes > 1 a random read
+ *                queued behind a unit's pending (not yet started) read
+ *                of another plane is sensed together with it and adds
+ *                only its transfer time (multi-plane read);
  *   write cache  (wcache) a write completes when it is in the DRAM cache,
  *                wr_ns * X after it is admitted; each unit owns an equal
  *                share of cache_bytes and drains it by programming flash,
  *                all together at 1 / drain_byte_ns bytes per ns; a random
  *                write is placed on the least busy unit (log-structured
  *                FTL), so a sustained write rate above the drain rate
- *                waits for room in arrival order;
+ *                waits for room in arrival order; the drain rate of each
+ *                band of seg_bytes host bytes is scaled by a factor drawn
+ *                with sigma drain_sigma (garbage collection relocates a
+ *                different amount of valid data for each band), so a
+ *                saturated write stream's latency varies from band to band;
  *   flush        a device with power-loss protection (plp) acknowledges a
  *                flush at once; one without waits for the cache to drain
  *                and pays a lognormal flush latency (flush_p50/p99_ns).
@@ -61,12 +68,21 @@ typedef struct bdev_profile {
 	                           * partial-page sense; 0 = no such mode */
 	double rd_page_op_ns;     /* fixed part of a larger read op: the
 	                           * full-page sense (used if rd_part_bytes) */
+	int planes;               /* planes per flash unit: a read queued on a
+	                           * unit joins the unit's pending read of
+	                           * another plane (multi-plane read);
+	                           * 0 or 1 = no such mode */
 	double seq_op_ns;         /* op fixed part when the IO is sequential
 	                           * (a disk: no seek); < 0 = same as random */
 	int wcache;               /* writes complete in a DRAM write cache */
 	double wr_ns;             /* median write-cache completion time */
 	double cache_bytes;       /* write cache capacity */
 	double drain_byte_ns;     /* sustained flash write time per byte */
+	double seg_bytes;         /* host bytes written per band (segment)... */
+	double drain_sigma;       /* ...whose drain time per byte is the mean
+	                           * times a lognormal factor of this sigma
+	                           * (mean 1): garbage collection of a band's
+	                           * victim; 0 = a steady drain */
 	int plp;                  /* power-loss protection: flush is free */
 	double flush_p50_ns;      /* flush latency without plp: median */
 	double flush_p99_ns;      /*   and 99th percentile (lognormal) */

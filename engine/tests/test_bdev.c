@@ -167,6 +167,29 @@ static void test_partial_page_read(void)
 	CHECK(qd1_read_median("nvme-dc", 8192) < 1.2 * qd1_read_median("nvme-dc", 4096));
 }
 
+/* Multi-plane read (consumer-nvme has planes > 1): at high depth reads
+ * queued on a die share one sense, so random reads go faster than the
+ * dies could serve them one at a time, but never more than planes times
+ * faster; at depth 1 nothing is queued and the latency is one op's (the
+ * partial-page test above checks that median). */
+static void test_multi_plane_read(void)
+{
+	const bdev_profile *p = bdev_profile_find("consumer-nvme");
+	CHECK(p->planes > 1);
+	double one_op_ns = p->rd_page_op_ns + 8192 * p->rd_byte_ns;
+	double serial = p->nunits * 1e9 / one_op_ns; /* IOPS one op per die */
+	double lat;
+	double deep = closed_loop("consumer-nvme", BIO_READ, 8192, 256, 40000, 0, &lat);
+	CHECK(deep > 1.3 * serial);
+	CHECK(deep < p->planes * serial);
+	/* a profile without the mode cannot beat its dies */
+	const bdev_profile *dc = bdev_profile_find("nvme-dc");
+	CHECK(dc->planes <= 1);
+	double dc_serial = dc->nunits * 1e9 / (dc->rd_op_ns + 4096 * dc->rd_byte_ns);
+	double dc_deep = closed_loop("nvme-dc", BIO_READ, 4096, 1024, 40000, 0, &lat);
+	CHECK(dc_deep <= 1.02 * dc_serial);
+}
+
 /* Median and p99 (ns) of lat[from, to). Sorts that window in place. */
 static void window_quantiles(uint64_t *lat, int from, int to, double *p50, double *p99)
 {
@@ -386,6 +409,7 @@ int main(void)
 	test_ideal();
 	test_qd1_service_time();
 	test_partial_page_read();
+	test_multi_plane_read();
 	test_saturation();
 	test_bandwidth_and_disk();
 	test_write_cache();

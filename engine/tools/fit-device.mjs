@@ -10,6 +10,8 @@
  * Usage: npm run fit-device [-- --calibration DIR] [--quick] [--out DIR]
  *        [--profile NAME (fit only that one; the others keep their start)]
  *        [--table (print every point)] [--dry-run (write nothing)]
+ *        [--start k=v,... (starting values of the profile(s) fitted)]
+ *        [--eval (no search: report and write the starting values)]
  *        Calibration: --calibration, else CALIBRATION_DIR, else
  *        ../shared/calibration next to the repository. A full run takes
  *        about 10-15 minutes (the model twin simulates every point at each
@@ -39,6 +41,12 @@ const CAL = path.resolve(argVal('--calibration') || process.env.CALIBRATION_DIR 
 	path.join(repo, '..', 'shared', 'calibration'));
 const QUICK = args.includes('--quick');
 const OUT = path.resolve(argVal('--out') || path.join(repo, 'engine', 'src'));
+/* --start k=v,k=v: override the starting values of the profile(s) being
+ * fitted (to try a region of the search space); --eval: no search, just
+ * report (and write) the profile at its starting values. */
+const START = argVal('--start') ? Object.fromEntries(argVal('--start').split(',')
+	.map((kv) => kv.split('=')).map(([k, x]) => [k, +x])) : null;
+const EVAL = args.includes('--eval');
 
 /* ---------------------------------------------------------------- data */
 
@@ -183,7 +191,10 @@ class Heap {
 
 /* The device of bdev.c's fitted_submit, in JS. Times in ns (floats). */
 function makeDevice(P, rnd) {
-	return { P, rnd, link: 0, units: new Float64Array(Math.max(1, Math.round(P.nunits))),
+	const n = Math.max(1, Math.round(P.nunits));
+	return { P, rnd, link: 0, units: new Float64Array(n),
+		bstart: new Float64Array(n), bmask: new Uint32Array(n), /* bdev.c d->batch */
+		segLeft: 0, dmult: 1, /* bdev.c fitted_band_factor */
 		slots: new Heap(), lastEnd: -1, seq: 0 };
 }
 
@@ -201,7 +212,22 @@ function devSubmit(d, write, offset, bytes, seqHint, at) {
 	let done;
 	if (write && P.wcache) { /* bdev.c fitted_cache_write */
 		const n = d.units.length, chunk = P.chunk_bytes;
-		const prog = P.drain_byte_ns * n, room = P.cache_bytes * P.drain_byte_ns;
+		/* bdev.c fitted_band_factor: a drain factor per band (GC) */
+		if (P.drain_sigma > 0 && P.seg_bytes > 0) {
+			if (d.segLeft <= 0) {
+				const sg = P.drain_sigma;
+				let z;
+				for (;;) { /* Marsaglia polar, as sim.c */
+					const a = 2 * d.rnd() - 1, b = 2 * d.rnd() - 1, q = a * a + b * b;
+					if (q > 0 && q < 1) { z = a * Math.sqrt(-2 * Math.log(q) / q); break; }
+				}
+				d.dmult = Math.exp(-0.5 * sg * sg + sg * z);
+				d.segLeft = P.seg_bytes;
+			}
+			d.segLeft -= bytes;
+		}
+		const prog = P.drain_byte_ns * n * (P.drain_sigma > 0 && P.seg_bytes > 0 ? d.dmult : 1);
+		const room = P.cache_bytes * P.drain_byte_ns;
 		const nops = Math.min(n, Math.max(1, Math.ceil(bytes / chunk)));
 		const per = Math.ceil(bytes / nops);
 		/* log-structured FTL: a random write starts at the least busy unit */
@@ -214,6 +240,7 @@ function devSubmit(d, write, offset, bytes, seqHint, at) {
 		for (let k = 0; k < nops; k++) {
 			const u = (u0 + k) % n, b = Math.min(left, per);
 			d.units[u] = Math.max(d.units[u], admit) + b * prog;
+			d.bmask[u] = 0; /* a program: no read can join it */
 			left -= b;
 		}
 		done = admit + P.wr_ns * qsample(P.wr_tail, d.rnd());
@@ -226,13 +253,25 @@ function devSubmit(d, write, offset, bytes, seqHint, at) {
 		const n = d.units.length, chunk = P.chunk_bytes;
 		let u = seq ? Math.floor(offset / chunk) % n : Math.floor(d.rnd() * n);
 		let left = Math.max(1, bytes);
+		const planes = Math.round(P.planes || 1), multi = !write && !seq && planes > 1;
 		done = t;
 		while (left > 0) {
 			const b = Math.min(left, chunk);
 			/* bdev.c: a read op bigger than a partial-page sense pays the
 			 * full-page sense time */
 			const fixed = !write && !seq && P.rd_part_bytes && b > P.rd_part_bytes ? P.rd_page_op_ns : opns;
-			const end = Math.max(d.units[u], t) + (fixed + b * bns) * x;
+			/* bdev.c fitted_units: multi-plane read joins the unit's
+			 * pending read of another plane */
+			const plane = multi ? 1 << Math.floor(d.rnd() * planes) : 0;
+			let end;
+			if (multi && d.bmask[u] && d.bstart[u] > t && !(d.bmask[u] & plane)) {
+				end = Math.max(d.units[u] + b * bns * x, d.bstart[u] + (fixed + b * bns) * x);
+				d.bmask[u] |= plane;
+			} else {
+				const start = Math.max(d.units[u], t);
+				end = start + (fixed + b * bns) * x;
+				d.bstart[u] = start; d.bmask[u] = plane;
+			}
 			d.units[u] = end;
 			if (end > done) done = end;
 			left -= b; u = (u + 1) % n;
@@ -350,12 +389,14 @@ function profileSpecs(points) {
 				max_queue: 0, link_ns: 300.0, link_byte_ns: 0.25562, nunits: 36, chunk_bytes: 4096,
 				rd_op_ns: 65223.0, rd_byte_ns: 0.61669, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 47931.0,
 				wcache: 1, wr_ns: 7209.1954, cache_bytes: 13356000.0, drain_byte_ns: 1.0246915,
+				seg_bytes: 4194304, drain_sigma: 0.3, /* [estimate] a band of a few MiB */
 				plp: 1, flush_p50_ns: 0, flush_p99_ns: 0, host_ns: 2945.6,
 			},
 			search: {
 				read: { host_ns: [500, 10000], link_byte_ns: [0.1, 2], nunits: [4, 256],
 					rd_op_ns: [20000, 150000], rd_byte_ns: [0.01, 20], seq_op_ns: [500, 100000] },
-				write: { wr_ns: [2000, 30000], drain_byte_ns: [0.3, 5], cache_bytes: [2 ** 20, 2 ** 32] },
+				write: { wr_ns: [2000, 30000], drain_byte_ns: [0.3, 5], cache_bytes: [2 ** 20, 2 ** 32],
+					seg_bytes: [2 ** 18, 2 ** 30], drain_sigma: [0.02, 1.5] },
 			},
 			/* What engine/tests/test_fio_fidelity.c asserts on each fitted
 			 * point (|simulated/measured - 1| of iops, p50, p99), by rw;
@@ -411,14 +452,15 @@ function profileSpecs(points) {
 			name: 'consumer-nvme',
 			title: 'consumer NVMe, no power-loss protection (fitted: Samsung 980 PRO 1 TB, random read)',
 			start: { /* the previous fit's result; the search polishes it */
-				max_queue: 0, link_ns: 300.0, link_byte_ns: 0.4522179, nunits: 30, chunk_bytes: 16384,
-				rd_op_ns: 65242.0, rd_byte_ns: 1.3554108, wr_op_ns: 60000, wr_byte_ns: 1.0, seq_op_ns: 10000.0,
-				rd_part_bytes: 4096, rd_page_op_ns: 103874.41, /* chunk: a 16 KiB NAND page */
+				max_queue: 0, link_ns: 300.0, link_byte_ns: 0.4522179, nunits: 16, chunk_bytes: 16384,
+				rd_op_ns: 63609.439, rd_byte_ns: 0.95058529, wr_op_ns: 60000, wr_byte_ns: 1.0, seq_op_ns: 10000.0,
+				rd_part_bytes: 4096, rd_page_op_ns: 105198.95, /* chunk: a 16 KiB NAND page */
+				planes: 3.6742346,
 				wcache: 1, wr_ns: 15000.0, cache_bytes: 268435460.0, drain_byte_ns: 0.5,
-				plp: 0, flush_p50_ns: 6783000, flush_p99_ns: 11731000, host_ns: 2805.4,
+				plp: 0, flush_p50_ns: 6783000, flush_p99_ns: 11731000, host_ns: 2770.0776,
 			},
 			search: {
-				read: { host_ns: [500, 10000], nunits: [4, 256],
+				read: { host_ns: [500, 10000], nunits: [4, 256], planes: [1, 8],
 					rd_op_ns: [10000, 150000], rd_byte_ns: [0.01, 10],
 					rd_page_op_ns: [20000, 300000], link_byte_ns: [0.1, 2] },
 			},
@@ -451,6 +493,7 @@ function profileSpecs(points) {
 function buildParams(spec, v) {
 	const P = { ...v };
 	P.nunits = Math.max(1, Math.round(P.nunits));
+	P.planes = Math.max(1, Math.round(P.planes || 1));
 	const link0 = (P.link_ns + 4096 * P.link_byte_ns) / 1000;
 	P.rd_tail = tailTable(spec.rd_tail, link0);
 	P.wr_tail = spec.wr_tail ? tailTable(spec.wr_tail, link0) : null;
@@ -483,7 +526,7 @@ function objective(spec, v, fitPts, nios) {
  * then the write parameters on the write points (they hardly interact in
  * fio's single-direction runs, and two small searches converge better). */
 function fitProfile(spec, fitPts, mine) {
-	const v = { ...spec.start, ...(spec.closed ? spec.closed(mine) : {}) };
+	const v = { ...spec.start, ...(spec.closed ? spec.closed(mine) : {}), ...(START || {}) };
 	const nios = QUICK ? 1500 : 3000;
 	const isWrite = (p) => p.rw.includes('write');
 	let best = NaN;
@@ -576,11 +619,14 @@ ${fits.map((f) => ` *   ${f.spec.name.padEnd(14)} ${f.fitPts.length} points fitt
 \t\t.wr_byte_ns = ${num(P.wr_byte_ns)},
 \t\t.rd_part_bytes = ${P.rd_part_bytes || 0},
 \t\t.rd_page_op_ns = ${num(P.rd_page_op_ns || 0)},${fitted(f, 'rd_page_op_ns') ? ' /* fitted */' : ''}
+\t\t.planes = ${P.planes},${fitted(f, 'planes') ? ' /* fitted */' : ''}
 \t\t.seq_op_ns = ${num(P.seq_op_ns)},${fitted(f, 'seq_op_ns') ? ' /* fitted */' : ''}
 \t\t.wcache = ${P.wcache},
 \t\t.wr_ns = ${num(P.wr_ns)},${fitted(f, 'wr_ns') ? ' /* fitted */' : ''}
 \t\t.cache_bytes = ${num(P.cache_bytes)},${fitted(f, 'cache_bytes') ? ' /* fitted */' : ''}
 \t\t.drain_byte_ns = ${num(P.drain_byte_ns)},${fitted(f, 'drain_byte_ns') ? ' /* fitted */' : ''}
+\t\t.seg_bytes = ${num(P.seg_bytes || 0)},${fitted(f, 'seg_bytes') ? ' /* fitted */' : ''}
+\t\t.drain_sigma = ${num(P.drain_sigma || 0)},${fitted(f, 'drain_sigma') ? ' /* fitted */' : ''}
 \t\t.plp = ${P.plp},
 \t\t.flush_p50_ns = ${num(P.flush_p50_ns)},
 \t\t.flush_p99_ns = ${num(P.flush_p99_ns)},
@@ -677,7 +723,8 @@ function main() {
 		}
 		const fitPts = mine.filter((p) => p.fit);
 		let v = { ...spec.start, ...(spec.closed ? spec.closed(mine) : {}) }, objective = NaN;
-		if (!only || only === spec.name) {
+		if (START && (!only || only === spec.name)) Object.assign(v, START);
+		if (!EVAL && (!only || only === spec.name)) {
 			process.stderr.write(`fitting ${spec.name} on ${fitPts.length} points (${mine.length - fitPts.length} held out)\n`);
 			({ v, objective } = fitProfile(spec, fitPts, mine));
 		}
