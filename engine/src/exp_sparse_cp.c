@@ -98,8 +98,11 @@ static const metric_desc sc_metrics[] = {
  * them (test_sparse_cp.c checks the direction instead).
  */
 static const published_row sc_published[] = {
-	{ "before", "state=delalloc", "cp_ms", 16574, "seed 004, 128M, data/metadata cached and delalloc (not enforced: writeback timing)", -1 },
-	{ "after", "state=delalloc", "cp_ms", 6277, "seed 004, 128M, data/metadata cached and delalloc (not enforced: writeback timing)", -1 },
+	/* the delalloc rows: spawn_us is fitted on the after row; at equal
+	 * delalloc the series changes cp by <1%, so the before row is shown,
+	 * not asserted (a 5% slower creation, spawn_us=1990, gives it) */
+	{ "before", "state=delalloc", "cp_ms", 16574, "seed 004, 128M, cached and delalloc (not enforced: needs 5% slower creation, spawn_us=1990)", -1 },
+	{ "after", "state=delalloc", "cp_ms", 6277, "seed 004, 128M, cached and delalloc (spawn_us fitted on it)", 0.25 },
 	{ "before", "state=cached", "cp_ms", 122, "seed 004, 128M, cached and no delalloc", 0.25 },
 	{ "after", "state=cached", "cp_ms", 109, "seed 004, 128M, cached and no delalloc", 0.25 },
 	{ "before", "state=cold", "cp_ms", 20144, "seed 004, 128M, without data/metadata cached", 0.25 },
@@ -244,6 +247,21 @@ static void sc_strip(sc_ctx *c)
 	}
 }
 
+/*
+ * The flusher's timer is armed when the first inode of the bdi becomes
+ * dirty (__mark_inode_dirty -> wb_wakeup_delayed), not at mount, and each
+ * wakeup re-arms it 5 s later. So its k-th wakeup comes 5k s after the
+ * file's first dirtying and the 6th finds the file expired: the first
+ * flush happens 30 s into the creation, and what is delalloc at cp time
+ * is what was written since. Runs at the moment of that first write.
+ */
+static void sc_arm_flusher(sim *s, void *arg)
+{
+	(void)s;
+	sc_ctx *c = arg;
+	dfs_start_flusher(c->fs);
+}
+
 /* The user's shell: the creation loop, then sync / remount, then cp. */
 static int sc_user_step(sim *s, task *t)
 {
@@ -262,6 +280,8 @@ static int sc_user_step(sim *s, task *t)
 		rc = vd_write(d, t, c->next_off, c->ext);
 		if (rc)
 			return TASK_DONE;
+		if (c->next_off == 0)
+			sim_at(s, t->clock, sc_arm_flusher, c);
 		c->next_off += c->ext + c->hole;
 		return TASK_RUN;
 	case PH_SYNC:
@@ -421,7 +441,6 @@ static int sc_setup(struct lab_run *r)
 	rc = pc_reserve(&c->d->pc, c->file_bytes / PC_PAGE + 1);
 	if (rc)
 		return exp_fail(r, rc, "out of memory");
-	dfs_start_flusher(c->fs);
 	c->user = task_spawn(r->sim, "shell", sc_user_step, c, 0);
 	if (!c->user)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
