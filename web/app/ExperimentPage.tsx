@@ -41,11 +41,15 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
 
   useEffect(() => saveJson(`form:${info.name}`, nonDefault(info.params, values)), [info, values]);
 
-  // Opening a page (or a shared link) runs it once, so the link shows its result.
+  // Opening a page (or a shared link) runs it once, so the link shows its
+  // result; unless the user already started a run on it (a click or key
+  // can land before this effect fires), which it must not cancel.
   const autoRan = useRef<string | null>(null);
+  const userRan = useRef<string | null>(null);
   useEffect(() => {
     if (autoRan.current === info.name || invalid) return;
     autoRan.current = info.name;
+    if (userRan.current === info.name) return;
     void runner.run(specs, collectFor(info.name));
   }, [info.name, invalid, specs, runner]);
 
@@ -65,7 +69,9 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
   };
 
   const run = (): void => {
-    if (!invalid) void runner.run(specs, collectFor(info.name));
+    if (invalid) return;
+    userRan.current = info.name;
+    void runner.run(specs, collectFor(info.name));
   };
 
   /** A view asked for other parameters: show them in the form and URL, and run them. */
@@ -73,6 +79,7 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
     const next = { ...values, ...p };
     onChange(nonDefault(info.params, next), seed);
     if (Object.keys(validateAll(info.params, next)).length > 0) return;
+    userRan.current = info.name;
     void runner.run(
       info.variants.map((variant) => ({ experiment: info.name, variant, params: next, seed })),
       collectFor(info.name),
