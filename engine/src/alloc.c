@@ -13,11 +13,21 @@
 int alloc_init(alloc_ctl *a, uint64_t dev_bytes)
 {
 	memset(a, 0, sizeof(*a));
-	if (dev_bytes < RESERVED_HEAD + ALLOC_DATA_CHUNK + ALLOC_META_CHUNK)
+	if (dev_bytes < ALLOC_MIN_DEV)
 		return LAB_EINVAL;
 	a->dev_bytes = dev_bytes;
 	a->dev_alloc = RESERVED_HEAD;
+	uint64_t cap = dev_bytes / 10 / (1ull << 20) * (1ull << 20);
+	a->chunk_bytes[ALLOC_DATA] = cap < ALLOC_DATA_CHUNK ? cap : ALLOC_DATA_CHUNK;
+	a->chunk_bytes[ALLOC_METADATA] = cap < ALLOC_META_CHUNK ? cap : ALLOC_META_CHUNK;
 	return 0;
+}
+
+/* Tell the fs the counters moved. */
+static void changed(alloc_ctl *a)
+{
+	if (a->on_change)
+		a->on_change(a->on_change_ctx);
 }
 
 void alloc_destroy(alloc_ctl *a)
@@ -44,17 +54,27 @@ static void bits_set(uint64_t *bm, uint64_t start, uint64_t n, int on)
 	}
 }
 
-/* Carve a new chunk of the given kind from unallocated device space
- * (models btrfs_alloc_chunk, single profile). */
-static int chunk_alloc(alloc_ctl *a, int kind, block_group **out)
+/* The length of the next chunk of kind: the policy's size, or what is
+ * left of the device; 0 if too little is left. */
+static uint64_t chunk_len(const alloc_ctl *a, int kind)
 {
-	uint64_t len = kind == ALLOC_DATA ? ALLOC_DATA_CHUNK : ALLOC_META_CHUNK;
+	uint64_t len = a->chunk_bytes[kind];
 	if (a->dev_alloc + len > a->dev_bytes) {
 		/* a smaller final chunk, as btrfs does when the device is nearly full */
 		len = (a->dev_bytes - a->dev_alloc) / ALLOC_SECTOR * ALLOC_SECTOR;
 		if (len < (kind == ALLOC_DATA ? (1ull << 20) : (4ull << 20)))
-			return LAB_ENOSPC;
+			return 0;
 	}
+	return len;
+}
+
+/* Carve a new chunk of the given kind from unallocated device space
+ * (models btrfs_alloc_chunk, single profile). */
+static int chunk_alloc(alloc_ctl *a, int kind, block_group **out)
+{
+	uint64_t len = chunk_len(a, kind);
+	if (!len)
+		return LAB_ENOSPC;
 	if (a->nbgs == a->cap) {
 		int cap = a->cap ? a->cap * 2 : 8;
 		block_group *nb = realloc(a->bgs, (size_t)cap * sizeof(*nb));
@@ -77,7 +97,21 @@ static int chunk_alloc(alloc_ctl *a, int kind, block_group **out)
 	a->nbgs++;
 	a->chunk_allocs++;
 	*out = bg;
+	changed(a);
 	return 0;
+}
+
+int alloc_chunk_new(alloc_ctl *a, int kind)
+{
+	if (kind < 0 || kind >= ALLOC_KINDS)
+		return LAB_EINVAL;
+	block_group *bg;
+	return chunk_alloc(a, kind, &bg);
+}
+
+int alloc_chunk_fits(const alloc_ctl *a, int kind)
+{
+	return kind >= 0 && kind < ALLOC_KINDS && chunk_len(a, kind) > 0;
 }
 
 /* Next-fit search for n free sectors in bg. Returns 0 and *sector, or 1. */
@@ -129,6 +163,7 @@ int alloc_extent(alloc_ctl *a, int kind, uint64_t bytes, uint64_t *bytenr)
 			a->reserved[kind] += bytes;
 			a->allocs++;
 			*bytenr = bg->start + s * ALLOC_SECTOR;
+			changed(a);
 			return 0;
 		}
 		if (pass == 0) {
@@ -193,6 +228,7 @@ int alloc_free(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
 	a->used[bg->kind] -= bytes;
 	a->pinned_bytes[bg->kind] += bytes;
 	a->frees++;
+	changed(a);
 	return 0;
 }
 
@@ -205,6 +241,7 @@ int alloc_mark_used(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
 	bg->used += bytes;
 	a->reserved[bg->kind] -= bytes;
 	a->used[bg->kind] += bytes;
+	changed(a);
 	return 0;
 }
 
@@ -218,6 +255,7 @@ int alloc_free_now(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
 	bg->reserved -= bytes;
 	a->reserved[bg->kind] -= bytes;
 	a->frees++;
+	changed(a);
 	return 0;
 }
 
@@ -233,4 +271,5 @@ void alloc_unpin_all(alloc_ctl *a)
 		a->pinned_bytes[bg->kind] -= p->bytes;
 	}
 	a->npinned = 0;
+	changed(a);
 }

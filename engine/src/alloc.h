@@ -3,7 +3,8 @@
  *
  * The device's space is carved into chunks on demand: data block groups of
  * 1 GiB and metadata block groups of 256 MiB (btrfs's defaults for a
- * filesystem larger than 50 GiB), single profile, logical == physical.
+ * filesystem larger than 50 GiB), at most 10% of the device each (as btrfs
+ * caps them on small devices), single profile, logical == physical.
  * Each block group tracks its space in 4 KiB sectors with a bitmap; an
  * allocation is a next-fit search for a free run (a much simplified
  * find_free_extent). Freed extents are pinned until the transaction
@@ -23,6 +24,8 @@ enum { ALLOC_DATA = 0, ALLOC_METADATA = 1, ALLOC_KINDS = 2 };
 #define ALLOC_DATA_CHUNK (1024ull << 20)
 #define ALLOC_META_CHUNK (256ull << 20)
 #define ALLOC_SECTOR 4096ull
+/* Smallest device: room for one chunk of each kind at the 10% cap */
+#define ALLOC_MIN_DEV (64ull << 20)
 
 typedef struct block_group {
 	uint64_t start, length;
@@ -48,10 +51,19 @@ typedef struct alloc_ctl {
 	uint64_t total[ALLOC_KINDS], used[ALLOC_KINDS], pinned_bytes[ALLOC_KINDS];
 	uint64_t reserved[ALLOC_KINDS];
 	uint64_t allocs, frees, chunk_allocs;
+	/* Chunk sizes for this device: the defaults above, capped at 10% of
+	 * the device as btrfs caps them (init_alloc_chunk_ctl_policy_regular:
+	 * "we don't want a chunk larger than 10% of writable space"). */
+	uint64_t chunk_bytes[ALLOC_KINDS];
+	/* Called after every change of the counters (an allocation, a free,
+	 * an unpin, a new chunk): the fs mirrors them into its space_infos
+	 * (space_sync_alloc). May be NULL. */
+	void (*on_change)(void *ctx);
+	void *on_change_ctx;
 } alloc_ctl;
 
-/* dev_bytes: device size (>= 2 chunks). The first 1 MiB is reserved (the
- * superblock area), as btrfs does. */
+/* dev_bytes: device size (>= ALLOC_MIN_DEV). The first 1 MiB is reserved
+ * (the superblock area), as btrfs does. */
 int alloc_init(alloc_ctl *a, uint64_t dev_bytes);
 void alloc_destroy(alloc_ctl *a);
 /* Allocate `bytes` (multiple of 4 KiB) of the given kind. Allocates a new
@@ -66,6 +78,12 @@ int alloc_free(alloc_ctl *a, uint64_t bytenr, uint64_t bytes);
 /* Return a reserved extent that was never referenced (an aborted
  * reservation) to the free space at once. */
 int alloc_free_now(alloc_ctl *a, uint64_t bytenr, uint64_t bytes);
+/* Carve a new chunk of kind now (models btrfs_chunk_alloc with
+ * CHUNK_ALLOC_FORCE, single profile). 0, LAB_ENOSPC (the device has no
+ * room for one), LAB_EINVAL or LAB_ENOMEM. */
+int alloc_chunk_new(alloc_ctl *a, int kind);
+/* Whether a new chunk of kind would still fit on the device. */
+int alloc_chunk_fits(const alloc_ctl *a, int kind);
 /* Commit: pinned extents become free. */
 void alloc_unpin_all(alloc_ctl *a);
 /* The block group containing bytenr, or NULL. */

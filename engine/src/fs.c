@@ -10,6 +10,7 @@
 #include "fs.h"
 #include "items.h"
 #include "lab.h"
+#include "space_fs.h"
 
 void fs_opts_default(fs_opts *o)
 {
@@ -78,6 +79,7 @@ int fs_tree_block_alloc(fs_info *fs, bt_tree *tr, int level, uint64_t *bytenr)
 	int r = alloc_extent(&fs->alloc, ALLOC_METADATA, BT_NODESIZE, bytenr);
 	if (r)
 		return r;
+	fs_space_tree_block(fs);
 	fs_ref_op op = {
 		.bytenr = *bytenr, .num_bytes = BT_NODESIZE, .root = tr->id,
 		.owner = (uint64_t)level, .delta = 1, .is_tree = 1,
@@ -601,6 +603,8 @@ int fs_commit(fs_info *fs, task *t)
 		sim_count(fs->sim, fs->c_commits, 1);
 	}
 	alloc_unpin_all(&fs->alloc);
+	/* the unpinned bytes may satisfy tickets: grant them now */
+	fs_space_sync(fs, t ? t->clock : (fs->sim ? sim_now(fs->sim) : 0));
 	fs->root_tree.commit_root = fs->root_tree.root;
 	fs->extent_tree.commit_root = fs->extent_tree.root;
 	fs->csum_tree.commit_root = fs->csum_tree.root;
@@ -682,6 +686,8 @@ int fs_mount(sim *s, bdev *dev, const fs_opts *opts, fs_info **out)
 	}
 	int r = alloc_init(&fs->alloc, fs->opts.dev_bytes);
 	if (!r)
+		fs_space_init(fs);
+	if (!r)
 		r = bt_tree_init(fs, &fs->root_tree, BTRFS_ROOT_TREE_OBJECTID, NULL);
 	if (!r)
 		r = bt_tree_init(fs, &fs->extent_tree, BTRFS_EXTENT_TREE_OBJECTID, NULL);
@@ -692,6 +698,11 @@ int fs_mount(sim *s, bdev *dev, const fs_opts *opts, fs_info **out)
 		r = fs_root_create(fs, NULL, BTRFS_FS_TREE_OBJECTID, &top);
 	if (!r)
 		r = fs_make_root_dir(fs, NULL, top);
+	/* mkfs.btrfs makes a data block group too: buffered writes reserve
+	 * data space against it (an empty data space_info would send the
+	 * first write to the reclaim worker for a chunk) */
+	if (!r)
+		r = alloc_chunk_new(&fs->alloc, ALLOC_DATA);
 	if (!r)
 		r = fs_commit(fs, NULL);
 	if (r) {
@@ -713,6 +724,7 @@ void fs_unmount(fs_info *fs)
 	bt_tree_destroy(&fs->extent_tree);
 	bt_tree_destroy(&fs->csum_tree);
 	bt_release_deferred(fs);
+	fs_space_destroy(fs);
 	alloc_destroy(&fs->alloc);
 	free(fs->refq);
 	free(fs->collisions);

@@ -26,6 +26,7 @@
 #include "btree.h"
 #include "check.h"
 #include "sim.h"
+#include "space.h"
 
 /* Per-subsystem slots in fs_info.slot[] and btrfs_root.slot[]. */
 enum {
@@ -187,6 +188,13 @@ typedef struct fs_info {
 	int accounting_off;    /* the checker walks: no visits, no CPU charged */
 	dir_collision *collisions;
 	int ncollisions, collisions_cap;
+	/* Space reservation (space_fs.h): the data and metadata space_infos,
+	 * mirrored from alloc; the reserve tree blocks are taken from while a
+	 * reserving operation runs (trans->block_rsv); the reclaim wiring. */
+	space_ctl space;
+	int space_on;          /* 0 without a sim: no accounting */
+	block_rsv *cur_rsv;
+	void *space_fs;
 	/* sim counter ids */
 	int c_node_visits, c_cows, c_splits, c_commits, c_blocks_written;
 	void *slot[FS_SLOT_MAX];

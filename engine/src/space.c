@@ -449,6 +449,14 @@ void space_add_chunk(space_ctl *sc, int kind, uint64_t bytes, simtime_t at)
 	space_try_grant(sc, si, at);
 }
 
+void space_may_use_consume(space_ctl *sc, int kind, uint64_t bytes)
+{
+	assert(kind >= 0 && kind < SPACE_KINDS);
+	space_info *si = &sc->info[kind];
+	assert(bytes <= si->bytes_may_use);
+	si->bytes_may_use -= bytes;
+}
+
 /* ------------------------------------------------ wiring to alloc.h */
 
 uint64_t space_alloc_unallocated(void *ctx)
@@ -504,6 +512,17 @@ uint64_t space_rsv_release(space_ctl *sc, block_rsv *rsv, uint64_t bytes,
 	if (give)
 		space_release(sc, rsv->kind, give, at);
 	return give;
+}
+
+int space_rsv_use(space_ctl *sc, block_rsv *rsv, uint64_t bytes)
+{
+	if (rsv->reserved < bytes)
+		return LAB_ENOSPC;
+	rsv->reserved -= bytes;
+	if (rsv->reserved < rsv->size)
+		rsv->full = 0;
+	space_may_use_consume(sc, rsv->kind, bytes);
+	return 0;
 }
 
 int space_rsv_reserve(space_ctl *sc, block_rsv *rsv, task *t, uint64_t bytes,

@@ -209,6 +209,11 @@ void space_bytes_unpin(space_ctl *sc, int kind, uint64_t bytes, simtime_t at);
  * shrinks by bytes times the RAID factor; grant tickets. */
 void space_add_chunk(space_ctl *sc, int kind, uint64_t bytes, simtime_t at);
 
+/* bytes of a reservation became an allocated extent (the may_use part of
+ * btrfs_add_reserved_bytes; bytes_reserved itself comes from the
+ * allocator through space_sync_alloc). Not counted as released. */
+void space_may_use_consume(space_ctl *sc, int kind, uint64_t bytes);
+
 /* ---- wiring to the allocator (alloc.h) */
 struct alloc_ctl;
 /* Mirror the allocator's chunks and extents into both space_infos:
@@ -229,6 +234,11 @@ void space_rsv_add(block_rsv *rsv, uint64_t bytes, int update_size);
  * reserved beyond size back to the space_info. Returns bytes released. */
 uint64_t space_rsv_release(space_ctl *sc, block_rsv *rsv, uint64_t bytes,
 			   simtime_t at);
+/* A tree block of `bytes` is allocated against rsv (btrfs_use_block_rsv
+ * -> btrfs_block_rsv_use_bytes, then btrfs_add_reserved_bytes takes it
+ * out of bytes_may_use). 0, or LAB_ENOSPC if rsv holds less (the kernel
+ * then falls back to the global reserve; nothing is taken here). */
+int space_rsv_use(space_ctl *sc, block_rsv *rsv, uint64_t bytes);
 /* Reserve bytes into rsv (btrfs_block_rsv_add). 0 / SPACE_WAIT / LAB_E*.
  * After SPACE_WAIT, call space_rsv_reserve_finish() once woken. */
 int space_rsv_reserve(space_ctl *sc, block_rsv *rsv, task *t, uint64_t bytes,

@@ -9,11 +9,13 @@
 #include <string.h>
 
 #include "lab.h"
+#include "space_fs.h"
 
 const char *const trans_phase_names[TPH_MAX] = {
 	"wait_writers", "delayed_refs", "qgroup_account", "write_blocks",
 };
-const char *const trans_reason_names[3] = { "kthread", "threshold", "explicit" };
+const char *const trans_reason_names[4] = { "kthread", "threshold", "explicit",
+					     "space" };
 
 #define KTHREAD_RECHECK_NS (5ull * NS_PER_S) /* the kthread's 5 s re-check */
 
@@ -132,6 +134,61 @@ int trans_start(trans_mgr *tm, task *t, trans_handle *h)
 	return 0;
 }
 
+/* Give back what a handle's reservation still holds (the part of
+ * __btrfs_end_transaction that releases trans->block_rsv). */
+static void handle_rsv_release(trans_handle *h)
+{
+	if (h->rsv_state != 2)
+		return;
+	fs_info *fs = h->tm->fs;
+	fs_space_handle_held(fs, -(int64_t)h->rsv.reserved);
+	space_rsv_release(&fs->space, &h->rsv, UINT64_MAX,
+			  h->t ? h->t->clock : sim_now(h->tm->sim));
+	h->rsv_state = 0;
+}
+
+int trans_start_items(trans_mgr *tm, task *t, uint64_t items, trans_handle *h)
+{
+	fs_info *fs = tm->fs;
+	if (h->rsv_state != 1) {
+		memset(h, 0, sizeof *h);
+		space_rsv_init(&h->rsv, SPACE_META);
+	}
+	h->tm = tm;
+	h->t = t;
+	if (h->rsv_state != 2 && items && fs->space_on) {
+		uint64_t bytes = space_insert_metadata_size(&fs->space, items);
+		int r = fs_space_reserve(fs, t, SPACE_META, bytes);
+		if (r == FS_SPACE_WAIT) {
+			h->rsv_state = 1;
+			return TRANS_WAIT;
+		}
+		if (r) {
+			h->rsv_state = 0;
+			return r;
+		}
+		space_rsv_add(&h->rsv, bytes, 1);
+		fs_space_handle_held(fs, (int64_t)bytes);
+		h->rsv_state = 2;
+	}
+	if (t && tm->running && tm->running->state >= TRANS_COMMIT_START) {
+		/* keep the reservation across the wait for the commit */
+		if (h->rsv_state != 2)
+			h->rsv_state = 1;
+		task_park(t, &tm->commit_wait);
+		return TRANS_WAIT;
+	}
+	transaction *tr = trans_current(tm);
+	if (!tr) {
+		handle_rsv_release(h);
+		return LAB_ENOMEM;
+	}
+	tr->num_writers++;
+	h->trans = tr;
+	tm->handles_started++;
+	return 0;
+}
+
 /* Run the delayed refs queued so far (models btrfs_run_delayed_refs):
  * fs_run_refs applies them to the extent tree and charges their CPU. */
 static int run_delayed_refs(trans_mgr *tm, transaction *tr, task *t, uint64_t *heads)
@@ -141,6 +198,14 @@ static int run_delayed_refs(trans_mgr *tm, transaction *tr, task *t, uint64_t *h
 	if (heads)
 		*heads += n;
 	return rc;
+}
+
+int trans_run_delayed_refs(trans_mgr *tm, task *t)
+{
+	transaction *tr = trans_current(tm);
+	if (!tr)
+		return LAB_ENOMEM;
+	return run_delayed_refs(tm, tr, t, NULL);
 }
 
 /*
@@ -161,6 +226,7 @@ int trans_end(trans_handle *h, int throttle)
 		tm->throttle_runs++;
 	}
 	assert(tr->num_writers > 0);
+	handle_rsv_release(h);
 	tr->num_writers--;
 	tm->handles_ended++;
 	if (tr->committer && tr->num_writers == 1) {
@@ -290,6 +356,7 @@ int trans_commit(trans_handle *h, int reason)
 		tr->committer = t; /* trans_end wakes it (task_wake) */
 		return TRANS_WAIT;
 	}
+	handle_rsv_release(h);
 	tr->num_writers--;
 	h->trans = NULL;
 	tm->handles_ended++;

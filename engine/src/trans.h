@@ -47,8 +47,9 @@ enum {
 	TCOMMIT_KTHREAD = 0,   /* the periodic commit (commit_interval) */
 	TCOMMIT_THRESHOLD = 1, /* the RFC: nr_dirty_extents >= threshold */
 	TCOMMIT_EXPLICIT = 2,  /* sync, quota enable, setup */
+	TCOMMIT_SPACE = 3,     /* space reclaim's COMMIT_TRANS state */
 };
-extern const char *const trans_reason_names[3];
+extern const char *const trans_reason_names[4];
 
 typedef struct commit_rec {
 	uint64_t transid;
@@ -77,6 +78,11 @@ typedef struct trans_handle {
 	transaction *trans;
 	struct trans_mgr *tm;
 	task *t;
+	/* trans_start_items: the handle's block reserve (trans->block_rsv)
+	 * and where its reservation stands (0 none, 1 waiting on a ticket or
+	 * a commit, 2 held) */
+	block_rsv rsv;
+	int rsv_state;
 } trans_handle;
 
 /* The qgroup accounting step of a commit, provided by qgroup.c. Returns
@@ -117,6 +123,21 @@ transaction *trans_current(trans_mgr *tm);
  * Returns 0, TRANS_WAIT (parked on commit_wait: a commit is running), or
  * a negative LAB_E*. With t == NULL nothing can wait (setup code). */
 int trans_start(trans_mgr *tm, task *t, trans_handle *h);
+/*
+ * Start a handle that reserves metadata for `items` items first (models
+ * btrfs_start_transaction(root, num_items): start_transaction reserves
+ * insert_metadata_size(items) into the handle's block_rsv with
+ * BTRFS_RESERVE_FLUSH_ALL, before joining, so that a task parked on a
+ * ticket holds no transaction open). h must be zeroed before the first
+ * call. Returns 0, TRANS_WAIT (parked on a ticket or behind a commit:
+ * call again with the same h when woken), LAB_ENOSPC, or negative.
+ * trans_end / trans_commit give back the reservation.
+ */
+int trans_start_items(trans_mgr *tm, task *t, uint64_t items, trans_handle *h);
+/* Run the delayed refs queued so far in the running transaction (models
+ * btrfs_run_delayed_refs(trans, 0) from a joined handle; space reclaim's
+ * FLUSH_DELAYED_REFS). 0 or negative. */
+int trans_run_delayed_refs(trans_mgr *tm, task *t);
 /* End a handle (models __btrfs_end_transaction). throttle: run the delayed
  * refs now if they piled up (btrfs_end_transaction_throttle). */
 int trans_end(trans_handle *h, int throttle);

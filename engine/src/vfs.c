@@ -13,6 +13,7 @@
 #include "costs.h"
 #include "items.h"
 #include "lab.h"
+#include "space_fs.h"
 #include "vfs.h"
 
 static int name_ok(const char *name, uint32_t *len)
@@ -341,16 +342,53 @@ static int make_node(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir
 	return 0;
 }
 
+/*
+ * Metadata reserved per operation, in items, as fs/btrfs (5.10) passes
+ * them to btrfs_start_transaction:
+ *   create, mknod, mkdir  5  (btrfs_create / btrfs_mkdir: inode item,
+ *                            inode ref, dir item, dir index, xattr)
+ *   unlink, rmdir         5  (__unlink_start_trans: orphan item, dir
+ *                            item, dir index, inode ref, inode)
+ *   rename               11  (btrfs_rename: 5 per unlinked name, twice,
+ *                            plus the new link)
+ *   subvolume create      8  (create_subvol via
+ *                            btrfs_subvolume_reserve_metadata: inode
+ *                            item, 2 refs, root item, 2 dir items, ...)
+ * Lookups, stat and readdir reserve nothing.
+ */
+enum {
+	ITEMS_CREATE = 5,
+	ITEMS_UNLINK = 5,
+	ITEMS_RENAME = 11,
+	ITEMS_SUBVOL = 8,
+};
+
 int vfs_create(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir, const char *name,
 	       uint32_t mode, struct inode **out)
 {
-	return make_node(fs, t, root, dir, name, S_IFREG_ | (mode & 07777), out);
+	if (!fs)
+		return LAB_EINVAL;
+	fs_space_op op;
+	int r = fs_space_meta_begin(fs, t, ITEMS_CREATE, &op);
+	if (r)
+		return r;
+	r = make_node(fs, t, root, dir, name, S_IFREG_ | (mode & 07777), out);
+	fs_space_meta_end(fs, t, &op);
+	return r;
 }
 
 int vfs_mkdir(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir, const char *name,
 	      struct inode **out)
 {
-	return make_node(fs, t, root, dir, name, S_IFDIR_ | 0755, out);
+	if (!fs)
+		return LAB_EINVAL;
+	fs_space_op op;
+	int r = fs_space_meta_begin(fs, t, ITEMS_CREATE, &op);
+	if (r)
+		return r;
+	r = make_node(fs, t, root, dir, name, S_IFDIR_ | 0755, out);
+	fs_space_meta_end(fs, t, &op);
+	return r;
 }
 
 int vfs_lookup(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino, const char *name,
@@ -422,18 +460,51 @@ static int remove_name(fs_info *fs, task *t, struct btrfs_root *root, uint64_t d
 	return r;
 }
 
+/* unlink / rmdir inside their reservation (__unlink_start_trans). */
+static int remove_reserved(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir,
+			   const char *name, int want_dir)
+{
+	if (!fs)
+		return LAB_EINVAL;
+	fs_space_op op;
+	int r = fs_space_meta_begin(fs, t, ITEMS_UNLINK, &op);
+	if (r)
+		return r;
+	r = remove_name(fs, t, root, dir, name, want_dir);
+	fs_space_meta_end(fs, t, &op);
+	return r;
+}
+
 int vfs_unlink(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir, const char *name)
 {
-	return remove_name(fs, t, root, dir, name, 0);
+	return remove_reserved(fs, t, root, dir, name, 0);
 }
 
 int vfs_rmdir(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir, const char *name)
 {
-	return remove_name(fs, t, root, dir, name, 1);
+	return remove_reserved(fs, t, root, dir, name, 1);
 }
+
+static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t old_dir,
+			const char *old_name, uint64_t new_dir, const char *new_name);
 
 int vfs_rename(fs_info *fs, task *t, struct btrfs_root *root, uint64_t old_dir,
 	       const char *old_name, uint64_t new_dir, const char *new_name)
+{
+	if (!fs)
+		return LAB_EINVAL;
+	fs_space_op op;
+	int r = fs_space_meta_begin(fs, t, ITEMS_RENAME, &op);
+	if (r)
+		return r;
+	r = rename_names(fs, t, root, old_dir, old_name, new_dir, new_name);
+	fs_space_meta_end(fs, t, &op);
+	return r;
+}
+
+/* The body of btrfs_rename once its items are reserved. */
+static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t old_dir,
+			const char *old_name, uint64_t new_dir, const char *new_name)
 {
 	uint32_t olen, nlen;
 	if (!fs || !name_ok(old_name, &olen) || !name_ok(new_name, &nlen))
@@ -569,11 +640,29 @@ int vfs_readdir(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino,
 
 int fs_make_root_dir(fs_info *fs, task *t, struct btrfs_root *root);
 
+static int create_subvol(fs_info *fs, task *t, struct btrfs_root *parent, uint64_t parent_dir,
+			 const char *name, struct btrfs_root **out);
+
 int fs_create_subvol(fs_info *fs, task *t, struct btrfs_root *parent, uint64_t parent_dir,
 		     const char *name, struct btrfs_root **out)
 {
+	if (!fs)
+		return LAB_EINVAL;
+	fs_space_op op;
+	int r = fs_space_meta_begin(fs, t, ITEMS_SUBVOL, &op);
+	if (r)
+		return r;
+	r = create_subvol(fs, t, parent, parent_dir, name, out);
+	fs_space_meta_end(fs, t, &op);
+	return r;
+}
+
+/* The body of create_subvol once its items are reserved. */
+static int create_subvol(fs_info *fs, task *t, struct btrfs_root *parent, uint64_t parent_dir,
+			 const char *name, struct btrfs_root **out)
+{
 	uint32_t len;
-	if (!fs || !name_ok(name, &len))
+	if (!name_ok(name, &len))
 		return LAB_EINVAL;
 	struct inode *dir;
 	int r = get_dir(parent, parent_dir, &dir);

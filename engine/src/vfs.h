@@ -8,8 +8,17 @@
  * and charges CPU through the constants in costs.h. The data path
  * (write/read/fsync/truncate/lseek/sync/remount) lives in vfs_data.h.
  *
- * Errors: 0 or a negative LAB_E*: LAB_ENOENT (no such name / inode),
- * LAB_EINVAL (exists already, wrong type, bad name), LAB_ENOSPC.
+ * Space: create, mkdir, unlink, rmdir, rename and subvolume create first
+ * reserve metadata for the items btrfs_start_transaction is given (see
+ * vfs.c and space_fs.h). When it does not fit, t is parked on a ticket
+ * and FS_SPACE_WAIT (2) is returned: nothing was done; the caller's step
+ * returns TASK_BLOCKED and calls the same operation again when woken (it
+ * then gets the ticket's outcome, LAB_ENOSPC if reclaim could not free
+ * enough). Reserve before joining a transaction (space_fs.h).
+ *
+ * Errors: 0, FS_SPACE_WAIT, or a negative LAB_E*: LAB_ENOENT (no such
+ * name / inode), LAB_EINVAL (exists already, wrong type, bad name),
+ * LAB_ENOSPC.
  */
 #ifndef VFS_H
 #define VFS_H

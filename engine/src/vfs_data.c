@@ -42,6 +42,8 @@ static void dbio_free(dbio *b)
 	free(b);
 }
 
+static void space_note(dinode *d, simtime_t at, int evict);
+
 static void dinode_free(dinode *d)
 {
 	eio_destroy(&d->io);
@@ -99,6 +101,7 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	emap_init(&d->em);
 	ordered_init(&d->oe);
 	pc_init(&d->pc);
+	space_inode_rsv_init(&d->sp_rsv);
 	d->pc.g = &fs->pcg;
 	pc_touch(&d->pc);
 	fs->inodes[fs->ninodes++] = d;
@@ -124,6 +127,8 @@ int dfs_inode_attach(dfs *fs, struct inode *inode, dinode **out)
 
 void dfs_inode_evict(dfs *fs, dinode *d)
 {
+	space_note(d, sim_now(fs->s), 1);
+	d->sp_gone = 1;
 	d->inode = NULL;
 	if (d->reads || d->writes || d->wb_active || d->wb_bio)
 		return; /* freed by dfs_destroy; its completions skip the trees */
@@ -163,6 +168,14 @@ static void sample(dinode *d)
 
 /* ------------------------------------------------------------------ */
 /* memory limit and dirty throttling (mm/vmscan.c, mm/page-writeback.c) */
+
+/* Tell the space reservations d's delalloc / ordered state moved. */
+static void space_note(dinode *d, simtime_t at, int evict)
+{
+	dfs *fs = d->fs;
+	if (fs->space_fn && !d->sp_gone)
+		fs->space_fn(fs->space_ctx, d, at, evict);
+}
 
 uint64_t dfs_dirty_limit(const dfs *fs)
 {
@@ -331,6 +344,7 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 	(void)newly;
 	pc_touch(&d->pc);
 	sample(d);
+	space_note(d, t->clock, 0);
 	rc = balance_dirty(d, t);
 	dfs_shrink(fs);
 	return rc;
@@ -405,10 +419,14 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 		       EXTENT_DELALLOC_NEW, NULL, c, NULL, 0);
 	ordered_remove(&d->oe, oe.file_off);
 	fs->ordered_inflight--;
+	simtime_t now = t ? t->clock : sim_now(fs->s);
 	sim_series_add(fs->s, fs->series_ordered, sim_now(fs->s), (double)fs->ordered_inflight);
+	if (fs->ordered_wait.len && fs->ordered_inflight <= fs->ordered_wait_target)
+		waitq_wake_all(fs->s, &fs->ordered_wait, now);
 	for (uint64_t p = oe.file_off / PG; p < (oe.file_off + oe.len + PG - 1) / PG; p++)
 		pc_set(&d->pc, p, 0, PG_WRITEBACK);
 	fs->ordered_done++;
+	space_note(d, now, 0);
 }
 
 /* A write bio is done: finish_ordered_io for each extent in it. Returns
@@ -538,6 +556,7 @@ static int wb_extent(dinode *d, task *t)
 	d->delalloc_bytes -= len;
 	for (uint64_t p = ds / PG; p <= de / PG; p++)
 		pc_set(&d->pc, p, PG_WRITEBACK, PG_DIRTY);
+	space_note(d, t->clock, 0);
 	uint64_t ns = C_COW_EXTENT_NS + eio_call_ns(&c);
 	if (inline_ext) {
 		/* the inline extent is complete at once (no bio) */
@@ -640,6 +659,49 @@ int vd_writeback_range_sync(dinode *d, task *t, uint64_t start)
 	if (vd_clean(d))
 		waitq_wake_all(fs->s, &d->wb_waiters, t->clock);
 	return r < 0 ? r : 0;
+}
+
+int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages)
+{
+	assert(!d->wb_active);
+	dfs *fs = d->fs;
+	uint64_t dirty0 = d->pc.dirty;
+	d->wb_active = 1;
+	d->wb_caller_waits = 1;
+	d->wb_index = 0;
+	fs->flushes++;
+	int r;
+	do
+		r = wb_extent(d, t);
+	while ((r == WB_EXTENT || r == WB_WAITED) &&
+	       (int64_t)(dirty0 - d->pc.dirty) < max_pages);
+	wb_submit(d, t);
+	while (d->writes) {
+		dbio *db = d->writes;
+		while (db->next)
+			db = db->next;
+		task_wait_until(t, db->b.complete);
+		task_cpu(fs->s, t, wbio_complete(d, db, t));
+	}
+	d->wb_caller_waits = 0;
+	d->wb_active = 0;
+	if (d->pc.dirty == 0)
+		d->pc.is_dirty = 0;
+	if (vd_clean(d))
+		waitq_wake_all(fs->s, &d->wb_waiters, t->clock);
+	throttle_check(fs, t->clock, r >= 0);
+	if (r < 0)
+		return r;
+	return (int64_t)(dirty0 - d->pc.dirty);
+}
+
+int vd_wait_ordered(dfs *fs, task *t, uint64_t target)
+{
+	if (fs->ordered_inflight <= target)
+		return 0;
+	fs->ordered_wait_target = target;
+	task_park(t, &fs->ordered_wait);
+	return 1;
 }
 
 void vd_writeback_start(dinode *d, int sync)
@@ -938,6 +1000,7 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 			       EXTENT_DELALLOC | EXTENT_DELALLOC_NEW | EXTENT_UPTODATE,
 			       NULL, &c, fs->s, t->clock);
 		d->delalloc_bytes -= before - d->io.bytes_with[1];
+		space_note(d, t->clock, 0);
 	}
 	emap_drop_from(&d->em, from);
 	if (fs->fsi) {

@@ -47,6 +47,7 @@
 #include "ordered.h"
 #include "pagecache.h"
 #include "sim.h"
+#include "space.h"
 
 #define FE_PER_LEAF 208u   /* (16384 - 101) / (25 + 53) */
 #define FST_NODE_PTRS 493u
@@ -135,6 +136,12 @@ typedef struct dinode {
 	waitq wb_waiters;              /* sync waits here */
 	int wb_caller_waits;           /* vd_writeback_sync: bios wait on t */
 	int on_flush_list;
+	/* space reservation (space_fs.h): data bytes reserved and not yet
+	 * allocated, and the delalloc metadata reserve (btrfs_inode's
+	 * block_rsv, outstanding_extents, csum_bytes) */
+	uint64_t sp_data_held;
+	inode_rsv sp_rsv;
+	int sp_gone;                   /* evicted: holds nothing any more */
 } dinode;
 
 /* An open file (struct file + btrfs_file_private). */
@@ -189,6 +196,15 @@ typedef struct dfs {
 	int series_ordered;            /* sim series: ordered extents in flight */
 	uint64_t ordered_inflight;     /* ordered extents not yet finished */
 	int flusher_armed;
+	/* tasks waiting until ordered_inflight <= ordered_wait_target
+	 * (btrfs_wait_ordered_roots from space reclaim) */
+	waitq ordered_wait;
+	uint64_t ordered_wait_target;
+	/* Called after every change of an inode's delalloc or ordered state
+	 * (write, writeback, ordered completion, truncate, eviction) so the
+	 * space reservations follow it (space_fs.h). May be NULL. */
+	void (*space_fn)(void *ctx, dinode *d, simtime_t at, int evict);
+	void *space_ctx;
 } dfs;
 
 /* Set up the data path on device dev (not owned). 0 or LAB_ENOMEM.
@@ -245,6 +261,18 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len);
  * page_cache_sync_ra / page_cache_async_ra -> btrfs_readahead).
  */
 int vd_read_page(dfile *f, task *t, uint64_t off);
+
+/*
+ * Write back d's delalloc from offset 0 on t until about max_pages pages
+ * were written (a delalloc range is finished once started), then wait for
+ * the bios and complete their ordered extents on t (space reclaim's
+ * writepages). d must not be under writeback. Returns pages written or a
+ * negative LAB_E*.
+ */
+int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages);
+/* Ordered extents of every inode in flight: 0 if at most `target` remain,
+ * else t parks until completions bring them down to it (returns 1). */
+int vd_wait_ordered(dfs *fs, task *t, uint64_t target);
 
 /* Kick writeback of d now (sync = 1: WB_SYNC_ALL, every dirty page). */
 void vd_writeback_start(dinode *d, int sync);

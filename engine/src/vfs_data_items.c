@@ -321,6 +321,11 @@ int vd_fe_finish_tree(dinode *d, task *t, const ordered_extent *oe)
 			return rc;
 		joined = 1;
 	}
+	/* the tree blocks COWed here come out of the inode's delalloc
+	 * reserve (finish_ordered_io sets trans->block_rsv to it) */
+	block_rsv *prev_rsv = fsi->cur_rsv;
+	if (!d->sp_gone)
+		fsi->cur_rsv = &d->sp_rsv.rsv;
 	int rc;
 	if (oe->disk_bytenr == FEXT_INLINE)
 		rc = fs_file_extent_insert_inline(fsi, t, d->inode, d->i_size);
@@ -332,6 +337,7 @@ int vd_fe_finish_tree(dinode *d, task *t, const ordered_extent *oe)
 		rc = fs_inode_update(fsi, t, d->inode);
 	}
 	d->nbytes = d->inode->nbytes;
+	fsi->cur_rsv = prev_rsv;
 	if (joined) {
 		int r2 = trans_end(&h, 0);
 		if (!rc)

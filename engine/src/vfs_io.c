@@ -14,6 +14,7 @@
 #include "check.h"
 #include "items.h"
 #include "lab.h"
+#include "space_fs.h"
 #include "trans.h"
 
 #define PG PC_PAGE
@@ -126,6 +127,10 @@ int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
 		return rc;
 	}
 	fs->slot[FS_SLOT_DATA] = df;
+	/* the reservations follow the data path; reclaim flushes it */
+	df->space_fn = fs_space_inode_update;
+	df->space_ctx = fs;
+	fs_space_attach(fs, tm, df);
 	return 0;
 }
 
@@ -134,9 +139,13 @@ void vio_detach(fs_info *fs)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return;
-	for (int i = 0; i < df->ninodes; i++)
+	for (int i = 0; i < df->ninodes; i++) {
+		if (!df->inodes[i]->sp_gone)
+			fs_space_inode_update(fs, df->inodes[i], sim_now(fs->sim), 1);
 		if (df->inodes[i]->inode)
 			df->inodes[i]->inode->io = NULL;
+	}
+	fs_space_attach(fs, df->tm, NULL);
 	dfs_destroy(df);
 	free(df);
 	fs->slot[FS_SLOT_DATA] = NULL;
@@ -208,6 +217,35 @@ static int dirty_partial(dinode *d, task *t, uint64_t at)
 	return rc;
 }
 
+/*
+ * The reservations of a buffered write of `bytes` (the page-aligned
+ * range): the data (btrfs_check_data_free_space) then the delalloc
+ * metadata for it (btrfs_delalloc_reserve_metadata: the extents and csum
+ * leaves of `bytes` plus the inode update), both handed to the inode.
+ * Returns 0, FS_SPACE_WAIT (t parked; the data part, if granted, is kept
+ * for the retry) or LAB_ENOSPC (nothing held).
+ */
+static int write_reserve(fs_info *fs, task *t, dinode *d, uint64_t bytes)
+{
+	if (!fs->space_on)
+		return 0;
+	int rc = fs_space_reserve(fs, t, SPACE_DATA, bytes);
+	if (rc)
+		return rc;
+	uint64_t meta = space_delalloc_calc(&fs->space, bytes);
+	rc = fs_space_reserve(fs, t, SPACE_META, meta);
+	if (rc == FS_SPACE_WAIT) {
+		fs_space_hold(fs, t, SPACE_DATA, bytes);
+		return rc;
+	}
+	if (rc) {
+		space_release(&fs->space, SPACE_DATA, bytes, t ? t->clock : sim_now(fs->sim));
+		return rc;
+	}
+	fs_space_inode_add(fs, d, bytes, meta);
+	return 0;
+}
+
 int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len)
 {
 	dinode *d;
@@ -218,6 +256,9 @@ int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t 
 		return 0;
 	if (off >= VIO_MAX_FILE_BYTES || len > VIO_MAX_FILE_BYTES - off)
 		return LAB_ERANGE;
+	rc = write_reserve(fs, t, d, ((off + len + PG - 1) & ~(PG - 1)) - (off & ~(PG - 1)));
+	if (rc)
+		return rc;
 	uint64_t old = d->i_size;
 	/* growing past a partial last page: that page is rewritten zeroed
 	 * past the old EOF (btrfs_cont_expand -> btrfs_truncate_block) */

@@ -79,7 +79,11 @@ dfs *vio_dfs(fs_info *fs);
 dinode *vio_dinode(fs_info *fs, struct inode *inode);
 
 /* Buffered write of [off, off + len) (any alignment; pages are dirtied
- * whole): models btrfs_buffered_write. i_size moves to off + len. Past
+ * whole): models btrfs_buffered_write. It first reserves the data bytes of
+ * the pages and their delalloc metadata (space_fs.h); if that does not
+ * fit, t parks on a ticket and FS_SPACE_WAIT (2) is returned: nothing was
+ * written, call again when woken (LAB_ENOSPC once reclaim gives up).
+ * i_size moves to off + len. Past
  * dirty_ratio the writer is throttled (vd_write): with sync_io it writes
  * back the oldest dirty inodes itself; an asynchronous driver gets 1
  * (the write is done and t is parked until writeback catches up). */

@@ -1,0 +1,583 @@
+/*
+ * space_fs.c - space reservation wired into the file system (see
+ * space_fs.h): the allocator mirror, the reservations of the operations
+ * with their tickets, the inodes' delalloc holdings, and the reclaim
+ * workers' flush operations on the real fs.
+ */
+#include "space_fs.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "costs.h"
+#include "delalloc.h"
+#include "lab.h"
+#include "reclaim.h"
+#include "trans.h"
+#include "vfs_data.h"
+
+/* A reservation waiting on a ticket, or granted and kept for a retry. */
+typedef struct sfs_wait {
+	int task_id;
+	int kind;
+	int held;          /* granted bytes kept for the retry (no ticket) */
+	uint64_t bytes;
+	space_ticket tk;
+} sfs_wait;
+
+/* One commit the reclaim worker of a kind drives (a handle kept across
+ * TRANS_WAIT, as reclaim.h's RECLAIM_RETRY expects). */
+typedef struct sfs_commit {
+	trans_handle h;
+	int state;         /* 0 idle, 1 joining, 2 committing */
+} sfs_commit;
+
+typedef struct sfs {
+	fs_info *fs;
+	struct trans_mgr *tm;
+	dfs *df;
+	int variant, ncpus;
+	int dc_ready, rc_ready;
+	delalloc_ctl dc;
+	reclaim_ctl rc;
+	sfs_wait **w;      /* pointers: tickets are linked by address */
+	int nw, wcap;
+	uint64_t handle_held;
+	sfs_commit commit[SPACE_KINDS];
+	uint64_t chunk_allocs, commits, ref_runs, enospc;
+} sfs;
+
+static sfs *get_sfs(fs_info *fs)
+{
+	return fs->space_on ? fs->space_fs : NULL;
+}
+
+/* ------------------------------------------------------ the mirror */
+
+/* Copy the allocator's per-kind counters into the space_infos (what
+ * space_sync_alloc does, without granting). Returns 1 if a total grew. */
+static int mirror(fs_info *fs)
+{
+	static const int kinds[SPACE_KINDS] = {ALLOC_DATA, ALLOC_METADATA};
+	const alloc_ctl *a = &fs->alloc;
+	int grew = 0;
+	for (int k = 0; k < SPACE_KINDS; k++) {
+		space_info *si = &fs->space.info[k];
+		if (a->total[kinds[k]] > si->total_bytes)
+			grew = 1;
+		si->total_bytes = a->total[kinds[k]];
+		si->bytes_used = a->used[kinds[k]];
+		si->bytes_reserved = a->reserved[kinds[k]];
+		si->bytes_pinned = a->pinned_bytes[kinds[k]];
+	}
+	return grew;
+}
+
+/* alloc.h's on_change: keep the space_infos current; a new chunk (made
+ * on demand by an allocation) may let tickets through. */
+static void on_alloc_change(void *ctx)
+{
+	fs_info *fs = ctx;
+	if (mirror(fs))
+		fs_space_sync(fs, sim_now(fs->sim));
+}
+
+void fs_space_sync(fs_info *fs, simtime_t at)
+{
+	if (!fs->space_on)
+		return;
+	mirror(fs);
+	for (int k = 0; k < SPACE_KINDS; k++)
+		space_try_grant(&fs->space, &fs->space.info[k], at);
+}
+
+/* ------------------------------------------- the delalloc operations */
+
+/* fs_info->delalloc_bytes: the data path's inodes' delalloc. */
+static uint64_t dl_bytes(void *ctx)
+{
+	sfs *x = ctx;
+	uint64_t n = 0;
+	for (int i = 0; x->df && i < x->df->ninodes; i++)
+		n += x->df->inodes[i]->delalloc_bytes;
+	return n;
+}
+
+/* An inode on the delalloc lists: it has delalloc and is not evicted. */
+static int on_delalloc_list(const dinode *d)
+{
+	return d->delalloc_bytes > 0 && d->inode && !d->sp_gone;
+}
+
+static uint64_t dl_nr_inodes(void *ctx)
+{
+	sfs *x = ctx;
+	uint64_t n = 0;
+	for (int i = 0; x->df && i < x->df->ninodes; i++)
+		n += (uint64_t)on_delalloc_list(x->df->inodes[i]);
+	return n;
+}
+
+/* The delalloc inodes in the order the data path first dirtied them (one
+ * root's delalloc_inodes list, approximately: the kernel adds an inode at
+ * its first delalloc and removes it once clean). */
+static uint64_t dl_list(void *ctx, void **out, uint64_t max)
+{
+	sfs *x = ctx;
+	uint64_t n = 0;
+	for (int i = 0; x->df && i < x->df->ninodes && n < max; i++)
+		if (on_delalloc_list(x->df->inodes[i]))
+			out[n++] = x->df->inodes[i];
+	return n;
+}
+
+/* writepages from reclaim: write the inode's delalloc on t and wait for
+ * it (vd_writeback_nr). An inode under writeback already is skipped. */
+static int64_t dl_writepages(void *ctx, task *t, void *inode, int64_t *nr)
+{
+	dinode *d = inode;
+	(void)ctx;
+	if (d->wb_active || !on_delalloc_list(d))
+		return 0;
+	int64_t n = vd_writeback_nr(d, t, *nr);
+	if (n > 0 && *nr != INT64_MAX)
+		*nr -= n;
+	return n;
+}
+
+/* btrfs_wait_ordered_roots(nr): wait until nr fewer ordered extents are
+ * in flight (or none). */
+static int dl_wait_ordered(void *ctx, task *t, uint64_t nr)
+{
+	sfs *x = ctx;
+	if (!x->df)
+		return 0;
+	uint64_t in = x->df->ordered_inflight;
+	return vd_wait_ordered(x->df, t, in > nr ? in - nr : 0) ? DELALLOC_PARKED : 0;
+}
+
+/* ---------------------------------------------- the flush operations */
+
+/* FLUSH_DELAYED_REFS: run the queued refs (their extent items turn
+ * reserved bytes into used, their frees pin). */
+static int op_delayed_refs(void *ctx, task *t, uint64_t nr)
+{
+	sfs *x = ctx;
+	(void)nr;
+	x->ref_runs++;
+	int r = x->tm ? trans_run_delayed_refs(x->tm, t) : fs_run_refs(x->fs, t);
+	fs_space_sync(x->fs, t->clock);
+	return r;
+}
+
+/* ALLOC_CHUNK / ALLOC_CHUNK_FORCE: btrfs_chunk_alloc through the
+ * allocator. Without force, should_alloc_chunk: not before real usage
+ * passes 80% of the kind's chunks. A kind whose chunk no longer fits on
+ * the device is marked full. */
+static int op_alloc_chunk(void *ctx, task *t, int kind, int force)
+{
+	sfs *x = ctx;
+	fs_info *fs = x->fs;
+	space_info *si = &fs->space.info[kind];
+	if (!force && space_used(si, 0) + (2ull << 20) < si->total_bytes / 10 * 8)
+		return 0;
+	int ak = kind == SPACE_DATA ? ALLOC_DATA : ALLOC_METADATA;
+	if (!alloc_chunk_fits(&fs->alloc, ak)) {
+		si->full = 1;
+		return 0;
+	}
+	task_cpu(fs->sim, t, RECLAIM_NS_CHUNK_ALLOC);
+	int r = alloc_chunk_new(&fs->alloc, ak);
+	if (r == LAB_ENOSPC) {
+		si->full = 1;
+		return 0;
+	}
+	if (r)
+		return r;
+	x->chunk_allocs++;
+	fs_space_sync(fs, t->clock);
+	return 0;
+}
+
+/* COMMIT_TRANS: join and commit the running transaction; a wait (a
+ * commit running, writers inside) parks the worker and the state machine
+ * calls again (RECLAIM_RETRY). fs_commit's unpin grants the tickets. */
+static int op_commit(void *ctx, task *t, int kind)
+{
+	sfs *x = ctx;
+	if (!x->tm) {
+		x->commits++;
+		int r = fs_commit(x->fs, t);
+		fs_space_sync(x->fs, t->clock);
+		return r;
+	}
+	sfs_commit *c = &x->commit[kind];
+	if (c->state <= 1) {
+		int r = trans_start(x->tm, t, &c->h);
+		if (r == TRANS_WAIT) {
+			c->state = 1;
+			return RECLAIM_RETRY;
+		}
+		if (r) {
+			c->state = 0;
+			return r;
+		}
+		c->state = 2;
+	}
+	int r = trans_commit(&c->h, TCOMMIT_SPACE);
+	if (r == TRANS_WAIT)
+		return RECLAIM_RETRY;
+	c->state = 0;
+	x->commits++;
+	return r;
+}
+
+/* Start the reclaim workers at the first ticket (so a run that never
+ * runs short of space has no extra tasks or events). */
+static int start_workers(fs_info *fs, sfs *x, simtime_t at)
+{
+	if (x->df && !x->dc_ready) {
+		delalloc_ops dops = {
+			.ctx = x,
+			.delalloc_bytes = dl_bytes,
+			.nr_inodes = dl_nr_inodes,
+			.list_inodes = dl_list,
+			.writepages = dl_writepages,
+			.wait_ordered = dl_wait_ordered,
+		};
+		int r = delalloc_init(&x->dc, fs->sim, &fs->space, &dops, x->variant, x->ncpus);
+		if (r)
+			return r;
+		x->dc_ready = 1;
+	}
+	reclaim_flush_ops ops = {
+		.ctx = x,
+		.run_delayed_refs = op_delayed_refs,
+		.alloc_chunk = op_alloc_chunk,
+		.commit = op_commit,
+	};
+	int r = reclaim_init(&x->rc, fs->sim, &fs->space, x->dc_ready ? &x->dc : NULL,
+			     &ops, x->ncpus);
+	if (r)
+		return r;
+	x->rc_ready = 1;
+	/* the workers' timelines begin when they are first kicked */
+	task_wait_until(x->rc.meta.task, at);
+	task_wait_until(x->rc.data.task, at);
+	return 0;
+}
+
+/* space.h's kick before the workers exist: start them, then kick. */
+static void lazy_kick(void *ctx, space_info *si, simtime_t at)
+{
+	fs_info *fs = ctx;
+	sfs *x = fs->space_fs;
+	if (!x->rc_ready && start_workers(fs, x, at))
+		return; /* out of memory: the tickets wait for releases */
+	if (fs->space.kick && fs->space.kick != lazy_kick)
+		fs->space.kick(fs->space.kick_ctx, si, at);
+}
+
+/* ------------------------------------------------------------- setup */
+
+void fs_space_init(fs_info *fs)
+{
+	if (!fs->sim)
+		return;
+	sfs *x = calloc(1, sizeof *x);
+	if (!x)
+		return; /* no accounting; the fs still works */
+	x->fs = fs;
+	x->variant = DELALLOC_FIXED;
+	x->ncpus = 4;
+	space_init(&fs->space, fs->sim);
+	fs->space.unallocated_fn = space_alloc_unallocated;
+	fs->space.unallocated_ctx = &fs->alloc;
+	fs->space.kick = lazy_kick;
+	fs->space.kick_ctx = fs;
+	fs->alloc.on_change = on_alloc_change;
+	fs->alloc.on_change_ctx = fs;
+	fs->space_fs = x;
+	fs->space_on = 1;
+	mirror(fs);
+}
+
+void fs_space_destroy(fs_info *fs)
+{
+	sfs *x = fs->space_fs;
+	if (!x)
+		return;
+	if (x->rc_ready)
+		reclaim_destroy(&x->rc);
+	if (x->dc_ready)
+		delalloc_destroy(&x->dc);
+	for (int i = 0; i < x->nw; i++)
+		free(x->w[i]);
+	free(x->w);
+	free(x);
+	fs->space_fs = NULL;
+	fs->space_on = 0;
+	fs->alloc.on_change = NULL;
+}
+
+void fs_space_attach(fs_info *fs, struct trans_mgr *tm, struct dfs *df)
+{
+	sfs *x = get_sfs(fs);
+	if (!x)
+		return;
+	x->tm = tm;
+	x->df = df;
+}
+
+int fs_space_config(fs_info *fs, int variant, int ncpus)
+{
+	sfs *x = get_sfs(fs);
+	if (!x || variant < 0 || variant >= DELALLOC_NVARIANTS || ncpus < 1 || ncpus > 1024)
+		return LAB_EINVAL;
+	if (x->rc_ready)
+		return LAB_ESTATE;
+	x->variant = variant;
+	x->ncpus = ncpus;
+	return 0;
+}
+
+/* ------------------------------------------------------ reservations */
+
+/* The waiter entry of (t, kind), or -1. */
+static int wait_find(const sfs *x, const task *t, int kind)
+{
+	for (int i = 0; i < x->nw; i++)
+		if (x->w[i]->task_id == t->id && x->w[i]->kind == kind)
+			return i;
+	return -1;
+}
+
+/* A new waiter entry for (t, kind); NULL when out of memory. */
+static sfs_wait *wait_new(sfs *x, const task *t, int kind)
+{
+	if (x->nw == x->wcap) {
+		int nc = x->wcap ? x->wcap * 2 : 8;
+		sfs_wait **n = realloc(x->w, (size_t)nc * sizeof *n);
+		if (!n)
+			return NULL;
+		x->w = n;
+		x->wcap = nc;
+	}
+	sfs_wait *e = calloc(1, sizeof *e);
+	if (!e)
+		return NULL;
+	e->task_id = t->id;
+	e->kind = kind;
+	x->w[x->nw++] = e;
+	return e;
+}
+
+/* Drop entry i (order kept: the table is searched, never iterated for
+ * effects, but a stable order keeps runs reproducible). */
+static void wait_del(sfs *x, int i)
+{
+	free(x->w[i]);
+	memmove(x->w + i, x->w + i + 1, (size_t)(x->nw - i - 1) * sizeof *x->w);
+	x->nw--;
+}
+
+/* `got` bytes are in may_use for a request of `bytes`: give back the
+ * excess, or the whole grant if it falls short (the caller reserves anew).
+ * Returns 1 when the request is covered. */
+static int settle_grant(fs_info *fs, int kind, uint64_t got, uint64_t bytes,
+			simtime_t at)
+{
+	if (got >= bytes) {
+		space_release(&fs->space, kind, got - bytes, at);
+		return 1;
+	}
+	space_release(&fs->space, kind, got, at);
+	return 0;
+}
+
+int fs_space_reserve(fs_info *fs, task *t, int kind, uint64_t bytes)
+{
+	sfs *x = get_sfs(fs);
+	if (!x || bytes == 0)
+		return 0;
+	if (kind < 0 || kind >= SPACE_KINDS)
+		return LAB_EINVAL;
+	space_ctl *sc = &fs->space;
+	int i = t ? wait_find(x, t, kind) : -1;
+	if (i >= 0) {
+		sfs_wait *e = x->w[i];
+		if (e->held) {
+			uint64_t got = e->bytes;
+			wait_del(x, i);
+			if (settle_grant(fs, kind, got, bytes, t->clock))
+				return 0;
+		} else if (e->tk.queued) {
+			task_park(t, &e->tk.wait); /* woken early: sleep on */
+			return FS_SPACE_WAIT;
+		} else {
+			int r = space_ticket_result(sc, &e->tk, t->clock);
+			uint64_t got = e->tk.orig_bytes;
+			wait_del(x, i);
+			if (r) {
+				x->enospc++;
+				return r;
+			}
+			if (settle_grant(fs, kind, got, bytes, t->clock))
+				return 0;
+		}
+	}
+	if (!t)
+		return space_reserve(sc, kind, NULL, bytes, RESERVE_NO_FLUSH, NULL);
+	sfs_wait *e = wait_new(x, t, kind);
+	if (!e)
+		return LAB_ENOMEM;
+	int flush = kind == SPACE_DATA ? RESERVE_FLUSH_DATA : RESERVE_FLUSH_ALL;
+	int r = space_reserve(sc, kind, t, bytes, flush, &e->tk);
+	if (r == SPACE_WAIT) {
+		e->bytes = bytes;
+		return FS_SPACE_WAIT;
+	}
+	wait_del(x, x->nw - 1);
+	return r;
+}
+
+void fs_space_hold(fs_info *fs, task *t, int kind, uint64_t bytes)
+{
+	sfs *x = get_sfs(fs);
+	if (!x || !bytes)
+		return;
+	sfs_wait *e = t ? wait_new(x, t, kind) : NULL;
+	if (!e) {
+		space_release(&fs->space, kind, bytes, t ? t->clock : sim_now(fs->sim));
+		return;
+	}
+	e->held = 1;
+	e->bytes = bytes;
+}
+
+int fs_space_meta_begin(fs_info *fs, task *t, uint64_t items, fs_space_op *op)
+{
+	memset(op, 0, sizeof *op);
+	space_rsv_init(&op->rsv, SPACE_META);
+	if (!fs->space_on)
+		return 0;
+	uint64_t bytes = space_insert_metadata_size(&fs->space, items);
+	int r = fs_space_reserve(fs, t, SPACE_META, bytes);
+	if (r)
+		return r;
+	space_rsv_add(&op->rsv, bytes, 1);
+	op->prev = fs->cur_rsv;
+	fs->cur_rsv = &op->rsv;
+	op->active = 1;
+	return 0;
+}
+
+void fs_space_meta_end(fs_info *fs, task *t, fs_space_op *op)
+{
+	if (!op->active)
+		return;
+	assert(fs->cur_rsv == &op->rsv);
+	fs->cur_rsv = op->prev;
+	space_rsv_release(&fs->space, &op->rsv, UINT64_MAX,
+			  t ? t->clock : sim_now(fs->sim));
+	op->active = 0;
+}
+
+void fs_space_tree_block(fs_info *fs)
+{
+	if (fs->space_on && fs->cur_rsv)
+		space_rsv_use(&fs->space, fs->cur_rsv, fs->space.nodesize);
+}
+
+void fs_space_handle_held(fs_info *fs, int64_t delta)
+{
+	sfs *x = get_sfs(fs);
+	if (!x)
+		return;
+	assert(delta >= 0 || (uint64_t)-delta <= x->handle_held);
+	x->handle_held = (uint64_t)((int64_t)x->handle_held + delta);
+}
+
+/* -------------------------------------------------- inode holdings */
+
+void fs_space_inode_add(fs_info *fs, dinode *d, uint64_t data, uint64_t meta)
+{
+	if (!fs->space_on)
+		return;
+	d->sp_data_held += data;
+	space_rsv_add(&d->sp_rsv.rsv, meta, 0);
+}
+
+void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
+{
+	fs_info *fs = ctx;
+	if (!fs->space_on)
+		return;
+	space_ctl *sc = &fs->space;
+	inode_rsv *ir = &d->sp_rsv;
+	uint64_t want = evict ? 0 : d->delalloc_bytes;
+	if (d->sp_data_held > want) {
+		/* writeback allocated it (cow_file_range) or truncate dropped
+		 * it (btrfs_free_reserved_data_space) */
+		uint64_t drop = d->sp_data_held - want;
+		d->sp_data_held = want;
+		space_release(sc, SPACE_DATA, drop, at);
+	}
+	if (evict) {
+		ir->outstanding_extents = 0;
+		ir->csum_bytes = 0;
+	} else {
+		uint64_t ordered = 0;
+		for (uint64_t i = 0; i < d->oe.n; i++)
+			ordered += d->oe.v[i].len;
+		ir->outstanding_extents = (uint32_t)vd_outstanding(d);
+		ir->csum_bytes = d->delalloc_bytes + ordered;
+	}
+	ir->rsv.size = space_inode_rsv_size(sc, ir);
+	space_rsv_release(sc, &ir->rsv, 0, at);
+}
+
+/* ------------------------------------------------------ observation */
+
+uint64_t fs_space_held(fs_info *fs, int kind)
+{
+	sfs *x = get_sfs(fs);
+	if (!x)
+		return 0;
+	uint64_t n = 0;
+	for (int i = 0; x->df && i < x->df->ninodes; i++) {
+		const dinode *d = x->df->inodes[i];
+		n += kind == SPACE_DATA ? d->sp_data_held : d->sp_rsv.rsv.reserved;
+	}
+	for (int i = 0; i < x->nw; i++) {
+		const sfs_wait *e = x->w[i];
+		if (e->kind != kind)
+			continue;
+		if (e->held)
+			n += e->bytes;
+		else if (!e->tk.queued && !e->tk.error)
+			n += e->tk.orig_bytes; /* granted, not yet collected */
+	}
+	if (kind == SPACE_META)
+		n += x->handle_held;
+	return n;
+}
+
+struct reclaim_ctl *fs_space_reclaim(fs_info *fs)
+{
+	sfs *x = get_sfs(fs);
+	return x && x->rc_ready ? &x->rc : NULL;
+}
+
+void fs_space_json(fs_info *fs, strbuf *out)
+{
+	sfs *x = get_sfs(fs);
+	if (!x) {
+		js_null(out);
+		return;
+	}
+	space_details_json(&fs->space, x->rc_ready ? &x->rc : NULL,
+			   x->dc_ready ? &x->dc : NULL, out);
+}

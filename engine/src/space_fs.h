@@ -1,0 +1,142 @@
+/*
+ * space_fs.h - space reservation wired into the file system: the fs's
+ * space_ctl (fs->space) fed by the allocator, the reservations the
+ * operations make, the tickets their tasks park on, and the async
+ * reclaim workers running their flush states against the real data path,
+ * delayed refs and commits.
+ *
+ * Counters. fs_mount sets up fs->space and hooks alloc.h's on_change: every
+ * allocation, free, unpin and new chunk is mirrored into the data and
+ * metadata space_infos (total_bytes, bytes_used, bytes_reserved,
+ * bytes_pinned; space_sync_alloc). bytes_may_use is what the operations
+ * reserve below.
+ *
+ * Reservations (what btrfs 5.10 reserves, and where):
+ *   metadata operations (vfs.c): fs_space_meta_begin(items) reserves
+ *     insert_metadata_size(items) into a block reserve, as
+ *     btrfs_start_transaction(root, items) does; tree blocks the operation
+ *     allocates are taken from it (fs->cur_rsv, btrfs_use_block_rsv);
+ *     fs_space_meta_end gives the rest back (btrfs_end_transaction).
+ *   transaction handles (trans.h): trans_start_items does the same for a
+ *     handle and trans_end releases it.
+ *   buffered writes (vio_write): the data bytes
+ *     (btrfs_check_data_free_space) and the delalloc metadata
+ *     (btrfs_delalloc_reserve_metadata) go to the inode: sp_data_held and
+ *     the inode's inode_rsv. From then on the inode's holdings follow its
+ *     data path state (fs_space_inode_update, called by the data path after
+ *     every change): the data part shrinks to the delalloc bytes left
+ *     (writeback allocates them: cow_file_range; truncate drops them), the
+ *     metadata part to the size btrfs computes from outstanding extents
+ *     (delalloc ranges + ordered extents) and csum bytes (delalloc +
+ *     ordered bytes not yet finished): btrfs_delalloc_release_extents,
+ *     btrfs_mod_outstanding_extents, btrfs_remove_ordered_extent's
+ *     btrfs_delalloc_release_metadata. Holdings only shrink there: an
+ *     inode dirtied below vio_write (an experiment driving vd_write) holds
+ *     nothing, as if it had reserved nothing.
+ *
+ * Tickets. A reservation that does not fit queues a ticket (space.h) and
+ * parks the task: the operation returns FS_SPACE_WAIT and the caller's
+ * step returns TASK_BLOCKED, then calls the same operation again once
+ * woken; the retry finds the ticket's outcome (granted bytes, or
+ * LAB_ENOSPC) by task id. A reservation granted while a second one parks
+ * (vio_write's data, then its metadata) is kept for the retry the same way
+ * (fs_space_hold). A task without a timeline (t == NULL, setup code) never
+ * waits: what does not fit (or overcommit) fails with LAB_ENOSPC.
+ * Caveat, as in the kernel: reserve before joining a transaction. A task
+ * parked on a ticket inside an open handle would keep the reclaim
+ * worker's commit waiting for it.
+ *
+ * Reclaim. The first ticket starts the two async reclaim workers
+ * (reclaim.h) with flush operations on this fs: FLUSH_DELALLOC* run
+ * shrink_delalloc (delalloc.h) over the data path's dirty inodes (each
+ * writepages writes on the worker's task and waits for the bios);
+ * FLUSH_DELAYED_REFS runs the delayed refs; ALLOC_CHUNK asks the
+ * allocator for a chunk (should_alloc_chunk: not before 80% used unless
+ * forced); COMMIT_TRANS commits the running transaction (the unpin then
+ * grants). Delayed items and delayed iputs do not exist in the model.
+ *
+ * Errors: 0, FS_SPACE_WAIT, or a negative LAB_E*.
+ */
+#ifndef SPACE_FS_H
+#define SPACE_FS_H
+
+#include <stdint.h>
+
+#include "fs.h"
+#include "space.h"
+
+#define FS_SPACE_WAIT 2 /* positive: t parked on a ticket; retry when woken */
+
+struct trans_mgr;
+struct dfs;
+struct dinode;
+
+/* A metadata operation's reservation (the handle's block_rsv). */
+typedef struct fs_space_op {
+	block_rsv rsv;
+	block_rsv *prev;  /* the fs->cur_rsv it replaced */
+	int active;
+} fs_space_op;
+
+/* Set up fs->space over fs->alloc (fs_mount). No-op without a sim. */
+void fs_space_init(fs_info *fs);
+/* Free the reclaim workers' state and the waiter table (fs_unmount). */
+void fs_space_destroy(fs_info *fs);
+/* Mirror the allocator into the space_infos and grant what now fits at
+ * `at` (after a commit's unpin, a chunk allocation). */
+void fs_space_sync(fs_info *fs, simtime_t at);
+/* Give the reclaim workers the data path and the transaction manager
+ * (vio_attach). Either may be NULL. The workers themselves start at the
+ * first ticket. */
+void fs_space_attach(fs_info *fs, struct trans_mgr *tm, struct dfs *df);
+/* Which shrink_delalloc the workers run (delalloc.h; default
+ * DELALLOC_FIXED) and how many CPUs size them (default 4). Call before
+ * the first ticket. LAB_EINVAL / LAB_ESTATE (workers running already). */
+int fs_space_config(fs_info *fs, int variant, int ncpus);
+
+/*
+ * Reserve `bytes` of kind into bytes_may_use for task t; the caller owns
+ * them when 0 is returned. Flushing: RESERVE_FLUSH_DATA for data,
+ * RESERVE_FLUSH_ALL for metadata; NO_FLUSH when t is NULL. Returns 0,
+ * FS_SPACE_WAIT (t parked on a ticket: call again with the same request
+ * when woken) or LAB_ENOSPC.
+ */
+int fs_space_reserve(fs_info *fs, task *t, int kind, uint64_t bytes);
+/* Keep bytes t was granted for its retry (a later reservation of the same
+ * request parked); the next fs_space_reserve of kind by t takes them. */
+void fs_space_hold(fs_info *fs, task *t, int kind, uint64_t bytes);
+
+/* btrfs_start_transaction(root, items)'s reservation for a metadata
+ * operation on t: 0 (op's rsv holds it and is fs->cur_rsv), FS_SPACE_WAIT
+ * or LAB_ENOSPC. */
+int fs_space_meta_begin(fs_info *fs, task *t, uint64_t items, fs_space_op *op);
+/* The operation is over: give back what its tree blocks did not use. */
+void fs_space_meta_end(fs_info *fs, task *t, fs_space_op *op);
+/* A tree block was allocated: take it from fs->cur_rsv if that holds it
+ * (btrfs_use_block_rsv); else it comes from the reserves the model does
+ * not keep (the global and delayed-refs reserves). */
+void fs_space_tree_block(fs_info *fs);
+
+/* A buffered write of `bytes` (page aligned) on d was granted data and
+ * delalloc metadata: the inode holds them now. */
+void fs_space_inode_add(fs_info *fs, struct dinode *d, uint64_t data,
+			uint64_t meta);
+/* The data path changed d (see the header comment); evict: d is going,
+ * give back everything it holds. The dfs hook (ctx is the fs_info). */
+void fs_space_inode_update(void *fs_info, struct dinode *d, simtime_t at,
+			   int evict);
+
+/* Bytes held in bytes_may_use by kind, summed over every holder: inodes,
+ * open handles, granted or kept tickets. The checker compares it with the
+ * space_info. */
+uint64_t fs_space_held(fs_info *fs, int kind);
+/* Metadata bytes held by open trans_start_items handles (trans.c keeps
+ * this count). */
+void fs_space_handle_held(fs_info *fs, int64_t delta);
+
+/* The reclaim workers' and delalloc flushing's details (NULL-safe). */
+void fs_space_json(fs_info *fs, strbuf *out);
+/* The reclaim records kept so far (0 before the workers started). */
+struct reclaim_ctl *fs_space_reclaim(fs_info *fs);
+
+#endif /* SPACE_FS_H */
