@@ -9,6 +9,7 @@
 import { useState } from 'react';
 import { engine } from '../../app/engine';
 import { useWidth } from '../../app/useWidth';
+import { Axes } from '../Axes';
 import { Tag } from '../../app/Results';
 import type { RunResult, Variant } from '../../engine/types';
 import { fmtNum } from '../../model/format';
@@ -33,40 +34,6 @@ import {
 
 const GRID: React.CSSProperties = { display: 'grid', gridTemplateColumns: 'repeat(auto-fit, minmax(360px, 1fr))', gap: '1rem' };
 
-function Axes({ width, height, xTicks, yTicks, xTitle, yTitle }: { width: number; height: number; xTicks: { pos: number; label: string }[]; yTicks: { pos: number; label: string }[]; xTitle: string; yTitle: string }) {
-  const m = MARGIN;
-  const bottom = height - m.bottom;
-  return (
-    <>
-      <g className="grid">
-        {yTicks.map((t) => (
-          <line key={`y${t.label}`} x1={m.left} x2={width - m.right} y1={t.pos} y2={t.pos} />
-        ))}
-      </g>
-      <g className="axis">
-        <line x1={m.left} x2={width - m.right} y1={bottom} y2={bottom} />
-        <line x1={m.left} x2={m.left} y1={m.top} y2={bottom} />
-        {xTicks.map((t) => (
-          <text key={`x${t.label}${t.pos}`} x={t.pos} y={bottom + 18} textAnchor="middle">
-            {t.label}
-          </text>
-        ))}
-        {yTicks.map((t) => (
-          <text key={t.label} x={m.left - 8} y={t.pos} dy="0.35em" textAnchor="end">
-            {t.label}
-          </text>
-        ))}
-        <text className="axis-title" x={(m.left + width - m.right) / 2} y={height - 6} textAnchor="middle">
-          {xTitle}
-        </text>
-        <text className="axis-title" transform={`translate(12,${(m.top + bottom) / 2}) rotate(-90)`} textAnchor="middle">
-          {yTitle}
-        </text>
-      </g>
-    </>
-  );
-}
-
 function CommitTimeline({ pic, variant }: { pic: QgroupPicture; variant: Variant }) {
   const [box, width] = useWidth<HTMLDivElement>(420);
   const height = 240;
@@ -78,7 +45,7 @@ function CommitTimeline({ pic, variant }: { pic: QgroupPicture; variant: Variant
       </figcaption>
       <div ref={box} className="chart-box">
         <svg className="chart" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="Commit timeline">
-          <Axes width={width} height={height} xTicks={L.bars.map((b) => ({ pos: b.x + b.width / 2, label: b.label }))} yTicks={L.yTicks} xTitle="commit (ends at simulated time)" yTitle="commit duration" />
+          <Axes margin={MARGIN} width={width} height={height} xTicks={L.bars.map((b) => ({ pos: b.x + b.width / 2, label: b.label }))} yTicks={L.yTicks} xTitle="commit (ends at simulated time)" yTitle="commit duration" />
           {L.bars.map((b) => (
             <g key={b.index} data-testid="qg-commit-bar" data-records={b.records}>
               {b.segments.map((s) => (
@@ -131,7 +98,7 @@ function DirtyChart({ pics, threshold }: { pics: [Variant, QgroupPicture][]; thr
       </figcaption>
       <div ref={box} className="chart-box">
         <svg className="chart" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="Dirty extents over time">
-          <Axes width={width} height={height} xTicks={L.xTicks} yTicks={L.yTicks} xTitle="simulated time since the delete" yTitle="queued qgroup records" />
+          <Axes margin={MARGIN} width={width} height={height} xTicks={L.xTicks} yTicks={L.yTicks} xTitle="simulated time since the delete" yTitle="queued qgroup records" />
           {L.threshold && (
             <g>
               <line x1={MARGIN.left} x2={width - MARGIN.right} y1={L.threshold.y} y2={L.threshold.y} stroke={VARIANT_COLOR.after} strokeDasharray="5 4" />
@@ -261,7 +228,7 @@ function Sweep({ params }: { params: Record<string, string> }) {
         {rows.length > 0 &&
           panels.map(({ which, L }) => (
             <svg key={which} className="chart" style={{ width: pw }} width={pw} height={height} viewBox={`0 0 ${pw} ${height}`} role="img" aria-label={`sweep ${which}`} data-testid={`qg-sweep-${which}`}>
-              <Axes width={pw} height={height} xTicks={L.xTicks} yTicks={L.yTicks} xTitle="threshold (dirty extents)" yTitle={which === 'counts' ? 'count (log)' : 'ms (log)'} />
+              <Axes margin={MARGIN} width={pw} height={height} xTicks={L.xTicks} yTicks={L.yTicks} xTitle="threshold (dirty extents)" yTitle={which === 'counts' ? 'count (log)' : 'ms (log)'} />
               {L.series.map((s) => (
                 <g key={s.id}>
                   <path d={s.d} fill="none" stroke={s.color} strokeWidth={2.5} />

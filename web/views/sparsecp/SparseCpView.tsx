@@ -10,44 +10,12 @@
  */
 import { useState } from 'react';
 import { useWidth } from '../../app/useWidth';
+import { Axes } from '../Axes';
 import { fmtNum } from '../../model/format';
 import type { Variant } from '../../engine/types';
 import type { ViewProps } from '../types';
 import { VARIANT_COLOR, VARIANT_LABEL } from '../types';
-import { callNear, fmtBytes, layoutCallChart, layoutRecordsChart, layoutStrip, readSparseDetails, type ChartLayout, type SparseDetails } from './model';
-
-function Axes({ L, xTitle }: { L: ChartLayout; xTitle: string }) {
-  const { margin: m, width, height } = L;
-  const bottom = height - m.bottom;
-  return (
-    <>
-      <g className="grid">
-        {L.yTicks.map((t) => (
-          <line key={`y${t.label}`} x1={m.left} x2={width - m.right} y1={t.pos} y2={t.pos} />
-        ))}
-      </g>
-      <g className="axis">
-        <line x1={m.left} x2={width - m.right} y1={bottom} y2={bottom} />
-        <line x1={m.left} x2={m.left} y1={m.top} y2={bottom} />
-        {L.xTicks.map((t) => (
-          // a label at either end is anchored inwards so it is never clipped
-          <text key={t.label} x={t.pos} y={bottom + 16}
-            textAnchor={t.pos > width - m.right - 24 ? 'end' : t.pos < m.left + 24 ? 'start' : 'middle'}>
-            {t.label}
-          </text>
-        ))}
-        {L.yTicks.map((t) => (
-          <text key={t.label} x={m.left - 6} y={t.pos} dy="0.35em" textAnchor="end">
-            {t.label}
-          </text>
-        ))}
-        <text className="axis-title" x={(m.left + width - m.right) / 2} y={height - 4} textAnchor="middle">
-          {xTitle}
-        </text>
-      </g>
-    </>
-  );
-}
+import { callNear, fmtBytes, layoutCallChart, layoutRecordsChart, layoutStrip, readSparseDetails, type SparseDetails } from './model';
 
 interface PanelProps {
   variant: Variant;
@@ -118,14 +86,14 @@ function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
         )}
       </div>
       <svg width={width} height={calls.height} role="img" aria-label="time per lseek against the file offset" data-testid={`sparsecp-calls-${variant}`}>
-        <Axes L={calls} xTitle="file offset → time per lseek (log)" />
+        <Axes {...calls} clampEnds gaps={{ x: 16, y: 6, title: 4 }} xTitle="file offset → time per lseek (log)" />
         {calls.dots.map((p) => (
           <circle key={p.i} cx={p.x} cy={p.y} r={1.6} fill={color} opacity={0.6} />
         ))}
         {call && <line x1={callX} x2={callX} y1={calls.margin.top} y2={calls.height - calls.margin.bottom} stroke="#000" strokeDasharray="3 3" />}
       </svg>
       <svg width={width} height={recs.height} role="img" aria-label="io_tree records during the copy" data-testid={`sparsecp-iotree-${variant}`}>
-        <Axes L={recs} xTitle="time since cp started → io_tree records" />
+        <Axes {...recs} clampEnds gaps={{ x: 16, y: 6, title: 4 }} xTitle="time since cp started → io_tree records" />
         <path d={recs.path} fill="none" stroke={color} strokeWidth={2} />
       </svg>
       <p className="muted">
