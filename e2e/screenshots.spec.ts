@@ -1,6 +1,7 @@
 /*
- * Screenshots for people to look at (README, design review): the device view
- * and a lesson step at 1280x800 and 1920x1080. Run with SCREENSHOTS=1; the
+ * Screenshots for people to look at (README, design review): the device view,
+ * a lesson step of the device and of sparse-cp, and the qgroup-drop page, at
+ * 1280x800 and 1920x1080. Run with SCREENSHOTS=1; the
  * 1280x800 device view is saved as docs/screenshot.png.
  */
 import { expect, test } from './fixtures';
@@ -24,6 +25,14 @@ for (const [w, h] of [
     await page.getByTestId('run').click();
     await expect(page.getByTestId('checks')).toBeVisible();
     await page.screenshot({ path: `test-results/shots/lesson-${w}x${h}.png` });
+    await lab.open('#/lesson/sparse-cp?step=6');
+    await page.getByTestId('prediction').fill('15000');
+    await page.getByTestId('run').click();
+    await expect(page.getByTestId('checks')).toBeVisible({ timeout: 60_000 });
+    await page.screenshot({ path: `test-results/shots/lesson-sparse-cp-${w}x${h}.png`, fullPage: true });
+    await lab.open('#/exp/qgroup-drop');
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+    await page.screenshot({ path: `test-results/shots/qgroup-drop-${w}x${h}.png`, fullPage: true });
     await lab.open('#/');
     await page.screenshot({ path: `test-results/shots/home-${w}x${h}.png` });
   });

@@ -21,12 +21,14 @@ export function fmtNs(ns: number): string {
   return `${fmtNum(ns)} ns`;
 }
 
-/** How `after` compares with `before`: "5.3× less", "1.2× more", "same". */
+/** How `after` compares with `before`: "5.3× less", "1.2× more", "same";
+ * within 10% as a percentage ("0.05% less"), where "1× less" would hide it. */
 export function fmtChange(before: number | undefined, after: number | undefined): string {
   if (before === undefined || after === undefined || !Number.isFinite(before) || !Number.isFinite(after)) return '–';
   if (before === after) return 'same';
   if (before === 0 || after === 0) return after > before ? 'up from 0' : 'down to 0';
   const r = after / before;
+  if (r > 1 / 1.1 && r < 1.1) return `${Number((Math.abs(r - 1) * 100).toPrecision(2))}% ${r > 1 ? 'more' : 'less'}`;
   return r > 1 ? `${fmtNum(r)}× more` : `${fmtNum(1 / r)}× less`;
 }
 

@@ -54,6 +54,9 @@ describe('format', () => {
     expect(fmtNs(2_500_000_000)).toBe('2.5 s');
     expect(fmtChange(770, 146)).toBe('5.27× less');
     expect(fmtChange(1, 2)).toBe('2× more');
+    expect(fmtChange(15917, 15909)).toBe('0.05% less');
+    expect(fmtChange(100, 106)).toBe('6% more');
+    expect(fmtChange(100, 111)).toBe('1.11× more');
     expect(fmtPct(-0.2)).toBe('−20%');
     expect(fmtPct(0.14)).toBe('+14%');
   });
