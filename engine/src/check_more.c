@@ -9,7 +9,9 @@
 #include "check_more.h"
 #include "items.h"
 #include "lab.h"
+#include "space_fs.h"
 #include "vfs.h"
+#include "vfs_io.h"
 
 /* ---- qgroups: a recount from the trees --------------------------------- */
 
@@ -192,6 +194,71 @@ static uint64_t bg_bits(const block_group *bg)
 }
 
 /*
+ * The reservation side of the space_infos (space_fs.h): each space_info
+ * mirrors the allocator (total, used, reserved, pinned); bytes_may_use is
+ * exactly what the holders hold (inodes, open handles, granted tickets);
+ * no inode holds more than its data path state needs (data: its delalloc
+ * bytes; metadata: the rsv size of its outstanding extents and csum
+ * bytes), so once everything is written back and no one waits may_use is
+ * 0; and the ticket queues are well formed (space_check). Returns
+ * failures.
+ */
+static int check_space_reservations(fs_info *fs)
+{
+	static const int akind[SPACE_KINDS] = {ALLOC_DATA, ALLOC_METADATA};
+	static const char *const kname[SPACE_KINDS] = {"data", "metadata"};
+	const alloc_ctl *a = &fs->alloc;
+	space_ctl *sc = &fs->space;
+	int fails = 0;
+	for (int k = 0; k < SPACE_KINDS; k++) {
+		const space_info *si = &sc->info[k];
+		int ak = akind[k];
+		if (si->total_bytes != a->total[ak] || si->bytes_used != a->used[ak] ||
+		    si->bytes_reserved != a->reserved[ak] || si->bytes_pinned != a->pinned_bytes[ak]) {
+			check_report(fs, "space_info %s: total %llu used %llu reserved %llu pinned %llu, allocator %llu %llu %llu %llu",
+				     kname[k], (unsigned long long)si->total_bytes,
+				     (unsigned long long)si->bytes_used,
+				     (unsigned long long)si->bytes_reserved,
+				     (unsigned long long)si->bytes_pinned,
+				     (unsigned long long)a->total[ak], (unsigned long long)a->used[ak],
+				     (unsigned long long)a->reserved[ak],
+				     (unsigned long long)a->pinned_bytes[ak]);
+			fails++;
+		}
+		uint64_t held = fs_space_held(fs, k);
+		if (si->bytes_may_use != held) {
+			check_report(fs, "space_info %s: bytes_may_use %llu, holders hold %llu",
+				     kname[k], (unsigned long long)si->bytes_may_use,
+				     (unsigned long long)held);
+			fails++;
+		}
+	}
+	dfs *df = vio_dfs(fs);
+	for (int i = 0; df && i < df->ninodes; i++) {
+		const dinode *d = df->inodes[i];
+		inode_rsv need = d->sp_rsv;
+		uint64_t ordered = 0;
+		for (uint64_t j = 0; j < d->oe.n; j++)
+			ordered += d->oe.v[j].len;
+		need.outstanding_extents = (uint32_t)vd_outstanding(d);
+		need.csum_bytes = d->delalloc_bytes + ordered;
+		uint64_t size = space_inode_rsv_size(sc, &need);
+		if (d->sp_data_held > d->delalloc_bytes || d->sp_rsv.rsv.reserved > size ||
+		    (d->sp_gone && (d->sp_data_held || d->sp_rsv.rsv.reserved))) {
+			if (fails++ < 8)
+				check_report(fs, "inode %llu: holds data %llu meta %llu for delalloc %llu, rsv size %llu",
+					     (unsigned long long)d->ino,
+					     (unsigned long long)d->sp_data_held,
+					     (unsigned long long)d->sp_rsv.rsv.reserved,
+					     (unsigned long long)d->delalloc_bytes,
+					     (unsigned long long)size);
+		}
+	}
+	fails += space_check(fs, sc);
+	return fails;
+}
+
+/*
  * The space counters (what btrfs keeps per space_info: total, used,
  * reserved, pinned) equal the sums over the block groups of each kind;
  * in each block group used + reserved + pinned fits its length and equals
@@ -232,6 +299,10 @@ int check_space_counters(fs_info *fs, void *ctx)
 			fails++;
 		}
 	}
+	/* the space_infos mirror the allocator: compared only once the
+	 * allocator agrees with its block groups (one fault, one report) */
+	if (!fails && fs->space_on)
+		fails += check_space_reservations(fs);
 	return fails;
 }
 

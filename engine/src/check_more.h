@@ -13,7 +13,11 @@
  *     writers of the running transaction (no handle leaked or ended twice).
  *   - space counters: the allocator's per-kind total/used/reserved/pinned
  *     (btrfs's space_info counters) equal the sums over the block groups,
- *     and each block group's counters match the sectors its bitmap marks.
+ *     and each block group's counters match the sectors its bitmap marks;
+ *     with reservations on (space_fs.h), each space_info mirrors the
+ *     allocator, bytes_may_use equals what its holders hold, no inode
+ *     holds more than its delalloc / ordered state needs (so may_use is 0
+ *     once everything is written back), and the ticket queues are sound.
  *
  * And one comparison the caller runs itself: a received subvolume against
  * the snapshot it was sent from (names, sizes, data ranges).

@@ -1,6 +1,6 @@
 /* test_observe.c - the queue-length series the front end reads through
  * lab_trace_json: ordered extents in flight rise during writeback and are
- * back to 0 once the file is synced. */
+ * back to 0 once the file is synced; the space tickets series is there. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +52,12 @@ int main(void)
 	CHECK(max >= 1);      /* writeback had ordered extents in flight */
 	CHECK_EQ(last, 0);    /* and every one finished by the sync */
 	CHECK(last_value(doc, "delalloc_extents", &max) >= 0);
+	/* the space reservation series of the file system (space_fs.h) are
+	 * exposed with the others; a run with plenty of space queues no
+	 * ticket, so they have no point (test_space_fs sees them move) */
+	CHECK(strstr(doc, "\"space_tickets\":{\"t\":[]") != NULL);
+	CHECK(strstr(doc, "\"space_data_tickets\":{") != NULL);
+	CHECK(strstr(doc, "\"space_meta_may_use\":{") != NULL);
 	lab_free(doc);
 	lab_free(err);
 	lab_close(r);

@@ -1,0 +1,318 @@
+/* test_space_fs.c - space reservation in a real file system (space_fs.h):
+ * writers on a small device create files and write them through
+ * vio_write; the delalloc metadata they reserve outgrows the metadata
+ * space, their tasks park on tickets, the async reclaim worker flushes
+ * the real delalloc and the tickets are granted; the data worker forces
+ * data chunks. On a device too small for the workload every writer ends
+ * with a clean LAB_ENOSPC. After a sync and a commit bytes_may_use is
+ * back to 0 and the whole checker (with the space checks) finds nothing. */
+#include <stdlib.h>
+
+#include "t.h"
+#include "bdev.h"
+#include "check.h"
+#include "check_more.h"
+#include "fs.h"
+#include "lab.h"
+#include "reclaim.h"
+#include "sim.h"
+#include "space_fs.h"
+#include "trans.h"
+#include "vfs.h"
+#include "vfs_io.h"
+
+#define MiB (1ull << 20)
+#define NW 8
+
+struct env;
+
+typedef struct writer {
+	struct env *e;
+	int id;
+	int nfile;
+	struct inode *in;
+	int waits, enospc;
+	uint64_t written;
+} writer;
+
+typedef struct env {
+	sim *s;
+	bdev *dev;
+	fs_info *fs;
+	trans_mgr tm;
+	struct btrfs_root *root;
+	writer w[NW];
+	int max_files;
+	uint64_t file_bytes;
+	int running;
+	int synced;
+	simtime_t end;
+} env;
+
+static void env_open(env *e, uint64_t dev_bytes, int variant)
+{
+	memset(e, 0, sizeof(*e));
+	e->s = sim_create(7, 0);
+	CHECK_EQ(bdev_create(e->s, "nvme-dc", &e->dev), 0);
+	fs_opts o;
+	fs_opts_default(&o);
+	o.dev_bytes = dev_bytes;
+	CHECK_EQ(fs_mount(e->s, e->dev, &o, &e->fs), 0);
+	CHECK_EQ(trans_init(&e->tm, e->fs), 0);
+	CHECK_EQ(vio_attach(e->fs, NULL, &e->tm), 0);
+	CHECK_EQ(check_more_space(e->fs), 0);
+	CHECK_EQ(fs_space_config(e->fs, variant, 4), 0);
+	CHECK_EQ(fs_space_config(e->fs, 9, 4), LAB_EINVAL);
+	e->root = fs_root_lookup(e->fs, 5);
+}
+
+static void env_close(env *e)
+{
+	vio_detach(e->fs);
+	trans_destroy(&e->tm);
+	fs_unmount(e->fs);
+	bdev_destroy(e->dev);
+	sim_destroy(e->s);
+}
+
+/* A writer: create a file, write it whole, next file; a reservation that
+ * parks returns TASK_BLOCKED and the same call is made again when woken. */
+static int writer_step(sim *s, task *t)
+{
+	writer *w = t->ctx;
+	env *e = w->e;
+	(void)s;
+	if (w->nfile >= e->max_files) {
+		e->running--;
+		return TASK_DONE;
+	}
+	int rc;
+	if (!w->in) {
+		char name[32];
+		snprintf(name, sizeof name, "w%d-%d", w->id, w->nfile);
+		rc = vfs_create(e->fs, t, e->root, 256, name, 0644, &w->in);
+		if (rc == FS_SPACE_WAIT) {
+			w->waits++;
+			return TASK_BLOCKED;
+		}
+		if (rc) {
+			CHECK_EQ(rc, LAB_ENOSPC);
+			w->enospc++;
+			e->running--;
+			return TASK_DONE;
+		}
+	}
+	rc = vio_write(e->fs, t, w->in, 0, e->file_bytes);
+	if (rc == FS_SPACE_WAIT) {
+		w->waits++;
+		return TASK_BLOCKED;
+	}
+	if (rc) {
+		CHECK_EQ(rc, LAB_ENOSPC);
+		w->enospc++;
+		e->running--;
+		return TASK_DONE;
+	}
+	w->written += e->file_bytes;
+	w->in = NULL;
+	w->nfile++;
+	return TASK_RUN;
+}
+
+/* Once the writers are done: sync the data, then commit (a sync(2)). */
+static int sync_step(sim *s, task *t)
+{
+	env *e = t->ctx;
+	(void)s;
+	if (e->running) {
+		task_wait_until(t, t->clock + NS_PER_MS);
+		return TASK_RUN;
+	}
+	int rc = vio_sync(e->fs, t);
+	if (rc == 1)
+		return TASK_BLOCKED;
+	CHECK_EQ(rc, 0);
+	CHECK_EQ(trans_commit_now(&e->tm, t, TCOMMIT_EXPLICIT), 0);
+	e->synced = 1;
+	e->end = t->clock;
+	return TASK_DONE;
+}
+
+static void run(env *e, int max_files, uint64_t file_bytes)
+{
+	e->max_files = max_files;
+	e->file_bytes = file_bytes;
+	for (int i = 0; i < NW; i++) {
+		e->w[i].e = e;
+		e->w[i].id = i;
+		CHECK(task_spawn(e->s, "writer", writer_step, &e->w[i], 0) != NULL);
+		e->running++;
+	}
+	CHECK(task_spawn(e->s, "sync", sync_step, e, 0) != NULL);
+	sim_run(e->s, 50000000, SIMTIME_MAX);
+	CHECK(e->synced);
+}
+
+/* The largest value of series `name` in the sim's series JSON, -1 if the
+ * series has no point. */
+static double series_max(sim *s, const char *name, double *last)
+{
+	strbuf sb;
+	sb_init(&sb);
+	sim_series_json(s, &sb);
+	char key[64];
+	snprintf(key, sizeof key, "\"%s\":{\"t\":[", name);
+	const char *p = strstr(sb.buf, key);
+	double max = -1;
+	*last = -1;
+	if (p && (p = strstr(p, "\"v\":[")) != NULL) {
+		p += 5;
+		while (*p && *p != ']') {
+			char *end;
+			double v = strtod(p, &end);
+			if (end == p)
+				break;
+			if (v > max)
+				max = v;
+			*last = v;
+			p = *end == ',' ? end + 1 : end;
+		}
+	}
+	sb_free(&sb);
+	return max;
+}
+
+/* After the sync and commit: nothing reserved, counters consistent. */
+static void check_quiet(env *e)
+{
+	const space_ctl *sc = &e->fs->space;
+	CHECK_EQ(sc->info[SPACE_DATA].bytes_may_use, 0);
+	CHECK_EQ(sc->info[SPACE_META].bytes_may_use, 0);
+	CHECK_EQ(space_tickets_waiting(&sc->info[SPACE_DATA]), 0);
+	CHECK_EQ(space_tickets_waiting(&sc->info[SPACE_META]), 0);
+	CHECK_EQ(check_space_counters(e->fs, NULL), 0);
+	CHECK_EQ(check_fs(e->fs), 0);
+}
+
+/* Enough room for the data, not for every dirty file's delalloc
+ * metadata at once: tickets, reclaim flushing delalloc, every ticket
+ * granted, no ENOSPC. */
+static void test_tickets_granted(int variant)
+{
+	env e;
+	env_open(&e, 256 * MiB, variant);
+	run(&e, 12, MiB);
+	const space_info *m = &e.fs->space.info[SPACE_META];
+	const space_info *d = &e.fs->space.info[SPACE_DATA];
+	uint64_t written = 0;
+	int waits = 0, enospc = 0;
+	for (int i = 0; i < NW; i++) {
+		written += e.w[i].written;
+		waits += e.w[i].waits;
+		enospc += e.w[i].enospc;
+	}
+	CHECK_EQ(written, (uint64_t)NW * 12 * MiB);
+	CHECK_EQ(enospc, 0);
+	CHECK(m->tickets_queued > 0);
+	CHECK_EQ(m->tickets_granted, m->tickets_queued);
+	CHECK_EQ(m->tickets_failed, 0);
+	CHECK(d->tickets_queued > 0);            /* the mkfs data chunk filled */
+	CHECK_EQ(d->tickets_granted, d->tickets_queued);
+	CHECK(waits >= (int)(m->tickets_queued + d->tickets_queued) / 2);
+	CHECK(d->total_bytes > e.fs->alloc.chunk_bytes[ALLOC_DATA]); /* forced chunks */
+	const reclaim_ctl *rc = fs_space_reclaim(e.fs);
+	CHECK(rc != NULL);
+	uint64_t flushed = rc ? rc->per_state[FLUSH_DELALLOC].pages_flushed +
+				rc->per_state[FLUSH_DELALLOC_WAIT].pages_flushed : 0;
+	CHECK(flushed > 0);                      /* reclaim wrote real delalloc */
+	CHECK(rc && rc->meta.passes > 0 && rc->nrec > 0);
+	double last, max = series_max(e.s, "space_tickets", &last);
+	CHECK(max >= 1);                         /* the series moved */
+	CHECK_EQ(last, 0);                       /* and every ticket went */
+	printf("variant %s: meta tickets %llu granted %llu (peak %llu, waited %.3f ms), "
+	       "data tickets %llu, reclaim passes %llu, records %llu, pages flushed %llu, "
+	       "data chunks %llu MiB, elapsed %.3f ms\n",
+	       delalloc_variant_name(variant), (unsigned long long)m->tickets_queued,
+	       (unsigned long long)m->tickets_granted, (unsigned long long)m->peak_tickets,
+	       (double)m->ticket_wait_ns / 1e6, (unsigned long long)d->tickets_queued,
+	       rc ? (unsigned long long)rc->meta.passes : 0ull,
+	       rc ? (unsigned long long)rc->nrec : 0ull, (unsigned long long)flushed,
+	       (unsigned long long)(d->total_bytes / MiB), (double)e.end / 1e6);
+	check_quiet(&e);
+	env_close(&e);
+}
+
+/* More data than the device holds: writers get LAB_ENOSPC, cleanly. */
+static void test_enospc(void)
+{
+	env e;
+	env_open(&e, 128 * MiB, DELALLOC_FIXED);
+	run(&e, 1000, MiB);
+	uint64_t written = 0;
+	int enospc = 0;
+	for (int i = 0; i < NW; i++) {
+		written += e.w[i].written;
+		enospc += e.w[i].enospc;
+	}
+	const space_info *d = &e.fs->space.info[SPACE_DATA];
+	const space_info *m = &e.fs->space.info[SPACE_META];
+	CHECK_EQ(enospc, NW);                     /* every writer stopped on it */
+	CHECK(d->tickets_failed + m->tickets_failed > 0 ||
+	      d->reserves_enospc + m->reserves_enospc > 0);
+	CHECK(d->full);                           /* no room for another chunk */
+	CHECK(written <= d->total_bytes);
+	/* the data written fills the data chunks up to what the last
+	 * writers' 1 MiB could not use, and the chunks fill the device */
+	CHECK(written + NW * MiB >= d->total_bytes);
+	CHECK(!alloc_chunk_fits(&e.fs->alloc, ALLOC_DATA));
+	CHECK_EQ(d->bytes_used, written);
+	printf("full device: %llu MiB written in %llu MiB of data chunks, data tickets %llu "
+	       "failed %llu, meta tickets %llu failed %llu\n",
+	       (unsigned long long)(written / MiB), (unsigned long long)(d->total_bytes / MiB),
+	       (unsigned long long)d->tickets_queued, (unsigned long long)d->tickets_failed,
+	       (unsigned long long)m->tickets_queued, (unsigned long long)m->tickets_failed);
+	check_quiet(&e);
+	env_close(&e);
+}
+
+/* trans_start_items holds insert_metadata_size(items) until trans_end;
+ * the checker sees it as held; a corrupted may_use is reported. */
+static void test_handle_and_check(void)
+{
+	env e;
+	env_open(&e, 256 * MiB, DELALLOC_FIXED);
+	space_info *m = &e.fs->space.info[SPACE_META];
+	trans_handle h;
+	memset(&h, 0, sizeof h);
+	CHECK_EQ(trans_start_items(&e.tm, NULL, 5, &h), 0);
+	CHECK_EQ(m->bytes_may_use, space_insert_metadata_size(&e.fs->space, 5));
+	CHECK_EQ(m->bytes_may_use, 5 * 16384 * 8 * 2);
+	CHECK_EQ(check_space_counters(e.fs, NULL), 0);
+	CHECK_EQ(trans_end(&h, 0), 0);
+	CHECK_EQ(m->bytes_may_use, 0);
+	/* a create's reservation is gone once it returns; its tree blocks
+	 * were taken from it, not from nothing */
+	struct inode *in;
+	uint64_t reserved0 = m->bytes_reserved + m->bytes_used;
+	CHECK_EQ(vfs_create(e.fs, NULL, e.root, 256, "a", 0644, &in), 0);
+	CHECK_EQ(m->bytes_may_use, 0);
+	CHECK(m->bytes_reserved + m->bytes_used > reserved0);
+	m->bytes_may_use += 4096;
+	CHECK(check_space_counters(e.fs, NULL) > 0);
+	m->bytes_may_use -= 4096;
+	CHECK_EQ(check_space_counters(e.fs, NULL), 0);
+	/* a setup-time reservation that cannot fit fails, nothing parks */
+	CHECK_EQ(fs_space_reserve(e.fs, NULL, SPACE_DATA, 1ull << 40), LAB_ENOSPC);
+	CHECK_EQ(fs_space_reserve(e.fs, NULL, 7, 4096), LAB_EINVAL);
+	env_close(&e);
+}
+
+int main(void)
+{
+	test_handle_and_check();
+	test_tickets_granted(DELALLOC_FIXED);
+	test_tickets_granted(DELALLOC_V510);
+	test_tickets_granted(DELALLOC_V59);
+	test_enospc();
+	T_DONE();
+}
