@@ -11,6 +11,7 @@
 #include "lab.h"
 #include "space_fs.h"
 #include "vfs.h"
+#include "vfs_data.h"
 #include "vfs_io.h"
 
 /* ---- qgroups: a recount from the trees --------------------------------- */
@@ -550,6 +551,16 @@ int check_send_received(fs_info *src, struct btrfs_root *snap, recv_ctx *r,
 		}
 		if ((s->mode & S_IFMT_) == S_IFDIR_)
 			continue;
+		/* the trees compared below are the whole truth only once the
+		 * received data went through writeback */
+		const dinode *io = ri->inode ? ri->inode->io : NULL;
+		if (io && !vd_clean(io)) {
+			check_report(src, "send: inode %llu received but not written back "
+				     "(%llu dirty pages, %llu ordered extents)",
+				     (unsigned long long)s->ino, (unsigned long long)io->pc.dirty,
+				     (unsigned long long)io->oe.n);
+			fails++;
+		}
 		free(pa);
 		free(pb);
 		pa = malloc(((size_t)s->next + 1) * sizeof *pa);

@@ -52,7 +52,9 @@ int check_space_counters(fs_info *fs, void *ctx);
  * receiver under the same name in the corresponding directory, with the
  * same type and size, and its data covers the same 4 KiB pages below the
  * size (the receiver writes its own extents, so only the ranges compare);
- * no other inode was received. name_of gives source names (send_name_fn).
+ * no other inode was received; each received file is written back (its
+ * data path holds no dirty page or ordered extent: the data is in the
+ * receiver's trees). name_of gives source names (send_name_fn).
  * Failures are reported on src (check_report). Returns the failure count.
  */
 int check_send_received(fs_info *src, struct btrfs_root *snap, recv_ctx *r,

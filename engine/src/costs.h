@@ -261,18 +261,11 @@
  * -> 74 us per command. The "before" row is not used: its extra time
  * must come from the synchronous tail writes.] */
 #define RCV_NS_CMD 74000
-/* A buffered write per page: copy 4 KiB from user space, page cache
- * insert, delalloc bits (btrfs_dirty_pages). [estimate: ~0.8 us] */
-#define RCV_NS_PAGE 800
-/* Running delalloc for one range at writeback (cow_file_range: reserve
- * the extent, extent map, ordered extent, bio setup). [estimate: ~3 us] */
-#define RCV_NS_COW 3000
-/* finish_ordered_io besides its tree work: the endio worker's wakeup,
- * joining the transaction, accounting. [estimate: ~5 us] */
-#define RCV_NS_FINISH_ORDERED 5000
-/* btrfs_setsize's fixed part for a shrink: two transaction start/end
- * pairs, truncate_setsize, inode_dio_wait. [estimate: ~2 us] */
-#define RCV_NS_SETSIZE 2000
+/* btrfs_setsize's fixed part for a shrink or a same-size truncate
+ * (vfs_io.c vio_setsize): two transaction start/end pairs,
+ * truncate_setsize, inode_dio_wait; the orphan item, tree and data work
+ * are charged by the structures. [estimate: ~2 us] */
+#define C_SETSIZE_NS 2000
 /* end send/receive */
 
 /* ---- block device and fio (bdev.c, exp_fio.c) ------------------------

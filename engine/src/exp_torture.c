@@ -762,33 +762,45 @@ static void op_snap_delete(tort *c, task *t)
 }
 
 /*
- * Send a snapshot and receive it into a fresh file system (models
- * `btrfs send snap | btrfs receive` onto another device); check the
- * receiver and compare it with the snapshot.
+ * Send a snapshot and receive it into a fresh file system on its own
+ * device (models `btrfs send snap | btrfs receive` onto another disk),
+ * the kernel before or after patch 003 at random; check the receiver and
+ * compare it with the snapshot.
  */
 static void op_send(tort *c, task *t)
 {
 	if (!c->nsnaps)
 		return;
 	tsnap *sn = &c->snaps[prng_below(&c->rng, (uint64_t)c->nsnaps)];
+	recv_cfg cfg = { .skip_same_size_writeback = (int)prng_below(&c->rng, 2) };
 	send_stream st;
 	int rc = send_build(c->fs, t, sn->root, NULL, snap_name_of, sn, &st);
 	if (rc)
 		return note_error(c, "send", rc);
+	bdev *dev = NULL;
 	fs_info *dst = NULL;
-	rc = fs_mount(c->fs->sim, NULL, NULL, &dst);
+	rc = bdev_create(c->fs->sim, "ideal", &dev);
+	if (!rc)
+		rc = fs_mount(c->fs->sim, dev, NULL, &dst);
 	if (rc) {
 		send_stream_free(&st);
+		if (dev)
+			bdev_destroy(dev);
 		return note_error(c, "receive mount", rc);
 	}
 	recv_ctx r;
-	rc = recv_init(&r, dst, fs_root_lookup(dst, BTRFS_FS_TREE_OBJECTID), &st, NULL);
+	rc = recv_init(&r, dst, fs_root_lookup(dst, BTRFS_FS_TREE_OBJECTID), &st, &cfg);
 	if (!rc) {
-		/* each command is its own syscall; only this task uses dst */
+		/* each command is its own syscall; only this task uses dst,
+		 * whose data path completes its IO on the task: nothing parks */
 		do
 			rc = recv_step(&r, t);
 		while (rc == TASK_RUN);
+		if (rc == TASK_BLOCKED)
+			rc = LAB_ESTATE;
 		rc = rc < 0 ? rc : recv_flush(&r, t);
+		if (rc > 0)
+			rc = LAB_ESTATE;
 		if (!rc)
 			rc = fs_commit(dst, t);
 		if (!rc) {
@@ -802,6 +814,7 @@ static void op_send(tort *c, task *t)
 	if (rc)
 		note_error(c, "receive", rc);
 	fs_unmount(dst);
+	bdev_destroy(dev);
 	send_stream_free(&st);
 	c->sends++;
 }

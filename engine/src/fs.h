@@ -48,6 +48,10 @@ typedef struct fs_opts {
 	int keep_commit_roots; /* 1: COWed-away blocks keep their contents until
 				* the commit (readable commit roots); 0 (default):
 				* only the block shell stays, saving memory */
+	int trunc_same_size_writeback; /* 1: a truncate to the same size still
+				* waits for ordered range [round_down(i_size), EOF)
+				* (the kernel before patch 003, 213e8c5520ed); 0
+				* (default): skipped (vfs_io.h vio_truncate) */
 } fs_opts;
 
 void fs_opts_default(fs_opts *o);

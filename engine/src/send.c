@@ -15,14 +15,12 @@
 #include "items.h"
 #include "lab.h"
 #include "vfs.h"
+#include "vfs_io.h"
 
 const char *const send_op_names[SEND_NOPS] = {
 	"mkfile", "mkdir", "rename", "write", "chown", "chmod", "utimes", "truncate",
 };
 
-#define PAGE 4096ull
-#define ROUND_DOWN(x) ((x) & ~(PAGE - 1))
-#define ROUND_UP(x) (((x) + PAGE - 1) & ~(PAGE - 1))
 /* btrfs_cmd_header (len, cmd, crc) and a TLV header (type, len) */
 #define CMD_HDR 10u
 #define TLV_HDR 4u
@@ -317,7 +315,7 @@ int send_build(fs_info *fs, task *t, struct btrfs_root *snap,
 		send_cfg_default(&def);
 		cfg = &def;
 	}
-	if (cfg->max_write < PAGE || cfg->max_write > (1u << 20))
+	if (cfg->max_write < SECTORSIZE || cfg->max_write > (1u << 20))
 		return LAB_ERANGE;
 	simtime_t t0 = t ? t->clock : 0;
 	snd_set ss;
@@ -396,7 +394,8 @@ rcv_ino *recv_lookup(recv_ctx *r, uint64_t src)
 }
 
 /* Set up a receive: one receive inode per MKFILE/MKDIR of the stream
- * plus the top directory (source 256 -> destination 256). */
+ * plus the top directory (source 256 -> destination 256); a data path on
+ * fs if it has none (the receive's own, detached by recv_destroy). */
 int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
 	      const send_stream *st, const recv_cfg *cfg)
 {
@@ -408,8 +407,6 @@ int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
 	r->fs = fs;
 	r->root = root;
 	r->st = st;
-	if (cfg)
-		r->cfg = *cfg;
 	uint64_t n = 1;
 	for (uint64_t i = 0; i < st->n; i++)
 		n += st->cmds[i].op == SEND_MKFILE || st->cmds[i].op == SEND_MKDIR;
@@ -429,6 +426,20 @@ int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
 			recv_destroy(r);
 			return LAB_EINVAL; /* an inode created twice */
 		}
+	if (!vio_dfs(fs)) {
+		int rc = vio_attach(fs, NULL, NULL);
+		if (rc) {
+			recv_destroy(r);
+			return rc;
+		}
+		r->own_data = 1;
+	}
+	/* patch 003's switch is the receiving file system's */
+	if (cfg)
+		fs->opts.trunc_same_size_writeback = !cfg->skip_same_size_writeback;
+	r->cfg.skip_same_size_writeback = !fs->opts.trunc_same_size_writeback;
+	dfs *df = vio_dfs(fs);
+	r->bios0 = df->data_writes;
 	for (int i = 0; i < SEND_NOPS; i++)
 		lhist_init(&r->op_lat[i]);
 	lhist_init(&r->file_lat);
@@ -437,285 +448,73 @@ int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
 	return 0;
 }
 
-/* Free the receive state (the stream is the caller's). */
+/* Free the receive state (the stream is the caller's); a data path
+ * recv_init attached goes (the fs must still be mounted). */
 void recv_destroy(recv_ctx *r)
 {
 	if (!r)
 		return;
-	for (uint64_t i = 0; i < r->nino; i++)
-		free(r->ino[i].dirty);
+	if (r->own_data && r->fs)
+		vio_detach(r->fs);
+	r->own_data = 0;
 	free(r->ino);
 	r->ino = NULL;
 	r->nino = 0;
 }
 
-/* Sample the receive's dirty page count. */
+/* Take the receiving fs's dirty page count and sample it. */
 static void rcv_dirty_series(recv_ctx *r, task *t)
 {
+	dfs *df = vio_dfs(r->fs);
+	if (!df)
+		return;
+	r->dirty_pages = df->pcg.dirty;
 	if (r->s_dirty_pages >= 0 && t)
 		sim_series_add(r->fs->sim, r->s_dirty_pages, t->clock, (double)r->dirty_pages);
 }
 
-/* Mark pages [lo, hi) dirty, merging with overlapping or adjacent ranges. */
-static int rcv_dirty_add(recv_ctx *r, rcv_ino *ri, uint64_t lo, uint64_t hi)
-{
-	uint64_t added = (hi - lo) / PAGE;
-	uint32_t w = 0;
-	uint64_t (*d)[2] = ri->dirty;
-	/* ranges entirely before or after stay; the others merge into [lo,hi) */
-	uint32_t i;
-	for (i = 0; i < ri->ndirty; i++) {
-		if (d[i][1] < lo || d[i][0] > hi) {
-			d[w][0] = d[i][0];
-			d[w][1] = d[i][1];
-			w++;
-			continue;
-		}
-		/* overlap: the pages already dirty are not new */
-		uint64_t a = d[i][0] > lo ? d[i][0] : lo;
-		uint64_t b = d[i][1] < hi ? d[i][1] : hi;
-		if (b > a)
-			added -= (b - a) / PAGE;
-		if (d[i][0] < lo)
-			lo = d[i][0];
-		if (d[i][1] > hi)
-			hi = d[i][1];
-	}
-	ri->ndirty = w;
-	if (ri->ndirty == ri->dcap) {
-		uint32_t cap = ri->dcap ? ri->dcap * 2 : 2;
-		uint64_t (*nd)[2] = realloc(ri->dirty, cap * sizeof(*nd));
-		if (!nd)
-			return LAB_ENOMEM;
-		ri->dirty = nd;
-		ri->dcap = cap;
-	}
-	/* insert sorted */
-	uint32_t pos = ri->ndirty;
-	while (pos > 0 && ri->dirty[pos - 1][0] > lo) {
-		ri->dirty[pos][0] = ri->dirty[pos - 1][0];
-		ri->dirty[pos][1] = ri->dirty[pos - 1][1];
-		pos--;
-	}
-	ri->dirty[pos][0] = lo;
-	ri->dirty[pos][1] = hi;
-	ri->ndirty++;
-	r->dirty_pages += added;
-	return 0;
-}
-
-/* Clear the dirty pages of [lo, hi) (written back or truncated away); a
- * range that straddles [lo, hi) is split in two. 0 or LAB_ENOMEM. */
-static int rcv_dirty_clear(recv_ctx *r, rcv_ino *ri, uint64_t lo, uint64_t hi)
-{
-	uint32_t i = 0;
-	while (i < ri->ndirty) {
-		uint64_t a = ri->dirty[i][0], b = ri->dirty[i][1];
-		if (b <= lo || a >= hi) {
-			i++;
-			continue;
-		}
-		uint64_t ca = a > lo ? a : lo, cb = b < hi ? b : hi;
-		r->dirty_pages -= (cb - ca) / PAGE;
-		if (a < lo && b > hi) {
-			if (ri->ndirty == ri->dcap) {
-				uint32_t cap = ri->dcap * 2;
-				uint64_t (*nd)[2] = realloc(ri->dirty, cap * sizeof(*nd));
-				if (!nd)
-					return LAB_ENOMEM;
-				ri->dirty = nd;
-				ri->dcap = cap;
-			}
-			memmove(&ri->dirty[i + 2], &ri->dirty[i + 1],
-				(ri->ndirty - i - 1) * sizeof(ri->dirty[0]));
-			ri->dirty[i][1] = lo;
-			ri->dirty[i + 1][0] = hi;
-			ri->dirty[i + 1][1] = b;
-			ri->ndirty++;
-			i += 2;
-		} else if (a < lo) {
-			ri->dirty[i++][1] = lo;
-		} else if (b > hi) {
-			ri->dirty[i++][0] = hi;
-		} else {
-			memmove(&ri->dirty[i], &ri->dirty[i + 1],
-				(ri->ndirty - i - 1) * sizeof(ri->dirty[0]));
-			ri->ndirty--;
-		}
-	}
-	return 0;
-}
-
-/*
- * Write back [lo, hi) of ri (page aligned, all dirty) as one extent
- * (cow_file_range + submit): returns the IO completion time in *done and
- * the disk extent in *disk; *inl is set instead if the range became an
- * inline extent (no IO). Models the writepage_delalloc path for a range
- * that starts at the locked page.
- */
-static int rcv_wb_start(recv_ctx *r, task *t, rcv_ino *ri, uint64_t lo, uint64_t hi,
-			simtime_t *done, uint64_t *disk, int *inl)
-{
-	fs_info *fs = r->fs;
-	struct inode *in = ri->inode;
-	*inl = 0;
-	*disk = 0;
-	*done = t ? t->clock : 0;
-	if (lo == 0 && in->size < PAGE && in->size <= fs->opts.max_inline && hi == PAGE) {
-		/* cow_file_range_inline: the data goes into the leaf */
-		int rc = fs_file_extent_insert_inline(fs, t, in, in->size);
-		if (rc)
-			return rc;
-		*inl = 1;
-		r->inline_extents++;
-		return fs_inode_update(fs, t, in);
-	}
-	int rc = alloc_extent(&fs->alloc, ALLOC_DATA, hi - lo, disk);
-	if (rc)
-		return rc;
-	fs_charge(fs, t, RCV_NS_COW);
-	if (fs->dev && t)
-		*done = bdev_io(fs->dev, BIO_WRITE, *disk, hi - lo, t->clock);
-	r->flush_ios++;
-	return 0;
-}
-
-/* finish_ordered_io of one written extent: file extent item, checksums,
- * inode update. */
-static int rcv_wb_finish(recv_ctx *r, task *t, rcv_ino *ri, uint64_t lo, uint64_t hi,
-			 uint64_t disk)
-{
-	fs_info *fs = r->fs;
-	fs_charge(fs, t, RCV_NS_FINISH_ORDERED);
-	int rc = fs_file_extent_insert(fs, t, ri->inode, lo, hi - lo, disk, hi - lo, FE_REG);
-	if (rc)
-		return rc;
-	ri->extents++;
-	r->data_extents++;
-	return fs_inode_update(fs, t, ri->inode);
-}
-
-/* Write back [lo, hi) synchronously: start, wait for the IO, wait for
- * finish_ordered_io (btrfs_wait_ordered_range's three waits). */
-static int rcv_wb_sync(recv_ctx *r, task *t, rcv_ino *ri, uint64_t lo, uint64_t hi,
-		       int *inl)
-{
-	simtime_t done;
-	uint64_t disk;
-	int rc = rcv_wb_start(r, t, ri, lo, hi, &done, &disk, inl);
-	if (rc)
-		return rc;
-	rc = rcv_dirty_clear(r, ri, lo, hi);
-	if (rc || *inl)
-		return rc;
-	if (t)
-		task_wait_until(t, done);
-	return rcv_wb_finish(r, t, ri, lo, hi, disk);
-}
-
-/* btrfs_setsize for a shrink or same-size truncate; see send.h. */
-int recv_setsize(recv_ctx *r, task *t, rcv_ino *ri, uint64_t newsize)
-{
-	fs_info *fs = r->fs;
-	struct inode *in = ri->inode;
-	if (!in || (in->mode & S_IFMT_) != S_IFREG_)
-		return LAB_EINVAL;
-	uint64_t oldsize = in->size;
-	r->truncates++;
-	fs_charge(fs, t, VFS_NS_SYSCALL);
-	if (newsize > oldsize) {
-		/* growing: a hole, i_size moves (btrfs_cont_expand) */
-		in->size = newsize;
-		return fs_inode_update(fs, t, in);
-	}
-	if (newsize == oldsize)
-		r->truncates_same_size++;
-	fs_charge(fs, t, RCV_NS_SETSIZE);
-	/* the orphan item, in its own transaction */
-	int rc = fs_orphan_add(fs, t, r->root, in->ino);
-	if (rc)
-		return rc;
-	/* truncate_setsize: pages past the new EOF leave the cache */
-	in->size = newsize;
-	rc = rcv_dirty_clear(r, ri, ROUND_UP(newsize), UINT64_MAX);
-	if (rc)
-		return rc;
-	/* btrfs_truncate(inode, skip_writeback) */
-	int skip = r->cfg.skip_same_size_writeback && newsize == oldsize;
-	if (skip) {
-		r->truncates_skipped++;
-	} else {
-		/* btrfs_wait_ordered_range(round_down(i_size), EOF): write
-		 * each dirty range from the first page of the wait range on;
-		 * pages before it cannot join the extent */
-		uint64_t start = ROUND_DOWN(newsize);
-		simtime_t t0 = t ? t->clock : 0;
-		int wrote = 0;
-		for (;;) {
-			uint64_t lo = 0, hi = 0;
-			for (uint32_t i = 0; i < ri->ndirty; i++)
-				if (ri->dirty[i][1] > start) {
-					lo = ri->dirty[i][0] > start ? ri->dirty[i][0] : start;
-					hi = ri->dirty[i][1];
-					break;
-				}
-			if (hi <= lo)
-				break;
-			int inl;
-			rc = rcv_wb_sync(r, t, ri, lo, hi, &inl);
-			if (rc)
-				return rc;
-			if (inl) {
-				/* the tail became an inline extent: tree work,
-				 * no IO and no ordered extent to wait for */
-				r->sync_inline++;
-				continue;
-			}
-			ri->sync_writes++;
-			r->sync_writes++;
-			r->sync_bytes += hi - lo;
-			wrote = 1;
-		}
-		if (wrote && t)
-			lhist_add(&r->sync_lat, t->clock - t0);
-	}
-	/* btrfs_truncate_inode_items from the end: drop extents past EOF */
-	fe_info fe;
-	uint64_t cut = ROUND_UP(newsize);
-	rc = fs_file_extent_lookup(fs, t, in, cut, &fe);
-	if (rc < 0)
-		return rc;
-	if (rc == 0 && fe.file_off + fe.num_bytes > cut) {
-		rc = fs_drop_extents(fs, t, in, cut, ROUND_UP(oldsize) > cut ?
-				     ROUND_UP(oldsize) : cut + PAGE, NULL);
-		if (rc)
-			return rc;
-	}
-	rc = fs_inode_update(fs, t, in);
-	if (rc)
-		return rc;
-	rc = fs_orphan_del(fs, t, r->root, in->ino);
-	rcv_dirty_series(r, t);
-	return rc == LAB_ENOENT ? 0 : rc;
-}
-
-/* A buffered pwrite of the WRITE command's data: copy into the page
- * cache, set delalloc, move i_size, update the inode's times. */
+/* The WRITE command: pwrite(2) of its data through the data path (page
+ * cache, delalloc, i_size), then file_update_time's inode update.
+ * Returns 0, 1 (written, t parked by dirty throttling), a larger positive
+ * value (t parked before writing: the command is retried) or negative. */
 static int rcv_write(recv_ctx *r, task *t, rcv_ino *ri, uint64_t off, uint64_t len)
 {
-	fs_info *fs = r->fs;
 	struct inode *in = ri->inode;
 	if (!in || (in->mode & S_IFMT_) != S_IFREG_ || len == 0)
 		return LAB_EINVAL;
-	uint64_t lo = ROUND_DOWN(off), hi = ROUND_UP(off + len);
-	fs_charge(fs, t, VFS_NS_SYSCALL + (hi - lo) / PAGE * RCV_NS_PAGE);
-	int rc = rcv_dirty_add(r, ri, lo, hi);
+	fs_charge(r->fs, t, VFS_NS_SYSCALL);
+	int rc = vio_write(r->fs, t, in, off, len);
+	if (rc < 0 || rc > 1)
+		return rc;
+	int upd = fs_inode_update(r->fs, t, in);
+	rcv_dirty_series(r, t);
+	return upd ? upd : rc;
+}
+
+/* The TRUNCATE command: truncate(2) through the data path, where patch
+ * 003's switch acts (vio_setsize); its report feeds the statistics.
+ * Returns 0, 1 (t parked first: the command is retried) or negative. */
+static int rcv_truncate(recv_ctx *r, task *t, rcv_ino *ri, uint64_t size)
+{
+	struct inode *in = ri->inode;
+	if (!in || (in->mode & S_IFMT_) != S_IFREG_)
+		return LAB_EINVAL;
+	fs_charge(r->fs, t, VFS_NS_SYSCALL);
+	vio_trunc_info ti;
+	int rc = vio_setsize(r->fs, t, in, size, &ti);
 	if (rc)
 		return rc;
-	if (off + len > in->size)
-		in->size = off + len;
+	r->truncates++;
+	r->truncates_same_size += (uint64_t)ti.same_size;
+	r->truncates_skipped += (uint64_t)ti.skipped;
+	r->sync_writes += ti.sync_bios;
+	r->sync_bytes += ti.sync_bytes;
+	r->sync_inline += ti.sync_inline;
+	ri->sync_writes += (uint32_t)ti.sync_bios;
+	if (ti.sync_bios)
+		lhist_add(&r->sync_lat, ti.sync_ns);
 	rcv_dirty_series(r, t);
-	return fs_inode_update(fs, t, in);
+	return 0;
 }
 
 /* A setattr (chown, chmod, utimes): the inode item is updated in place. */
@@ -730,20 +529,21 @@ static int rcv_setattr(recv_ctx *r, task *t, rcv_ino *ri)
 /* Replay one command; see send.h. */
 int recv_step(recv_ctx *r, task *t)
 {
-	if (!r || !r->st)
+	if (!r || !r->st || !t)
 		return LAB_EINVAL;
 	if (r->error)
 		return r->error;
 	if (r->next >= r->st->n) {
-		r->end = t ? t->clock : 0;
+		r->end = t->clock;
 		return TASK_DONE;
 	}
 	const send_cmd *c = &r->st->cmds[r->next];
-	if (r->next == 0)
-		r->start = t ? t->clock : 0;
-	r->next++;
-	simtime_t t0 = t ? t->clock : 0;
-	fs_charge(r->fs, t, RCV_NS_CMD);
+	if (r->next == 0 && !r->retry)
+		r->start = t->clock;
+	simtime_t t0 = r->retry ? r->retry_t0 : t->clock;
+	if (!r->retry)
+		fs_charge(r->fs, t, RCV_NS_CMD);
+	r->retry = 0;
 	rcv_ino *ri = recv_lookup(r, c->ino);
 	rcv_ino *dir;
 	int rc = 0;
@@ -793,80 +593,82 @@ int recv_step(recv_ctx *r, task *t)
 		rc = rcv_setattr(r, t, ri);
 		break;
 	case SEND_TRUNCATE:
-		if (!ri->inode) {
-			rc = LAB_ENOENT;
-			break;
-		}
-		rc = recv_setsize(r, t, ri, c->len);
+		rc = ri->inode ? rcv_truncate(r, t, ri, c->len) : LAB_ENOENT;
+		if (rc == 1)
+			rc = 2; /* parked before the truncate: retry it */
 		break;
 	default:
 		rc = LAB_EINVAL;
 	}
 out:
-	if (rc) {
+	if (rc > 1) {
+		/* t is parked and the command not done: run it again */
+		r->retry = 1;
+		r->retry_t0 = t0;
+		return TASK_BLOCKED;
+	}
+	if (rc < 0) {
 		r->error = rc;
 		return rc;
 	}
-	if (t) {
-		lhist_add(&r->op_lat[c->op], t->clock - t0);
-		/* a file is done with its last command: the next command is
-		 * about another inode (or the stream ends) */
-		int last = r->next >= r->st->n || r->st->cmds[r->next].ino != c->ino;
-		int isfile = ri->inode && (ri->inode->mode & S_IFMT_) == S_IFREG_;
-		if (last && isfile && c->op != SEND_MKFILE && c->op != SEND_RENAME)
-			lhist_add(&r->file_lat, t->clock - ri->started);
-	}
+	r->next++;
+	lhist_add(&r->op_lat[c->op], t->clock - t0);
+	/* a file is done with its last command: the next command is about
+	 * another inode (or the stream ends) */
+	int last = r->next >= r->st->n || r->st->cmds[r->next].ino != c->ino;
+	int isfile = ri->inode && (ri->inode->mode & S_IFMT_) == S_IFREG_;
+	if (last && isfile && c->op != SEND_MKFILE && c->op != SEND_RENAME)
+		lhist_add(&r->file_lat, t->clock - ri->started);
 	if (r->next >= r->st->n)
-		r->end = t ? t->clock : 0;
+		r->end = t->clock;
+	if (rc == 1)
+		return TASK_BLOCKED; /* done, then parked by dirty throttling */
 	return r->next >= r->st->n ? TASK_DONE : TASK_RUN;
 }
 
-/* Write back all dirty ranges (submitted together, then completed). */
+/* Count the file extent items of the received files by kind (a walk
+ * with accounting off: statistics, not work). */
+static int rcv_count_extents(recv_ctx *r)
+{
+	fs_info *fs = r->fs;
+	r->data_extents = 0;
+	r->inline_extents = 0;
+	int rc = 0;
+	fs->accounting_off++;
+	for (uint64_t i = 0; i < r->nino && rc == 0; i++) {
+		struct inode *in = r->ino[i].inode;
+		if (!in || (in->mode & S_IFMT_) != S_IFREG_)
+			continue;
+		fe_iter it;
+		fe_info fe;
+		int k = fe_iter_first(fs, NULL, in, 0, &it, &fe);
+		while (k == 0) {
+			if (fe.type == FE_INLINE)
+				r->inline_extents++;
+			else if (fe.disk_bytenr)
+				r->data_extents++;
+			k = fe_iter_next(fs, &it, &fe);
+		}
+		fe_iter_end(&it);
+		if (k < 0)
+			rc = k;
+	}
+	fs->accounting_off--;
+	return rc;
+}
+
+/* Write back everything the receive left dirty (the sync after it):
+ * vio_sync; see send.h. */
 int recv_flush(recv_ctx *r, task *t)
 {
-	if (!r)
+	if (!r || !t || !r->fs)
 		return LAB_EINVAL;
-	simtime_t latest = t ? t->clock : 0;
-	typedef struct { rcv_ino *ri; uint64_t lo, hi, disk; } pend;
-	pend *p = NULL;
-	uint64_t np = 0, cap = 0;
-	int rc = 0;
-	for (uint64_t i = 0; i < r->nino && !rc; i++) {
-		rcv_ino *ri = &r->ino[i];
-		while (ri->ndirty && !rc) {
-			uint64_t lo = ri->dirty[0][0], hi = ri->dirty[0][1];
-			simtime_t done;
-			uint64_t disk;
-			int inl;
-			rc = rcv_wb_start(r, t, ri, lo, hi, &done, &disk, &inl);
-			if (rc)
-				break;
-			rc = rcv_dirty_clear(r, ri, lo, hi);
-			if (rc)
-				break;
-			if (inl)
-				continue;
-			if (done > latest)
-				latest = done;
-			if (np == cap) {
-				cap = cap ? cap * 2 : 64;
-				pend *v = realloc(p, cap * sizeof(*v));
-				if (!v) {
-					rc = LAB_ENOMEM;
-					break;
-				}
-				p = v;
-			}
-			p[np++] = (pend){ri, lo, hi, disk};
-		}
-	}
-	if (t)
-		task_wait_until(t, latest);
-	for (uint64_t i = 0; i < np && !rc; i++)
-		rc = rcv_wb_finish(r, t, p[i].ri, p[i].lo, p[i].hi, p[i].disk);
-	free(p);
+	int rc = vio_sync(r->fs, t);
+	if (rc)
+		return rc; /* 1: parked behind an asynchronous writeback */
+	r->flush_ios = vio_dfs(r->fs)->data_writes - r->bios0;
 	rcv_dirty_series(r, t);
-	return rc;
+	return rcv_count_extents(r);
 }
 
 /* ------------------------------------------------------- observability */

@@ -1,8 +1,7 @@
 /*
  * send.h - btrfs send (a command stream from a read-only snapshot) and
  * btrfs receive (replaying each command as a syscall on a second file
- * system), with the receiving side's truncate path: btrfs_setsize and
- * btrfs_truncate, where patch 003 acts.
+ * system, whose truncate is where patch 003 acts).
  *
  * Send walks the snapshot's tree in key order (a full send: every item is
  * "new") and emits per new inode, as the 2018 send did: MKFILE/MKDIR under
@@ -16,21 +15,15 @@
  * their hashes), so the caller provides them (send_name_fn).
  *
  * Receive runs in a task, one command per step, on the destination
- * fs_info through the metadata VFS (vfs.h: create, mkdir, rename) and the
- * item layer (items.h: inode updates, orphan items, file extent items).
- * The data side of receive is a small buffered-write model kept here:
- * WRITE dirties page ranges (delalloc); writeback turns a contiguous
- * dirty range into one extent, starting at the page it is asked to write
- * (find_lock_delalloc_range never starts before the locked page);
- * finish_ordered_io inserts the file extent item and checksums.
- *
- * TRUNCATE -> btrfs_setsize(newsize): for newsize <= i_size an orphan item
- * guards the truncation (added and deleted in their own transactions);
- * btrfs_truncate first waits for ordered range [round_down(i_size, 4K),
- * EOF): writeback of the dirty tail page as its own 4 KiB extent, the
- * write, finish_ordered_io; unless the patch-003 switch is on and newsize
- * == oldsize (skip_writeback). A 4 KiB-aligned size has an empty range:
- * no IO either way.
+ * fs_info through the VFS: vfs.h for MKFILE, MKDIR and RENAME, the data
+ * path (vfs_io.h) for WRITE (vio_write: page cache, delalloc, i_size)
+ * and TRUNCATE (vio_setsize: btrfs_setsize, with the orphan item and the
+ * ordered-range wait that writes the dirty tail page back synchronously,
+ * skipped for a same-size truncate when the fs's
+ * opts.trunc_same_size_writeback is 0, the kernel after patch 003), the
+ * item layer for the setattrs (inode updates). The data lands in the
+ * receiver's page cache, io_tree and ordered extents as any write does;
+ * the sync after the receive (recv_flush) writes it back into the trees.
  */
 #ifndef SEND_H
 #define SEND_H
@@ -108,17 +101,17 @@ static inline const char *send_name(const send_stream *st, uint32_t off)
 
 /* ---- receive */
 typedef struct recv_cfg {
-	int skip_same_size_writeback; /* patch 003: 0 before, 1 after */
+	/* patch 003: 0 before, 1 after; recv_init sets the receiving fs's
+	 * opts.trunc_same_size_writeback from it (a NULL cfg leaves the fs's
+	 * own setting) */
+	int skip_same_size_writeback;
 } recv_cfg;
 
 /* Receive-side state of one inode (source ino -> destination inode). */
 typedef struct rcv_ino {
 	uint64_t src, dst;
 	struct inode *inode;
-	uint64_t (*dirty)[2];         /* dirty page ranges [lo, hi), sorted */
-	uint32_t ndirty, dcap;
-	uint32_t sync_writes;         /* tail pages written by setsize */
-	uint32_t extents;             /* data extents created */
+	uint32_t sync_writes;         /* tail writes its truncate waited for */
 	simtime_t started;            /* first command's time */
 } rcv_ino;
 
@@ -126,44 +119,51 @@ typedef struct recv_ctx {
 	fs_info *fs;
 	struct btrfs_root *root;
 	const send_stream *st;
-	recv_cfg cfg;
+	recv_cfg cfg;                 /* the switch in effect */
 	rcv_ino *ino;                 /* sorted by src */
 	uint64_t nino;
 	uint64_t next;                /* next command */
 	int error;
+	int own_data;                 /* recv_init attached fs's data path */
+	int retry;                    /* t parked inside command `next` */
+	simtime_t retry_t0;
 	simtime_t start, end;
-	/* statistics */
+	/* statistics, from the data path's reports and counters */
 	lhist op_lat[SEND_NOPS];      /* per command type */
 	lhist file_lat;               /* MKFILE .. TRUNCATE of one file */
-	lhist sync_lat;               /* setsize's synchronous tail writeback */
-	uint64_t sync_writes, sync_bytes;
-	uint64_t sync_inline;         /* tails made inline extents by setsize */
-	uint64_t data_extents, inline_extents, flush_ios;
+	lhist sync_lat;               /* truncate's synchronous tail writeback */
+	uint64_t sync_writes, sync_bytes; /* its bios and bytes */
+	uint64_t sync_inline;         /* tails it made inline extents */
+	uint64_t data_extents, inline_extents; /* received files' items
+				       * (counted by recv_flush) */
+	uint64_t flush_ios;           /* data bios of the receive and flush */
+	uint64_t bios0;
 	uint64_t truncates, truncates_same_size, truncates_skipped;
 	int s_dirty_pages;            /* series id */
-	uint64_t dirty_pages;
+	uint64_t dirty_pages;         /* the receiving fs's, last sampled */
 } recv_ctx;
 
 /* Prepare a receive of st into root of fs (its top directory is the
- * subvolume's). The stream must outlive the receive. */
+ * subvolume's). The stream must outlive the receive. If fs has no data
+ * path one is attached (vio_attach; fs needs a device: LAB_EINVAL
+ * otherwise) and recv_destroy detaches it, so recv_destroy comes before
+ * fs_unmount. Returns 0 or a negative LAB_E*. */
 int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
 	      const send_stream *st, const recv_cfg *cfg);
-/* Replay one command (its syscall); returns TASK_RUN, TASK_DONE after
- * the last, or a negative LAB_E* (the receive stops, r->error is set). */
+/* Replay one command (its syscall) on t (not NULL); returns TASK_RUN,
+ * TASK_DONE after the last, TASK_BLOCKED when t was parked by the data
+ * path (dirty throttling, a space ticket, writeback in flight: call
+ * again when woken), or a negative LAB_E* (the receive stops, r->error
+ * is set). */
 int recv_step(recv_ctx *r, task *t);
-/* Write back every dirty range (sync after the receive: background
- * writeback's work). Returns 0 or a negative LAB_E*. */
+/* The sync after the receive: write back everything dirty (vio_sync),
+ * then count the received files' extents. Returns 0, 1 when t was parked
+ * behind an asynchronous writeback (call again when woken), or a
+ * negative LAB_E*. */
 int recv_flush(recv_ctx *r, task *t);
 void recv_destroy(recv_ctx *r);
 /* The receive-side state of a source inode, or NULL. */
 rcv_ino *recv_lookup(recv_ctx *r, uint64_t src_ino);
-
-/*
- * btrfs_setsize for newsize <= i_size on a received inode (the TRUNCATE
- * command's syscall after the VFS). skip_writeback_same_size is patch
- * 003's switch. Returns 0 or a negative LAB_E*.
- */
-int recv_setsize(recv_ctx *r, task *t, rcv_ino *ri, uint64_t newsize);
 
 /* {"stream":{"commands","bytes","files","dirs","per_op":{...}},
  *  "receive":{"ns","skip_same_size_writeback","sync_writes","sync_bytes",

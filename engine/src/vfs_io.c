@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "costs.h"
 #include "items.h"
 #include "lab.h"
 #include "space_fs.h"
@@ -330,6 +331,43 @@ int vio_fsync(fs_info *fs, task *t, struct inode *inode)
 
 int vio_truncate(fs_info *fs, task *t, struct inode *inode, uint64_t new_size)
 {
+	return vio_setsize(fs, t, inode, new_size, NULL);
+}
+
+/*
+ * btrfs_truncate's btrfs_wait_ordered_range(round_down(i_size), EOF):
+ * write back the dirty pages from the last partial page on, wait for the
+ * bios and complete their ordered extents, on t. The pages before it
+ * cannot join (writeback starts at the page it is asked for), so the
+ * tail becomes an extent of its own. Fills the sync_* fields of info.
+ */
+static int setsize_wait_tail(dinode *d, task *t, uint64_t new_size, vio_trunc_info *info)
+{
+	uint64_t start = new_size & ~(PG - 1);
+	if (start >= new_size)
+		return 0; /* aligned: the range starts at EOF */
+	dfs *df = d->fs;
+	uint64_t ext0 = df->wb_extents, bios0 = df->data_writes, bytes0 = df->data_write_bytes;
+	simtime_t t0 = t->clock;
+	int rc = vd_writeback_range_sync(d, t, start);
+	info->sync_extents = df->wb_extents - ext0;
+	info->sync_bios = df->data_writes - bios0;
+	info->sync_bytes = df->data_write_bytes - bytes0;
+	/* an extent with no bio went into the leaf (cow_file_range_inline) */
+	if (info->sync_extents && !info->sync_bios)
+		info->sync_inline = info->sync_extents;
+	if (info->sync_extents)
+		info->sync_ns = t->clock - t0;
+	return rc;
+}
+
+int vio_setsize(fs_info *fs, task *t, struct inode *inode, uint64_t new_size,
+		vio_trunc_info *info)
+{
+	vio_trunc_info scratch;
+	if (!info)
+		info = &scratch;
+	memset(info, 0, sizeof(*info));
 	dinode *d;
 	int rc = get(fs, inode, &d);
 	if (rc)
@@ -349,26 +387,42 @@ int vio_truncate(fs_info *fs, task *t, struct inode *inode, uint64_t new_size)
 		inode->size = new_size;
 		return fs_inode_update(fs, t, inode);
 	}
-	if (new_size == old)
-		return 0;
+	/* pages under writeback would make truncate_setsize wait, and the
+	 * ordered wait needs the inode's writeback to itself: wait first,
+	 * before anything is changed */
+	if (d->wb_active || d->wb_inflight) {
+		task_park(t, &d->wb_waiters);
+		return 1;
+	}
+	info->shrink = 1;
+	info->same_size = new_size == old;
+	fs_charge(fs, t, C_SETSIZE_NS);
+	/* the orphan item, in its own transaction: should the truncate not
+	 * finish, the next mount's orphan cleanup completes it */
+	rc = fs_orphan_add(fs, t, inode->root, inode->ino);
+	if (rc)
+		return rc;
+	/* truncate_setsize (pages, delalloc and maps past the new end), and
+	 * here already btrfs_truncate_inode_items (items past the first page
+	 * boundary at or after new_size): the ordered wait below only
+	 * touches the page before that boundary, whose item both keep, so
+	 * doing the items first ends in the same trees */
 	rc = vd_truncate(d, t, new_size);
 	if (rc)
-		return rc; /* 1: parked on writeback of the range */
+		return rc < 0 ? rc : LAB_EENGINE; /* no writeback to wait for */
 	inode->size = new_size;
-	/* the new last page, when partial and mapped to a regular extent (or
-	 * dirty), is written again zeroed past the new EOF */
-	if (new_size % PG) {
-		uint64_t pgoff = new_size & ~(PG - 1);
-		vd_fecur c;
-		int r = vd_fecur_first(&c, d, t, pgoff, NULL);
-		int has_data = r == 0 && c.type == FE_REG && c.cur.off <= pgoff;
-		vd_fecur_end(&c);
-		if (r < 0)
-			return r;
-		if (has_data || (pc_flags(&d->pc, pgoff / PG) & PG_DIRTY))
-			rc = dirty_partial(d, t, new_size);
-	}
-	return rc;
+	/* btrfs_truncate(inode, skip_writeback = newsize == oldsize) */
+	if (info->same_size && !fs->opts.trunc_same_size_writeback)
+		info->skipped = 1;
+	else
+		rc = setsize_wait_tail(d, t, new_size, info);
+	if (rc)
+		return rc;
+	rc = fs_inode_update(fs, t, inode);
+	if (rc)
+		return rc;
+	rc = fs_orphan_del(fs, t, inode->root, inode->ino);
+	return rc == LAB_ENOENT ? 0 : rc;
 }
 
 int vio_lseek(fs_info *fs, task *t, struct inode *inode, uint64_t off, int whence,

@@ -98,11 +98,39 @@ int vio_read(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t l
  * tree). Returns 0, or 1 when t was parked behind an asynchronous
  * writeback of the inode (call again when woken). */
 int vio_fsync(fs_info *fs, task *t, struct inode *inode);
-/* truncate(2): shrinking drops pages, delalloc, extent maps and the file
- * extent items past the new end (the crossing one trimmed); growing moves
- * i_size. Models btrfs_setattr -> btrfs_truncate. Returns 0, or 1 when t
- * was parked because writeback of the range is in flight. */
+/*
+ * truncate(2), models btrfs_setattr -> btrfs_setsize. Growing moves i_size
+ * (btrfs_cont_expand: a partial old last page is rewritten zeroed). For
+ * new_size <= i_size: an orphan item guards the truncation; the pages,
+ * delalloc and extent maps past the new end go (truncate_setsize); then
+ * btrfs_truncate waits for ordered range [round_down(new_size), EOF):
+ * the dirty tail page is written back as its own extent, on t, and its
+ * ordered extent completed; the file extent items past the new end are
+ * dropped (the crossing one trimmed), the inode updated, the orphan item
+ * deleted. A 4 KiB-aligned new size has an empty wait range. With
+ * fs->opts.trunc_same_size_writeback 0 (the default: the kernel since
+ * patch 003, 213e8c5520ed) a truncate to the same size skips the wait.
+ * Returns 0, or 1 when t was parked because an asynchronous writeback of
+ * the inode is in flight (nothing was done: call again when woken).
+ */
 int vio_truncate(fs_info *fs, task *t, struct inode *inode, uint64_t new_size);
+
+/* What one truncate did, for its callers' statistics (receive). */
+typedef struct vio_trunc_info {
+	int shrink;            /* new_size <= i_size: the truncate branch */
+	int same_size;         /* new_size == i_size */
+	int skipped;           /* same size, patch 003: no ordered-range wait */
+	uint64_t sync_extents; /* extents the wait wrote back */
+	uint64_t sync_bios;    /* their bios (an inline extent has none) */
+	uint64_t sync_bytes;   /* bytes those bios wrote */
+	uint64_t sync_inline;  /* extents the wait made inline */
+	simtime_t sync_ns;     /* time the wait took when it wrote something */
+} vio_trunc_info;
+
+/* vio_truncate reporting what it did in *info (may be NULL; zeroed
+ * first). Same returns. */
+int vio_setsize(fs_info *fs, task *t, struct inode *inode, uint64_t new_size,
+		vio_trunc_info *info);
 /* lseek: LSEEK_SET (returns off), LSEEK_DATA, LSEEK_HOLE (lseek.h).
  * Returns 0 with *result, LSEEK_ENXIO, 1 when parked (reads in flight in
  * the range: call again when woken), or negative. */

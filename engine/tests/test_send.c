@@ -3,11 +3,13 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "check_more.h"
 #include "items.h"
 #include "lab.h"
 #include "send.h"
 #include "t.h"
 #include "vfs.h"
+#include "vfs_io.h"
 
 typedef struct names {
 	uint64_t ino[64];
@@ -96,7 +98,7 @@ typedef struct world {
 	sim *s;
 	bdev *sdev, *ddev;
 	fs_info *src, *dst;
-	struct btrfs_root *sroot, *droot;
+	struct btrfs_root *sroot, *droot, *snap;
 	names nm;
 	send_stream st;
 	recv_ctx r;
@@ -154,6 +156,9 @@ static void world_run(world *w, uint64_t seed, const uint64_t *sizes, int n,
 	CHECK_EQ(fs_commit(w->dst, NULL), 0);
 	w->dst->check_verbose = 1;
 	CHECK_EQ(check_fs(w->dst), 0);
+	/* and it holds what the snapshot holds: names, sizes, data ranges */
+	CHECK_EQ(check_send_received(w->src, snap, &w->r, name_of, &w->nm), 0);
+	w->snap = snap;
 }
 
 static void world_free(world *w)
@@ -165,6 +170,41 @@ static void world_free(world *w)
 	bdev_destroy(w->sdev);
 	bdev_destroy(w->ddev);
 	sim_destroy(w->s);
+}
+
+/* A received file rewritten in place (same size) and not yet written
+ * back no longer counts as received; its fsync makes it so again. */
+typedef struct redirty {
+	world *w;
+	struct inode *in;
+	int fails_dirty, fails_clean;
+} redirty;
+
+static int redirty_step(sim *s, task *t)
+{
+	redirty *x = t->ctx;
+	world *w = x->w;
+	(void)s;
+	CHECK_EQ(vio_write(w->dst, t, x->in, 0, 100), 0);
+	x->fails_dirty = check_send_received(w->src, w->snap, &w->r, name_of, &w->nm);
+	CHECK_EQ(vio_fsync(w->dst, t, x->in), 0);
+	x->fails_clean = check_send_received(w->src, w->snap, &w->r, name_of, &w->nm);
+	return TASK_DONE;
+}
+
+static void test_check_dirty(void)
+{
+	world w;
+	uint64_t sizes[1] = {5000};
+	world_run(&w, 5, sizes, 1, 1, 1, 0);
+	uint64_t ino;
+	CHECK_EQ(vfs_lookup(w.dst, NULL, w.droot, 256, "file_1", &ino), 0);
+	redirty x = {.w = &w, .in = fs_inode_get(w.droot, ino)};
+	task_spawn(w.s, "redirty", redirty_step, &x, SIMTIME_MAX / 2);
+	sim_run(w.s, 1000000, SIMTIME_MAX);
+	CHECK_EQ(x.fails_dirty, 1);
+	CHECK_EQ(x.fails_clean, 0);
+	world_free(&w);
 }
 
 static void test_stream_order(void)
@@ -345,8 +385,10 @@ static void test_errors(void)
 	CHECK_EQ(recv_step(NULL, NULL), LAB_EINVAL);
 	/* a name the resolver does not know fails the send cleanly */
 	sim *s = sim_create(1, 0);
+	bdev *dev;
+	CHECK_EQ(bdev_create(s, "ideal", &dev), 0);
 	fs_info *fs;
-	CHECK_EQ(fs_mount(s, NULL, NULL, &fs), 0);
+	CHECK_EQ(fs_mount(s, dev, NULL, &fs), 0);
 	struct btrfs_root *root = fs_root_lookup(fs, 5);
 	struct inode *in;
 	CHECK_EQ(vfs_create(fs, NULL, root, 256, "x", 0644, &in), 0);
@@ -363,15 +405,25 @@ static void test_errors(void)
 	nm.n = 1;
 	CHECK_EQ(send_build(fs, NULL, root, NULL, name_of, &nm, &st), 0);
 	CHECK_EQ(vfs_create(fs, NULL, root, 256, send_name(&st, st.cmds[0].name), 0644, NULL), 0);
+	/* a receiver without a device has no data path to write with */
+	fs_info *nodev;
+	CHECK_EQ(fs_mount(s, NULL, NULL, &nodev), 0);
+	CHECK_EQ(recv_init(&r, nodev, fs_root_lookup(nodev, 5), &st, NULL), LAB_EINVAL);
+	fs_unmount(nodev);
 	CHECK_EQ(recv_init(&r, fs, root, &st, NULL), 0);
-	int rc;
-	while ((rc = recv_step(&r, NULL)) == TASK_RUN)
-		;
-	CHECK(rc < 0);
-	CHECK_EQ(recv_step(&r, NULL), rc);
+	CHECK(vio_dfs(fs) != NULL);
+	CHECK_EQ(recv_step(&r, NULL), LAB_EINVAL); /* the syscalls need a task */
+	rx x = {.r = &r};
+	task_spawn(s, "receive", rx_step, &x, 0);
+	sim_run(s, 1000000, SIMTIME_MAX);
+	CHECK(x.err < 0);
+	CHECK_EQ(r.error, x.err);
+	CHECK_EQ(x.recv_done, 0);
 	recv_destroy(&r);
+	CHECK(vio_dfs(fs) == NULL); /* the receive's own data path went */
 	send_stream_free(&st);
 	fs_unmount(fs);
+	bdev_destroy(dev);
 	sim_destroy(s);
 }
 
@@ -441,5 +493,6 @@ int main(void)
 	test_shrink(0);
 	test_shrink(1);
 	test_errors();
+	test_check_dirty();
 	T_DONE();
 }
