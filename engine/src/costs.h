@@ -257,8 +257,9 @@
  * syscall entry and path walk of the full path, on the seed's VM.
  * [fitted: seed 003 "after" row, 12.51 s for 20,000 files = 625 us per
  * file of 8 commands, minus the simulated file system work of a file
- * (~33 us, device independent: no IO in the receive after the patch)
- * -> 74 us per command. The "before" row is not used: its extra time
+ * (~30 us with the receive on the real data path, test_send's 40-file
+ * "after" run; device independent: no IO in the receive after the
+ * patch) -> 74 us per command. The "before" row is not used: its extra time
  * must come from the synchronous tail writes.] */
 #define RCV_NS_CMD 74000
 /* btrfs_setsize's fixed part for a shrink or a same-size truncate

@@ -361,6 +361,8 @@ static int setsize_wait_tail(dinode *d, task *t, uint64_t new_size, vio_trunc_in
 	return rc;
 }
 
+/* truncate(2) reporting what it did (models btrfs_setsize and, for a
+ * shrink or a same-size truncate, btrfs_truncate); see vfs_io.h. */
 int vio_setsize(fs_info *fs, task *t, struct inode *inode, uint64_t new_size,
 		vio_trunc_info *info)
 {
