@@ -519,12 +519,16 @@ void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
 	inode_rsv *ir = &d->sp_rsv;
 	uint64_t want = evict ? 0 : d->delalloc_bytes;
 	if (d->sp_data_held > want) {
-		/* writeback allocated it (cow_file_range) or truncate dropped
-		 * it (btrfs_free_reserved_data_space) */
+		/* writeback allocated it (cow_file_range: the reservation
+		 * became bytes_reserved) or it went without an extent (an
+		 * inline extent, a truncate: btrfs_free_reserved_data_space) */
 		uint64_t drop = d->sp_data_held - want;
+		uint64_t used = d->sp_data_alloc < drop ? d->sp_data_alloc : drop;
 		d->sp_data_held = want;
-		space_release(sc, SPACE_DATA, drop, at);
+		space_may_use_consume(sc, SPACE_DATA, used);
+		space_release(sc, SPACE_DATA, drop - used, at);
 	}
+	d->sp_data_alloc = 0;
 	if (evict) {
 		ir->outstanding_extents = 0;
 		ir->csum_bytes = 0;

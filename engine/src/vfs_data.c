@@ -556,6 +556,8 @@ static int wb_extent(dinode *d, task *t)
 	d->delalloc_bytes -= len;
 	for (uint64_t p = ds / PG; p <= de / PG; p++)
 		pc_set(&d->pc, p, PG_WRITEBACK, PG_DIRTY);
+	if (!inline_ext)
+		d->sp_data_alloc += len;
 	space_note(d, t->clock, 0);
 	uint64_t ns = C_COW_EXTENT_NS + eio_call_ns(&c);
 	if (inline_ext) {
