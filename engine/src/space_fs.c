@@ -133,15 +133,17 @@ static uint64_t dl_list(void *ctx, void **out, uint64_t max)
 	return n;
 }
 
-/* writepages from reclaim: write the inode's delalloc on t and wait for
- * it (vd_writeback_nr). An inode under writeback already is skipped. */
+/* writepages from reclaim: start writeback of the inode's delalloc on t
+ * (vd_writeback_nr, WB_SYNC_NONE: its bios complete at end_io; with the
+ * synchronous drive t waits for them). An inode under writeback already
+ * is skipped. */
 static int64_t dl_writepages(void *ctx, task *t, void *inode, int64_t *nr)
 {
+	sfs *x = ctx;
 	dinode *d = inode;
-	(void)ctx;
 	if (d->wb_active || !on_delalloc_list(d))
 		return 0;
-	int64_t n = vd_writeback_nr(d, t, *nr);
+	int64_t n = vd_writeback_nr(d, t, *nr, x->df->sync_io);
 	if (n > 0 && *nr != INT64_MAX)
 		*nr -= n;
 	return n;

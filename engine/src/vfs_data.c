@@ -663,13 +663,13 @@ int vd_writeback_range_sync(dinode *d, task *t, uint64_t start)
 	return r < 0 ? r : 0;
 }
 
-int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages)
+int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait)
 {
 	assert(!d->wb_active);
 	dfs *fs = d->fs;
 	uint64_t dirty0 = d->pc.dirty;
 	d->wb_active = 1;
-	d->wb_caller_waits = 1;
+	d->wb_caller_waits = wait;
 	d->wb_index = 0;
 	fs->flushes++;
 	int r;
@@ -678,7 +678,7 @@ int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages)
 	while ((r == WB_EXTENT || r == WB_WAITED) &&
 	       (int64_t)(dirty0 - d->pc.dirty) < max_pages);
 	wb_submit(d, t);
-	while (d->writes) {
+	while (wait && d->writes) {
 		dbio *db = d->writes;
 		while (db->next)
 			db = db->next;

@@ -267,12 +267,14 @@ int vd_read_page(dfile *f, task *t, uint64_t off);
 
 /*
  * Write back d's delalloc from offset 0 on t until about max_pages pages
- * were written (a delalloc range is finished once started), then wait for
- * the bios and complete their ordered extents on t (space reclaim's
- * writepages). d must not be under writeback. Returns pages written or a
- * negative LAB_E*.
+ * were written (a delalloc range is finished once started): space
+ * reclaim's writepages (sync_inode with a writeback_control). wait = 0
+ * (WB_SYNC_NONE): the bios are submitted and complete at their end_io,
+ * as any writeback's; wait = 1 (the synchronous drive, sync_io): t waits
+ * for them and completes their ordered extents itself. d must not be
+ * under writeback. Returns pages written or a negative LAB_E*.
  */
-int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages);
+int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait);
 /* Ordered extents of every inode in flight: 0 if at most `target` remain,
  * else t parks until completions bring them down to it (returns 1). */
 int vd_wait_ordered(dfs *fs, task *t, uint64_t target);
