@@ -14,6 +14,7 @@ import type { ViewProps } from './types';
 import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
 import { SparseCpView } from './sparsecp/SparseCpView';
+import { TortureView } from './torture/TortureView';
 
 export interface ViewEntry {
   component: ComponentType<ViewProps>;
@@ -25,6 +26,7 @@ export const VIEWS: Record<string, ViewEntry> = {
   fio: { component: DeviceView },
   'qgroup-drop': { component: QgroupView },
   'sparse-cp': { component: SparseCpView },
+  torture: { component: TortureView, collect: { trace: true } },
 };
 
 /** The view for an experiment, or null. */

@@ -1,0 +1,20 @@
+/*
+ * torture in the browser: a run with mix=all shows the checker's verdict
+ * and the queues the engine sampled (delalloc, ordered extents, log
+ * writers...) as charts on one time axis.
+ */
+import { expect, test } from './fixtures';
+
+test('torture mix=all: the verdict and the sampled queues are drawn', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/torture?p.ops=3000&p.mix=all');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('torture-view')).toBeVisible();
+  await expect(page.getByTestId('torture-verdict')).toContainText('every tree, counter and cache agreed');
+  for (const name of ['delalloc_extents', 'ordered_extents', 'log_writers']) {
+    const fig = page.getByTestId(`torture-series-${name}`);
+    await expect(fig).toBeVisible();
+    // a drawn step line, not an empty path
+    expect((await fig.locator('path').last().getAttribute('d'))?.length ?? 0).toBeGreaterThan(20);
+  }
+});

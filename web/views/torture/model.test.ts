@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { commitSummary, layoutSeries, readSeries } from './model';
+import { readQgroupDetails } from '../qgroup/model';
+
+describe('torture view model', () => {
+  it('reads the non-empty series in time order, known ones first with their labels', () => {
+    const s = readSeries({
+      series: {
+        zeta_custom: { t: [5e6], v: [1] },
+        space_tickets: { t: [], v: [] },
+        ordered_extents: { t: [3e6, 1e6, 2e6], v: [3, 1, 2] },
+        delalloc_extents: { t: [1e6], v: [7] },
+      },
+    });
+    expect(s.map((x) => x.name)).toEqual(['delalloc_extents', 'ordered_extents', 'zeta_custom']);
+    expect(s[1]!.points).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+    ]);
+    expect(s[1]!.label).toMatch(/ordered extents/);
+    expect(s[2]!.label).toBe('zeta custom');
+  });
+
+  it('drops the per-phase fsync series when it repeats fsync_ms, keeps several phases', () => {
+    const one = readSeries({ series: { fsync_ms: { t: [1], v: [2] }, fsync_ms_default: { t: [1], v: [2] } } });
+    expect(one.map((x) => x.name)).toEqual(['fsync_ms']);
+    const two = readSeries({ series: { fsync_ms: { t: [1], v: [2] }, fsync_ms_create: { t: [1], v: [2] }, fsync_ms_delete: { t: [2], v: [3] } } });
+    expect(two.map((x) => x.label)).toEqual(['fsync latency', 'fsync latency, phase create', 'fsync latency, phase delete']);
+    expect(two[2]!.unit).toBe('ms');
+  });
+
+  it('survives a missing or malformed trace', () => {
+    expect(readSeries(undefined)).toEqual([]);
+    expect(readSeries({ series: { a: { t: [1, 2], v: [1] } } })[0]!.points).toEqual([[1e-6, 1]]);
+  });
+
+  it('draws a step line that holds each value until the next sample and to the end', () => {
+    const [s] = readSeries({ series: { log_writers: { t: [0, 5e6], v: [2, 0] } } });
+    const L = layoutSeries(s!, 10, 400, 150);
+    expect(L.path.startsWith('M')).toBe(true);
+    expect(L.path.match(/H/g)?.length).toBe(2); // to the second sample, then to the end
+    expect(L.path.match(/V/g)?.length).toBe(1);
+    expect(L.yTicks.length).toBeGreaterThan(1);
+  });
+
+  it('sums the phases of all commits and finds the longest', () => {
+    const { commits } = readQgroupDetails({
+      commits: [
+        { transid: 7, reason: 'kthread', start_s: 1, end_s: 1.5, phases_ms: { wait_writers: 1, delayed_refs: 2, qgroup_account: 0, write_blocks: 3 } },
+        { transid: 8, reason: 'explicit', start_s: 2, end_s: 4, phases_ms: { wait_writers: 0, delayed_refs: 1, qgroup_account: 5, write_blocks: 1 } },
+      ],
+    });
+    const { phases, longest } = commitSummary(commits);
+    expect(Object.fromEntries(phases)).toEqual({ wait_writers: 1, delayed_refs: 3, qgroup_account: 5, write_blocks: 4 });
+    expect(longest?.transid).toBe(8);
+  });
+});
