@@ -30,8 +30,10 @@
  *     snapshots of the subvolumes and their deletion: deleted trees are
  *     dropped by the cleaner kthread (subvol.h) while quota is on;
  *   - send/receive: a snapshot is sent (send.h) and received into a fresh
- *     second file system, which is then checked and compared with the
- *     snapshot (names, sizes, data ranges);
+ *     second file system on its own device, its data written through that
+ *     fs's data path (the truncates with or without patch 003, at random),
+ *     which is then checked and compared with the snapshot (names, sizes,
+ *     data ranges, everything written back);
  *   - remount: wait for every fsync, flush, commit, vio_remount (cold
  *     caches); the inodes come back without logged state (the next fsync
  *     of each is a full one).
