@@ -23,6 +23,12 @@
 #include "exp.h"
 #include "lab.h"
 
+/* Bands per garbage-collection cycle (see fitted_band_factor). */
+#define BDEV_BANDS 16
+
+/* Submission queues told apart (bio.queue modulo this). */
+#define BDEV_NQUEUES 64
+
 /* A binary min-heap of times (completion times of bios in flight). */
 typedef struct theap {
 	simtime_t *v;
@@ -44,9 +50,13 @@ struct bdev {
 	theap slots;           /* device command slots in use (max_queue) */
 	double seg_left;       /* host bytes left in the band being written */
 	double drain_mult;     /* its drain time factor (garbage collection) */
+	double band[BDEV_BANDS]; /* the factors of the current cycle of bands */
+	int band_i;            /* next one to use; BDEV_BANDS: draw a cycle */
 	uint64_t last_end;     /* end offset of the last bio: sequentiality */
 	theap inflight;        /* completion times, for max_inflight */
 	simtime_t busy_end;    /* end of the current busy period */
+	simtime_t q_free[BDEV_NQUEUES]; /* each submission queue's write
+	                                  * intake busy until (wr_serial) */
 	bdev_stats st;
 };
 
@@ -286,10 +296,14 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
  * in bands striped over all dies, and while a band fills, the FTL also
  * relocates the still-valid pages of a victim band, so the share of
  * program bandwidth left for host data (1 - valid fraction of the victim)
- * changes from band to band. The factor is drawn per band of seg_bytes
- * from a lognormal of mean 1 (sigma drain_sigma), so the long-run drain
- * rate stays 1 / drain_byte_ns. A saturated stream then runs slower in
- * some bands than others, and its latency (depth / current rate) spreads:
+ * changes from band to band. The factors come in cycles of BDEV_BANDS
+ * bands: lognormal draws (sigma drain_sigma) scaled so that each cycle's
+ * mean is exactly 1, in random order. GC in steady state relocates, over
+ * a cycle of victims, what the over-provisioning dictates, so the drain
+ * rate averaged over a cycle is the fitted 1 / drain_byte_ns however the
+ * victims vary (independent draws would let a short run's mean rate
+ * wander by several percent). A saturated stream runs slower in some
+ * bands than in others, and its latency (depth / current rate) spreads:
  * the measured p99 of saturated writes is 1.3-3x their median where a
  * steady drain gives p99 = median. Draws nothing when drain_sigma is 0.
  */
@@ -299,8 +313,17 @@ static double fitted_band_factor(bdev *d, uint64_t bytes)
 	if (p->drain_sigma <= 0.0 || p->seg_bytes <= 0.0)
 		return 1.0;
 	if (d->seg_left <= 0.0) {
-		double s = p->drain_sigma;
-		d->drain_mult = prng_lognormal(&d->rng, -0.5 * s * s, s);
+		if (d->band_i >= BDEV_BANDS) {
+			double sum = 0.0;
+			for (int k = 0; k < BDEV_BANDS; k++) {
+				d->band[k] = prng_lognormal(&d->rng, 0.0, p->drain_sigma);
+				sum += d->band[k];
+			}
+			for (int k = 0; k < BDEV_BANDS; k++)
+				d->band[k] *= BDEV_BANDS / sum;
+			d->band_i = 0;
+		}
+		d->drain_mult = d->band[d->band_i++];
 		d->seg_left = p->seg_bytes;
 	}
 	d->seg_left -= (double)bytes;
@@ -361,7 +384,17 @@ static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 		d->batch[u].planes = 0; /* a program: no read can join it */
 		left -= n;
 	}
-	return admit + ns_round(p->wr_ns * qtable_sample(&p->wr_tail, &d->rng));
+	simtime_t in = ns_round(p->wr_ns * qtable_sample(&p->wr_tail, &d->rng));
+	if (!p->wr_serial)
+		return admit + in;
+	/* The controller moves one queue's write data into the cache in
+	 * command order (one firmware path per submission queue; SATA has a
+	 * single queue): a write waiting for room holds up the queue behind
+	 * it, and one queue takes at most one write per wr_ns. */
+	simtime_t *qf = &d->q_free[(unsigned)b->queue % BDEV_NQUEUES];
+	simtime_t start = *qf > admit ? *qf : admit;
+	*qf = start + in;
+	return *qf;
 }
 
 /*
@@ -491,6 +524,7 @@ int bdev_create(sim *s, const char *profile, bdev **out)
 		}
 	}
 	d->last_end = UINT64_MAX;
+	d->band_i = BDEV_BANDS;
 	*out = d;
 	return 0;
 }

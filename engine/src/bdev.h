@@ -29,6 +29,9 @@ struct bio {
 	simtime_t complete;   /* set by bdev_submit */
 	bio_end_fn end_io;    /* optional completion callback */
 	void *priv;           /* owner's pointer */
+	int queue;            /* submission queue: the submitting CPU or fio
+	                       * job (NVMe has one per CPU); 0 unless set.
+	                       * (Added by the device owner.) */
 };
 
 typedef struct bdev bdev;

@@ -10,8 +10,8 @@
  *
  * Fit error on the fitted points (RMS of ln(simulated/measured) in the
  * script's model twin; the C test re-checks with the engine itself):
- *   nvme-dc        64 points fitted, 76 not (held out or outside the model); iops 0.075, p50 0.096, p99 0.316 (not fitted: 0.139, 0.300, 0.658)
- *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.192, p50 0.177, p99 0.318 (not fitted: 0.383, 1.152, 1.527)
+ *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.054, p50 0.098, p99 0.201 (not fitted: 0.086, 0.209, 0.455)
+ *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.111, p99 0.212 (not fitted: 0.286, 1.024, 1.334)
  *   consumer-nvme  42 points fitted, 66 not (held out or outside the model); iops 0.127, p50 0.107, p99 0.214 (not fitted: 0.258, 0.292, 0.306)
  */
 #include <stddef.h>
@@ -49,9 +49,12 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.planes = 1,
 		.seq_op_ns = 47931.0, /* fitted */
 		.wcache = 1,
-		.wr_ns = 7209.1954, /* fitted */
-		.cache_bytes = 13356000.0, /* fitted */
-		.drain_byte_ns = 1.0246915, /* fitted */
+		.wr_ns = 6114.342, /* fitted */
+		.wr_serial = 1,
+		.cache_bytes = 1457719.8, /* fitted */
+		.drain_byte_ns = 0.96178694, /* fitted */
+		.seg_bytes = 856158.73, /* fitted */
+		.drain_sigma = 0.77905805, /* fitted */
 		.plp = 1,
 		.flush_p50_ns = 0.0,
 		.flush_p99_ns = 0.0,
@@ -77,9 +80,12 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.planes = 1,
 		.seq_op_ns = 20000.0,
 		.wcache = 1,
-		.wr_ns = 18234.051, /* fitted */
+		.wr_ns = 18191.977, /* fitted */
+		.wr_serial = 0,
 		.cache_bytes = 8388600.0, /* fitted */
-		.drain_byte_ns = 7.4028642, /* fitted */
+		.drain_byte_ns = 6.4031977, /* fitted */
+		.seg_bytes = 466033.78, /* fitted */
+		.drain_sigma = 0.69118641, /* fitted */
 		.plp = 0,
 		.flush_p50_ns = 334000.0,
 		.flush_p99_ns = 371000.0,
@@ -106,8 +112,11 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.seq_op_ns = 10000.0,
 		.wcache = 1,
 		.wr_ns = 15000.0,
+		.wr_serial = 0,
 		.cache_bytes = 268435460.0,
 		.drain_byte_ns = 0.5,
+		.seg_bytes = 0.0,
+		.drain_sigma = 0.0,
 		.plp = 0,
 		.flush_p50_ns = 6783000.0,
 		.flush_p99_ns = 11731000.0,

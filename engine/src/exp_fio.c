@@ -109,6 +109,7 @@ static void fio_submit_event(sim *s, void *arg)
 	sl->b.sequential = c->rw_seq;
 	sl->b.end_io = fio_end_io;
 	sl->b.priv = sl;
+	sl->b.queue = sl->job; /* each job runs on its own CPU: its own queue */
 	bdev_submit(c->dev, &sl->b, sim_now(s));
 }
 

@@ -239,6 +239,77 @@ static void test_write_steady_state(void)
 	sim_destroy(s);
 }
 
+/* Writes at depth `depth` from `nq` submission queues (slot k on queue
+ * k % nq) into a full cache of `profile`; returns IOPS; the latency
+ * median and p99 (us) go to the last two arguments. */
+static double write_loop(const char *profile, uint64_t bs, int depth, int nq, int n,
+			 double *p50, double *p99)
+{
+	sim *s = sim_create(13, 0);
+	bdev *d;
+	CHECK_EQ(bdev_create(s, profile, &d), 0);
+	bdev_precondition(d, 0);
+	simtime_t *done = calloc((size_t)depth, sizeof *done);
+	uint64_t *lat = calloc((size_t)n, sizeof *lat);
+	simtime_t first = 0, last = 0;
+	for (int i = 0; i < n; i++) {
+		int k = 0;
+		for (int j = 1; j < depth; j++)
+			if (done[j] < done[k])
+				k = j;
+		simtime_t at = done[k];
+		bio b = { .op = BIO_WRITE, .offset = prng_below(sim_prng(s), 1u << 24) * bs,
+			  .bytes = bs, .queue = k % nq };
+		simtime_t c = bdev_submit(d, &b, at);
+		lat[i] = c - at;
+		done[k] = c;
+		if (i == n / 4)
+			first = c;
+		if (c > last)
+			last = c;
+	}
+	qsort(lat + n / 4, (size_t)(n - n / 4), sizeof lat[0], cmp_u64);
+	*p50 = (double)lat[n / 4 + (n - n / 4) / 2] / 1000.0;
+	*p99 = (double)lat[n / 4 + (n - n / 4) * 99 / 100] / 1000.0;
+	double iops = (double)(n - n / 4 - 1) * 1e9 / (double)(last - first);
+	free(done);
+	free(lat);
+	bdev_destroy(d);
+	sim_destroy(s);
+	return iops;
+}
+
+/* wr_serial: one submission queue's writes enter the cache one at a time,
+ * so one fio job writing 4 KiB at depth 128 is capped near 1 / wr_ns
+ * (the P4510's 137-150k IOPS), while several queues together reach the
+ * drain rate. Reads are not serialised per queue. */
+static void test_write_queue_serial(void)
+{
+	const bdev_profile *p = bdev_profile_find("nvme-dc");
+	CHECK(p->wr_serial);
+	double p50, p99;
+	double one = write_loop("nvme-dc", 4096, 128, 1, 60000, &p50, &p99);
+	double four = write_loop("nvme-dc", 4096, 512, 4, 60000, &p50, &p99);
+	CHECK(one <= 1.02e9 / p->wr_ns);
+	CHECK(four > 1.4 * one);
+	double drain = 1e9 / (4096 * p->drain_byte_ns);
+	CHECK(four < 1.1 * drain);
+}
+
+/* Garbage collection varies the drain rate from band to band
+ * (drain_sigma > 0): saturated writes' p99 is well above their median
+ * (a steady drain gives p99 ~ median), while the long-run rate stays
+ * the mean drain rate 1 / drain_byte_ns. */
+static void test_write_bands(void)
+{
+	const bdev_profile *p = bdev_profile_find("nvme-dc");
+	CHECK(p->drain_sigma > 0 && p->seg_bytes > 0);
+	double p50, p99;
+	double iops = write_loop("nvme-dc", 8192, 1024, 8, 400000, &p50, &p99);
+	CHECK(p99 > 1.2 * p50);
+	CHECK_NEAR(iops, 1e9 / (8192 * p->drain_byte_ns), 0.12);
+}
+
 /* IOPS grow with depth and then saturate at the slowest stage; beyond
  * saturation latency grows as depth / IOPS (Little's law). */
 static void test_saturation(void)
@@ -296,8 +367,11 @@ static void test_write_cache(void)
 		if (c > last)
 			last = c;
 	}
-	double drain_ns = 2.9 * p->cache_bytes * p->drain_byte_ns; /* what must drain first */
-	CHECK((double)last >= drain_ns);
+	/* three caches' worth must drain first; garbage collection varies
+	 * the drain rate from band to band (a cycle averages out), so allow
+	 * the bands of this short burst to run fast */
+	double drain_ns = 3.0 * p->cache_bytes * p->drain_byte_ns;
+	CHECK((double)last >= 0.7 * drain_ns);
 	bdev_destroy(d);
 	sim_destroy(s);
 }
@@ -340,7 +414,7 @@ static void test_flush(void)
 	for (int k = 0; k < 256; k++)
 		bdev_io(d, BIO_WRITE, (uint64_t)k << 20, 1 << 20, 0);
 	simtime_t f = bdev_flush(d, 0);
-	CHECK((double)f >= 256.0 * (1 << 20) * p->drain_byte_ns);
+	CHECK((double)f >= 0.9 * 256.0 * (1 << 20) * p->drain_byte_ns); /* bands vary */
 	bdev_destroy(d);
 	sim_destroy(s);
 }
@@ -414,6 +488,8 @@ int main(void)
 	test_bandwidth_and_disk();
 	test_write_cache();
 	test_write_steady_state();
+	test_write_queue_serial();
+	test_write_bands();
 	test_flush();
 	test_determinism();
 	test_end_io_and_stats();

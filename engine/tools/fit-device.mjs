@@ -12,6 +12,7 @@
  *        [--table (print every point)] [--dry-run (write nothing)]
  *        [--start k=v,... (starting values of the profile(s) fitted)]
  *        [--eval (no search: report and write the starting values)]
+ *        [--stage read|write (search only that stage's parameters)]
  *        Calibration: --calibration, else CALIBRATION_DIR, else
  *        ../shared/calibration next to the repository. A full run takes
  *        about 10-15 minutes (the model twin simulates every point at each
@@ -47,6 +48,7 @@ const OUT = path.resolve(argVal('--out') || path.join(repo, 'engine', 'src'));
 const START = argVal('--start') ? Object.fromEntries(argVal('--start').split(',')
 	.map((kv) => kv.split('=')).map(([k, x]) => [k, +x])) : null;
 const EVAL = args.includes('--eval');
+const STAGE = argVal('--stage'); /* search only the read or write stage */
 
 /* ---------------------------------------------------------------- data */
 
@@ -73,13 +75,20 @@ function jsonQuantiles(clat) {
 }
 
 function loadP4510() {
-	const lines = fs.readFileSync(path.join(CAL, P4510_CSV), 'utf8').trim().split('\n');
+	const lines = fs.readFileSync(path.join(CAL, P4510_CSV), 'utf8').trim().split(/\r?\n/);
 	const head = lines[0].split(',');
 	return lines.slice(1).map((l) => {
 		const c = l.split(',');
 		const r = Object.fromEntries(head.map((h, i) => [h, c[i]]));
+		/* A file without a job header had its block size taken from its
+		 * name; where the measured bandwidth over IOPS says otherwise
+		 * (8k_w_10.txt: 971 MiB/s at 248k IOPS is 4 KiB), trust that. */
+		let bs = +r.bs_bytes;
+		const per = (+r.bw_mib_s * 1048576) / +r.iops;
+		if (/from the file name/.test(r.note || '') && Math.abs(per / bs - 1) > 0.25)
+			bs = 2 ** Math.round(Math.log2(per));
 		return {
-			profile: 'nvme-dc', rw: r.rw, bs: +r.bs_bytes, iodepth: +r.iodepth,
+			profile: 'nvme-dc', rw: r.rw, bs, iodepth: +r.iodepth,
 			numjobs: +r.numjobs, iops: +r.iops, bw: +r.bw_mib_s,
 			avg: +r.clat_avg_us, p50: +r.clat_p50_us, p90: +r.clat_p90_us,
 			p99: +r.clat_p99_us, p999: +r.clat_p99_9_us, set: r.set,
@@ -194,11 +203,12 @@ function makeDevice(P, rnd) {
 	const n = Math.max(1, Math.round(P.nunits));
 	return { P, rnd, link: 0, units: new Float64Array(n),
 		bstart: new Float64Array(n), bmask: new Uint32Array(n), /* bdev.c d->batch */
-		segLeft: 0, dmult: 1, /* bdev.c fitted_band_factor */
+		segLeft: 0, dmult: 1, band: new Float64Array(16), bandI: 16, /* bdev.c fitted_band_factor */
+		qfree: new Float64Array(64), /* bdev.c q_free (wr_serial) */
 		slots: new Heap(), lastEnd: -1, seq: 0 };
 }
 
-function devSubmit(d, write, offset, bytes, seqHint, at) {
+function devSubmit(d, write, offset, bytes, seqHint, at, queue = 0) {
 	const P = d.P;
 	const seq = seqHint || offset === d.lastEnd;
 	d.lastEnd = offset + bytes;
@@ -215,13 +225,21 @@ function devSubmit(d, write, offset, bytes, seqHint, at) {
 		/* bdev.c fitted_band_factor: a drain factor per band (GC) */
 		if (P.drain_sigma > 0 && P.seg_bytes > 0) {
 			if (d.segLeft <= 0) {
-				const sg = P.drain_sigma;
-				let z;
-				for (;;) { /* Marsaglia polar, as sim.c */
-					const a = 2 * d.rnd() - 1, b = 2 * d.rnd() - 1, q = a * a + b * b;
-					if (q > 0 && q < 1) { z = a * Math.sqrt(-2 * Math.log(q) / q); break; }
+				if (d.bandI >= 16) { /* a cycle of 16 bands, mean exactly 1 */
+					let sum = 0;
+					for (let k = 0; k < 16; k++) {
+						let z;
+						for (;;) { /* Marsaglia polar, as sim.c */
+							const a = 2 * d.rnd() - 1, b = 2 * d.rnd() - 1, q = a * a + b * b;
+							if (q > 0 && q < 1) { z = a * Math.sqrt(-2 * Math.log(q) / q); break; }
+						}
+						d.band[k] = Math.exp(P.drain_sigma * z);
+						sum += d.band[k];
+					}
+					for (let k = 0; k < 16; k++) d.band[k] *= 16 / sum;
+					d.bandI = 0;
 				}
-				d.dmult = Math.exp(-0.5 * sg * sg + sg * z);
+				d.dmult = d.band[d.bandI++];
 				d.segLeft = P.seg_bytes;
 			}
 			d.segLeft -= bytes;
@@ -243,7 +261,12 @@ function devSubmit(d, write, offset, bytes, seqHint, at) {
 			d.bmask[u] = 0; /* a program: no read can join it */
 			left -= b;
 		}
-		done = admit + P.wr_ns * qsample(P.wr_tail, d.rnd());
+		const inT = P.wr_ns * qsample(P.wr_tail, d.rnd());
+		if (P.wr_serial) { /* one queue's writes enter the cache in order */
+			const q = queue % 64;
+			d.qfree[q] = Math.max(d.qfree[q], admit) + inT;
+			done = d.qfree[q];
+		} else done = admit + inT;
 	} else {
 		const tail = write && P.wr_tail ? P.wr_tail : P.rd_tail;
 		let opns = write ? P.wr_op_ns : P.rd_op_ns;
@@ -314,7 +337,7 @@ function simFio(P, pt, nios, seed) {
 			let off;
 			if (seq) { off = next[j]; next[j] += pt.bs; }
 			else off = Math.floor(rnd() * (DEV_BYTES / pt.bs)) * pt.bs;
-			const c = devSubmit(d, write, off, pt.bs, seq, t);
+			const c = devSubmit(d, write, off, pt.bs, seq, t, j);
 			h.push([c, s++, j, t]);
 			continue;
 		}
@@ -388,15 +411,17 @@ function profileSpecs(points) {
 			start: { /* the previous fit's result; the search polishes it */
 				max_queue: 0, link_ns: 300.0, link_byte_ns: 0.25562, nunits: 36, chunk_bytes: 4096,
 				rd_op_ns: 65223.0, rd_byte_ns: 0.61669, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 47931.0,
-				wcache: 1, wr_ns: 7209.1954, cache_bytes: 13356000.0, drain_byte_ns: 1.0246915,
-				seg_bytes: 4194304, drain_sigma: 0.3, /* [estimate] a band of a few MiB */
+				wcache: 1, wr_ns: 6114.342, cache_bytes: 1457719.8, drain_byte_ns: 0.96178694,
+				wr_serial: 1, /* one job writing at depth 128 gets 137-150k IOPS where
+				               * one job reading gets 344k: a queue's writes are serial */
+				seg_bytes: 856158.73, drain_sigma: 0.77905805,
 				plp: 1, flush_p50_ns: 0, flush_p99_ns: 0, host_ns: 2945.6,
 			},
 			search: {
 				read: { host_ns: [500, 10000], link_byte_ns: [0.1, 2], nunits: [4, 256],
 					rd_op_ns: [20000, 150000], rd_byte_ns: [0.01, 20], seq_op_ns: [500, 100000] },
 				write: { wr_ns: [2000, 30000], drain_byte_ns: [0.3, 5], cache_bytes: [2 ** 20, 2 ** 32],
-					seg_bytes: [2 ** 18, 2 ** 30], drain_sigma: [0.02, 1.5] },
+					seg_bytes: [2 ** 16, 2 ** 21], drain_sigma: [0.02, 1.5] },
 			},
 			/* What engine/tests/test_fio_fidelity.c asserts on each fitted
 			 * point (|simulated/measured - 1| of iops, p50, p99), by rw;
@@ -410,8 +435,6 @@ function profileSpecs(points) {
 			heldOut: (p) => p.numjobs === 3 || p.numjobs === 7 ? 'held out: job counts 3 and 7'
 				: p.set === 'qd128_5G_3.19' ? 'held out: the replicate depth-128 run'
 				: p.p99 > 6 * p.p50 ? 'outside the model: p99 > 6 x p50, a stall it has no cause for'
-				: p.rw === 'randwrite' && p.iodepth > 1 && p.numjobs === 1
-				? 'outside the model: one job writing at depth 128 gets 137-150k IOPS where one job reading gets 344k (a per-job write cost it does not have)'
 				: null,
 			notes: 'flush: power-loss protection, the cache need not reach NAND, so a ' +
 				'flush costs one command (calibration/README.md); host_ns is the fio ' +
@@ -423,14 +446,16 @@ function profileSpecs(points) {
 			start: { /* the previous fit's result; the search polishes it */
 				max_queue: 32, link_ns: 6641.9, link_byte_ns: 1.8181818, nunits: 33, chunk_bytes: 8192,
 				rd_op_ns: 86217.0, rd_byte_ns: 0.5, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 20000.0,
-				wcache: 1, wr_ns: 18234.051, cache_bytes: 8388600.0, drain_byte_ns: 7.4028642,
+				wcache: 1, wr_ns: 18191.977, cache_bytes: 8388600.0, drain_byte_ns: 6.4031977,
+				wr_serial: 0, seg_bytes: 466033.78, drain_sigma: 0.69118641, /* SATA: the link is its serial stage */
 				plp: 0, flush_p50_ns: 334000, flush_p99_ns: 371000, host_ns: 13000.0,
 			},
 			search: {
 				read: { host_ns: [1000, 30000], link_ns: [1000, 30000], nunits: [1, 64],
 					rd_op_ns: [10000, 200000] },
 				write: { wr_ns: [2000, 60000], drain_byte_ns: [0.5, 20],
-					cache_bytes: [2 ** 18, 2 ** 30] },
+					cache_bytes: [2 ** 18, 2 ** 30], seg_bytes: [2 ** 16, 2 ** 21],
+					drain_sigma: [0.02, 2] },
 			},
 			tol: { randread: [0.15, 0.20, 0.30], randwrite: [0.50, 1.00, 0.70] },
 			rd_tail: find(ss, { rw: 'randread', iodepth: 1, numjobs: 1 }),
@@ -500,8 +525,12 @@ function buildParams(spec, v) {
 	return P;
 }
 
+/* A write point runs as many IOs as exp_fio's default (its `ios`): with
+ * a drain factor per band, a run's latency spread depends on how many
+ * bands it writes, so the twin must write as much as the C run does. */
+const FIO_IOS = 20000;
 function iosFor(pt, base) {
-	return Math.max(base, 4 * pt.iodepth * pt.numjobs);
+	return Math.max(pt.rw.includes('write') ? FIO_IOS : base, 4 * pt.iodepth * pt.numjobs);
 }
 
 function pointError(P, pt, nios, seed) {
@@ -534,7 +563,7 @@ function fitProfile(spec, fitPts, mine) {
 		['read', spec.search.read, fitPts.filter((p) => !isWrite(p))],
 		['write', spec.search.write, fitPts.filter(isWrite)],
 	]) {
-		if (!keys || !pts.length) continue;
+		if (!keys || !pts.length || (STAGE && STAGE !== stage)) continue;
 		best = objective(spec, v, pts, nios);
 		let step = 1.5;
 		for (let sweep = 0; sweep < (QUICK ? 10 : 40) && step > 1.01; sweep++) {
@@ -623,6 +652,7 @@ ${fits.map((f) => ` *   ${f.spec.name.padEnd(14)} ${f.fitPts.length} points fitt
 \t\t.seq_op_ns = ${num(P.seq_op_ns)},${fitted(f, 'seq_op_ns') ? ' /* fitted */' : ''}
 \t\t.wcache = ${P.wcache},
 \t\t.wr_ns = ${num(P.wr_ns)},${fitted(f, 'wr_ns') ? ' /* fitted */' : ''}
+\t\t.wr_serial = ${P.wr_serial || 0},
 \t\t.cache_bytes = ${num(P.cache_bytes)},${fitted(f, 'cache_bytes') ? ' /* fitted */' : ''}
 \t\t.drain_byte_ns = ${num(P.drain_byte_ns)},${fitted(f, 'drain_byte_ns') ? ' /* fitted */' : ''}
 \t\t.seg_bytes = ${num(P.seg_bytes || 0)},${fitted(f, 'seg_bytes') ? ' /* fitted */' : ''}
