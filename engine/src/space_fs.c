@@ -22,17 +22,24 @@
 typedef struct sfs_wait {
 	int task_id;
 	int kind;
+	int prio;          /* a priority reservation (FLUSH_LIMIT / EVICT):
+			    * keyed apart from the normal ones of the task */
 	int held;          /* granted bytes kept for the retry (no ticket) */
+	int flushing;      /* prio: t runs the priority flush states (p) */
 	uint64_t bytes;
 	space_ticket tk;
+	reclaim_prio p;
 } sfs_wait;
 
 /* One commit the reclaim worker of a kind drives (a handle kept across
  * TRANS_WAIT, as reclaim.h's RECLAIM_RETRY expects). */
 typedef struct sfs_commit {
+	int task_id;
 	trans_handle h;
 	int state;         /* 0 idle, 1 joining, 2 committing */
 } sfs_commit;
+
+#define SFS_COMMITTERS 16 /* tasks in the COMMIT_TRANS state at once */
 
 typedef struct sfs {
 	fs_info *fs;
@@ -45,8 +52,8 @@ typedef struct sfs {
 	sfs_wait **w;      /* pointers: tickets are linked by address */
 	int nw, wcap;
 	uint64_t handle_held;
-	sfs_commit commit[SPACE_KINDS];
-	uint64_t chunk_allocs, commits, ref_runs, enospc;
+	sfs_commit commit[SFS_COMMITTERS];
+	fs_space_stats st;
 } sfs;
 
 static sfs *get_sfs(fs_info *fs)
@@ -168,7 +175,7 @@ static int op_delayed_refs(void *ctx, task *t, uint64_t nr)
 {
 	sfs *x = ctx;
 	(void)nr;
-	x->ref_runs++;
+	x->st.ref_runs++;
 	int r = x->tm ? trans_run_delayed_refs(x->tm, t) : fs_run_refs(x->fs, t);
 	fs_space_sync(x->fs, t->clock);
 	return r;
@@ -198,7 +205,7 @@ static int op_alloc_chunk(void *ctx, task *t, int kind, int force)
 	}
 	if (r)
 		return r;
-	x->chunk_allocs++;
+	x->st.chunk_allocs++;
 	fs_space_sync(fs, t->clock);
 	return 0;
 }
@@ -210,12 +217,24 @@ static int op_commit(void *ctx, task *t, int kind)
 {
 	sfs *x = ctx;
 	if (!x->tm) {
-		x->commits++;
+		x->st.commits++;
 		int r = fs_commit(x->fs, t);
 		fs_space_sync(x->fs, t->clock);
 		return r;
 	}
-	sfs_commit *c = &x->commit[kind];
+	(void)kind;
+	/* the async workers and priority flushers may commit at once: each
+	 * keeps its own handle */
+	sfs_commit *c = NULL;
+	for (int i = 0; i < SFS_COMMITTERS && !c; i++)
+		if (x->commit[i].state && x->commit[i].task_id == t->id)
+			c = &x->commit[i];
+	for (int i = 0; i < SFS_COMMITTERS && !c; i++)
+		if (!x->commit[i].state)
+			c = &x->commit[i];
+	if (!c)
+		return LAB_ENOMEM;
+	c->task_id = t->id;
 	if (c->state <= 1) {
 		int r = trans_start(x->tm, t, &c->h);
 		if (r == TRANS_WAIT) {
@@ -232,7 +251,7 @@ static int op_commit(void *ctx, task *t, int kind)
 	if (r == TRANS_WAIT)
 		return RECLAIM_RETRY;
 	c->state = 0;
-	x->commits++;
+	x->st.commits++;
 	return r;
 }
 
@@ -347,17 +366,28 @@ int fs_space_config(fs_info *fs, int variant, int ncpus)
 
 /* ------------------------------------------------------ reservations */
 
-/* The waiter entry of (t, kind), or -1. */
-static int wait_find(const sfs *x, const task *t, int kind)
+/* The waiter entry of (t, kind, prio), or -1. */
+static int wait_find(const sfs *x, const task *t, int kind, int prio)
 {
 	for (int i = 0; i < x->nw; i++)
-		if (x->w[i]->task_id == t->id && x->w[i]->kind == kind)
+		if (x->w[i]->task_id == t->id && x->w[i]->kind == kind &&
+		    x->w[i]->prio == prio)
 			return i;
 	return -1;
 }
 
-/* A new waiter entry for (t, kind); NULL when out of memory. */
-static sfs_wait *wait_new(sfs *x, const task *t, int kind)
+/* The index of entry e. */
+static int wait_index(const sfs *x, const sfs_wait *e)
+{
+	for (int i = 0; i < x->nw; i++)
+		if (x->w[i] == e)
+			return i;
+	assert(0 && "waiter not in the table");
+	return -1;
+}
+
+/* A new waiter entry for (t, kind, prio); NULL when out of memory. */
+static sfs_wait *wait_new(sfs *x, const task *t, int kind, int prio)
 {
 	if (x->nw == x->wcap) {
 		int nc = x->wcap ? x->wcap * 2 : 8;
@@ -372,6 +402,7 @@ static sfs_wait *wait_new(sfs *x, const task *t, int kind)
 		return NULL;
 	e->task_id = t->id;
 	e->kind = kind;
+	e->prio = prio;
 	x->w[x->nw++] = e;
 	return e;
 }
@@ -399,50 +430,95 @@ static int settle_grant(fs_info *fs, int kind, uint64_t got, uint64_t bytes,
 	return 0;
 }
 
-int fs_space_reserve(fs_info *fs, task *t, int kind, uint64_t bytes)
+/* The outcome of e's ticket once decided: the grant settled against
+ * `bytes` (0), or its error. The entry is dropped. */
+static int wait_collect(fs_info *fs, sfs *x, sfs_wait *e, task *t, uint64_t bytes)
+{
+	int r = space_ticket_result(&fs->space, &e->tk, t->clock);
+	uint64_t got = e->tk.orig_bytes;
+	int kind = e->kind;
+	wait_del(x, wait_index(x, e));
+	if (r) {
+		x->st.enospc++;
+		return r;
+	}
+	return settle_grant(fs, kind, got, bytes, t->clock) ? 0 : 1;
+}
+
+/* One step of a priority ticket's own flushing on t (models
+ * priority_reclaim_metadata_space): FS_SPACE_WAIT while it goes on (t is
+ * parked on a flush operation, or rescheduled at once to run the next
+ * state), else the ticket's outcome as wait_collect gives it. */
+static int prio_step(fs_info *fs, sfs *x, sfs_wait *e, task *t, uint64_t bytes)
+{
+	int r = reclaim_priority_step(&x->rc, &e->p, t);
+	if (r == RECLAIM_PARKED)
+		return FS_SPACE_WAIT;
+	if (r) {
+		task_wake(fs->sim, t, t->clock); /* RECLAIM_MORE: run again */
+		return FS_SPACE_WAIT;
+	}
+	return wait_collect(fs, x, e, t, bytes);
+}
+
+int fs_space_reserve_flush(fs_info *fs, task *t, int kind, uint64_t bytes, int flush)
 {
 	sfs *x = get_sfs(fs);
 	if (!x || bytes == 0)
 		return 0;
-	if (kind < 0 || kind >= SPACE_KINDS)
+	if (kind < 0 || kind >= SPACE_KINDS || flush < RESERVE_NO_FLUSH ||
+	    flush > RESERVE_FLUSH_ALL_STEAL)
 		return LAB_EINVAL;
 	space_ctl *sc = &fs->space;
-	int i = t ? wait_find(x, t, kind) : -1;
+	if (!t || flush == RESERVE_NO_FLUSH)
+		return space_reserve(sc, kind, t, bytes, RESERVE_NO_FLUSH, NULL);
+	int prio = flush == RESERVE_FLUSH_LIMIT || flush == RESERVE_FLUSH_EVICT;
+	int i = wait_find(x, t, kind, prio);
 	if (i >= 0) {
 		sfs_wait *e = x->w[i];
+		int r;
 		if (e->held) {
 			uint64_t got = e->bytes;
 			wait_del(x, i);
-			if (settle_grant(fs, kind, got, bytes, t->clock))
-				return 0;
+			r = settle_grant(fs, kind, got, bytes, t->clock) ? 0 : 1;
+		} else if (e->flushing) {
+			r = prio_step(fs, x, e, t, bytes);
 		} else if (e->tk.queued) {
 			task_park(t, &e->tk.wait); /* woken early: sleep on */
 			return FS_SPACE_WAIT;
 		} else {
-			int r = space_ticket_result(sc, &e->tk, t->clock);
-			uint64_t got = e->tk.orig_bytes;
-			wait_del(x, i);
-			if (r) {
-				x->enospc++;
-				return r;
-			}
-			if (settle_grant(fs, kind, got, bytes, t->clock))
-				return 0;
+			r = wait_collect(fs, x, e, t, bytes);
 		}
+		if (r <= 0 || r == FS_SPACE_WAIT)
+			return r;
+		/* 1: the grant fell short of this request: reserve anew */
 	}
-	if (!t)
-		return space_reserve(sc, kind, NULL, bytes, RESERVE_NO_FLUSH, NULL);
-	sfs_wait *e = wait_new(x, t, kind);
+	sfs_wait *e = wait_new(x, t, kind, prio);
 	if (!e)
 		return LAB_ENOMEM;
-	int flush = kind == SPACE_DATA ? RESERVE_FLUSH_DATA : RESERVE_FLUSH_ALL;
 	int r = space_reserve(sc, kind, t, bytes, flush, &e->tk);
 	if (r == SPACE_WAIT) {
 		e->bytes = bytes;
 		return FS_SPACE_WAIT;
 	}
+	if (r == SPACE_PRIORITY) {
+		e->bytes = bytes;
+		x->st.prio_tickets++;
+		if (!x->rc_ready && start_workers(fs, x, t->clock))
+			return wait_collect(fs, x, e, t, bytes) ? LAB_ENOSPC : 0;
+		reclaim_priority_begin(&x->rc, &e->p, &e->tk, flush);
+		e->flushing = 1;
+		return prio_step(fs, x, e, t, bytes);
+	}
 	wait_del(x, x->nw - 1);
 	return r;
+}
+
+int fs_space_reserve(fs_info *fs, task *t, int kind, uint64_t bytes)
+{
+	return fs_space_reserve_flush(fs, t, kind, bytes,
+				      kind == SPACE_DATA ? RESERVE_FLUSH_DATA
+							 : RESERVE_FLUSH_ALL);
 }
 
 void fs_space_hold(fs_info *fs, task *t, int kind, uint64_t bytes)
@@ -450,7 +526,7 @@ void fs_space_hold(fs_info *fs, task *t, int kind, uint64_t bytes)
 	sfs *x = get_sfs(fs);
 	if (!x || !bytes)
 		return;
-	sfs_wait *e = t ? wait_new(x, t, kind) : NULL;
+	sfs_wait *e = t ? wait_new(x, t, kind, 0) : NULL;
 	if (!e) {
 		space_release(&fs->space, kind, bytes, t ? t->clock : sim_now(fs->sim));
 		return;
@@ -485,6 +561,35 @@ void fs_space_meta_end(fs_info *fs, task *t, fs_space_op *op)
 	space_rsv_release(&fs->space, &op->rsv, UINT64_MAX,
 			  t ? t->clock : sim_now(fs->sim));
 	op->active = 0;
+}
+
+int fs_space_meta_add(fs_info *fs, task *t, uint64_t bytes, int flush, fs_space_op *op)
+{
+	if (!op->active)
+		return 0;
+	int r = fs_space_reserve_flush(fs, t, SPACE_META, bytes, flush);
+	if (!r)
+		space_rsv_add(&op->rsv, bytes, 1);
+	return r;
+}
+
+void fs_space_meta_park(fs_info *fs, task *t, fs_space_op *op)
+{
+	if (!op->active)
+		return;
+	assert(fs->cur_rsv == &op->rsv);
+	fs->cur_rsv = op->prev;
+	fs_space_hold(fs, t, SPACE_META, op->rsv.reserved);
+	op->active = 0;
+}
+
+void fs_space_get_stats(fs_info *fs, fs_space_stats *st)
+{
+	sfs *x = get_sfs(fs);
+	if (x)
+		*st = x->st;
+	else
+		memset(st, 0, sizeof *st);
 }
 
 void fs_space_tree_block(fs_info *fs)

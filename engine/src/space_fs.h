@@ -71,6 +71,15 @@ struct trans_mgr;
 struct dfs;
 struct dinode;
 
+/* What the wiring did (counters for tests and the front end). */
+typedef struct fs_space_stats {
+	uint64_t chunk_allocs;  /* chunks ALLOC_CHUNK* added */
+	uint64_t commits;       /* COMMIT_TRANS commits */
+	uint64_t ref_runs;      /* FLUSH_DELAYED_REFS runs */
+	uint64_t enospc;        /* reservations whose ticket failed */
+	uint64_t prio_tickets;  /* priority tickets (the task flushed) */
+} fs_space_stats;
+
 /* A metadata operation's reservation (the handle's block_rsv). */
 typedef struct fs_space_op {
 	block_rsv rsv;
@@ -102,6 +111,14 @@ int fs_space_config(fs_info *fs, int variant, int ncpus);
  * when woken) or LAB_ENOSPC.
  */
 int fs_space_reserve(fs_info *fs, task *t, int kind, uint64_t bytes);
+/* fs_space_reserve with an explicit flush mode (enum space_flush). The
+ * priority modes (RESERVE_FLUSH_LIMIT, RESERVE_FLUSH_EVICT) queue on
+ * priority_tickets and t runs the priority flush states itself
+ * (reclaim_priority_*, priority_reclaim_metadata_space): while it does,
+ * FS_SPACE_WAIT is returned with t parked on a flush operation or
+ * rescheduled at once for the next state; the caller returns
+ * TASK_BLOCKED and calls again, as for a normal ticket. */
+int fs_space_reserve_flush(fs_info *fs, task *t, int kind, uint64_t bytes, int flush);
 /* Keep bytes t was granted for its retry (a later reservation of the same
  * request parked); the next fs_space_reserve of kind by t takes them. */
 void fs_space_hold(fs_info *fs, task *t, int kind, uint64_t bytes);
@@ -112,6 +129,12 @@ void fs_space_hold(fs_info *fs, task *t, int kind, uint64_t bytes);
 int fs_space_meta_begin(fs_info *fs, task *t, uint64_t items, fs_space_op *op);
 /* The operation is over: give back what its tree blocks did not use. */
 void fs_space_meta_end(fs_info *fs, task *t, fs_space_op *op);
+/* Add `bytes` reserved with `flush` to a running operation's rsv (the
+ * eviction's refill inside an unlink). 0, FS_SPACE_WAIT or LAB_ENOSPC. */
+int fs_space_meta_add(fs_info *fs, task *t, uint64_t bytes, int flush, fs_space_op *op);
+/* The operation stops with FS_SPACE_WAIT before changing anything: what
+ * op holds is kept for t's retry (its fs_space_meta_begin takes it). */
+void fs_space_meta_park(fs_info *fs, task *t, fs_space_op *op);
 /* A tree block was allocated: take it from fs->cur_rsv if that holds it
  * (btrfs_use_block_rsv); else it comes from the reserves the model does
  * not keep (the global and delayed-refs reserves). */
@@ -136,6 +159,7 @@ void fs_space_handle_held(fs_info *fs, int64_t delta);
 
 /* The reclaim workers' and delalloc flushing's details (NULL-safe). */
 void fs_space_json(fs_info *fs, strbuf *out);
+void fs_space_get_stats(fs_info *fs, fs_space_stats *st);
 /* The reclaim records kept so far (0 before the workers started). */
 struct reclaim_ctl *fs_space_reclaim(fs_info *fs);
 

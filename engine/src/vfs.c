@@ -348,7 +348,8 @@ static int make_node(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir
  *   create, mknod, mkdir  5  (btrfs_create / btrfs_mkdir: inode item,
  *                            inode ref, dir item, dir index, xattr)
  *   unlink, rmdir         5  (__unlink_start_trans: orphan item, dir
- *                            item, dir index, inode ref, inode)
+ *                            item, dir index, inode ref, inode), plus
+ *                            the eviction's 384 KiB (remove_name)
  *   rename               11  (btrfs_rename: 5 per unlinked name, twice,
  *                            plus the new link)
  *   subvolume create      8  (create_subvol via
@@ -428,9 +429,10 @@ static int evict(fs_info *fs, task *t, struct inode *in)
 	return 0;
 }
 
-/* Remove name from dir; `want_dir` selects unlink (0) or rmdir (1). */
+/* Remove name from dir; `want_dir` selects unlink (0) or rmdir (1). The
+ * eviction's reservation joins op's (see below). */
 static int remove_name(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino,
-		       const char *name, int want_dir)
+		       const char *name, int want_dir, fs_space_op *op)
 {
 	uint32_t len;
 	struct inode *dir;
@@ -448,6 +450,17 @@ static int remove_name(fs_info *fs, task *t, struct btrfs_root *root, uint64_t d
 		r = LAB_EINVAL;
 	if (!r && want_dir && in->nentries)
 		r = LAB_EINVAL;
+	/*
+	 * The last link goes: btrfs_evict_inode refills a block rsv of
+	 * metadata_size(1) plus insert_metadata_size(1) for the delayed refs
+	 * with BTRFS_RESERVE_FLUSH_EVICT (evict_refill_and_join), a priority
+	 * ticket the task flushes for itself. It is reserved here, before
+	 * the name goes, so that a wait leaves nothing half done.
+	 */
+	if (!r && in->nlink == 1)
+		r = fs_space_meta_add(fs, t, space_metadata_size(&fs->space, 1) +
+					     space_insert_metadata_size(&fs->space, 1),
+				      RESERVE_FLUSH_EVICT, op);
 	if (!r)
 		r = dirent_del(fs, t, dir, name, len, child, idx);
 	if (!r)
@@ -470,7 +483,11 @@ static int remove_reserved(fs_info *fs, task *t, struct btrfs_root *root, uint64
 	int r = fs_space_meta_begin(fs, t, ITEMS_UNLINK, &op);
 	if (r)
 		return r;
-	r = remove_name(fs, t, root, dir, name, want_dir);
+	r = remove_name(fs, t, root, dir, name, want_dir, &op);
+	if (r == FS_SPACE_WAIT) {
+		fs_space_meta_park(fs, t, &op); /* the retry takes it back */
+		return r;
+	}
 	fs_space_meta_end(fs, t, &op);
 	return r;
 }
@@ -486,7 +503,8 @@ int vfs_rmdir(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir, const
 }
 
 static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t old_dir,
-			const char *old_name, uint64_t new_dir, const char *new_name);
+			const char *old_name, uint64_t new_dir, const char *new_name,
+			fs_space_op *op);
 
 int vfs_rename(fs_info *fs, task *t, struct btrfs_root *root, uint64_t old_dir,
 	       const char *old_name, uint64_t new_dir, const char *new_name)
@@ -497,14 +515,20 @@ int vfs_rename(fs_info *fs, task *t, struct btrfs_root *root, uint64_t old_dir,
 	int r = fs_space_meta_begin(fs, t, ITEMS_RENAME, &op);
 	if (r)
 		return r;
-	r = rename_names(fs, t, root, old_dir, old_name, new_dir, new_name);
+	r = rename_names(fs, t, root, old_dir, old_name, new_dir, new_name, &op);
+	if (r == FS_SPACE_WAIT) {
+		fs_space_meta_park(fs, t, &op); /* the retry takes it back */
+		return r;
+	}
 	fs_space_meta_end(fs, t, &op);
 	return r;
 }
 
-/* The body of btrfs_rename once its items are reserved. */
+/* The body of btrfs_rename once its items are reserved; a replaced
+ * target's eviction reserves into op (remove_name). */
 static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t old_dir,
-			const char *old_name, uint64_t new_dir, const char *new_name)
+			const char *old_name, uint64_t new_dir, const char *new_name,
+			fs_space_op *op)
 {
 	uint32_t olen, nlen;
 	if (!fs || !name_ok(old_name, &olen) || !name_ok(new_name, &nlen))
@@ -545,7 +569,7 @@ static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t 
 		struct inode *tin = fs_inode_get(root, tchild);
 		if ((tty & FS_DIRENT_SUBVOL) || !tin || is_dir(tin) || is_dir(in))
 			return LAB_EINVAL;
-		r = remove_name(fs, t, root, new_dir, new_name, 0);
+		r = remove_name(fs, t, root, new_dir, new_name, 0, op);
 		if (r)
 			return r;
 	}

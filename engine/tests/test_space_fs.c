@@ -33,6 +33,8 @@ typedef struct writer {
 	struct inode *in;
 	int waits, enospc;
 	int fsyncing;          /* the file is written; its fsync is pending */
+	int unlinking;         /* an unlink of an older file is pending */
+	int unlinked;
 	uint64_t written;
 } writer;
 
@@ -46,6 +48,7 @@ typedef struct env {
 	int max_files;
 	uint64_t file_bytes;
 	int fsync_every;       /* 0: never; n: fsync every n-th file */
+	int unlink_lag;        /* 0: never; n: unlink the file n files back */
 	int running;
 	int synced;
 	simtime_t end;
@@ -84,11 +87,20 @@ static int writer_step(sim *s, task *t)
 	writer *w = t->ctx;
 	env *e = w->e;
 	(void)s;
-	if (w->nfile >= e->max_files) {
-		e->running--;
-		return TASK_DONE;
-	}
 	int rc;
+	if (w->unlinking) {
+		char name[32];
+		snprintf(name, sizeof name, "w%d-%d", w->id, w->nfile - 1 - e->unlink_lag);
+		rc = vfs_unlink(e->fs, t, e->root, 256, name);
+		if (rc == FS_SPACE_WAIT) {
+			w->waits++;
+			return TASK_BLOCKED;
+		}
+		CHECK_EQ(rc, 0);
+		w->unlinking = 0;
+		w->unlinked++;
+		return TASK_RUN;
+	}
 	if (w->fsyncing) {
 		/* asynchronous data path: the fsync parks behind writeback */
 		rc = vio_fsync(e->fs, t, w->in);
@@ -99,6 +111,10 @@ static int writer_step(sim *s, task *t)
 		w->in = NULL;
 		w->nfile++;
 		return TASK_RUN;
+	}
+	if (w->nfile >= e->max_files) {
+		e->running--;
+		return TASK_DONE;
 	}
 	if (!w->in) {
 		char name[32];
@@ -133,6 +149,7 @@ static int writer_step(sim *s, task *t)
 	}
 	w->in = NULL;
 	w->nfile++;
+	w->unlinking = e->unlink_lag && w->nfile > e->unlink_lag;
 	return TASK_RUN;
 }
 
@@ -289,6 +306,40 @@ static void test_tickets_async(void)
 	env_close(&e);
 }
 
+/* Writers that unlink what they wrote a few files ago: an unlink that
+ * drops the last link reserves the eviction's metadata with
+ * FLUSH_EVICT, a priority ticket its task flushes for itself, ahead of
+ * the queued normal tickets. */
+static void test_priority_evict(void)
+{
+	env e;
+	env_open(&e, 256 * MiB, DELALLOC_FIXED);
+	e.unlink_lag = 8;
+	run(&e, 40, MiB);
+	const space_info *m = &e.fs->space.info[SPACE_META];
+	fs_space_stats st;
+	fs_space_get_stats(e.fs, &st);
+	int unlinked = 0;
+	uint64_t written = 0;
+	for (int i = 0; i < NW; i++) {
+		unlinked += e.w[i].unlinked;
+		written += e.w[i].written;
+		CHECK_EQ(e.w[i].enospc, 0);
+	}
+	CHECK_EQ(unlinked, NW * (40 - 8));
+	CHECK_EQ(written, (uint64_t)NW * 40 * MiB); /* more than the device: unlinks free it */
+	CHECK(st.prio_tickets > 0);
+	CHECK(m->tickets_queued > st.prio_tickets);
+	CHECK_EQ(m->tickets_failed, 0);
+	printf("unlinks: meta tickets %llu (priority %llu), data tickets %llu, commits %llu, "
+	       "elapsed %.3f ms\n",
+	       (unsigned long long)m->tickets_queued, (unsigned long long)st.prio_tickets,
+	       (unsigned long long)e.fs->space.info[SPACE_DATA].tickets_queued,
+	       (unsigned long long)st.commits, (double)e.end / 1e6);
+	check_quiet(&e);
+	env_close(&e);
+}
+
 /* More data than the device holds: writers get LAB_ENOSPC, cleanly. */
 static void test_enospc(void)
 {
@@ -361,6 +412,7 @@ int main(void)
 	test_tickets_granted(DELALLOC_V510);
 	test_tickets_granted(DELALLOC_V59);
 	test_tickets_async();
+	test_priority_evict();
 	test_enospc();
 	T_DONE();
 }
