@@ -640,11 +640,8 @@ void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
 		ir->outstanding_extents = 0;
 		ir->csum_bytes = 0;
 	} else {
-		uint64_t ordered = 0;
-		for (uint64_t i = 0; i < d->oe.n; i++)
-			ordered += d->oe.v[i].len;
 		ir->outstanding_extents = (uint32_t)vd_outstanding(d);
-		ir->csum_bytes = d->delalloc_bytes + ordered;
+		ir->csum_bytes = d->delalloc_bytes + d->ordered_bytes;
 	}
 	ir->rsv.size = space_inode_rsv_size(sc, ir);
 	space_rsv_release(sc, &ir->rsv, 0, at);

@@ -17,6 +17,10 @@
  *     btrfs_start_transaction(root, items) does; tree blocks the operation
  *     allocates are taken from it (fs->cur_rsv, btrfs_use_block_rsv);
  *     fs_space_meta_end gives the rest back (btrfs_end_transaction).
+ *   unlink / rmdir / rename over a file, when the last link goes: the
+ *     eviction's block rsv (metadata_size(1) + insert_metadata_size(1),
+ *     evict_refill_and_join) with RESERVE_FLUSH_EVICT, a priority ticket
+ *     (below), joined to the operation's reserve.
  *   transaction handles (trans.h): trans_start_items does the same for a
  *     handle and trans_end releases it.
  *   buffered writes (vio_write): the data bytes
@@ -41,7 +45,12 @@
  * LAB_ENOSPC) by task id. A reservation granted while a second one parks
  * (vio_write's data, then its metadata) is kept for the retry the same way
  * (fs_space_hold). A task without a timeline (t == NULL, setup code) never
- * waits: what does not fit (or overcommit) fails with LAB_ENOSPC.
+ * waits: what does not fit (or overcommit) fails with LAB_ENOSPC. A
+ * priority reservation (FLUSH_LIMIT, FLUSH_EVICT) queues ahead of the
+ * normal tickets and its task runs the short priority list of flush
+ * states itself (reclaim_priority_*), one state per call, also behind
+ * FS_SPACE_WAIT. A caller given FS_SPACE_WAIT must call again: what its
+ * ticket was granted is kept for that retry.
  * Caveat, as in the kernel: reserve before joining a transaction. A task
  * parked on a ticket inside an open handle would keep the reclaim
  * worker's commit waiting for it.

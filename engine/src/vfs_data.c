@@ -418,6 +418,8 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	eio_clear_bits(&d->io, oe.file_off, oe.file_off + oe.len - 1,
 		       EXTENT_DELALLOC_NEW, NULL, c, NULL, 0);
 	ordered_remove(&d->oe, oe.file_off);
+	assert(d->ordered_bytes >= oe.len);
+	d->ordered_bytes -= oe.len;
 	fs->ordered_inflight--;
 	simtime_t now = t ? t->clock : sim_now(fs->s);
 	sim_series_add(fs->s, fs->series_ordered, sim_now(fs->s), (double)fs->ordered_inflight);
@@ -549,6 +551,7 @@ static int wb_extent(dinode *d, task *t)
 	else
 		emap_insert(&d->em, ds, len, disk);
 	ordered_add(&d->oe, ds, len, disk);
+	d->ordered_bytes += len;
 	fs->ordered_inflight++;
 	sim_series_add(s, fs->series_ordered, t->clock, (double)fs->ordered_inflight);
 	eio_clear_bits(&d->io, ds, de, EXTENT_DELALLOC | EXTENT_LOCKED, NULL, &c, s, t->clock);

@@ -140,6 +140,7 @@ typedef struct dinode {
 	 * allocated, and the delalloc metadata reserve (btrfs_inode's
 	 * block_rsv, outstanding_extents, csum_bytes) */
 	uint64_t sp_data_held;
+	uint64_t ordered_bytes;        /* bytes of d's ordered extents */
 	uint64_t sp_data_alloc;        /* delalloc bytes writeback allocated
 					* since the last update (consumed,
 					* not released) */
