@@ -614,7 +614,17 @@ void fs_space_inode_add(fs_info *fs, dinode *d, uint64_t data, uint64_t meta)
 	if (!fs->space_on)
 		return;
 	d->sp_data_held += data;
+	d->sp_pending += data;
 	space_rsv_add(&d->sp_rsv.rsv, meta, 0);
+}
+
+void fs_space_inode_done(fs_info *fs, dinode *d, simtime_t at)
+{
+	if (!fs->space_on || !d->sp_pending)
+		return;
+	d->sp_pending = 0;
+	if (!d->sp_gone)
+		fs_space_inode_update(fs, d, at, 0);
 }
 
 void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
@@ -624,7 +634,9 @@ void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
 		return;
 	space_ctl *sc = &fs->space;
 	inode_rsv *ir = &d->sp_rsv;
-	uint64_t want = evict ? 0 : d->delalloc_bytes;
+	if (evict)
+		d->sp_pending = 0;
+	uint64_t want = evict ? 0 : d->delalloc_bytes + d->sp_pending;
 	if (d->sp_data_held > want) {
 		/* writeback allocated it (cow_file_range: the reservation
 		 * became bytes_reserved) or it went without an extent (an
@@ -640,8 +652,9 @@ void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
 		ir->outstanding_extents = 0;
 		ir->csum_bytes = 0;
 	} else {
-		ir->outstanding_extents = (uint32_t)vd_outstanding(d);
-		ir->csum_bytes = d->delalloc_bytes + d->ordered_bytes;
+		uint64_t pend = d->sp_pending ? space_count_max_extents(d->sp_pending) : 0;
+		ir->outstanding_extents = (uint32_t)(vd_outstanding(d) + pend);
+		ir->csum_bytes = d->delalloc_bytes + d->ordered_bytes + d->sp_pending;
 	}
 	ir->rsv.size = space_inode_rsv_size(sc, ir);
 	space_rsv_release(sc, &ir->rsv, 0, at);

@@ -149,10 +149,16 @@ void fs_space_meta_park(fs_info *fs, task *t, fs_space_op *op);
  * not keep (the global and delayed-refs reserves). */
 void fs_space_tree_block(fs_info *fs);
 
-/* A buffered write of `bytes` (page aligned) on d was granted data and
- * delalloc metadata: the inode holds them now. */
+/* A buffered write of `data` bytes (page aligned) on d was granted data
+ * and delalloc metadata: the inode holds them now, and until
+ * fs_space_inode_done they count as delalloc to come (the kernel counts
+ * the write's extents and csum bytes at reserve time), so that updates
+ * made while the write dirties its pages do not give them back. */
 void fs_space_inode_add(fs_info *fs, struct dinode *d, uint64_t data,
 			uint64_t meta);
+/* The write has dirtied its pages (or failed): what it reserved beyond
+ * the delalloc it made goes back (btrfs_delalloc_release_extents). */
+void fs_space_inode_done(fs_info *fs, struct dinode *d, simtime_t at);
 /* The data path changed d (see the header comment); evict: d is going,
  * give back everything it holds. The dfs hook (ctx is the fs_info). */
 void fs_space_inode_update(void *fs_info, struct dinode *d, simtime_t at,

@@ -534,9 +534,17 @@ static int wb_extent(dinode *d, task *t)
 			 d->i_size <= fs->fsi->opts.max_inline && d->i_size < PG;
 	uint64_t disk = FEXT_INLINE;
 	if (fs->fsi && !inline_ext) {
+		/* btrfs_reserve_extent: when no free run is long enough, ask
+		 * for half as much (down to a sector) and cover the rest of
+		 * the range with the next extent */
 		int rc = alloc_extent(&fs->fsi->alloc, ALLOC_DATA, len, &disk);
+		while (rc == LAB_ENOSPC && len > PG) {
+			len = len / 2 / PG * PG;
+			rc = alloc_extent(&fs->fsi->alloc, ALLOC_DATA, len, &disk);
+		}
 		if (rc)
 			return rc;
+		de = ds + len - 1;
 	} else if (!fs->fsi) {
 		disk = fs->data_alloc;
 		fs->data_alloc += len;

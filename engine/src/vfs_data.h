@@ -140,6 +140,10 @@ typedef struct dinode {
 	 * allocated, and the delalloc metadata reserve (btrfs_inode's
 	 * block_rsv, outstanding_extents, csum_bytes) */
 	uint64_t sp_data_held;
+	uint64_t sp_pending;           /* a buffered write reserved for and
+					* not copied yet (counted as delalloc
+					* to come, as the kernel counts its
+					* extents and csum bytes at reserve) */
 	uint64_t ordered_bytes;        /* bytes of d's ordered extents */
 	uint64_t sp_data_alloc;        /* delalloc bytes writeback allocated
 					* since the last update (consumed,

@@ -223,17 +223,24 @@ static int dirty_partial(dinode *d, task *t, uint64_t at)
  * range): the data (btrfs_check_data_free_space) then the delalloc
  * metadata for it (btrfs_delalloc_reserve_metadata: the extents and csum
  * leaves of `bytes` plus the inode update), both handed to the inode.
+ * cont: the write first rewrites the old partial last page
+ * (btrfs_cont_expand -> btrfs_truncate_block, which reserves a page of
+ * data and its delalloc metadata the same way); it is reserved with it.
  * Returns 0, FS_SPACE_WAIT (t parked; the data part, if granted, is kept
  * for the retry) or LAB_ENOSPC (nothing held).
  */
-static int write_reserve(fs_info *fs, task *t, dinode *d, uint64_t bytes)
+static int write_reserve(fs_info *fs, task *t, dinode *d, uint64_t bytes, int cont)
 {
 	if (!fs->space_on)
 		return 0;
+	uint64_t meta = space_delalloc_calc(&fs->space, bytes);
+	if (cont) {
+		bytes += PG;
+		meta += space_delalloc_calc(&fs->space, PG);
+	}
 	int rc = fs_space_reserve(fs, t, SPACE_DATA, bytes);
 	if (rc)
 		return rc;
-	uint64_t meta = space_delalloc_calc(&fs->space, bytes);
 	rc = fs_space_reserve(fs, t, SPACE_META, meta);
 	if (rc == FS_SPACE_WAIT) {
 		fs_space_hold(fs, t, SPACE_DATA, bytes);
@@ -247,23 +254,13 @@ static int write_reserve(fs_info *fs, task *t, dinode *d, uint64_t bytes)
 	return 0;
 }
 
-int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len)
+/* The copy part of a buffered write, once reserved: the old partial last
+ * page when growing past it (cont), the partial first / last pages read,
+ * then the pages dirtied (vd_write's result). */
+static int write_pages(dinode *d, task *t, uint64_t off, uint64_t len, uint64_t old, int cont)
 {
-	dinode *d;
-	int rc = get(fs, inode, &d);
-	if (rc)
-		return rc;
-	if (len == 0)
-		return 0;
-	if (off >= VIO_MAX_FILE_BYTES || len > VIO_MAX_FILE_BYTES - off)
-		return LAB_ERANGE;
-	rc = write_reserve(fs, t, d, ((off + len + PG - 1) & ~(PG - 1)) - (off & ~(PG - 1)));
-	if (rc)
-		return rc;
-	uint64_t old = d->i_size;
-	/* growing past a partial last page: that page is rewritten zeroed
-	 * past the old EOF (btrfs_cont_expand -> btrfs_truncate_block) */
-	if (off > old && old % PG && off / PG != old / PG) {
+	int rc = 0;
+	if (cont) {
 		rc = dirty_partial(d, t, old);
 		if (rc)
 			return rc;
@@ -276,7 +273,28 @@ int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t 
 		rc = page_uptodate(d, t, e / PG - 1);
 	if (rc)
 		return rc < 0 ? rc : LAB_EENGINE;
-	rc = vd_write(d, t, a, e - a);
+	return vd_write(d, t, a, e - a);
+}
+
+int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len)
+{
+	dinode *d;
+	int rc = get(fs, inode, &d);
+	if (rc)
+		return rc;
+	if (len == 0)
+		return 0;
+	if (off >= VIO_MAX_FILE_BYTES || len > VIO_MAX_FILE_BYTES - off)
+		return LAB_ERANGE;
+	uint64_t old = d->i_size;
+	/* growing past a partial last page: that page is rewritten zeroed
+	 * past the old EOF (btrfs_cont_expand -> btrfs_truncate_block) */
+	int cont = off > old && old % PG && off / PG != old / PG;
+	rc = write_reserve(fs, t, d, ((off + len + PG - 1) & ~(PG - 1)) - (off & ~(PG - 1)), cont);
+	if (rc)
+		return rc;
+	rc = write_pages(d, t, off, len, old, cont);
+	fs_space_inode_done(fs, d, t ? t->clock : sim_now(fs->sim));
 	if (rc < 0)
 		return rc;
 	d->i_size = old > off + len ? old : off + len;
