@@ -13,6 +13,7 @@
  *        [--start k=v,... (starting values of the profile(s) fitted)]
  *        [--eval (no search: report and write the starting values)]
  *        [--stage read|write (search only that stage's parameters)]
+ *        [--keys k,k (search only these parameters)]
  *        Calibration: --calibration, else CALIBRATION_DIR, else
  *        ../shared/calibration next to the repository. A full run takes
  *        about 10-15 minutes (the model twin simulates every point at each
@@ -49,6 +50,7 @@ const START = argVal('--start') ? Object.fromEntries(argVal('--start').split(','
 	.map((kv) => kv.split('=')).map(([k, x]) => [k, +x])) : null;
 const EVAL = args.includes('--eval');
 const STAGE = argVal('--stage'); /* search only the read or write stage */
+const KEYS = argVal('--keys') ? argVal('--keys').split(',') : null; /* search only these */
 
 /* ---------------------------------------------------------------- data */
 
@@ -519,18 +521,22 @@ function buildParams(spec, v) {
 	const P = { ...v };
 	P.nunits = Math.max(1, Math.round(P.nunits));
 	P.planes = Math.max(1, Math.round(P.planes || 1));
+	P.max_queue = Math.max(0, Math.round(P.max_queue || 0));
 	const link0 = (P.link_ns + 4096 * P.link_byte_ns) / 1000;
 	P.rd_tail = tailTable(spec.rd_tail, link0);
 	P.wr_tail = spec.wr_tail ? tailTable(spec.wr_tail, link0) : null;
 	return P;
 }
 
-/* A write point runs as many IOs as exp_fio's default (its `ios`): with
- * a drain factor per band, a run's latency spread depends on how many
- * bands it writes, so the twin must write as much as the C run does. */
+/* Every point runs as many IOs as exp_fio's default (its `ios`), as the
+ * C test does: a saturated run's latency spread depends on its length
+ * (random-read queues on the dies spread apart over thousands of IOs; a
+ * write run's spread depends on how many bands it writes), so a shorter
+ * twin run would fit a narrower p99 than the C run shows. --quick runs
+ * `base` IOs per read point instead. */
 const FIO_IOS = 20000;
 function iosFor(pt, base) {
-	return Math.max(pt.rw.includes('write') ? FIO_IOS : base, 4 * pt.iodepth * pt.numjobs);
+	return Math.max(pt.rw.includes('write') || !QUICK ? FIO_IOS : base, 4 * pt.iodepth * pt.numjobs);
 }
 
 function pointError(P, pt, nios, seed) {
@@ -564,11 +570,12 @@ function fitProfile(spec, fitPts, mine) {
 		['write', spec.search.write, fitPts.filter(isWrite)],
 	]) {
 		if (!keys || !pts.length || (STAGE && STAGE !== stage)) continue;
+		const searched = Object.entries(keys).filter(([k]) => !KEYS || KEYS.includes(k));
 		best = objective(spec, v, pts, nios);
 		let step = 1.5;
 		for (let sweep = 0; sweep < (QUICK ? 10 : 40) && step > 1.01; sweep++) {
 			let improved = false;
-			for (const [k, [lo, hi]] of Object.entries(keys)) {
+			for (const [k, [lo, hi]] of searched) {
 				for (const f of [step, 1 / step]) {
 					let moved = false;
 					for (;;) { /* keep going while it helps */
@@ -637,7 +644,7 @@ ${fits.map((f) => ` *   ${f.spec.name.padEnd(14)} ${f.fitPts.length} points fitt
 		o += `\t{
 \t\t.name = ${cstr(f.spec.name)},
 \t\t.title = ${cstr(f.spec.title)},
-\t\t.max_queue = ${P.max_queue},
+\t\t.max_queue = ${P.max_queue},${fitted(f, 'max_queue') ? ' /* fitted */' : ''}
 \t\t.link_ns = ${num(P.link_ns)},${fitted(f, 'link_ns') ? ' /* fitted */' : ''}
 \t\t.link_byte_ns = ${num(P.link_byte_ns)},${fitted(f, 'link_byte_ns') ? ' /* fitted */' : ''}
 \t\t.nunits = ${P.nunits}, /* fitted */
