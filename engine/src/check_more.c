@@ -235,8 +235,17 @@ static int check_space_reservations(fs_info *fs)
 		}
 	}
 	dfs *df = vio_dfs(fs);
+	uint64_t listed = 0;
 	for (int i = 0; df && i < df->ninodes; i++) {
 		const dinode *d = df->inodes[i];
+		/* on the delalloc lists exactly while it has delalloc */
+		listed += (uint64_t)d->sp_on_list;
+		if (d->sp_on_list != (d->delalloc_bytes > 0 && !d->sp_gone)) {
+			if (fails++ < 8)
+				check_report(fs, "inode %llu: on the delalloc list %d with %llu delalloc bytes",
+					     (unsigned long long)d->ino, d->sp_on_list,
+					     (unsigned long long)d->delalloc_bytes);
+		}
 		inode_rsv need = d->sp_rsv;
 		uint64_t ordered = 0;
 		for (uint64_t j = 0; j < d->oe.n; j++)
@@ -256,6 +265,11 @@ static int check_space_reservations(fs_info *fs)
 					     (unsigned long long)size, (unsigned long long)ordered,
 					     (unsigned long long)d->ordered_bytes);
 		}
+	}
+	if (df && listed != fs_space_listed(fs)) {
+		check_report(fs, "delalloc lists: %llu inodes counted, %llu listed",
+			     (unsigned long long)fs_space_listed(fs), (unsigned long long)listed);
+		fails++;
 	}
 	fails += space_check(fs, sc);
 	return fails;

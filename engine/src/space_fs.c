@@ -41,6 +41,18 @@ typedef struct sfs_commit {
 
 #define SFS_COMMITTERS 16 /* tasks in the COMMIT_TRANS state at once */
 
+/* A root on fs_info->delalloc_roots: its delalloc inodes and when it
+ * (last) joined the list. */
+typedef struct sfs_droot {
+	uint64_t root, n, seq;
+} sfs_droot;
+
+/* A delalloc inode with its list position, for sorting. */
+typedef struct sfs_lpos {
+	uint64_t root_seq, seq;
+	dinode *d;
+} sfs_lpos;
+
 typedef struct sfs {
 	fs_info *fs;
 	struct trans_mgr *tm;
@@ -52,6 +64,13 @@ typedef struct sfs {
 	sfs_wait **w;      /* pointers: tickets are linked by address */
 	int nw, wcap;
 	uint64_t handle_held;
+	/* the delalloc lists: roots in the order they got delalloc, each
+	 * root's inodes in the order they did (list_seq orders both) */
+	sfs_droot *droots;
+	int ndroots, droots_cap;
+	uint64_t list_seq, nr_listed;
+	sfs_lpos *lpos;
+	uint64_t lpos_cap;
 	sfs_commit commit[SFS_COMMITTERS];
 	fs_space_stats st;
 } sfs;
@@ -115,28 +134,99 @@ static uint64_t dl_bytes(void *ctx)
 /* An inode on the delalloc lists: it has delalloc and is not evicted. */
 static int on_delalloc_list(const dinode *d)
 {
-	return d->delalloc_bytes > 0 && d->inode && !d->sp_gone;
+	return d->sp_on_list && d->inode && !d->sp_gone;
+}
+
+/* The delalloc_roots entry of root id, added if absent; NULL when out of
+ * memory (the inode is then listed without its root's position). */
+static sfs_droot *droot_get(sfs *x, uint64_t root)
+{
+	for (int i = 0; i < x->ndroots; i++)
+		if (x->droots[i].root == root)
+			return &x->droots[i];
+	if (x->ndroots == x->droots_cap) {
+		int nc = x->droots_cap ? x->droots_cap * 2 : 8;
+		sfs_droot *n = realloc(x->droots, (size_t)nc * sizeof *n);
+		if (!n)
+			return NULL;
+		x->droots = n;
+		x->droots_cap = nc;
+	}
+	sfs_droot *r = &x->droots[x->ndroots++];
+	*r = (sfs_droot){.root = root};
+	return r;
+}
+
+/*
+ * Keep d's place on the delalloc lists (models btrfs_add_delalloc_inodes
+ * and btrfs_del_delalloc_inode): an inode whose delalloc goes from 0 to
+ * some joins the tail of its root's delalloc_inodes, the root joins the
+ * tail of fs_info->delalloc_roots when it had none; an inode whose
+ * delalloc is gone (written back, truncated, evicted) leaves.
+ */
+static void list_update(sfs *x, dinode *d, int evict)
+{
+	int want = !evict && d->delalloc_bytes > 0 && d->inode;
+	if (want == d->sp_on_list)
+		return;
+	sfs_droot *r = droot_get(x, want ? d->inode->root->id : d->sp_root_id);
+	if (want) {
+		d->sp_on_list = 1;
+		d->sp_root_id = d->inode->root->id;
+		d->sp_list_seq = ++x->list_seq;
+		if (r && r->n++ == 0)
+			r->seq = ++x->list_seq;
+		x->nr_listed++;
+	} else {
+		d->sp_on_list = 0;
+		if (r && r->n)
+			r->n--;
+		x->nr_listed--;
+	}
 }
 
 static uint64_t dl_nr_inodes(void *ctx)
 {
 	sfs *x = ctx;
-	uint64_t n = 0;
-	for (int i = 0; x->df && i < x->df->ninodes; i++)
-		n += (uint64_t)on_delalloc_list(x->df->inodes[i]);
-	return n;
+	return x->nr_listed;
 }
 
-/* The delalloc inodes in the order the data path first dirtied them (one
- * root's delalloc_inodes list, approximately: the kernel adds an inode at
- * its first delalloc and removes it once clean). */
+/* Order of the delalloc lists: root position, then the inode's. */
+static int lpos_cmp(const void *a, const void *b)
+{
+	const sfs_lpos *p = a, *q = b;
+	if (p->root_seq != q->root_seq)
+		return p->root_seq < q->root_seq ? -1 : 1;
+	return p->seq < q->seq ? -1 : p->seq > q->seq;
+}
+
+/* The delalloc inodes in flush order: roots in delalloc_roots order, each
+ * root's delalloc_inodes from its head (btrfs_start_delalloc_roots). */
 static uint64_t dl_list(void *ctx, void **out, uint64_t max)
 {
 	sfs *x = ctx;
+	if (!x->df || !max)
+		return 0;
+	if (x->lpos_cap < (uint64_t)x->df->ninodes) {
+		sfs_lpos *n = realloc(x->lpos, (size_t)x->df->ninodes * sizeof *n);
+		if (!n)
+			return 0;
+		x->lpos = n;
+		x->lpos_cap = (uint64_t)x->df->ninodes;
+	}
 	uint64_t n = 0;
-	for (int i = 0; x->df && i < x->df->ninodes && n < max; i++)
-		if (on_delalloc_list(x->df->inodes[i]))
-			out[n++] = x->df->inodes[i];
+	for (int i = 0; i < x->df->ninodes; i++) {
+		dinode *d = x->df->inodes[i];
+		if (!on_delalloc_list(d))
+			continue;
+		sfs_droot *r = droot_get(x, d->sp_root_id);
+		x->lpos[n++] = (sfs_lpos){r ? r->seq : 0, d->sp_list_seq, d};
+	}
+	qsort(x->lpos, n, sizeof *x->lpos, lpos_cmp);
+	if (n > max)
+		n = max;
+	for (uint64_t i = 0; i < n; i++)
+		out[i] = x->lpos[i].d;
 	return n;
 }
 
@@ -337,6 +427,8 @@ void fs_space_destroy(fs_info *fs)
 	for (int i = 0; i < x->nw; i++)
 		free(x->w[i]);
 	free(x->w);
+	free(x->droots);
+	free(x->lpos);
 	free(x);
 	fs->space_fs = NULL;
 	fs->space_on = 0;
@@ -632,6 +724,7 @@ void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
 	fs_info *fs = ctx;
 	if (!fs->space_on)
 		return;
+	list_update(fs->space_fs, d, evict);
 	space_ctl *sc = &fs->space;
 	inode_rsv *ir = &d->sp_rsv;
 	if (evict)
@@ -684,6 +777,12 @@ uint64_t fs_space_held(fs_info *fs, int kind)
 	if (kind == SPACE_META)
 		n += x->handle_held;
 	return n;
+}
+
+uint64_t fs_space_listed(fs_info *fs)
+{
+	sfs *x = get_sfs(fs);
+	return x ? x->nr_listed : 0;
 }
 
 struct reclaim_ctl *fs_space_reclaim(fs_info *fs)

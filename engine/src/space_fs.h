@@ -172,6 +172,8 @@ uint64_t fs_space_held(fs_info *fs, int kind);
  * this count). */
 void fs_space_handle_held(fs_info *fs, int64_t delta);
 
+/* Inodes on the delalloc lists (fs_info's delalloc inodes count). */
+uint64_t fs_space_listed(fs_info *fs);
 /* The reclaim workers' and delalloc flushing's details (NULL-safe). */
 void fs_space_json(fs_info *fs, strbuf *out);
 void fs_space_get_stats(fs_info *fs, fs_space_stats *st);

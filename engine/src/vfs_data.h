@@ -150,6 +150,9 @@ typedef struct dinode {
 					* not released) */
 	inode_rsv sp_rsv;
 	int sp_gone;                   /* evicted: holds nothing any more */
+	/* on its root's delalloc_inodes list (space_fs.c keeps the lists) */
+	int sp_on_list;
+	uint64_t sp_list_seq, sp_root_id;
 } dinode;
 
 /* An open file (struct file + btrfs_file_private). */
