@@ -779,6 +779,12 @@ uint64_t fs_space_held(fs_info *fs, int kind)
 	return n;
 }
 
+uint64_t fs_space_delalloc_order(fs_info *fs, struct dinode **out, uint64_t max)
+{
+	sfs *x = get_sfs(fs);
+	return x ? dl_list(x, (void **)out, max) : 0;
+}
+
 uint64_t fs_space_listed(fs_info *fs)
 {
 	sfs *x = get_sfs(fs);

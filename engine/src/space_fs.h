@@ -172,6 +172,10 @@ uint64_t fs_space_held(fs_info *fs, int kind);
  * this count). */
 void fs_space_handle_held(fs_info *fs, int64_t delta);
 
+/* Up to max delalloc inodes in the order reclaim flushes them (roots in
+ * delalloc_roots order, each root's delalloc_inodes from the head).
+ * Returns the count. */
+uint64_t fs_space_delalloc_order(fs_info *fs, struct dinode **out, uint64_t max);
 /* Inodes on the delalloc lists (fs_info's delalloc inodes count). */
 uint64_t fs_space_listed(fs_info *fs);
 /* The reclaim workers' and delalloc flushing's details (NULL-safe). */

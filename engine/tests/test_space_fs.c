@@ -405,8 +405,46 @@ static void test_handle_and_check(void)
 	env_close(&e);
 }
 
+/* The delalloc lists: an inode joins its root's list at its first
+ * delalloc, leaves once written back and joins the tail when dirtied
+ * again; a root joins delalloc_roots with its first delalloc inode. */
+static void test_delalloc_lists(void)
+{
+	env e;
+	env_open(&e, 256 * MiB, DELALLOC_FIXED);
+	struct inode *a, *b, *c, *x;
+	struct btrfs_root *sv;
+	CHECK_EQ(vfs_create(e.fs, NULL, e.root, 256, "a", 0644, &a), 0);
+	CHECK_EQ(vfs_create(e.fs, NULL, e.root, 256, "b", 0644, &b), 0);
+	CHECK_EQ(vfs_create(e.fs, NULL, e.root, 256, "c", 0644, &c), 0);
+	CHECK_EQ(fs_create_subvol(e.fs, NULL, e.root, 256, "sv", &sv), 0);
+	CHECK_EQ(vfs_create(e.fs, NULL, sv, 256, "x", 0644, &x), 0);
+	task *t = task_spawn(e.s, "t", writer_step, NULL, 0); /* a clock only */
+	CHECK_EQ(vio_write(e.fs, t, a, 0, 8192), 0);
+	CHECK_EQ(vio_write(e.fs, t, x, 0, 8192), 0); /* root sv joins second */
+	CHECK_EQ(vio_write(e.fs, t, b, 0, 8192), 0);
+	CHECK_EQ(vio_write(e.fs, t, c, 0, 8192), 0);
+	CHECK_EQ(fs_space_listed(e.fs), 4);
+	CHECK_EQ(vio_fsync(e.fs, t, a), 0);          /* a leaves */
+	CHECK_EQ(fs_space_listed(e.fs), 3);
+	CHECK_EQ(vio_write(e.fs, t, a, 8192, 4096), 0); /* and rejoins at the tail */
+	dinode *o[8];
+	CHECK_EQ(fs_space_delalloc_order(e.fs, o, 8), 4);
+	CHECK(o[0] == vio_dinode(e.fs, b));
+	CHECK(o[1] == vio_dinode(e.fs, c));
+	CHECK(o[2] == vio_dinode(e.fs, a));
+	CHECK(o[3] == vio_dinode(e.fs, x));
+	CHECK_EQ(fs_space_delalloc_order(e.fs, o, 2), 2);
+	CHECK_EQ(vio_sync(e.fs, t), 0);
+	CHECK_EQ(fs_space_listed(e.fs), 0);
+	CHECK_EQ(check_space_counters(e.fs, NULL), 0);
+	t->done = 1;
+	env_close(&e);
+}
+
 int main(void)
 {
+	test_delalloc_lists();
 	test_handle_and_check();
 	test_tickets_granted(DELALLOC_FIXED);
 	test_tickets_granted(DELALLOC_V510);
