@@ -76,3 +76,11 @@ int64_t ordered_lookup_range(ordered_tree *t, uint64_t start, uint64_t len,
 		return (int64_t)i;
 	return -1;
 }
+
+int64_t ordered_first_overlap(const ordered_tree *t, uint64_t start, uint64_t len)
+{
+	uint64_t i = first_ending_after((ordered_tree *)t, start);
+	if (i < t->n && t->v[i].file_off < start + len)
+		return (int64_t)i;
+	return -1;
+}

@@ -33,5 +33,8 @@ int ordered_remove(ordered_tree *t, uint64_t file_off);
  * btrfs_lookup_first_ordered_range). *nodes gets the node visits. */
 int64_t ordered_lookup_range(ordered_tree *t, uint64_t start, uint64_t len,
 			     uint64_t *nodes);
+/* The same search for the data path's own use (writeback asking whether
+ * pages are still under writeback): no lookup statistics. */
+int64_t ordered_first_overlap(const ordered_tree *t, uint64_t start, uint64_t len);
 
 #endif /* ORDERED_H */

@@ -488,7 +488,8 @@ enum { WB_EXTENT = 0, WB_NONE = 1, WB_WAITED = 2 };
  * extent_write_cache_pages -> writepage_delalloc -> find_lock_delalloc_range
  * + cow_file_range, then bio submission). Returns WB_EXTENT, WB_NONE (no
  * delalloc left; the search was charged), WB_WAITED (t waited for an
- * lseek's range lock: call again), or a negative LAB_E* (allocation).
+ * lseek's range lock, or the range is still under writeback and was
+ * skipped: call again), or a negative LAB_E* (allocation).
  */
 static int wb_extent(dinode *d, task *t)
 {
@@ -507,6 +508,24 @@ static int wb_extent(dinode *d, task *t)
 		ds = d->wb_index;
 	if (de - ds + 1 > DATA_MAX_EXTENT)
 		de = ds + DATA_MAX_EXTENT - 1;
+	/*
+	 * Pages dirtied again while an earlier pass's bio for them is in
+	 * flight are not written twice at once: extent_write_cache_pages
+	 * skips a page under writeback (WB_SYNC_NONE; WB_SYNC_ALL waits for
+	 * it, and an fsync here comes back once the bio completes). The
+	 * range stops before such an ordered extent, or moves past it.
+	 */
+	int64_t busy_k = d->oe.n ? ordered_first_overlap(&d->oe, ds, de - ds + 1) : -1;
+	if (busy_k >= 0) {
+		const ordered_extent *o = &d->oe.v[busy_k];
+		if (o->file_off <= ds) {
+			d->wb_index = o->file_off + o->len;
+			task_cpu(s, t, eio_call_ns(&c));
+			fs->cpu_wb_ns += eio_call_ns(&c);
+			return WB_WAITED;
+		}
+		de = o->file_off - 1;
+	}
 	/*
 	 * An lseek holds [start, EOF] over this range. If its lock sweep has
 	 * not reached this extent yet, writeback locks it first and the sweep
