@@ -37,8 +37,9 @@
  *                saturated write stream's latency varies from band to band;
  *                With wr_serial the controller takes one submission
  *                queue's writes into the cache one after another, so a
- *                single queue (one fio job, or SATA's one NCQ queue) is
- *                capped at 1 / wr_ns writes per second;
+ *                single queue (one fio job) is capped at about 1 / wr_ns
+ *                writes per second (a slow write's time beyond the median
+ *                is not serial);
  *   flush        a device with power-loss protection (plp) acknowledges a
  *                flush at once; one without waits for the cache to drain
  *                and pays a lognormal flush latency (flush_p50/p99_ns).
@@ -81,7 +82,7 @@ typedef struct bdev_profile {
 	int wcache;               /* writes complete in a DRAM write cache */
 	double wr_ns;             /* median write-cache completion time */
 	int wr_serial;            /* a submission queue's writes enter the
-	                           * cache one at a time (wr_ns each) */
+	                           * cache one at a time (up to wr_ns each) */
 	double cache_bytes;       /* write cache capacity */
 	double drain_byte_ns;     /* sustained flash write time per byte */
 	double seg_bytes;         /* host bytes written per band (segment)... */

@@ -10,7 +10,7 @@
  *
  * Fit error on the fitted points (RMS of ln(simulated/measured) in the
  * script's model twin; the C test re-checks with the engine itself):
- *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.054, p50 0.091, p99 0.215 (not fitted: 0.086, 0.203, 0.447)
+ *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.050, p50 0.091, p99 0.210 (not fitted: 0.087, 0.206, 0.449)
  *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.111, p99 0.214 (not fitted: 0.286, 1.024, 1.334)
  *   consumer-nvme  42 points fitted, 66 not (held out or outside the model); iops 0.126, p50 0.106, p99 0.212 (not fitted: 0.256, 0.278, 0.318)
  */

@@ -290,7 +290,10 @@ static void test_write_queue_serial(void)
 	double p50, p99;
 	double one = write_loop("nvme-dc", 4096, 128, 1, 60000, &p50, &p99);
 	double four = write_loop("nvme-dc", 4096, 512, 4, 60000, &p50, &p99);
-	CHECK(one <= 1.02e9 / p->wr_ns);
+	/* only a write's intake up to the median is serial: a little faster
+	 * than one per wr_ns, far below the drain rate */
+	CHECK(one <= 1.1e9 / p->wr_ns);
+	CHECK(one >= 0.8e9 / p->wr_ns);
 	CHECK(four > 1.4 * one);
 	double drain = 1e9 / (4096 * p->drain_byte_ns);
 	CHECK(four < 1.1 * drain);

@@ -5,15 +5,16 @@
  *
  * The target is every fitted point within 15% on all three. The model
  * does not reach it everywhere (the table this prints marks those rows
- * "FITTED!"; the summary counts them per profile), so what is asserted is
- * the level it does reach, as a regression guard:
+ * "FITTED!"; the summary counts them per profile: 77 of 131, nvme-dc 45
+ * of 66, consumer-ssd 14 of 23, consumer-nvme 18 of 42), so what is
+ * asserted is the level it does reach, as a regression guard:
  *   - each fitted point: its errors within point_bounds[] for its profile
  *     and rw, which are also the tolerances of the fio experiment's
  *     published rows (checked here: the generator and this test agree);
  *   - nvme-dc p99 within 15% on at least NVME_P99_SHARE of its points;
  *   - every profile: at least prof_bounds[].within fitted points within
  *     15% on all three, and RMS error over its fitted points within
- *     prof_bounds[].
+ *     prof_bounds[]; all profiles together at least FIT_WITHIN.
  * Held-out points (never seen by engine/tools/fit-device.mjs) and points
  * outside the model (with the reason) are reported per profile and never
  * fail: they are the out-of-sample error; their published rows must have
@@ -29,20 +30,21 @@
 #include "t.h"
 
 #define TOL 0.15
-#define NVME_P99_SHARE 0.60
+#define NVME_P99_SHARE 0.69
+#define FIT_WITHIN 77 /* fitted points within 15% on all three, all profiles */
 
 /* Per-point bounds on fitted points: |error| of iops, p50, p99. */
 static const struct {
 	const char *profile, *rw;
 	double iops, p50, p99;
 } point_bounds[] = {
-	{ "nvme-dc", "randread", 0.10, 0.15, 0.30 },
-	{ "nvme-dc", "randwrite", 0.20, 0.20, 0.80 },
-	{ "nvme-dc", "read", 0.15, 0.25, 0.40 },
-	{ "nvme-dc", "write", 0.20, 0.25, 0.20 },
-	{ "consumer-ssd", "randread", 0.15, 0.20, 0.30 },
-	{ "consumer-ssd", "randwrite", 0.50, 1.00, 0.70 },
-	{ "consumer-nvme", "randread", 0.45, 0.35, 0.60 },
+	{ "nvme-dc", "randread", 0.10, 0.15, 0.25 },
+	{ "nvme-dc", "randwrite", 0.15, 0.20, 0.60 },
+	{ "nvme-dc", "read", 0.15, 0.25, 0.35 },
+	{ "nvme-dc", "write", 0.15, 0.20, 0.20 },
+	{ "consumer-ssd", "randread", 0.10, 0.20, 0.25 },
+	{ "consumer-ssd", "randwrite", 0.40, 0.30, 0.65 },
+	{ "consumer-nvme", "randread", 0.35, 0.25, 0.50 },
 };
 
 /* Per profile: fitted points within 15% on all three (at least), and
@@ -52,9 +54,9 @@ static const struct {
 	int within;
 	double iops, p50, p99;
 } prof_bounds[] = {
-	{ "nvme-dc", 37, 0.08, 0.10, 0.24 },
-	{ "consumer-ssd", 14, 0.17, 0.23, 0.25 },
-	{ "consumer-nvme", 10, 0.17, 0.15, 0.26 },
+	{ "nvme-dc", 45, 0.055, 0.08, 0.15 },
+	{ "consumer-ssd", 14, 0.12, 0.11, 0.205 },
+	{ "consumer-nvme", 18, 0.135, 0.11, 0.23 },
 };
 
 /* Metric value of a finished run, by name. */
@@ -219,7 +221,7 @@ int main(void)
 		double ri = sqrt(a->se_iops / a->n), r50 = sqrt(a->se_p50 / a->n),
 		       r99 = sqrt(a->se_p99 / a->n);
 		printf("  %-13s %3d fitted, %3d within %.0f%% on all three (>= %d); RMS iops %5.1f%% "
-		       "p50 %5.1f%% p99 %5.1f%% (bounds %.0f/%.0f/%.0f%%)\n",
+		       "p50 %5.1f%% p99 %5.1f%% (bounds %.1f/%.1f/%.1f%%)\n",
 		       prof_bounds[k].profile, a->n, a->within, 100 * TOL, prof_bounds[k].within,
 		       100 * ri, 100 * r50, 100 * r99, 100 * prof_bounds[k].iops,
 		       100 * prof_bounds[k].p50, 100 * prof_bounds[k].p99);
@@ -241,6 +243,7 @@ int main(void)
 	       nvme_fit);
 	CHECK(nvme_p99_ok >= NVME_P99_SHARE * nvme_fit);
 	CHECK(fit.n > 50);
+	CHECK(fit.within >= FIT_WITHIN);
 	CHECK(held.n > 20);
 	T_DONE();
 }
