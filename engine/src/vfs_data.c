@@ -518,6 +518,7 @@ static int wb_extent(dinode *d, task *t)
 	int64_t busy_k = d->oe.n ? ordered_first_overlap(&d->oe, ds, de - ds + 1) : -1;
 	if (busy_k >= 0) {
 		const ordered_extent *o = &d->oe.v[busy_k];
+		d->wb_skipped = 1;
 		if (o->file_off <= ds) {
 			d->wb_index = o->file_off + o->len;
 			task_cpu(s, t, eio_call_ns(&c));
@@ -618,6 +619,16 @@ static int wb_extent(dinode *d, task *t)
 	return WB_EXTENT;
 }
 
+/* A pass that skipped pages under writeback ends with nothing in
+ * flight: the bio it skipped completed during the pass, so no end_io will
+ * wake an fsync waiting for the inode; wake it here to write the rest. */
+static int skipped_idle(dinode *d)
+{
+	int r = d->wb_skipped && d->wb_inflight == 0;
+	d->wb_skipped = 0;
+	return r;
+}
+
 /* The writeback task's step (one extent). */
 static int wb_one(sim *s, task *t)
 {
@@ -636,7 +647,7 @@ static int wb_one(sim *s, task *t)
 		/* redirty_tail: pages dirtied during the pass */
 		d->pc.dirtied_when = t->clock;
 	}
-	if (vd_clean(d))
+	if (vd_clean(d) || skipped_idle(d))
 		waitq_wake_all(s, &d->wb_waiters, t->clock);
 	throttle_check(d->fs, t->clock, r >= 0);
 	return TASK_DONE;
@@ -719,7 +730,7 @@ int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait)
 	d->wb_active = 0;
 	if (d->pc.dirty == 0)
 		d->pc.is_dirty = 0;
-	if (vd_clean(d))
+	if (vd_clean(d) || skipped_idle(d))
 		waitq_wake_all(fs->s, &d->wb_waiters, t->clock);
 	throttle_check(fs, t->clock, r >= 0);
 	if (r < 0)

@@ -135,6 +135,7 @@ typedef struct dinode {
 	dbio *writes;                  /* write bios in flight */
 	waitq wb_waiters;              /* sync waits here */
 	int wb_caller_waits;           /* vd_writeback_sync: bios wait on t */
+	int wb_skipped;                /* the pass skipped pages under writeback */
 	int on_flush_list;
 	/* space reservation (space_fs.h): data bytes reserved and not yet
 	 * allocated, and the delalloc metadata reserve (btrfs_inode's
