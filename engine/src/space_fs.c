@@ -31,8 +31,9 @@ typedef struct sfs_wait {
 	reclaim_prio p;
 } sfs_wait;
 
-/* One commit the reclaim worker of a kind drives (a handle kept across
- * TRANS_WAIT, as reclaim.h's RECLAIM_RETRY expects). */
+/* A commit a task drives from the COMMIT_TRANS state (a reclaim worker
+ * or a priority flusher): its handle is kept across TRANS_WAIT, as
+ * reclaim.h's RECLAIM_RETRY expects. */
 typedef struct sfs_commit {
 	int task_id;
 	trans_handle h;
@@ -75,6 +76,7 @@ typedef struct sfs {
 	fs_space_stats st;
 } sfs;
 
+/* The fs's wiring, or NULL when reservations are off (no sim). */
 static sfs *get_sfs(fs_info *fs)
 {
 	return fs->space_on ? fs->space_fs : NULL;
@@ -110,6 +112,8 @@ static void on_alloc_change(void *ctx)
 		fs_space_sync(fs, sim_now(fs->sim));
 }
 
+/* Mirror, then grant what fits on both space_infos (after an unpin or a
+ * new chunk: btrfs_try_granting_tickets). */
 void fs_space_sync(fs_info *fs, simtime_t at)
 {
 	if (!fs->space_on)
@@ -185,6 +189,7 @@ static void list_update(sfs *x, dinode *d, int evict)
 	}
 }
 
+/* The delalloc inodes counted on the lists. */
 static uint64_t dl_nr_inodes(void *ctx)
 {
 	sfs *x = ctx;
@@ -393,6 +398,8 @@ static void lazy_kick(void *ctx, space_info *si, simtime_t at)
 
 /* ------------------------------------------------------------- setup */
 
+/* Mount time: the space_infos over the allocator, the lazy kick, the
+ * allocator's change hook (models btrfs_init_space_info). */
 void fs_space_init(fs_info *fs)
 {
 	if (!fs->sim)
@@ -415,6 +422,7 @@ void fs_space_init(fs_info *fs)
 	mirror(fs);
 }
 
+/* Unmount: the workers' state, the waiter table, the lists. */
 void fs_space_destroy(fs_info *fs)
 {
 	sfs *x = fs->space_fs;
@@ -435,6 +443,7 @@ void fs_space_destroy(fs_info *fs)
 	fs->alloc.on_change = NULL;
 }
 
+/* What the flush operations work on (see space_fs.h). */
 void fs_space_attach(fs_info *fs, struct trans_mgr *tm, struct dfs *df)
 {
 	sfs *x = get_sfs(fs);
@@ -444,6 +453,7 @@ void fs_space_attach(fs_info *fs, struct trans_mgr *tm, struct dfs *df)
 	x->df = df;
 }
 
+/* The delalloc variant and CPU count, before the workers start. */
 int fs_space_config(fs_info *fs, int variant, int ncpus)
 {
 	sfs *x = get_sfs(fs);
@@ -553,6 +563,12 @@ static int prio_step(fs_info *fs, sfs *x, sfs_wait *e, task *t, uint64_t bytes)
 	return wait_collect(fs, x, e, t, bytes);
 }
 
+/*
+ * A reservation for t (models __reserve_bytes, then the waiting of
+ * handle_reserve_ticket across the task's retries): a kept grant or a
+ * decided ticket of t's is collected first; else reserve, queueing a
+ * ticket (normal: t parks on it; priority: t flushes for itself).
+ */
 int fs_space_reserve_flush(fs_info *fs, task *t, int kind, uint64_t bytes, int flush)
 {
 	sfs *x = get_sfs(fs);
@@ -606,6 +622,7 @@ int fs_space_reserve_flush(fs_info *fs, task *t, int kind, uint64_t bytes, int f
 	return r;
 }
 
+/* The default flush modes: FLUSH_DATA for data, FLUSH_ALL for metadata. */
 int fs_space_reserve(fs_info *fs, task *t, int kind, uint64_t bytes)
 {
 	return fs_space_reserve_flush(fs, t, kind, bytes,
@@ -613,6 +630,7 @@ int fs_space_reserve(fs_info *fs, task *t, int kind, uint64_t bytes)
 							 : RESERVE_FLUSH_ALL);
 }
 
+/* Keep a grant for t's retry (a held waiter entry). */
 void fs_space_hold(fs_info *fs, task *t, int kind, uint64_t bytes)
 {
 	sfs *x = get_sfs(fs);
@@ -627,6 +645,8 @@ void fs_space_hold(fs_info *fs, task *t, int kind, uint64_t bytes)
 	e->bytes = bytes;
 }
 
+/* start_transaction's reservation of insert_metadata_size(items) into the
+ * handle's block_rsv, which becomes the one tree blocks are taken from. */
 int fs_space_meta_begin(fs_info *fs, task *t, uint64_t items, fs_space_op *op)
 {
 	memset(op, 0, sizeof *op);
@@ -644,6 +664,7 @@ int fs_space_meta_begin(fs_info *fs, task *t, uint64_t items, fs_space_op *op)
 	return 0;
 }
 
+/* __btrfs_end_transaction's btrfs_block_rsv_release of the handle. */
 void fs_space_meta_end(fs_info *fs, task *t, fs_space_op *op)
 {
 	if (!op->active)
@@ -655,6 +676,7 @@ void fs_space_meta_end(fs_info *fs, task *t, fs_space_op *op)
 	op->active = 0;
 }
 
+/* More for a running operation (btrfs_block_rsv_refill into its rsv). */
 int fs_space_meta_add(fs_info *fs, task *t, uint64_t bytes, int flush, fs_space_op *op)
 {
 	if (!op->active)
@@ -665,6 +687,7 @@ int fs_space_meta_add(fs_info *fs, task *t, uint64_t bytes, int flush, fs_space_
 	return r;
 }
 
+/* The operation waits before doing anything: keep its bytes for the retry. */
 void fs_space_meta_park(fs_info *fs, task *t, fs_space_op *op)
 {
 	if (!op->active)
@@ -675,6 +698,7 @@ void fs_space_meta_park(fs_info *fs, task *t, fs_space_op *op)
 	op->active = 0;
 }
 
+/* The wiring's counters (zeros when reservations are off). */
 void fs_space_get_stats(fs_info *fs, fs_space_stats *st)
 {
 	sfs *x = get_sfs(fs);
@@ -684,12 +708,14 @@ void fs_space_get_stats(fs_info *fs, fs_space_stats *st)
 		memset(st, 0, sizeof *st);
 }
 
+/* btrfs_use_block_rsv for a new tree block, from the current rsv. */
 void fs_space_tree_block(fs_info *fs)
 {
 	if (fs->space_on && fs->cur_rsv)
 		space_rsv_use(&fs->space, fs->cur_rsv, fs->space.nodesize);
 }
 
+/* trans.c's count of what open handles hold. */
 void fs_space_handle_held(fs_info *fs, int64_t delta)
 {
 	sfs *x = get_sfs(fs);
@@ -701,6 +727,8 @@ void fs_space_handle_held(fs_info *fs, int64_t delta)
 
 /* -------------------------------------------------- inode holdings */
 
+/* The end of btrfs_delalloc_reserve_metadata and of
+ * btrfs_check_data_free_space: the inode holds the write's bytes. */
 void fs_space_inode_add(fs_info *fs, dinode *d, uint64_t data, uint64_t meta)
 {
 	if (!fs->space_on)
@@ -710,6 +738,7 @@ void fs_space_inode_add(fs_info *fs, dinode *d, uint64_t data, uint64_t meta)
 	space_rsv_add(&d->sp_rsv.rsv, meta, 0);
 }
 
+/* btrfs_delalloc_release_extents after the copy. */
 void fs_space_inode_done(fs_info *fs, dinode *d, simtime_t at)
 {
 	if (!fs->space_on || !d->sp_pending)
@@ -719,6 +748,12 @@ void fs_space_inode_done(fs_info *fs, dinode *d, simtime_t at)
 		fs_space_inode_update(fs, d, at, 0);
 }
 
+/*
+ * d's holdings follow its state: data down to its delalloc (consumed by
+ * writeback's allocation, else released: btrfs_free_reserved_data_space),
+ * metadata down to btrfs_calculate_inode_block_rsv_size of its extents
+ * and csum bytes (btrfs_inode_rsv_release); the delalloc lists kept.
+ */
 void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
 {
 	fs_info *fs = ctx;
@@ -755,6 +790,7 @@ void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
 
 /* ------------------------------------------------------ observation */
 
+/* What every holder holds in bytes_may_use of kind (for the checker). */
 uint64_t fs_space_held(fs_info *fs, int kind)
 {
 	sfs *x = get_sfs(fs);
@@ -779,24 +815,28 @@ uint64_t fs_space_held(fs_info *fs, int kind)
 	return n;
 }
 
+/* The lists in flush order (dl_list). */
 uint64_t fs_space_delalloc_order(fs_info *fs, struct dinode **out, uint64_t max)
 {
 	sfs *x = get_sfs(fs);
 	return x ? dl_list(x, (void **)out, max) : 0;
 }
 
+/* Inodes on the delalloc lists. */
 uint64_t fs_space_listed(fs_info *fs)
 {
 	sfs *x = get_sfs(fs);
 	return x ? x->nr_listed : 0;
 }
 
+/* The reclaim workers, once started. */
 struct reclaim_ctl *fs_space_reclaim(fs_info *fs)
 {
 	sfs *x = get_sfs(fs);
 	return x && x->rc_ready ? &x->rc : NULL;
 }
 
+/* space_details_json of the fs (null when reservations are off). */
 void fs_space_json(fs_info *fs, strbuf *out)
 {
 	sfs *x = get_sfs(fs);
