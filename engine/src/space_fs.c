@@ -453,6 +453,23 @@ void fs_space_attach(fs_info *fs, struct trans_mgr *tm, struct dfs *df)
 	x->df = df;
 }
 
+/* An unallocated_fn for a file system that may not overcommit. */
+static uint64_t unallocated_none(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+/* Overcommit on (the kernel) or off: calc_available_free_space then sees
+ * no unallocated space, so reservations fit only in allocated chunks. */
+int fs_space_overcommit(fs_info *fs, int on)
+{
+	if (!get_sfs(fs))
+		return LAB_EINVAL;
+	fs->space.unallocated_fn = on ? space_alloc_unallocated : unallocated_none;
+	return 0;
+}
+
 /* The delalloc variant and CPU count, before the workers start. */
 int fs_space_config(fs_info *fs, int variant, int ncpus)
 {

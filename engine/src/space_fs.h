@@ -112,6 +112,11 @@ void fs_space_attach(fs_info *fs, struct trans_mgr *tm, struct dfs *df);
  * the first ticket. LAB_EINVAL / LAB_ESTATE (workers running already). */
 int fs_space_config(fs_info *fs, int variant, int ncpus);
 
+/* Overcommit against unallocated device space on (default, as btrfs) or
+ * off (a lesson's "metadata budget, no overcommit": reservations then fit
+ * only in the allocated chunks). LAB_EINVAL when reservations are off. */
+int fs_space_overcommit(fs_info *fs, int on);
+
 /*
  * Reserve `bytes` of kind into bytes_may_use for task t; the caller owns
  * them when 0 is returned. Flushing: RESERVE_FLUSH_DATA for data,

@@ -399,6 +399,15 @@ static void test_handle_and_check(void)
 	CHECK(check_space_counters(e.fs, NULL) > 0);
 	m->bytes_may_use -= 4096;
 	CHECK_EQ(check_space_counters(e.fs, NULL), 0);
+	/* without overcommit a reservation fits only in the allocated
+	 * chunks; with it, in a share of the unallocated space too */
+	uint64_t room = m->total_bytes - space_used(m, 1);
+	CHECK_EQ(fs_space_overcommit(e.fs, 0), 0);
+	CHECK_EQ(fs_space_reserve(e.fs, NULL, SPACE_META, room + 16384), LAB_ENOSPC);
+	CHECK_EQ(fs_space_overcommit(e.fs, 1), 0);
+	CHECK_EQ(fs_space_reserve(e.fs, NULL, SPACE_META, room + 16384), 0);
+	space_release(&e.fs->space, SPACE_META, room + 16384, 0);
+	CHECK_EQ(m->bytes_may_use, 0);
 	/* a setup-time reservation that cannot fit fails, nothing parks */
 	CHECK_EQ(fs_space_reserve(e.fs, NULL, SPACE_DATA, 1ull << 40), LAB_ENOSPC);
 	CHECK_EQ(fs_space_reserve(e.fs, NULL, 7, 4096), LAB_EINVAL);
