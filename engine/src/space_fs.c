@@ -1,86 +1,17 @@
 /*
  * space_fs.c - space reservation wired into the file system (see
  * space_fs.h): the allocator mirror, the reservations of the operations
- * with their tickets, the inodes' delalloc holdings, and the reclaim
- * workers' flush operations on the real fs.
+ * with their tickets, the inodes' delalloc holdings. The delalloc lists
+ * and the reclaim workers' flush operations are in space_flush.c.
  */
-#include "space_fs.h"
+#include "space_fs_int.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
-#include "costs.h"
-#include "delalloc.h"
 #include "lab.h"
-#include "reclaim.h"
-#include "trans.h"
-#include "vfs_data.h"
-
-/* A reservation waiting on a ticket, or granted and kept for a retry. */
-typedef struct sfs_wait {
-	int task_id;
-	int kind;
-	int prio;          /* a priority reservation (FLUSH_LIMIT / EVICT):
-			    * keyed apart from the normal ones of the task */
-	int held;          /* granted bytes kept for the retry (no ticket) */
-	int flushing;      /* prio: t runs the priority flush states (p) */
-	uint64_t bytes;
-	space_ticket tk;
-	reclaim_prio p;
-} sfs_wait;
-
-/* A commit a task drives from the COMMIT_TRANS state (a reclaim worker
- * or a priority flusher): its handle is kept across TRANS_WAIT, as
- * reclaim.h's RECLAIM_RETRY expects. */
-typedef struct sfs_commit {
-	int task_id;
-	trans_handle h;
-	int state;         /* 0 idle, 1 joining, 2 committing */
-} sfs_commit;
-
-#define SFS_COMMITTERS 16 /* tasks in the COMMIT_TRANS state at once */
-
-/* A root on fs_info->delalloc_roots: its delalloc inodes and when it
- * (last) joined the list. */
-typedef struct sfs_droot {
-	uint64_t root, n, seq;
-} sfs_droot;
-
-/* A delalloc inode with its list position, for sorting. */
-typedef struct sfs_lpos {
-	uint64_t root_seq, seq;
-	dinode *d;
-} sfs_lpos;
-
-typedef struct sfs {
-	fs_info *fs;
-	struct trans_mgr *tm;
-	dfs *df;
-	int variant, ncpus;
-	int dc_ready, rc_ready;
-	delalloc_ctl dc;
-	reclaim_ctl rc;
-	sfs_wait **w;      /* pointers: tickets are linked by address */
-	int nw, wcap;
-	uint64_t handle_held;
-	/* the delalloc lists: roots in the order they got delalloc, each
-	 * root's inodes in the order they did (list_seq orders both) */
-	sfs_droot *droots;
-	int ndroots, droots_cap;
-	uint64_t list_seq, nr_listed;
-	sfs_lpos *lpos;
-	uint64_t lpos_cap;
-	sfs_commit commit[SFS_COMMITTERS];
-	fs_space_stats st;
-} sfs;
-
-/* The fs's wiring, or NULL when reservations are off (no sim). */
-static sfs *get_sfs(fs_info *fs)
-{
-	return fs->space_on ? fs->space_fs : NULL;
-}
 
 /* ------------------------------------------------------ the mirror */
 
@@ -123,279 +54,6 @@ void fs_space_sync(fs_info *fs, simtime_t at)
 		space_try_grant(&fs->space, &fs->space.info[k], at);
 }
 
-/* ------------------------------------------- the delalloc operations */
-
-/* fs_info->delalloc_bytes: the data path's inodes' delalloc. */
-static uint64_t dl_bytes(void *ctx)
-{
-	sfs *x = ctx;
-	uint64_t n = 0;
-	for (int i = 0; x->df && i < x->df->ninodes; i++)
-		n += x->df->inodes[i]->delalloc_bytes;
-	return n;
-}
-
-/* An inode on the delalloc lists: it has delalloc and is not evicted. */
-static int on_delalloc_list(const dinode *d)
-{
-	return d->sp_on_list && d->inode && !d->sp_gone;
-}
-
-/* The delalloc_roots entry of root id, added if absent; NULL when out of
- * memory (the inode is then listed without its root's position). */
-static sfs_droot *droot_get(sfs *x, uint64_t root)
-{
-	for (int i = 0; i < x->ndroots; i++)
-		if (x->droots[i].root == root)
-			return &x->droots[i];
-	if (x->ndroots == x->droots_cap) {
-		int nc = x->droots_cap ? x->droots_cap * 2 : 8;
-		sfs_droot *n = realloc(x->droots, (size_t)nc * sizeof *n);
-		if (!n)
-			return NULL;
-		x->droots = n;
-		x->droots_cap = nc;
-	}
-	sfs_droot *r = &x->droots[x->ndroots++];
-	*r = (sfs_droot){.root = root};
-	return r;
-}
-
-/*
- * Keep d's place on the delalloc lists (models btrfs_add_delalloc_inodes
- * and btrfs_del_delalloc_inode): an inode whose delalloc goes from 0 to
- * some joins the tail of its root's delalloc_inodes, the root joins the
- * tail of fs_info->delalloc_roots when it had none; an inode whose
- * delalloc is gone (written back, truncated, evicted) leaves.
- */
-static void list_update(sfs *x, dinode *d, int evict)
-{
-	int want = !evict && d->delalloc_bytes > 0 && d->inode;
-	if (want == d->sp_on_list)
-		return;
-	sfs_droot *r = droot_get(x, want ? d->inode->root->id : d->sp_root_id);
-	if (want) {
-		d->sp_on_list = 1;
-		d->sp_root_id = d->inode->root->id;
-		d->sp_list_seq = ++x->list_seq;
-		if (r && r->n++ == 0)
-			r->seq = ++x->list_seq;
-		x->nr_listed++;
-	} else {
-		d->sp_on_list = 0;
-		if (r && r->n)
-			r->n--;
-		x->nr_listed--;
-	}
-}
-
-/* The delalloc inodes counted on the lists. */
-static uint64_t dl_nr_inodes(void *ctx)
-{
-	sfs *x = ctx;
-	return x->nr_listed;
-}
-
-/* Order of the delalloc lists: root position, then the inode's. */
-static int lpos_cmp(const void *a, const void *b)
-{
-	const sfs_lpos *p = a, *q = b;
-	if (p->root_seq != q->root_seq)
-		return p->root_seq < q->root_seq ? -1 : 1;
-	return p->seq < q->seq ? -1 : p->seq > q->seq;
-}
-
-/* The delalloc inodes in flush order: roots in delalloc_roots order, each
- * root's delalloc_inodes from its head (btrfs_start_delalloc_roots). */
-static uint64_t dl_list(void *ctx, void **out, uint64_t max)
-{
-	sfs *x = ctx;
-	if (!x->df || !max)
-		return 0;
-	if (x->lpos_cap < (uint64_t)x->df->ninodes) {
-		sfs_lpos *n = realloc(x->lpos, (size_t)x->df->ninodes * sizeof *n);
-		if (!n)
-			return 0;
-		x->lpos = n;
-		x->lpos_cap = (uint64_t)x->df->ninodes;
-	}
-	uint64_t n = 0;
-	for (int i = 0; i < x->df->ninodes; i++) {
-		dinode *d = x->df->inodes[i];
-		if (!on_delalloc_list(d))
-			continue;
-		sfs_droot *r = droot_get(x, d->sp_root_id);
-		x->lpos[n++] = (sfs_lpos){r ? r->seq : 0, d->sp_list_seq, d};
-	}
-	qsort(x->lpos, n, sizeof *x->lpos, lpos_cmp);
-	if (n > max)
-		n = max;
-	for (uint64_t i = 0; i < n; i++)
-		out[i] = x->lpos[i].d;
-	return n;
-}
-
-/* writepages from reclaim: start writeback of the inode's delalloc on t
- * (vd_writeback_nr, WB_SYNC_NONE: its bios complete at end_io; with the
- * synchronous drive t waits for them). An inode under writeback already
- * is skipped. */
-static int64_t dl_writepages(void *ctx, task *t, void *inode, int64_t *nr)
-{
-	sfs *x = ctx;
-	dinode *d = inode;
-	if (d->wb_active || !on_delalloc_list(d))
-		return 0;
-	int64_t n = vd_writeback_nr(d, t, *nr, x->df->sync_io);
-	if (n > 0 && *nr != INT64_MAX)
-		*nr -= n;
-	return n;
-}
-
-/* btrfs_wait_ordered_roots(nr): wait until nr fewer ordered extents are
- * in flight (or none). */
-static int dl_wait_ordered(void *ctx, task *t, uint64_t nr)
-{
-	sfs *x = ctx;
-	if (!x->df)
-		return 0;
-	uint64_t in = x->df->ordered_inflight;
-	return vd_wait_ordered(x->df, t, in > nr ? in - nr : 0) ? DELALLOC_PARKED : 0;
-}
-
-/* ---------------------------------------------- the flush operations */
-
-/* FLUSH_DELAYED_REFS: run the queued refs (their extent items turn
- * reserved bytes into used, their frees pin). */
-static int op_delayed_refs(void *ctx, task *t, uint64_t nr)
-{
-	sfs *x = ctx;
-	(void)nr;
-	x->st.ref_runs++;
-	int r = x->tm ? trans_run_delayed_refs(x->tm, t) : fs_run_refs(x->fs, t);
-	fs_space_sync(x->fs, t->clock);
-	return r;
-}
-
-/* ALLOC_CHUNK / ALLOC_CHUNK_FORCE: btrfs_chunk_alloc through the
- * allocator. Without force, should_alloc_chunk: not before real usage
- * passes 80% of the kind's chunks. A kind whose chunk no longer fits on
- * the device is marked full. */
-static int op_alloc_chunk(void *ctx, task *t, int kind, int force)
-{
-	sfs *x = ctx;
-	fs_info *fs = x->fs;
-	space_info *si = &fs->space.info[kind];
-	if (!force && space_used(si, 0) + (2ull << 20) < si->total_bytes / 10 * 8)
-		return 0;
-	int ak = kind == SPACE_DATA ? ALLOC_DATA : ALLOC_METADATA;
-	if (!alloc_chunk_fits(&fs->alloc, ak)) {
-		si->full = 1;
-		return 0;
-	}
-	task_cpu(fs->sim, t, RECLAIM_NS_CHUNK_ALLOC);
-	int r = alloc_chunk_new(&fs->alloc, ak);
-	if (r == LAB_ENOSPC) {
-		si->full = 1;
-		return 0;
-	}
-	if (r)
-		return r;
-	x->st.chunk_allocs++;
-	fs_space_sync(fs, t->clock);
-	return 0;
-}
-
-/* COMMIT_TRANS: join and commit the running transaction; a wait (a
- * commit running, writers inside) parks the worker and the state machine
- * calls again (RECLAIM_RETRY). fs_commit's unpin grants the tickets. */
-static int op_commit(void *ctx, task *t, int kind)
-{
-	sfs *x = ctx;
-	if (!x->tm) {
-		x->st.commits++;
-		int r = fs_commit(x->fs, t);
-		fs_space_sync(x->fs, t->clock);
-		return r;
-	}
-	(void)kind;
-	/* the async workers and priority flushers may commit at once: each
-	 * keeps its own handle */
-	sfs_commit *c = NULL;
-	for (int i = 0; i < SFS_COMMITTERS && !c; i++)
-		if (x->commit[i].state && x->commit[i].task_id == t->id)
-			c = &x->commit[i];
-	for (int i = 0; i < SFS_COMMITTERS && !c; i++)
-		if (!x->commit[i].state)
-			c = &x->commit[i];
-	if (!c)
-		return LAB_ENOMEM;
-	c->task_id = t->id;
-	if (c->state <= 1) {
-		int r = trans_start(x->tm, t, &c->h);
-		if (r == TRANS_WAIT) {
-			c->state = 1;
-			return RECLAIM_RETRY;
-		}
-		if (r) {
-			c->state = 0;
-			return r;
-		}
-		c->state = 2;
-	}
-	int r = trans_commit(&c->h, TCOMMIT_SPACE);
-	if (r == TRANS_WAIT)
-		return RECLAIM_RETRY;
-	c->state = 0;
-	x->st.commits++;
-	return r;
-}
-
-/* Start the reclaim workers at the first ticket (so a run that never
- * runs short of space has no extra tasks or events). */
-static int start_workers(fs_info *fs, sfs *x, simtime_t at)
-{
-	if (x->df && !x->dc_ready) {
-		delalloc_ops dops = {
-			.ctx = x,
-			.delalloc_bytes = dl_bytes,
-			.nr_inodes = dl_nr_inodes,
-			.list_inodes = dl_list,
-			.writepages = dl_writepages,
-			.wait_ordered = dl_wait_ordered,
-		};
-		int r = delalloc_init(&x->dc, fs->sim, &fs->space, &dops, x->variant, x->ncpus);
-		if (r)
-			return r;
-		x->dc_ready = 1;
-	}
-	reclaim_flush_ops ops = {
-		.ctx = x,
-		.run_delayed_refs = op_delayed_refs,
-		.alloc_chunk = op_alloc_chunk,
-		.commit = op_commit,
-	};
-	int r = reclaim_init(&x->rc, fs->sim, &fs->space, x->dc_ready ? &x->dc : NULL,
-			     &ops, x->ncpus);
-	if (r)
-		return r;
-	x->rc_ready = 1;
-	/* the workers' timelines begin when they are first kicked */
-	task_wait_until(x->rc.meta.task, at);
-	task_wait_until(x->rc.data.task, at);
-	return 0;
-}
-
-/* space.h's kick before the workers exist: start them, then kick. */
-static void lazy_kick(void *ctx, space_info *si, simtime_t at)
-{
-	fs_info *fs = ctx;
-	sfs *x = fs->space_fs;
-	if (!x->rc_ready && start_workers(fs, x, at))
-		return; /* out of memory: the tickets wait for releases */
-	if (fs->space.kick && fs->space.kick != lazy_kick)
-		fs->space.kick(fs->space.kick_ctx, si, at);
-}
-
 /* ------------------------------------------------------------- setup */
 
 /* Mount time: the space_infos over the allocator, the lazy kick, the
@@ -413,7 +71,7 @@ void fs_space_init(fs_info *fs)
 	space_init(&fs->space, fs->sim);
 	fs->space.unallocated_fn = space_alloc_unallocated;
 	fs->space.unallocated_ctx = &fs->alloc;
-	fs->space.kick = lazy_kick;
+	fs->space.kick = sfs_lazy_kick;
 	fs->space.kick_ctx = fs;
 	fs->alloc.on_change = on_alloc_change;
 	fs->alloc.on_change_ctx = fs;
@@ -629,7 +287,7 @@ int fs_space_reserve_flush(fs_info *fs, task *t, int kind, uint64_t bytes, int f
 	if (r == SPACE_PRIORITY) {
 		e->bytes = bytes;
 		x->st.prio_tickets++;
-		if (!x->rc_ready && start_workers(fs, x, t->clock))
+		if (!x->rc_ready && sfs_start_workers(fs, x, t->clock))
 			return wait_collect(fs, x, e, t, bytes) ? LAB_ENOSPC : 0;
 		reclaim_priority_begin(&x->rc, &e->p, &e->tk, flush);
 		e->flushing = 1;
@@ -776,7 +434,7 @@ void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
 	fs_info *fs = ctx;
 	if (!fs->space_on)
 		return;
-	list_update(fs->space_fs, d, evict);
+	sfs_list_update(fs->space_fs, d, evict);
 	space_ctl *sc = &fs->space;
 	inode_rsv *ir = &d->sp_rsv;
 	if (evict)
@@ -836,7 +494,7 @@ uint64_t fs_space_held(fs_info *fs, int kind)
 uint64_t fs_space_delalloc_order(fs_info *fs, struct dinode **out, uint64_t max)
 {
 	sfs *x = get_sfs(fs);
-	return x ? dl_list(x, (void **)out, max) : 0;
+	return x ? sfs_list(x, (void **)out, max) : 0;
 }
 
 /* Inodes on the delalloc lists. */
