@@ -10,7 +10,7 @@
  *
  * Fit error on the fitted points (RMS of ln(simulated/measured) in the
  * script's model twin; the C test re-checks with the engine itself):
- *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.050, p50 0.091, p99 0.210 (not fitted: 0.087, 0.206, 0.449)
+ *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.045, p50 0.076, p99 0.207 (not fitted: 0.085, 0.178, 0.442)
  *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.111, p99 0.214 (not fitted: 0.286, 1.024, 1.334)
  *   consumer-nvme  42 points fitted, 66 not (held out or outside the model); iops 0.126, p50 0.106, p99 0.212 (not fitted: 0.256, 0.278, 0.318)
  */
@@ -49,12 +49,12 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.planes = 1,
 		.seq_op_ns = 47931.0, /* fitted */
 		.wcache = 1,
-		.wr_ns = 6114.342, /* fitted */
+		.wr_ns = 7109.3459, /* fitted */
 		.wr_serial = 1,
-		.cache_bytes = 1457719.8, /* fitted */
-		.drain_byte_ns = 0.96178694, /* fitted */
+		.cache_bytes = 6180152.1, /* fitted */
+		.drain_byte_ns = 0.94967723, /* fitted */
 		.seg_bytes = 856158.73, /* fitted */
-		.drain_sigma = 0.77905805, /* fitted */
+		.drain_sigma = 0.83001144, /* fitted */
 		.plp = 1,
 		.flush_p50_ns = 0.0,
 		.flush_p99_ns = 0.0,

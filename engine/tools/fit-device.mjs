@@ -414,10 +414,10 @@ function profileSpecs(points) {
 			start: { /* the previous fit's result; the search polishes it */
 				max_queue: 0, link_ns: 300.0, link_byte_ns: 0.25562, nunits: 36, chunk_bytes: 4096,
 				rd_op_ns: 65223.0, rd_byte_ns: 0.61669, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 47931.0,
-				wcache: 1, wr_ns: 6114.342, cache_bytes: 1457719.8, drain_byte_ns: 0.96178694,
+				wcache: 1, wr_ns: 7109.3459, cache_bytes: 6180152.1, drain_byte_ns: 0.94967723,
 				wr_serial: 1, /* one job writing at depth 128 gets 137-150k IOPS where
 				               * one job reading gets 344k: a queue's writes are serial */
-				seg_bytes: 856158.73, drain_sigma: 0.77905805,
+				seg_bytes: 856158.73, drain_sigma: 0.83001144,
 				plp: 1, flush_p50_ns: 0, flush_p99_ns: 0, host_ns: 2945.6,
 			},
 			search: {
@@ -430,7 +430,7 @@ function profileSpecs(points) {
 			 * point (|simulated/measured - 1| of iops, p50, p99), by rw;
 			 * the fio experiment's published rows carry the same. */
 			tol: { randread: [0.10, 0.15, 0.25], randwrite: [0.15, 0.20, 0.60],
-				read: [0.15, 0.25, 0.35], write: [0.15, 0.20, 0.20] },
+				read: [0.15, 0.25, 0.35], write: [0.10, 0.15, 0.20] },
 			rd_tail: find(dc, { rw: 'randread', bs: 4096, iodepth: 1, numjobs: 1 }),
 			wr_tail: find(dc, { rw: 'randwrite', bs: 4096, iodepth: 1, numjobs: 1 }),
 			/* Held out: job counts 3 and 7, and the whole second QD128 run
