@@ -22,7 +22,9 @@
  *     evict_refill_and_join) with RESERVE_FLUSH_EVICT, a priority ticket
  *     (below), joined to the operation's reserve.
  *   transaction handles (trans.h): trans_start_items does the same for a
- *     handle and trans_end releases it.
+ *     handle and trans_end releases it (tree blocks are not taken from a
+ *     handle's rsv: a handle spans steps, and other tasks' steps run in
+ *     between; they come from the operation's rsv or none).
  *   buffered writes (vio_write): the data bytes
  *     (btrfs_check_data_free_space) and the delalloc metadata
  *     (btrfs_delalloc_reserve_metadata) go to the inode: sp_data_held and
