@@ -1,7 +1,7 @@
 /*
  * torture in the browser: a run with mix=all shows the checker's verdict
  * and the queues the engine sampled (delalloc, ordered extents, log
- * writers...) as charts on one time axis.
+ * writers...) as charts on one time axis, and the commits with their phases.
  */
 import { expect, test } from './fixtures';
 
@@ -11,6 +11,9 @@ test('torture mix=all: the verdict and the sampled queues are drawn', async ({ l
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
   await expect(page.getByTestId('torture-view')).toBeVisible();
   await expect(page.getByTestId('torture-verdict')).toContainText('every tree, counter and cache agreed');
+  // every commit drawn as a bar split into its phases
+  await expect(page.getByTestId('torture-commits')).toContainText('commits, each a bar');
+  expect(await page.getByTestId('torture-commits').locator('rect').count()).toBeGreaterThan(10);
   for (const name of ['delalloc_extents', 'ordered_extents', 'log_writers']) {
     const fig = page.getByTestId(`torture-series-${name}`);
     await expect(fig).toBeVisible();

@@ -488,25 +488,7 @@ static void qd_details(struct lab_run *r, strbuf *sb)
 	}
 	js_arr_end(sb);
 	js_key(sb, "commits");
-	js_arr(sb);
-	for (int i = c->first_commit; i < c->tm.ncommits; i++) {
-		const commit_rec *m = &c->tm.commits[i];
-		js_obj(sb);
-		js_knum(sb, "transid", (double)m->transid);
-		js_kstr(sb, "reason", trans_reason_names[m->reason]);
-		js_knum(sb, "start_s", (double)m->start / 1e9);
-		js_knum(sb, "end_s", (double)m->end / 1e9);
-		js_knum(sb, "records", (double)m->records);
-		js_knum(sb, "heads", (double)m->heads);
-		js_knum(sb, "blocks", (double)m->blocks);
-		js_key(sb, "phases_ms");
-		js_obj(sb);
-		for (int p = 0; p < TPH_MAX; p++)
-			js_knum(sb, trans_phase_names[p], (double)m->ph_ns[p] / 1e6);
-		js_obj_end(sb);
-		js_obj_end(sb);
-	}
-	js_arr_end(sb);
+	trans_commits_json(&c->tm, c->first_commit, -1, sb);
 	js_key(sb, "dirty_extents");
 	js_arr(sb);
 	for (int i = 0; i < c->q.npts; i++) {

@@ -1174,6 +1174,9 @@ static void torture_details(struct lab_run *r, strbuf *out)
 		js_knum(out, "fsync_commit_fallbacks", (double)c->log_fallbacks);
 		js_obj_end(out);
 	}
+	/* the last 400 commits with their phases, for the view's timeline */
+	js_key(out, "commits");
+	trans_commits_json(&c->tm, 0, 400, out);
 	js_key(out, "trees");
 	js_arr(out);
 	for (int i = 0; i < c->nsv; i++) {

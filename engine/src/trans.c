@@ -10,6 +10,7 @@
 
 #include "lab.h"
 #include "space_fs.h"
+#include "strbuf.h"
 
 const char *const trans_phase_names[TPH_MAX] = {
 	"wait_writers", "delayed_refs", "qgroup_account", "write_blocks",
@@ -449,4 +450,31 @@ int trans_kthread_start(trans_mgr *tm, simtime_t at)
 		return LAB_ENOMEM;
 	}
 	return 0;
+}
+
+void trans_commits_json(const trans_mgr *tm, int first, int max, strbuf *sb)
+{
+	if (first < 0)
+		first = 0;
+	if (max >= 0 && tm->ncommits - first > max)
+		first = tm->ncommits - max;
+	js_arr(sb);
+	for (int i = first; i < tm->ncommits; i++) {
+		const commit_rec *m = &tm->commits[i];
+		js_obj(sb);
+		js_knum(sb, "transid", (double)m->transid);
+		js_kstr(sb, "reason", trans_reason_names[m->reason]);
+		js_knum(sb, "start_s", (double)m->start / 1e9);
+		js_knum(sb, "end_s", (double)m->end / 1e9);
+		js_knum(sb, "records", (double)m->records);
+		js_knum(sb, "heads", (double)m->heads);
+		js_knum(sb, "blocks", (double)m->blocks);
+		js_key(sb, "phases_ms");
+		js_obj(sb);
+		for (int p = 0; p < TPH_MAX; p++)
+			js_knum(sb, trans_phase_names[p], (double)m->ph_ns[p] / 1e6);
+		js_obj_end(sb);
+		js_obj_end(sb);
+	}
+	js_arr_end(sb);
 }

@@ -161,4 +161,10 @@ int trans_commit_now(trans_mgr *tm, task *t, int reason);
  * kernel wakes the cleaner kthread. It exits once tm->kthread_stop is set. */
 int trans_kthread_start(trans_mgr *tm, simtime_t at);
 
+struct strbuf;
+/* The commits from index `first` on, as a JSON array (at most the last
+ * `max` of them, so a long run's details stay bounded): transid, reason,
+ * start_s, end_s, records, heads, blocks and phases_ms by phase name. */
+void trans_commits_json(const trans_mgr *tm, int first, int max, struct strbuf *sb);
+
 #endif /* TRANS_H */
