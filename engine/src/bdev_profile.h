@@ -10,7 +10,10 @@
  *
  * The model (bdev.c) a profile parameterises:
  *   host queue   at most max_queue commands inside the device (SATA NCQ
- *                has 32 slots); later ones wait in the host queue;
+ *                has 32 slots; an NVMe controller fetches only as many
+ *                commands as it has internal slots); later ones wait in
+ *                the host queue in order, so a deep random load cannot
+ *                pile up without bound on a few dies;
  *   link         one FIFO stage per command: link_ns + bytes * link_byte_ns
  *                (controller command processing and the bus transfer);
  *   units        nunits parallel flash units (dies); a read is cut
