@@ -11,7 +11,7 @@ import { Axes } from '../Axes';
 import { PHASE_COLOR, PHASE_LABEL, PHASES, readQgroupDetails, type Commit } from '../qgroup/model';
 import type { ViewProps } from '../types';
 import { VARIANT_COLOR } from '../types';
-import { commitSummary, fmtMs, fmtValue, layoutSeries, readSeries, type Series } from './model';
+import { commitSummary, fmtMs, fmtValue, layoutCommits, layoutSeries, readSeries, type Series } from './model';
 
 function SeriesChart({ s, tMaxMs }: { s: Series; tMaxMs: number }) {
   const [box, width] = useWidth<HTMLDivElement>(360);
@@ -34,15 +34,9 @@ function SeriesChart({ s, tMaxMs }: { s: Series; tMaxMs: number }) {
 
 function CommitChart({ commits, tMaxMs }: { commits: Commit[]; tMaxMs: number }) {
   const [box, width] = useWidth<HTMLDivElement>(720);
-  const height = 200;
-  const m = { top: 10, right: 14, bottom: 34, left: 64 };
-  const x = (ms: number): number => m.left + (ms / Math.max(1e-6, tMaxMs)) * (width - m.left - m.right);
-  const total = (c: Commit): number => PHASES.reduce((s, p) => s + c.phasesMs[p], 0);
-  const top = Math.max(1e-3, ...commits.map(total));
-  const y = (ms: number): number => height - m.bottom - (ms / top) * (height - m.top - m.bottom);
-  const xTicks = [0, 0.25, 0.5, 0.75, 1].map((f) => ({ pos: x(f * tMaxMs), label: fmtMs(f * tMaxMs) }));
-  const yTicks = [0, 0.5, 1].map((f) => ({ pos: y(f * top), label: fmtMs(f * top) }));
+  const L = layoutCommits(commits, tMaxMs, width, 200);
   const { phases, longest } = commitSummary(commits);
+  const total = (c: Commit): number => PHASES.reduce((s, p) => s + c.phasesMs[p], 0);
   return (
     <figure className="figure" data-testid="torture-commits">
       <figcaption>
@@ -54,23 +48,15 @@ function CommitChart({ commits, tMaxMs }: { commits: Commit[]; tMaxMs: number })
         )}
       </figcaption>
       <div ref={box} className="chart-box">
-        <svg className="chart" width={width} height={height} role="img" aria-label="commit durations by phase over simulated time">
-          <Axes width={width} height={height} margin={m} xTicks={xTicks} yTicks={yTicks} xTitle="simulated time" gaps={{ x: 16, y: 6, title: 2 }} clampEnds />
-          {commits.map((c) => {
-            let acc = 0;
-            return PHASES.map((p) => {
-              const y0 = y(acc);
-              acc += c.phasesMs[p];
-              const y1 = y(acc);
-              return y0 - y1 > 0 ? (
-                <rect key={`${c.transid}-${p}`} x={x(c.startS * 1000)} width={3} y={y1} height={y0 - y1} fill={PHASE_COLOR[p]}>
-                  <title>
-                    transaction {c.transid} ({c.reason}): {PHASE_LABEL[p]} {fmtMs(c.phasesMs[p])}
-                  </title>
-                </rect>
-              ) : null;
-            });
-          })}
+        <svg className="chart" width={L.width} height={L.height} role="img" aria-label="commit durations by phase over simulated time">
+          <Axes {...L} xTitle="simulated time" gaps={{ x: 16, y: 6, title: 2 }} clampEnds />
+          {L.bars.map((b) => (
+            <rect key={b.key} x={b.x} width={3} y={b.y} height={b.height} fill={PHASE_COLOR[b.phase]}>
+              <title>
+                transaction {b.commit.transid} ({b.commit.reason}): {PHASE_LABEL[b.phase]} {fmtMs(b.ms)}
+              </title>
+            </rect>
+          ))}
         </svg>
       </div>
       <div className="chart-legend" style={{ flexDirection: 'row', flexWrap: 'wrap', gap: '0.75rem' }}>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commitSummary, layoutSeries, readSeries } from './model';
+import { commitSummary, layoutCommits, layoutSeries, readSeries } from './model';
 import { readQgroupDetails } from '../qgroup/model';
 
 describe('torture view model', () => {
@@ -54,5 +54,10 @@ describe('torture view model', () => {
     const { phases, longest } = commitSummary(commits);
     expect(Object.fromEntries(phases)).toEqual({ wait_writers: 1, delayed_refs: 3, qgroup_account: 5, write_blocks: 4 });
     expect(longest?.transid).toBe(8);
+    const L = layoutCommits(commits, 5000, 600, 200);
+    // zero-length phases draw nothing; the bars stack bottom-up
+    expect(L.bars.map((b) => b.key)).toEqual(['7-wait_writers', '7-delayed_refs', '7-write_blocks', '8-delayed_refs', '8-qgroup_account', '8-write_blocks']);
+    expect(L.bars[1]!.y + L.bars[1]!.height).toBeCloseTo(L.bars[0]!.y);
+    expect(L.bars[3]!.x).toBeGreaterThan(L.bars[0]!.x);
   });
 });

@@ -127,3 +127,41 @@ export function commitSummary(commits: Commit[]): { phases: [Phase, number][]; l
   for (const c of commits) if (!longest || c.endS - c.startS > longest.endS - longest.startS) longest = c;
   return { phases: PHASES.map((p) => [p, commits.reduce((s, c) => s + c.phasesMs[p], 0)]), longest };
 }
+
+export interface CommitLayout {
+  width: number;
+  height: number;
+  margin: { top: number; right: number; bottom: number; left: number };
+  xTicks: Tick[];
+  yTicks: Tick[];
+  bars: { key: string; phase: Phase; x: number; y: number; height: number; ms: number; commit: Commit }[];
+}
+
+/** Each commit as a thin bar at its start time, its phases stacked bottom-up. */
+export function layoutCommits(commits: Commit[], tMaxMs: number, width: number, height: number): CommitLayout {
+  const m = { top: 12, right: 14, bottom: 34, left: 72 };
+  const x = scaleLinear().domain([0, Math.max(1e-6, tMaxMs)]).range([m.left, width - m.right]);
+  const total = (c: Commit): number => PHASES.reduce((s, p) => s + c.phasesMs[p], 0);
+  const y = scaleLinear()
+    .domain([0, Math.max(1e-3, ...commits.map(total))])
+    .nice(4)
+    .range([height - m.bottom, m.top]);
+  const bars: CommitLayout['bars'] = [];
+  for (const c of commits) {
+    let acc = 0;
+    for (const p of PHASES) {
+      const y0 = y(acc);
+      acc += c.phasesMs[p];
+      const y1 = y(acc);
+      if (y0 - y1 > 0) bars.push({ key: `${c.transid}-${p}`, phase: p, x: x(c.startS * 1000), y: y1, height: y0 - y1, ms: c.phasesMs[p], commit: c });
+    }
+  }
+  return {
+    width,
+    height,
+    margin: m,
+    xTicks: x.ticks(Math.max(2, Math.floor(width / 140))).map((v) => ({ pos: x(v), label: fmtMs(v) })),
+    yTicks: y.ticks(4).map((v) => ({ pos: y(v), label: fmtMs(v) })),
+    bars,
+  };
+}
