@@ -267,21 +267,29 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 			fixed = p->rd_page_op_ns;
 		struct bdev_batch *bt = &d->batch[u];
 		uint32_t plane = multi ? 1u << prng_below(&d->rng, (uint64_t)p->planes) : 0;
-		simtime_t end;
+		simtime_t end, busy;
 		if (multi && bt->planes && bt->start > t && !(bt->planes & plane)) {
 			/* join the pending read: one sense, one more transfer */
 			simtime_t own = bt->start + ns_round((fixed + (double)n * byte_ns) * x);
 			end = d->unit_free[u] + ns_round((double)n * byte_ns * x);
 			if (own > end)
 				end = own;
+			busy = end;
 			bt->planes |= plane;
 		} else {
 			simtime_t start = d->unit_free[u] > t ? d->unit_free[u] : t;
-			end = start + ns_round((fixed + (double)n * byte_ns) * x);
+			double dur = (fixed + (double)n * byte_ns) * x;
+			end = start + ns_round(dur);
+			/* The die is held only while it senses; moving the data out
+			 * and the controller's ECC decode overlap the die's next
+			 * op (rd_busy_frac of the op holds the unit). */
+			busy = !write && p->rd_busy_frac > 0.0 && p->rd_busy_frac < 1.0
+				       ? start + ns_round(dur * p->rd_busy_frac)
+				       : end;
 			bt->start = start;
 			bt->planes = plane; /* 0 unless a random multi-plane read */
 		}
-		d->unit_free[u] = end;
+		d->unit_free[u] = busy;
 		if (end > done)
 			done = end;
 		left -= n;

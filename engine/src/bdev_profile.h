@@ -21,6 +21,8 @@
  *                random one (random IO) or from the offset's stripe
  *                (sequential IO); an op takes (op_ns + bytes * byte_ns) * X,
  *                X drawn once per IO from the service-time quantile table;
+ *                a read holds its unit for rd_busy_frac of that (the sense)
+ *                while its transfer and ECC decode overlap the next op;
  *                on NAND with a partial-page read mode (rd_part_bytes), an
  *                op larger than that pays the full-page sense rd_page_op_ns
  *                instead of rd_op_ns; with planes > 1 a random read
@@ -76,6 +78,9 @@ typedef struct bdev_profile {
 	                           * partial-page sense; 0 = no such mode */
 	double rd_page_op_ns;     /* fixed part of a larger read op: the
 	                           * full-page sense (used if rd_part_bytes) */
+	double rd_busy_frac;      /* share of a read op that holds its unit
+	                           * (the array sense; transfer and ECC
+	                           * overlap the next op); 0 or 1 = all */
 	int planes;               /* planes per flash unit: a read queued on a
 	                           * unit joins the unit's pending read of
 	                           * another plane (multi-plane read);

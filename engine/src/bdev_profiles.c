@@ -11,7 +11,7 @@
  * Fit error on the fitted points (RMS of ln(simulated/measured) in the
  * script's model twin; the C test re-checks with the engine itself):
  *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.046, p50 0.074, p99 0.183 (not fitted: 0.086, 0.177, 0.437)
- *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.111, p99 0.214 (not fitted: 0.286, 1.024, 1.334)
+ *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.110, p99 0.211 (not fitted: 0.286, 1.024, 1.336)
  *   consumer-nvme  42 points fitted, 66 not (held out or outside the model); iops 0.126, p50 0.106, p99 0.212 (not fitted: 0.256, 0.278, 0.318)
  */
 #include <stddef.h>
@@ -47,6 +47,7 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.rd_part_bytes = 0,
 		.rd_page_op_ns = 0.0,
 		.planes = 1,
+		.rd_busy_frac = 0.0,
 		.seq_op_ns = 47931.0, /* fitted */
 		.wcache = 1,
 		.wr_ns = 7109.3459, /* fitted */
@@ -71,13 +72,14 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.link_byte_ns = 1.8181818,
 		.nunits = 33, /* fitted */
 		.chunk_bytes = 8192,
-		.rd_op_ns = 86217.0, /* fitted */
+		.rd_op_ns = 88429.793, /* fitted */
 		.rd_byte_ns = 0.5,
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 0.5,
 		.rd_part_bytes = 0,
 		.rd_page_op_ns = 0.0,
 		.planes = 1,
+		.rd_busy_frac = 0.8698986, /* fitted */
 		.seq_op_ns = 20000.0,
 		.wcache = 1,
 		.wr_ns = 18191.977, /* fitted */
@@ -92,7 +94,7 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.host_ns = 13000.0, /* fitted */
 		.rd_tail = { 19, consumer_ssd_rd_q, consumer_ssd_rd_m }, /* samsung-860pro/randread-1-1.json */
 		.wr_tail = { 19, consumer_ssd_wr_q, consumer_ssd_wr_m }, /* samsung-860pro/randwrite-1-1.json */
-		.notes = "writes: the 860 PRO is MLC without an SLC (TurboWrite) cache, and its 60 s runs write 4.9-14.7 GB, so no write cache of a few GB is modelled: writes are bounded by the SATA link (~15 us a 4 KiB command at depth 16-32) and by a drain whose rate varies per band (garbage collection, seg_bytes/drain_sigma fitted); not modelled: its ~1.6 ms write stalls at depth 2-8; link_byte_ns: SATA 6 Gb/s, 550 MB/s [measured: SATA III limit, 860 PRO sequential spec]; flush: no power-loss protection, a SATA drive measured 334 us median / 371 us p99 for write+fdatasync (calibration/README.md)",
+		.notes = "writes: the 860 PRO is MLC without an SLC (TurboWrite) cache, and its 60 s runs write 4.9-14.7 GB, so no write cache of a few GB is modelled: writes are bounded by the SATA link (~15 us a 4 KiB command at depth 16-32) and by a drain whose rate varies per band (garbage collection, seg_bytes/drain_sigma fitted); not modelled: its ~1.6 ms write stalls at depth 2-8; rd_busy_frac: a read holds its die for the sense only (fitted), so two reads rarely queue a whole op behind each other (p99 at 2-4 in flight); link_byte_ns: SATA 6 Gb/s, 550 MB/s [measured: SATA III limit, 860 PRO sequential spec]; flush: no power-loss protection, a SATA drive measured 334 us median / 371 us p99 for write+fdatasync (calibration/README.md)",
 	},
 	{
 		.name = "consumer-nvme",
@@ -109,6 +111,7 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.rd_part_bytes = 4096,
 		.rd_page_op_ns = 105198.95, /* fitted */
 		.planes = 4, /* fitted */
+		.rd_busy_frac = 0.0,
 		.seq_op_ns = 10000.0,
 		.wcache = 1,
 		.wr_ns = 15000.0,

@@ -5,8 +5,8 @@
  *
  * The target is every fitted point within 15% on all three. The model
  * does not reach it everywhere (the table this prints marks those rows
- * "FITTED!"; the summary counts them per profile: 87 of 131, nvme-dc 55
- * of 66, consumer-ssd 14 of 23, consumer-nvme 18 of 42), so what is
+ * "FITTED!"; the summary counts them per profile: 90 of 131, nvme-dc 55
+ * of 66, consumer-ssd 17 of 23, consumer-nvme 18 of 42), so what is
  * asserted is the level it does reach, as a regression guard:
  *   - each fitted point: its errors within point_bounds[] for its profile
  *     and rw, which are also the tolerances of the fio experiment's
@@ -31,7 +31,7 @@
 
 #define TOL 0.15
 #define NVME_P99_SHARE 0.84
-#define FIT_WITHIN 87 /* fitted points within 15% on all three, all profiles */
+#define FIT_WITHIN 90 /* fitted points within 15% on all three, all profiles */
 
 /* Per-point bounds on fitted points: |error| of iops, p50, p99. */
 static const struct {
@@ -42,7 +42,7 @@ static const struct {
 	{ "nvme-dc", "randwrite", 0.15, 0.20, 0.60 },
 	{ "nvme-dc", "read", 0.15, 0.25, 0.35 },
 	{ "nvme-dc", "write", 0.10, 0.15, 0.20 },
-	{ "consumer-ssd", "randread", 0.10, 0.20, 0.25 },
+	{ "consumer-ssd", "randread", 0.10, 0.15, 0.20 },
 	{ "consumer-ssd", "randwrite", 0.40, 0.30, 0.65 },
 	{ "consumer-nvme", "randread", 0.35, 0.25, 0.50 },
 };
@@ -55,7 +55,7 @@ static const struct {
 	double iops, p50, p99;
 } prof_bounds[] = {
 	{ "nvme-dc", 55, 0.05, 0.065, 0.125 },
-	{ "consumer-ssd", 14, 0.12, 0.11, 0.205 },
+	{ "consumer-ssd", 17, 0.12, 0.11, 0.20 },
 	{ "consumer-nvme", 18, 0.135, 0.11, 0.23 },
 };
 
