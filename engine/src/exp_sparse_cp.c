@@ -98,11 +98,12 @@ static const metric_desc sc_metrics[] = {
  * them (test_sparse_cp.c checks the direction instead).
  */
 static const published_row sc_published[] = {
-	/* the delalloc rows: spawn_us is fitted on the after row; at equal
-	 * delalloc the series changes cp by <1%, so the before row is shown,
-	 * not asserted (a 5% slower creation, spawn_us=1990, gives it) */
-	{ "before", "state=delalloc", "cp_ms", 16574, "seed 004, 128M, cached and delalloc (not enforced: needs 5% slower creation, spawn_us=1990)", -1 },
-	{ "after", "state=delalloc", "cp_ms", 6277, "seed 004, 128M, cached and delalloc (spawn_us fitted on it)", 0.25 },
+	/* the delalloc rows: spawn_us is fitted on the after row (the median
+	 * over 16 seeds, i.e. boot phases); at equal delalloc the series
+	 * changes cp by <1%, so the before row is shown, not asserted (a 6%
+	 * slower creation, spawn_us=2050, gives it) */
+	{ "before", "state=delalloc", "cp_ms", 16574, "seed 004, 128M, cached and delalloc (not enforced: needs 6% slower creation, spawn_us=2050)", -1 },
+	{ "after", "state=delalloc", "cp_ms", 6277, "seed 004, 128M, cached and delalloc (spawn_us fitted on it, median of 16 seeds)", 0.25 },
 	{ "before", "state=cached", "cp_ms", 122, "seed 004, 128M, cached and no delalloc", 0.25 },
 	{ "after", "state=cached", "cp_ms", 109, "seed 004, 128M, cached and no delalloc", 0.25 },
 	{ "before", "state=cold", "cp_ms", 20144, "seed 004, 128M, without data/metadata cached", 0.25 },
@@ -412,6 +413,15 @@ static int sc_setup(struct lab_run *r)
 	o.wb_interval = (simtime_t)(exp_param(r, "wb_interval_s") * 1e9);
 	if (o.wb_interval < NS_PER_MS)
 		o.wb_interval = NS_PER_MS;
+	/* the flusher's wakeups on the timer wheel of an HZ=250 kernel
+	 * (Debian's), at a boot phase drawn from the seed: the same seed gives
+	 * before and after the same writeback timing, another seed another */
+	o.jiffy_ns = 4 * NS_PER_MS;
+	{
+		prng p;
+		prng_seed(&p, r->seed ^ 0x6a6966666965ull);
+		o.jiffies0 = prng_below(&p, 1u << 20);
+	}
 	/* dirty_background_ratio 10% of a 16 GiB box [estimate] */
 	o.dirty_bg_bytes = 1638ull << 20;
 	/* mkfs + mount on the device, the data path attached to it; the

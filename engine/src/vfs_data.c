@@ -760,6 +760,28 @@ void vd_writeback_start(dinode *d, int sync)
 	assert(d->wb_task);
 }
 
+/*
+ * When the flusher's delayed work, queued now to run `delay` later, fires:
+ * the timer wheel (kernel/time/timer.c) keeps a timer `delta` jiffies away
+ * in level n, where level n starts at 63 << 3(n-1) jiffies and has a
+ * granule of 8^n jiffies, and fires it at the first granule boundary after
+ * its expiry (calc_index rounds up). So wakeups drift later than the
+ * nominal period by up to a granule each time.
+ */
+static simtime_t flusher_due(const dfs *fs, simtime_t now, simtime_t delay)
+{
+	simtime_t j = fs->o.jiffy_ns;
+	if (j == 0)
+		return now + delay;
+	uint64_t delta = (uint64_t)((delay + j - 1) / j);
+	uint64_t gran = 1;
+	for (uint64_t start = 63; delta >= start && gran < (1u << 24); start <<= 3)
+		gran <<= 3;
+	uint64_t expires = fs->o.jiffies0 + (uint64_t)(now / j) + delta;
+	uint64_t fire = (expires / gran + 1) * gran;
+	return (simtime_t)(fire - fs->o.jiffies0) * j;
+}
+
 /* The flusher thread's periodic wakeup (wb_workfn, kupdate style): write
  * back inodes dirty for longer than the expiry, or everything dirty when
  * over the background threshold. */
@@ -778,7 +800,7 @@ static void flusher_tick(sim *s, void *arg)
 			vd_writeback_start(d, 0);
 	}
 	if (fs->flusher_armed)
-		sim_after(s, fs->o.wb_interval, flusher_tick, fs);
+		sim_at(s, flusher_due(fs, sim_now(s), fs->o.wb_interval), flusher_tick, fs);
 }
 
 void dfs_start_flusher(dfs *fs)
@@ -786,7 +808,7 @@ void dfs_start_flusher(dfs *fs)
 	if (fs->flusher_armed)
 		return;
 	fs->flusher_armed = 1;
-	sim_after(fs->s, fs->o.wb_interval, flusher_tick, fs);
+	sim_at(fs->s, flusher_due(fs, sim_now(fs->s), fs->o.wb_interval), flusher_tick, fs);
 }
 
 /* ------------------------------------------------------------------ */

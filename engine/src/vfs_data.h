@@ -89,6 +89,13 @@ typedef struct data_opts {
 	int p9_file_cache;        /* 8/9 + 9/9: lseek keeps the cached state */
 	simtime_t dirty_expire;   /* dirty_expire_centisecs */
 	simtime_t wb_interval;    /* dirty_writeback_centisecs */
+	/* The flusher's wakeup is delayed work on the kernel's timer wheel,
+	 * which rounds a timer up to its level's granule (at HZ=250 a 5 s
+	 * delay lands on a 256 ms boundary). jiffy_ns 0: exact wakeups.
+	 * jiffies0: the jiffies count at simulated time 0 (where the
+	 * boundaries fall; a run's boot phase). */
+	simtime_t jiffy_ns;
+	uint64_t jiffies0;
 	uint64_t dirty_bg_bytes;  /* dirty_background threshold */
 	/* Memory the page cache may use (0: no limit). Past it clean pages
 	 * are evicted, least recently used inode first. */
