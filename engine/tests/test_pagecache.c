@@ -131,6 +131,48 @@ static void test_writeback_expiry(void)
 	sim_destroy(s);
 }
 
+/* The flusher's 5 s delayed work on the timer wheel: each wakeup lands
+ * on the next 64-jiffy boundary (HZ=250: 256 ms), so with the boundaries
+ * where jiffies0 = 10 puts them the 6th comes at 30.68 s, where exact
+ * 5 s wakeups flush the file (dirtied at 0) at 30.0 s. */
+static uint64_t flushed_dirty_at(simtime_t jiffy, simtime_t until)
+{
+	sim *s = sim_create(1, 0);
+	bdev *dev;
+	bdev_create(s, "ideal", &dev);
+	dfs fs;
+	data_opts o = opts(1);
+	o.dirty_expire = 30 * NS_PER_S;
+	o.wb_interval = 5 * NS_PER_S;
+	o.jiffy_ns = jiffy;
+	o.jiffies0 = 10;
+	dfs_init(&fs, s, dev, &o);
+	dinode *d;
+	dfs_inode_new(&fs, &d);
+	task *t = task_spawn(s, "user", idle_step, NULL, 0);
+	sim_run(s, 10, SIMTIME_MAX);
+	for (int i = 0; i < 50; i++)
+		vd_write(d, t, (uint64_t)i * 2 * PG, PG);
+	dfs_start_flusher(&fs);
+	sim_run(s, 10000000, until);
+	uint64_t dirty = d->pc.dirty;
+	fs.flusher_armed = 0;
+	sim_run(s, 10000000, SIMTIME_MAX);
+	dfs_destroy(&fs);
+	bdev_destroy(dev);
+	sim_destroy(s);
+	return dirty;
+}
+
+static void test_flusher_timer_wheel(void)
+{
+	const simtime_t j = 4 * NS_PER_MS;
+	CHECK_EQ(flushed_dirty_at(j, 30600 * NS_PER_MS), 50); /* 6th wakeup not yet */
+	CHECK_EQ(flushed_dirty_at(j, 31000 * NS_PER_MS), 0);  /* 6th at 30.68 s */
+	CHECK_EQ(flushed_dirty_at(0, 29900 * NS_PER_MS), 50); /* exact: before the 6th */
+	CHECK_EQ(flushed_dirty_at(0, 30500 * NS_PER_MS), 0);  /* exact: the 6th at 30.0 s */
+}
+
 /* After a remount, reading the file through readahead leaves one
  * UPTODATE record per hole page read before 1/9, none after. */
 static uint64_t hole_records_after_read(int p1, uint64_t *records_ahead)
@@ -279,6 +321,7 @@ int main(void)
 	test_counts();
 	test_readahead_ramp();
 	test_writeback_expiry();
+	test_flusher_timer_wheel();
 	test_hole_uptodate();
 	T_DONE();
 }
