@@ -364,8 +364,10 @@ enum {
 	ITEMS_SUBVOL = 8,
 };
 
-int vfs_create(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir, const char *name,
-	       uint32_t mode, struct inode **out)
+/* create(2) and mkdir(2): reserve the transaction's 5 items, make the
+ * node with `mode`, give back what the reservation did not use. */
+static int create_reserved(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir,
+			   const char *name, uint32_t mode, struct inode **out)
 {
 	if (!fs)
 		return LAB_EINVAL;
@@ -373,23 +375,21 @@ int vfs_create(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir, cons
 	int r = fs_space_meta_begin(fs, t, ITEMS_CREATE, &op);
 	if (r)
 		return r;
-	r = make_node(fs, t, root, dir, name, S_IFREG_ | (mode & 07777), out);
+	r = make_node(fs, t, root, dir, name, mode, out);
 	fs_space_meta_end(fs, t, &op);
 	return r;
+}
+
+int vfs_create(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir, const char *name,
+	       uint32_t mode, struct inode **out)
+{
+	return create_reserved(fs, t, root, dir, name, S_IFREG_ | (mode & 07777), out);
 }
 
 int vfs_mkdir(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir, const char *name,
 	      struct inode **out)
 {
-	if (!fs)
-		return LAB_EINVAL;
-	fs_space_op op;
-	int r = fs_space_meta_begin(fs, t, ITEMS_CREATE, &op);
-	if (r)
-		return r;
-	r = make_node(fs, t, root, dir, name, S_IFDIR_ | 0755, out);
-	fs_space_meta_end(fs, t, &op);
-	return r;
+	return create_reserved(fs, t, root, dir, name, S_IFDIR_ | 0755, out);
 }
 
 int vfs_lookup(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino, const char *name,

@@ -653,6 +653,20 @@ static int wb_one(sim *s, task *t)
 	return TASK_DONE;
 }
 
+/* Wait for the inode's write bios in submission order (the list is newest
+ * first), completing their ordered extents on t (the caller's own wait in
+ * a synchronous writeback). */
+static void wait_writes(dinode *d, task *t)
+{
+	while (d->writes) {
+		dbio *db = d->writes;
+		while (db->next)
+			db = db->next;
+		task_wait_until(t, db->b.complete);
+		task_cpu(d->fs->s, t, wbio_complete(d, db, t));
+	}
+}
+
 /* Writeback runs extent by extent; while no lseek holds a range lock
  * nothing can interleave with it, so several extents go in one step. */
 static int wb_step(sim *s, task *t)
@@ -686,15 +700,7 @@ int vd_writeback_range_sync(dinode *d, task *t, uint64_t start)
 		r = wb_extent(d, t);
 	while (r == WB_EXTENT || r == WB_WAITED);
 	wb_submit(d, t);
-	/* wait for the bios in submission order (the list is newest first),
-	 * completing their ordered extents on t */
-	while (d->writes) {
-		dbio *db = d->writes;
-		while (db->next)
-			db = db->next;
-		task_wait_until(t, db->b.complete);
-		task_cpu(fs->s, t, wbio_complete(d, db, t));
-	}
+	wait_writes(d, t);
 	d->wb_caller_waits = 0;
 	d->wb_active = 0;
 	if (d->pc.dirty == 0)
@@ -719,13 +725,8 @@ int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait)
 	while ((r == WB_EXTENT || r == WB_WAITED) &&
 	       (int64_t)(dirty0 - d->pc.dirty) < max_pages);
 	wb_submit(d, t);
-	while (wait && d->writes) {
-		dbio *db = d->writes;
-		while (db->next)
-			db = db->next;
-		task_wait_until(t, db->b.complete);
-		task_cpu(fs->s, t, wbio_complete(d, db, t));
-	}
+	if (wait)
+		wait_writes(d, t);
 	d->wb_caller_waits = 0;
 	d->wb_active = 0;
 	if (d->pc.dirty == 0)
