@@ -5,8 +5,10 @@
  * The device is a small pipeline of timeline reservations (see
  * bdev_profile.h for the parameters): a bounded command queue, a serial
  * link/controller stage, parallel flash units with a fitted service-time
- * distribution, and for drives with a DRAM write cache a per-unit share of
- * that cache which the unit drains by programming flash. A bio's
+ * distribution (multi-plane reads, a die held only for its sense), and for
+ * drives with a DRAM write cache a per-unit share of that cache which the
+ * unit drains by programming flash at a rate garbage collection varies
+ * from band to band, fed in order per submission queue. A bio's
  * completion time is computed when it is submitted; queueing delay appears
  * when a stage is still reserved by earlier bios, so IOPS saturate at the
  * slowest stage and latency then grows as Little's law says.
