@@ -37,10 +37,10 @@
  *                FTL), so a sustained write rate above the drain rate
  *                waits for room in arrival order; the drain rate of each
  *                band of seg_bytes host bytes is scaled by a factor drawn
- *                with sigma drain_sigma (garbage collection relocates a
- *                different amount of valid data for each band), so a
- *                saturated write stream's latency varies from band to band;
- *                With wr_serial the controller takes one submission
+ *                with sigma drain_sigma, in cycles of 16 bands whose mean
+ *                is 1 (garbage collection relocates a different amount of
+ *                valid data for each band), so a saturated write stream's
+ *                latency varies from band to band. With wr_serial the controller takes one submission
  *                queue's writes into the cache one after another, so a
  *                single queue (one fio job) is capped at about 1 / wr_ns
  *                writes per second (a slow write's time beyond the median
@@ -96,8 +96,9 @@ typedef struct bdev_profile {
 	double seg_bytes;         /* host bytes written per band (segment)... */
 	double drain_sigma;       /* ...whose drain time per byte is the mean
 	                           * times a lognormal factor of this sigma
-	                           * (mean 1): garbage collection of a band's
-	                           * victim; 0 = a steady drain */
+	                           * (each cycle of 16 bands has mean 1):
+	                           * garbage collection of a band's victim;
+	                           * 0 = a steady drain */
 	int plp;                  /* power-loss protection: flush is free */
 	double flush_p50_ns;      /* flush latency without plp: median */
 	double flush_p99_ns;      /*   and 99th percentile (lognormal) */
