@@ -1,10 +1,12 @@
 /*
- * vfs_data.c - buffered write, read with readahead, writeback and
- * ordered-extent completion, fsync, truncate, remount (see vfs_data.h).
+ * vfs_data.c - buffered write, writeback and ordered-extent completion,
+ * the flusher, fsync, truncate, remount (see vfs_data.h); reads and
+ * readahead are in vfs_data_read.c.
  * Where the file extent items live (the array model or the real fs tree)
  * is vfs_data_items.c's business.
  */
 #include "vfs_data.h"
+#include "vfs_data_int.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -17,7 +19,6 @@
 #include "lab.h"
 #include "trans.h"
 
-#define PG PC_PAGE
 
 /* ------------------------------------------------------------------ */
 
@@ -36,7 +37,8 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o)
 	return 0;
 }
 
-static void dbio_free(dbio *b)
+/* see vfs_data_int.h */
+void vd_dbio_free(dbio *b)
 {
 	free(b->offs);
 	free(b);
@@ -52,15 +54,15 @@ static void dinode_free(dinode *d)
 	pc_destroy(&d->pc);
 	free(d->fe);
 	if (d->wb_bio)
-		dbio_free(d->wb_bio);
+		vd_dbio_free(d->wb_bio);
 	/* bios still in flight when a run ends */
 	for (dbio *b = d->reads, *nx; b; b = nx) {
 		nx = b->next;
-		dbio_free(b);
+		vd_dbio_free(b);
 	}
 	for (dbio *b = d->writes, *nx; b; b = nx) {
 		nx = b->next;
-		dbio_free(b);
+		vd_dbio_free(b);
 	}
 	free(d);
 }
@@ -157,7 +159,8 @@ void dfile_close(dfile *f)
 	f->llseek_cached = NULL;
 }
 
-static void sample(dinode *d)
+/* see vfs_data_int.h */
+void vd_sample(dinode *d)
 {
 	dfs *fs = d->fs;
 	simtime_t now = sim_now(fs->s);
@@ -343,7 +346,7 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 	task_cpu(fs->s, t, n * C_WRITE_PAGE_NS + extra_ns + eio_call_ns(&c));
 	(void)newly;
 	pc_touch(&d->pc);
-	sample(d);
+	vd_sample(d);
 	space_note(d, t->clock, 0);
 	rc = balance_dirty(d, t);
 	dfs_shrink(fs);
@@ -355,7 +358,8 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 
 static void wbio_end(sim *s, bio *b);
 
-static dbio *dbio_new(dinode *d, int read, uint64_t disk)
+/* see vfs_data_int.h */
+dbio *vd_dbio_new(dinode *d, int read, uint64_t disk)
 {
 	dbio *db = calloc(1, sizeof(*db));
 	assert(db);
@@ -368,7 +372,8 @@ static dbio *dbio_new(dinode *d, int read, uint64_t disk)
 	return db;
 }
 
-static void dbio_add(dbio *db, uint64_t off, uint64_t bytes)
+/* see vfs_data_int.h */
+void vd_dbio_add(dbio *db, uint64_t off, uint64_t bytes)
 {
 	if (db->n == db->cap) {
 		db->cap = db->cap ? db->cap * 2 : 64;
@@ -458,8 +463,8 @@ static uint64_t wbio_complete(dinode *d, dbio *db, task *t)
 			*pp = db->next;
 			break;
 		}
-	dbio_free(db);
-	sample(d);
+	vd_dbio_free(db);
+	vd_sample(d);
 	return ns;
 }
 
@@ -601,8 +606,8 @@ static int wb_extent(dinode *d, task *t)
 				  d->wb_bio->b.bytes + len > DATA_MAX_BIO))
 			wb_submit(d, t);
 		if (!d->wb_bio)
-			d->wb_bio = dbio_new(d, 0, disk);
-		dbio_add(d->wb_bio, ds, len);
+			d->wb_bio = vd_dbio_new(d, 0, disk);
+		vd_dbio_add(d->wb_bio, ds, len);
 	}
 	d->wb_lock_off = ds;
 	d->wb_lock_until = t->clock + ns;
@@ -813,221 +818,6 @@ void dfs_start_flusher(dfs *fs)
 }
 
 /* ------------------------------------------------------------------ */
-/* reads and readahead                                                 */
-
-/* A read bio is done: its pages are UPTODATE and their io_tree range is
- * unlocked (end_bio_extent_readpage); readers parked on pages wake. */
-static void rbio_complete(dinode *d, dbio *db, simtime_t now)
-{
-	dfs *fs = d->fs;
-	eio_call c = {0};
-	for (uint32_t i = 0; i < db->n; i++) {
-		uint64_t off = db->offs[i];
-		pc_set(&d->pc, off / PG, PG_UPTODATE, PG_LOCKED);
-		eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_LOCKED, NULL, &c, fs->s, now);
-	}
-	fs->cpu_endio_ns += eio_call_ns(&c) + db->n * C_CSUM_VERIFY_NS;
-	/* unlink from the in-flight list */
-	for (dbio **pp = &d->reads; *pp; pp = &(*pp)->next)
-		if (*pp == db) {
-			*pp = db->next;
-			break;
-		}
-	dbio_free(db);
-	waitq_wake_all(fs->s, &d->pc.page_waiters, now);
-	sample(d);
-}
-
-static void rbio_end(sim *s, bio *b)
-{
-	dbio *db = b->priv;
-	rbio_complete(db->d, db, sim_now(s));
-}
-
-/* btrfs_lookup_bio_sums: the csum tree leaf holding the bio's first
- * sector (tree mode: a real search of the csum tree; else the modelled
- * leaves of CSUM_MAX_BYTES each). Charges t. */
-static void csum_lookup(dinode *d, task *t, const dbio *db)
-{
-	dfs *fs = d->fs;
-	if (fs->fsi) {
-		bt_path p;
-		bt_path_init(&p, &fs->fsi->csum_tree, t);
-		bt_key k = bt_mkkey(BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY,
-				    db->b.offset);
-		int rc = bt_search(&fs->fsi->csum_tree, &p, &k, 0, 0);
-		if (rc >= 0)
-			vd_tree_touch(fs, t, &p);
-		bt_path_release(&p);
-		task_cpu(fs->s, t, C_CSUM_LOOKUP_NS);
-		return;
-	}
-	uint64_t per_leaf = CSUM_MAX_BYTES / SZ_CSUM_PER_SECTOR;
-	uint64_t s0 = db->b.offset / PG / per_leaf;
-	uint64_t s1 = (db->b.offset + db->b.bytes - 1) / PG / per_leaf;
-	for (uint64_t l = s0; l <= s1; l++)
-		if (fs->meta_cold && vd_meta_touch(&fs->csum_cached, &fs->csum_cap, l))
-			vd_meta_read(fs, t, fs->csum_base + l * BT_NODESIZE);
-	task_cpu(fs->s, t, C_CSUM_LOOKUP_NS);
-}
-
-/* Submit a read bio. With sync_io it has no end_io: vd_reads_wait
- * completes it on the reader's task. */
-static void rbio_submit(dinode *d, task *t, dbio *db)
-{
-	dfs *fs = d->fs;
-	csum_lookup(d, t, db);
-	db->b.end_io = fs->sync_io ? NULL : rbio_end;
-	db->next = d->reads;
-	d->reads = db;
-	fs->data_reads++;
-	fs->data_read_bytes += db->b.bytes;
-	bdev_submit(fs->dev, &db->b, t->clock);
-}
-
-/* sync_io: wait on t for every read bio of d in flight, oldest first,
- * and complete it. */
-static void reads_wait(dinode *d, task *t)
-{
-	while (d->reads) {
-		dbio *db = d->reads;
-		while (db->next)
-			db = db->next;
-		task_wait_until(t, db->b.complete);
-		rbio_complete(d, db, t->clock);
-	}
-}
-
-/*
- * Read the pages of a readahead window that are not cached (models
- * page_cache_ra_unbounded -> btrfs_readahead -> extent_readahead ->
- * btrfs_do_readpage): the batch is locked in the io_tree, each page maps
- * through btrfs_get_extent (an extent map, or an fs tree search that
- * creates one); hole pages are zeroed, marked UPTODATE in the io_tree
- * unless patch 1/9 is in (the leftover the patch removes) and unlocked;
- * inline data is copied from the leaf; data pages go into disk-contiguous
- * bios and stay locked until the read completes.
- */
-static void ra_read_window(dfile *f, task *t, ra_window w)
-{
-	dinode *d = f->d;
-	dfs *fs = d->fs;
-	uint64_t last = d->i_size ? (d->i_size - 1) / PG : 0;
-	if (!d->i_size || w.start > last)
-		return;
-	uint64_t end = w.start + w.nr - 1 < last ? w.start + w.nr - 1 : last;
-	fs->ra_windows++;
-	dbio *db = NULL;
-	uint64_t p = w.start;
-	while (p <= end) {
-		if (pc_flags(&d->pc, p) & PG_PRESENT) {
-			p++;
-			continue;
-		}
-		/* a batch of absent pages */
-		uint64_t q = p;
-		while (q + 1 <= end && !(pc_flags(&d->pc, q + 1) & PG_PRESENT))
-			q++;
-		eio_call c = {0};
-		uint64_t ns = 0;
-		eio_set_bits(&d->io, p * PG, (q + 1) * PG - 1, EXTENT_LOCKED, 0, NULL, NULL, &c);
-		for (uint64_t i = p; i <= q; i++) {
-			uint64_t off = i * PG;
-			pc_set(&d->pc, i, PG_PRESENT | PG_LOCKED, 0);
-			if (i == w.mark)
-				pc_set(&d->pc, i, PG_READAHEAD, 0);
-			fs->ra_pages++;
-			ns += C_READPAGE_NS;
-			/* btrfs_get_extent: the extent map, or the fs tree */
-			uint64_t nodes = 0;
-			const extent_map *em = emap_get(&d->em, emap_lookup(&d->em, off, PG, &nodes));
-			ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
-			uint64_t disk = EM_HOLE;
-			if (em) {
-				if (em->block_start != EM_HOLE)
-					disk = em->block_start + (off - em->start);
-			} else {
-				fext x;
-				int data = vd_fe_map(d, t, off, &x);
-				if (data > 0 && x.disk == FEXT_INLINE) {
-					disk = FEXT_INLINE; /* not cached as a map */
-				} else if (data > 0) {
-					emap_insert(&d->em, x.off, x.len, x.disk);
-					disk = x.disk + (off - x.off);
-				} else {
-					emap_insert(&d->em, x.off, x.len, EM_HOLE);
-				}
-				ns += C_GET_EXTENT_NS;
-			}
-			if (disk != EM_HOLE && disk != FEXT_INLINE) {
-				if (db && (db->b.offset + db->b.bytes != disk ||
-					   db->b.bytes + PG > DATA_MAX_BIO)) {
-					task_cpu(fs->s, t, ns + eio_call_ns(&c));
-					ns = 0;
-					c = (eio_call){0};
-					rbio_submit(d, t, db);
-					db = NULL;
-				}
-				if (!db)
-					db = dbio_new(d, 1, disk);
-				dbio_add(db, off, PG);
-			} else {
-				/* a hole is zeroed; inline data is copied from the leaf */
-				ns += C_HOLE_ZERO_NS;
-				pc_set(&d->pc, i, PG_UPTODATE, PG_LOCKED);
-				if (!fs->o.p1_no_hole_uptodate || disk == FEXT_INLINE)
-					eio_set_bits(&d->io, off, off + PG - 1, EXTENT_UPTODATE, 0, NULL, NULL, &c);
-				eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_LOCKED, NULL, &c, fs->s, t->clock);
-			}
-		}
-		task_cpu(fs->s, t, ns + eio_call_ns(&c));
-		p = q + 1;
-	}
-	if (db)
-		rbio_submit(d, t, db);
-	if (fs->sync_io)
-		reads_wait(d, t);
-	sample(d);
-}
-
-int vd_read_page(dfile *f, task *t, uint64_t off)
-{
-	dinode *d = f->d;
-	dfs *fs = d->fs;
-	uint64_t idx = off / PG;
-	int rc = pc_reserve(&d->pc, idx + 1);
-	if (rc)
-		return rc;
-	uint8_t fl = pc_flags(&d->pc, idx);
-	if (!(fl & PG_PRESENT)) {
-		fs->cache_misses++;
-		ra_window w = ra_ondemand(&f->ra, &d->pc, idx, 1, 0);
-		if (w.nr == 0)
-			w = (ra_window){idx, 1, UINT64_MAX};
-		ra_read_window(f, t, w);
-		fl = pc_flags(&d->pc, idx);
-	} else if (fl & PG_READAHEAD) {
-		fs->cache_hits++;
-		pc_set(&d->pc, idx, 0, PG_READAHEAD);
-		ra_window w = ra_ondemand(&f->ra, &d->pc, idx, 1, 1);
-		if (w.nr)
-			ra_read_window(f, t, w);
-		fl = pc_flags(&d->pc, idx);
-	} else if (fl & PG_UPTODATE) {
-		fs->cache_hits++;
-	}
-	if (!(fl & PG_UPTODATE)) {
-		task_park(t, &d->pc.page_waiters);
-		return 1;
-	}
-	f->ra.prev_index = idx;
-	task_cpu(fs->s, t, C_READ_COPY_NS);
-	pc_touch(&d->pc);
-	dfs_shrink(fs);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* fsync and truncate                                                  */
 
 int vd_fsync(dinode *d, task *t)
@@ -1075,7 +865,7 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 		if (d->wb_index > from)
 			d->wb_index = from;
 		task_cpu(fs->s, t, eio_call_ns(&c));
-		sample(d);
+		vd_sample(d);
 		return rc;
 	}
 	/* the file extent items past the end go, one crossing it is trimmed */
@@ -1093,7 +883,7 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 	if (d->wb_index > from)
 		d->wb_index = from;
 	task_cpu(fs->s, t, eio_call_ns(&c) + dropped * C_FINISH_ORDERED_NS / 4);
-	sample(d);
+	vd_sample(d);
 	return 0;
 }
 
