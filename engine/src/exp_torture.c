@@ -67,14 +67,7 @@
 #include "vfs.h"
 #include "vfs_io.h"
 
-#define TS_MAX_SV 64
-#define TS_MAX_SNAPS 6 /* plus its source: within the index's RS_MAX roots per extent */
-#define TS_MAX_FSYNC 6
-#define TS_RECENT 32
-/* How often a task waiting for the cleaner or for fsyncs looks again:
- * [estimate: a scheduling quantum; it only sets how long the main task
- * idles, never what is checked] */
-#define TS_POLL_NS (100 * NS_PER_US)
+#include "exp_torture_int.h"
 
 static const char *const mix_values[] = { "files", "all", NULL };
 
@@ -97,78 +90,7 @@ static const metric_desc torture_metrics[] = {
 	{ "max_tree_height", "levels", "tallest tree seen at any commit" },
 };
 
-typedef struct tent {       /* a live name */
-	int sv;              /* subvolume slot */
-	uint64_t dir, ino;
-	uint32_t name;       /* name is "n<name>" */
-	int is_dir;
-	uint32_t new_ext;    /* extents written since its last fsync */
-} tent;
 
-typedef struct tname_ent {  /* a name as a snapshot saw it */
-	uint64_t ino, dir;
-	uint32_t name;
-} tname_ent;
-
-typedef struct tsnap {
-	struct btrfs_root *root;
-	tname_ent *names;    /* sorted by ino */
-	int nnames;
-} tsnap;
-
-struct tort;
-
-typedef struct tfsync {     /* one fsync task */
-	struct tort *c;
-	int busy;
-	int data_done;       /* the data part (vio_fsync) is done */
-	int sv;
-	uint64_t ino, pino;  /* pinned inodes (pino: the logged parent, or 0) */
-	tl_fsync f;
-} tfsync;
-
-enum { ST_START = 0, ST_QUIET, ST_COMMIT };
-enum { CW_NONE = 0, CW_SYNC, CW_FSYNC, CW_REMOUNT, CW_FINAL };
-
-typedef struct tort {
-	fs_info *fs;         /* first: tests reach the fs through the run context */
-	bdev *dev;           /* the data path needs a device: "ideal" */
-	int vio_ready;
-	trans_mgr tm;        /* transactions: every op runs inside a handle */
-	int tm_ready;
-	struct btrfs_root *sv[TS_MAX_SV];
-	uint32_t svname[TS_MAX_SV]; /* "s<n>" in the top directory (0: none) */
-	int nsv;             /* slots used (some may be dead: sv[i] == NULL) */
-	tent *ents;
-	int nents, cap;
-	uint32_t next_name;
-	uint64_t ops, target, commits, fsyncs, failures, errors;
-	int max_height;
-	int mix_all;
-	prng rng;
-	char first_error[200];
-	/* the main task's state */
-	int state, want;
-	trans_handle h;
-	/* mix=all */
-	qgroup_ctx q;
-	subvol_ctx sc;
-	int q_ready, sc_ready;
-	ebmem *mem;
-	treelog *tl;
-	tsnap snaps[TS_MAX_SNAPS];
-	int nsnaps;
-	tfsync fsw[TS_MAX_FSYNC];
-	uint64_t recent[TS_RECENT][2]; /* (root id, ino) of recent writes */
-	int nrecent;
-	uint64_t storms, sends, sent_inodes, snapshots, snap_deletes;
-	uint64_t subvol_creates, subvol_deletes, remounts, log_fallbacks;
-	uint64_t reads, read_bytes, lseeks;
-	int fsync_sv;        /* mix=files: the file fsync flushes before its commit */
-	uint64_t fsync_ino;
-} tort;
-
-static void want_commit(tort *c, int why);
 
 /* The name of entry number n ("n<n>"; buf holds 16 bytes). */
 static void tname(char *buf, uint32_t n)
@@ -177,7 +99,7 @@ static void tname(char *buf, uint32_t n)
 }
 
 /* An operation failed where it should not: a failure, the first one kept. */
-static void note_error(tort *c, const char *what, int rc)
+void tort_note_error(tort *c, const char *what, int rc)
 {
 	c->errors++;
 	c->failures++;
@@ -186,7 +108,7 @@ static void note_error(tort *c, const char *what, int rc)
 }
 
 /* Count f checker failures of fs, keeping the first message. */
-static void note_check(tort *c, fs_info *fs, int f)
+void tort_note_check(tort *c, fs_info *fs, int f)
 {
 	if (f <= 0)
 		return;
@@ -211,13 +133,13 @@ static int ents_add(tort *c, const tent *e)
 }
 
 /* Forget live name i (the last one takes its place). */
-static void ents_del(tort *c, int i)
+void tort_ents_del(tort *c, int i)
 {
 	c->ents[i] = c->ents[--c->nents];
 }
 
 /* Whether an fsync task holds inode ino of subvolume slot sv. */
-static int pinned(const tort *c, int sv, uint64_t ino)
+int tort_pinned(const tort *c, int sv, uint64_t ino)
 {
 	for (int i = 0; i < TS_MAX_FSYNC; i++) {
 		const tfsync *w = &c->fsw[i];
@@ -228,7 +150,7 @@ static int pinned(const tort *c, int sv, uint64_t ino)
 }
 
 /* fsync tasks in flight. */
-static int fsyncs_busy(const tort *c)
+int tort_fsyncs_busy(const tort *c)
 {
 	int n = 0;
 	for (int i = 0; i < TS_MAX_FSYNC; i++)
@@ -237,7 +159,7 @@ static int fsyncs_busy(const tort *c)
 }
 
 /* A random live subvolume slot. */
-static int pick_sv(tort *c)
+int tort_pick_sv(tort *c)
 {
 	int i = (int)prng_below(&c->rng, (uint64_t)c->nsv);
 	while (!c->sv[i])
@@ -246,7 +168,7 @@ static int pick_sv(tort *c)
 }
 
 /* A random entry of the wanted kind (-1: any), or -1. */
-static int pick(tort *c, int want_dir)
+int tort_pick(tort *c, int want_dir)
 {
 	if (!c->nents)
 		return -1;
@@ -262,7 +184,7 @@ static int pick(tort *c, int want_dir)
 static uint64_t pick_dir(tort *c, int sv)
 {
 	for (int tries = 0; tries < 4; tries++) {
-		int i = pick(c, 1);
+		int i = tort_pick(c, 1);
 		if (i >= 0 && c->ents[i].sv == sv)
 			return c->ents[i].ino;
 	}
@@ -272,7 +194,7 @@ static uint64_t pick_dir(tort *c, int sv)
 /* create(2) or mkdir(2) of a new name in a random directory (vfs.h). */
 static void op_create(tort *c, task *t, int is_dir)
 {
-	int sv = pick_sv(c);
+	int sv = tort_pick_sv(c);
 	uint64_t dir = pick_dir(c, sv);
 	char name[16];
 	uint32_t n = c->next_name++;
@@ -281,12 +203,12 @@ static void op_create(tort *c, task *t, int is_dir)
 	int rc = is_dir ? vfs_mkdir(c->fs, t, c->sv[sv], dir, name, &in)
 			: vfs_create(c->fs, t, c->sv[sv], dir, name, 0644, &in);
 	if (rc) {
-		note_error(c, is_dir ? "mkdir" : "create", rc);
+		tort_note_error(c, is_dir ? "mkdir" : "create", rc);
 		return;
 	}
 	tent e = { sv, dir, in->ino, n, is_dir, 0 };
 	if (ents_add(c, &e))
-		note_error(c, "ents", LAB_ENOMEM);
+		tort_note_error(c, "ents", LAB_ENOMEM);
 }
 
 /* Remember a written inode for the next fsync storm (a ring). */
@@ -310,15 +232,15 @@ static uint64_t rnd_bytes(tort *c, uint64_t blocks)
  * offset 0 of an empty file may end up inline at writeback. */
 static void op_write(tort *c, task *t)
 {
-	int i = pick(c, 0);
+	int i = tort_pick(c, 0);
 	if (i < 0)
 		return;
 	tent *e = &c->ents[i];
-	if (pinned(c, e->sv, e->ino))
+	if (tort_pinned(c, e->sv, e->ino))
 		return;
 	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
 	if (!in)
-		return note_error(c, "write: inode", LAB_EENGINE);
+		return tort_note_error(c, "write: inode", LAB_EENGINE);
 	uint64_t off, len;
 	if (in->size == 0 && prng_below(&c->rng, 3) == 0) {
 		off = 0;
@@ -333,22 +255,22 @@ static void op_write(tort *c, task *t)
 	if (rc == 0 && in->size < off + len)
 		rc = LAB_EENGINE;
 	if (rc)
-		note_error(c, "write", rc);
+		tort_note_error(c, "write", rc);
 }
 
 /* truncate(2) to a smaller or larger size (models btrfs_setsize: the
  * next fsync of the inode is a full one). */
 static void op_truncate(tort *c, task *t)
 {
-	int i = pick(c, 0);
+	int i = tort_pick(c, 0);
 	if (i < 0)
 		return;
 	tent *e = &c->ents[i];
-	if (pinned(c, e->sv, e->ino))
+	if (tort_pinned(c, e->sv, e->ino))
 		return;
 	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
 	if (!in)
-		return note_error(c, "truncate: inode", LAB_EENGINE);
+		return tort_note_error(c, "truncate: inode", LAB_EENGINE);
 	uint64_t ns = prng_below(&c->rng, 4) == 0 ? in->size + rnd_bytes(c, 16)
 						 : prng_below(&c->rng, in->size + 1);
 	int rc = vio_truncate(c->fs, t, in, ns);
@@ -361,19 +283,19 @@ static void op_truncate(tort *c, task *t)
 		rc = fs_inode_update(c->fs, t, in);
 	}
 	if (rc)
-		note_error(c, "truncate", rc);
+		tort_note_error(c, "truncate", rc);
 }
 
 /* A buffered read of part of a file: it returns what i_size allows. */
 static void op_read(tort *c, task *t)
 {
-	int i = pick(c, 0);
+	int i = tort_pick(c, 0);
 	if (i < 0)
 		return;
 	tent *e = &c->ents[i];
 	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
 	if (!in)
-		return note_error(c, "read: inode", LAB_EENGINE);
+		return tort_note_error(c, "read: inode", LAB_EENGINE);
 	uint64_t off = in->size ? prng_below(&c->rng, in->size + SECTORSIZE) : 0;
 	uint64_t len = 1 + rnd_bytes(c, 32), got = 0;
 	uint64_t want = off >= in->size ? 0 : in->size - off < len ? in->size - off : len;
@@ -383,7 +305,7 @@ static void op_read(tort *c, task *t)
 	if (!rc && got != want)
 		rc = LAB_EENGINE;
 	if (rc)
-		return note_error(c, "read", rc);
+		return tort_note_error(c, "read", rc);
 	c->reads++;
 	c->read_bytes += got;
 }
@@ -391,20 +313,20 @@ static void op_read(tort *c, task *t)
 /* lseek SEEK_DATA / SEEK_HOLE: the answer lies in [off, i_size]. */
 static void op_lseek(tort *c, task *t)
 {
-	int i = pick(c, 0);
+	int i = tort_pick(c, 0);
 	if (i < 0)
 		return;
 	tent *e = &c->ents[i];
 	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
 	if (!in)
-		return note_error(c, "lseek: inode", LAB_EENGINE);
+		return tort_note_error(c, "lseek: inode", LAB_EENGINE);
 	uint64_t off = in->size ? prng_below(&c->rng, in->size) : 0, res = 0;
 	int whence = prng_below(&c->rng, 2) ? LSEEK_DATA : LSEEK_HOLE;
 	int rc = vio_lseek(c->fs, t, in, off, whence, &res);
 	if (rc == LSEEK_ENXIO) {
 		/* no data at or after off (SEEK_DATA), or off at/after EOF */
 		if (whence == LSEEK_HOLE && off < in->size)
-			note_error(c, "lseek hole", LAB_EENGINE);
+			tort_note_error(c, "lseek hole", LAB_EENGINE);
 		c->lseeks++;
 		return;
 	}
@@ -413,18 +335,18 @@ static void op_lseek(tort *c, task *t)
 	if (!rc && (res < off || res > in->size || (whence == LSEEK_DATA && res == in->size)))
 		rc = LAB_EENGINE;
 	if (rc)
-		return note_error(c, "lseek", rc);
+		return tort_note_error(c, "lseek", rc);
 	c->lseeks++;
 }
 
 /* rename(2) of a name into a random directory of its subvolume. */
 static void op_rename(tort *c, task *t)
 {
-	int i = pick(c, -1);
+	int i = tort_pick(c, -1);
 	if (i < 0)
 		return;
 	tent *e = &c->ents[i];
-	if (pinned(c, e->sv, e->ino))
+	if (tort_pinned(c, e->sv, e->ino))
 		return;
 	uint64_t nd = pick_dir(c, e->sv);
 	char on[16], nn[16];
@@ -435,7 +357,7 @@ static void op_rename(tort *c, task *t)
 	if (rc == LAB_EINVAL && e->is_dir)
 		return; /* moving a directory below itself: refused, as it should be */
 	if (rc)
-		return note_error(c, "rename", rc);
+		return tort_note_error(c, "rename", rc);
 	e->dir = nd;
 	e->name = n;
 }
@@ -443,11 +365,11 @@ static void op_rename(tort *c, task *t)
 /* unlink(2) of a file, rmdir(2) of an empty directory. */
 static void op_unlink(tort *c, task *t)
 {
-	int i = pick(c, -1);
+	int i = tort_pick(c, -1);
 	if (i < 0)
 		return;
 	tent e = c->ents[i];
-	if (pinned(c, e.sv, e.ino))
+	if (tort_pinned(c, e.sv, e.ino))
 		return;
 	char name[16];
 	tname(name, e.name);
@@ -457,19 +379,19 @@ static void op_unlink(tort *c, task *t)
 			return; /* only empty directories go */
 		int rc = vfs_rmdir(c->fs, t, c->sv[e.sv], e.dir, name);
 		if (rc)
-			return note_error(c, "rmdir", rc);
+			return tort_note_error(c, "rmdir", rc);
 	} else {
 		int rc = vfs_unlink(c->fs, t, c->sv[e.sv], e.dir, name);
 		if (rc)
-			return note_error(c, "unlink", rc);
+			return tort_note_error(c, "unlink", rc);
 	}
-	ents_del(c, i);
+	tort_ents_del(c, i);
 }
 
 /* lookup + stat(2): the name leads to the inode, whose item agrees. */
 static void op_stat(tort *c, task *t)
 {
-	int i = pick(c, -1);
+	int i = tort_pick(c, -1);
 	if (i < 0)
 		return;
 	tent *e = &c->ents[i];
@@ -493,332 +415,7 @@ static void op_stat(tort *c, task *t)
 			rc = LAB_EENGINE;
 	}
 	if (rc)
-		note_error(c, "stat", rc);
-}
-
-/* ---- fsync storms (mix=all) --------------------------------------------- */
-
-/* The step of one fsync task: the log part of btrfs_sync_file (the data
- * is in the trees already: ordered extents completed when written). */
-static int fsync_step(sim *s, task *t)
-{
-	tfsync *w = t->ctx;
-	tort *c = w->c;
-	(void)s;
-	int rc;
-	if (!w->data_done) {
-		/* btrfs_sync_file: write back and wait for the ordered extents */
-		rc = (w->f.inode->mode & S_IFMT_) == S_IFREG_ ? vio_fsync(c->fs, t, w->f.inode) : 0;
-		if (rc == 1)
-			return TASK_BLOCKED;
-		w->data_done = 1;
-		if (rc < 0) {
-			note_error(c, "fsync data", rc);
-			w->busy = 0;
-			return TASK_DONE;
-		}
-		return TASK_RUN;
-	}
-	rc = treelog_fsync_step(c->tl, t, &w->f);
-	if (rc == TASK_RUN || rc == TASK_BLOCKED)
-		return rc;
-	if (rc < 0)
-		note_error(c, "fsync", rc);
-	else if (w->f.error)
-		note_error(c, "fsync log", w->f.error);
-	w->busy = 0;
-	return TASK_DONE;
-}
-
-/* Whether the log has (or can make) the per-root state of root id: it
- * keeps TL_MAX_ROOTS of them for its lifetime; fsyncs started but not yet
- * run may each still make one. */
-static int log_has_room(const tort *c, uint64_t id)
-{
-	const treelog *tl = c->tl;
-	if (tl->nroots + fsyncs_busy(c) < TL_MAX_ROOTS)
-		return 1;
-	for (int i = 0; i < tl->nroots; i++)
-		if (tl->roots[i].root_id == id)
-			return 1;
-	return 0;
-}
-
-/* Start one fsync of entry i in a free slot; 0 if none was started. */
-static int fsync_start(tort *c, task *t, int i)
-{
-	tent *e = &c->ents[i];
-	if (pinned(c, e->sv, e->ino))
-		return 0;
-	int slot = -1;
-	for (int k = 0; k < TS_MAX_FSYNC && slot < 0; k++)
-		if (!c->fsw[k].busy)
-			slot = k;
-	if (slot < 0)
-		return 0;
-	struct btrfs_root *root = c->sv[e->sv];
-	struct inode *in = fs_inode_get(root, e->ino);
-	if (!in) {
-		note_error(c, "fsync: inode", LAB_EENGINE);
-		return 0;
-	}
-	if (!log_has_room(c, root->id)) {
-		/* the log cannot take this root: btrfs_sync_file falls back to
-		 * a transaction commit */
-		c->fsyncs++;
-		c->log_fallbacks++;
-		c->fsync_sv = e->sv;
-		c->fsync_ino = e->ino;
-		want_commit(c, CW_FSYNC);
-		return 0;
-	}
-	tfsync *w = &c->fsw[slot];
-	struct inode *parent = NULL;
-	/* a new name in this transaction, sometimes: log the parent too */
-	if (!e->is_dir && prng_below(&c->rng, 4) == 0)
-		parent = fs_inode_get(root, e->dir);
-	int rc = treelog_fsync_init_parent(&w->f, root, in, e->new_ext, parent);
-	if (rc) {
-		note_error(c, "fsync init", rc);
-		return 0;
-	}
-	w->c = c;
-	w->data_done = 0;
-	w->sv = e->sv;
-	w->ino = e->ino;
-	w->pino = parent ? parent->ino : 0;
-	if (!task_spawn(c->fs->sim, "fsync", fsync_step, w, t->clock)) {
-		note_error(c, "fsync task", LAB_ENOMEM);
-		return 0;
-	}
-	w->busy = 1;
-	e->new_ext = 0;
-	c->fsyncs++;
-	return 1;
-}
-
-/* The entry of a recently written inode, or a random one. */
-static int pick_recent(tort *c)
-{
-	if (c->nrecent && prng_below(&c->rng, 4)) {
-		int n = c->nrecent < TS_RECENT ? c->nrecent : TS_RECENT;
-		const uint64_t *r = c->recent[prng_below(&c->rng, (uint64_t)n)];
-		for (int i = 0; i < c->nents; i++)
-			if (c->ents[i].ino == r[1] && c->sv[c->ents[i].sv]->id == r[0])
-				return i;
-	}
-	return pick(c, -1);
-}
-
-/* Several tasks fsync at once (one to four). */
-static void op_fsync_storm(tort *c, task *t)
-{
-	int n = 1 + (int)prng_below(&c->rng, 4);
-	c->storms++;
-	for (int k = 0; k < n; k++) {
-		int i = pick_recent(c);
-		if (i >= 0)
-			fsync_start(c, t, i);
-	}
-}
-
-/* ---- subvolumes and snapshots (mix=all) --------------------------------- */
-
-static void op_subvol_create(tort *c, task *t)
-{
-	int slot = -1;
-	for (int i = 1; i < c->nsv && slot < 0; i++)
-		if (!c->sv[i])
-			slot = i;
-	if (slot < 0) {
-		if (c->nsv == TS_MAX_SV)
-			return;
-		slot = c->nsv;
-	}
-	char name[16];
-	uint32_t n = c->next_name++;
-	snprintf(name, sizeof name, "s%u", n);
-	struct btrfs_root *root;
-	int rc = subvol_create(&c->sc, t, c->sv[0], BTRFS_FIRST_FREE_OBJECTID, name, &root);
-	if (rc)
-		return note_error(c, "subvolume create", rc);
-	c->sv[slot] = root;
-	c->svname[slot] = n;
-	if (slot == c->nsv)
-		c->nsv++;
-	c->subvol_creates++;
-}
-
-/* Run the eviction hooks of a cached inode (its items stay: the cleaner
- * drops the tree). */
-static void inode_evict_cached(struct inode *in, void *ctx)
-{
-	fs_info *fs = ctx;
-	for (int i = 0; i < fs->nhooks; i++)
-		if (fs->hooks[i].on_inode_evict)
-			fs->hooks[i].on_inode_evict(fs->hooks[i].ctx, in);
-}
-
-/* btrfs subvolume delete of a subvolume made here (the top one stays):
- * queued for the cleaner, its names forgotten. */
-static void op_subvol_delete(tort *c, task *t)
-{
-	int live = 0;
-	for (int i = 1; i < c->nsv; i++)
-		live += c->sv[i] != NULL;
-	if (live < 2)
-		return; /* keep a few */
-	int slot = pick_sv(c);
-	if (slot == 0)
-		return;
-	for (int i = 0; i < TS_MAX_FSYNC; i++)
-		if (c->fsw[i].busy && c->fsw[i].sv == slot)
-			return; /* an fsync holds one of its inodes */
-	char name[16];
-	snprintf(name, sizeof name, "s%u", c->svname[slot]);
-	(void)t;
-	/* the deleted subvolume's cached inodes go (btrfs_prune_dentries ->
-	 * evict): their pages and data state with them */
-	fs_inode_foreach(c->sv[slot], inode_evict_cached, c->fs);
-	int rc = subvol_delete(&c->sc, &c->h, c->sv[slot], name);
-	if (rc)
-		return note_error(c, "subvolume delete", rc);
-	for (int i = 0; i < c->nents;) {
-		if (c->ents[i].sv == slot)
-			ents_del(c, i);
-		else
-			i++;
-	}
-	c->sv[slot] = NULL;
-	c->subvol_deletes++;
-}
-
-/* qsort order of a snapshot's names: by inode number. */
-static int tname_cmp(const void *a, const void *b)
-{
-	const tname_ent *x = a, *y = b;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
-/* The snapshot's name of ino (send_name_fn). */
-static int snap_name_of(void *ctx, uint64_t ino, uint64_t parent, char *buf, size_t len)
-{
-	const tsnap *sn = ctx;
-	int lo = 0, hi = sn->nnames;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (sn->names[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= sn->nnames || sn->names[lo].ino != ino || sn->names[lo].dir != parent)
-		return LAB_ENOENT;
-	snprintf(buf, len, "n%u", sn->names[lo].name);
-	return 0;
-}
-
-/* A read-only snapshot of a subvolume, with the names it holds (send
- * needs them: the trees keep only their hashes). */
-static void op_snapshot(tort *c, task *t)
-{
-	if (c->nsnaps == TS_MAX_SNAPS)
-		return;
-	int sv = pick_sv(c);
-	tsnap *sn = &c->snaps[c->nsnaps];
-	memset(sn, 0, sizeof *sn);
-	int n = 0;
-	for (int i = 0; i < c->nents; i++)
-		n += c->ents[i].sv == sv;
-	sn->names = malloc(((size_t)n + 1) * sizeof *sn->names);
-	if (!sn->names)
-		return note_error(c, "snapshot names", LAB_ENOMEM);
-	for (int i = 0; i < c->nents; i++)
-		if (c->ents[i].sv == sv)
-			sn->names[sn->nnames++] =
-				(tname_ent){ c->ents[i].ino, c->ents[i].dir, c->ents[i].name };
-	qsort(sn->names, (size_t)sn->nnames, sizeof *sn->names, tname_cmp);
-	int rc = subvol_snapshot(&c->sc, t, c->sv[sv], &sn->root);
-	if (rc) {
-		free(sn->names);
-		return note_error(c, "snapshot", rc);
-	}
-	c->nsnaps++;
-	c->snapshots++;
-}
-
-/* Delete a snapshot: the cleaner drops its tree. */
-static void op_snap_delete(tort *c, task *t)
-{
-	(void)t;
-	if (!c->nsnaps)
-		return;
-	int i = (int)prng_below(&c->rng, (uint64_t)c->nsnaps);
-	tsnap sn = c->snaps[i];
-	c->snaps[i] = c->snaps[--c->nsnaps];
-	free(sn.names);
-	int rc = subvol_delete(&c->sc, &c->h, sn.root, NULL);
-	if (rc)
-		return note_error(c, "snapshot delete", rc);
-	c->snap_deletes++;
-}
-
-/*
- * Send a snapshot and receive it into a fresh file system on its own
- * device (models `btrfs send snap | btrfs receive` onto another disk),
- * the kernel before or after patch 003 at random; check the receiver and
- * compare it with the snapshot.
- */
-static void op_send(tort *c, task *t)
-{
-	if (!c->nsnaps)
-		return;
-	tsnap *sn = &c->snaps[prng_below(&c->rng, (uint64_t)c->nsnaps)];
-	recv_cfg cfg = { .skip_same_size_writeback = (int)prng_below(&c->rng, 2) };
-	send_stream st;
-	int rc = send_build(c->fs, t, sn->root, NULL, snap_name_of, sn, &st);
-	if (rc)
-		return note_error(c, "send", rc);
-	bdev *dev = NULL;
-	fs_info *dst = NULL;
-	rc = bdev_create(c->fs->sim, "ideal", &dev);
-	if (!rc)
-		rc = fs_mount(c->fs->sim, dev, NULL, &dst);
-	if (rc) {
-		send_stream_free(&st);
-		if (dev)
-			bdev_destroy(dev);
-		return note_error(c, "receive mount", rc);
-	}
-	recv_ctx r;
-	rc = recv_init(&r, dst, fs_root_lookup(dst, BTRFS_FS_TREE_OBJECTID), &st, &cfg);
-	if (!rc) {
-		/* each command is its own syscall; only this task uses dst,
-		 * whose data path completes its IO on the task: nothing parks */
-		do
-			rc = recv_step(&r, t);
-		while (rc == TASK_RUN);
-		if (rc == TASK_BLOCKED)
-			rc = LAB_ESTATE;
-		rc = rc < 0 ? rc : recv_flush(&r, t);
-		if (rc > 0)
-			rc = LAB_ESTATE;
-		if (!rc)
-			rc = fs_commit(dst, t);
-		if (!rc) {
-			note_check(c, dst, check_fs(dst));
-			int f = check_send_received(c->fs, sn->root, &r, snap_name_of, sn);
-			note_check(c, c->fs, f);
-		}
-		c->sent_inodes += r.nino;
-		recv_destroy(&r);
-	}
-	if (rc)
-		note_error(c, "receive", rc);
-	fs_unmount(dst);
-	bdev_destroy(dev);
-	send_stream_free(&st);
-	c->sends++;
+		tort_note_error(c, "stat", rc);
 }
 
 /* Remount: the in-memory inodes are read back without logged state, so
@@ -838,7 +435,7 @@ static int quiet(tort *c)
 {
 	if (c->sc_ready && !c->sc.failed && (c->sc.cur || c->sc.next < c->sc.ndead))
 		return 0;
-	if ((c->want == CW_REMOUNT || c->want == CW_FINAL) && fsyncs_busy(c))
+	if ((c->want == CW_REMOUNT || c->want == CW_FINAL) && tort_fsyncs_busy(c))
 		return 0;
 	return 1;
 }
@@ -859,7 +456,7 @@ static void flush_data(tort *c, task *t)
 	if (rc == 1)
 		rc = LAB_ESTATE; /* parked behind an asynchronous writeback: none here */
 	if (rc)
-		note_error(c, "flush", rc);
+		tort_note_error(c, "flush", rc);
 }
 
 /* After a commit: the tallest tree, then the full checker. */
@@ -870,12 +467,12 @@ static void after_commit(tort *c, task *t)
 	if (height > c->max_height)
 		c->max_height = height;
 	if (c->sc_ready && c->sc.failed && !c->errors)
-		note_error(c, "cleaner", c->sc.failed);
-	note_check(c, c->fs, check_fs(c->fs));
+		tort_note_error(c, "cleaner", c->sc.failed);
+	tort_note_check(c, c->fs, check_fs(c->fs));
 	if (c->want == CW_REMOUNT) {
 		int rc = vio_remount(c->fs, t);
 		if (rc)
-			note_error(c, "remount", rc);
+			tort_note_error(c, "remount", rc);
 		for (int i = 0; i < c->nsv; i++)
 			if (c->sv[i])
 				fs_inode_foreach(c->sv[i], inode_unlogged, NULL);
@@ -885,7 +482,7 @@ static void after_commit(tort *c, task *t)
 
 /* Ask for a commit: the handle of this step is ended; the commit runs in
  * a handle of its own once quiet() allows. */
-static void want_commit(tort *c, int why)
+void tort_want_commit(tort *c, int why)
 {
 	c->want = why;
 	c->state = ST_QUIET;
@@ -915,29 +512,29 @@ static void run_op(tort *c, task *t)
 		op_stat(c, t);
 	else if (x < 915) {
 		if (c->mix_all) {
-			op_fsync_storm(c, t);
+			tort_op_fsync_storm(c, t);
 		} else {
 			/* fsync without the log: flush the file, then commit */
-			int i = pick(c, 0);
+			int i = tort_pick(c, 0);
 			c->fsyncs++;
 			c->fsync_sv = i >= 0 ? c->ents[i].sv : -1;
 			c->fsync_ino = i >= 0 ? c->ents[i].ino : 0;
-			want_commit(c, CW_FSYNC);
+			tort_want_commit(c, CW_FSYNC);
 		}
 	} else if (x < 920)
-		want_commit(c, CW_SYNC);
+		tort_want_commit(c, CW_SYNC);
 	else if (c->mix_all && x < 926)
-		op_snapshot(c, t);
+		tort_op_snapshot(c, t);
 	else if (c->mix_all && x < 929)
-		op_snap_delete(c, t);
+		tort_op_snap_delete(c, t);
 	else if (c->mix_all && x < 932)
-		op_subvol_create(c, t);
+		tort_op_subvol_create(c, t);
 	else if (c->mix_all && x < 934)
-		op_subvol_delete(c, t);
+		tort_op_subvol_delete(c, t);
 	else if (c->mix_all && x < 936)
-		want_commit(c, CW_REMOUNT);
+		tort_want_commit(c, CW_REMOUNT);
 	else if (c->mix_all && x < 938)
-		op_send(c, t);
+		tort_op_send(c, t);
 	else if (x < 970)
 		op_create(c, t, 0);
 	else
@@ -965,7 +562,7 @@ static int torture_step(sim *s, task *t)
 			if (rc == TRANS_WAIT)
 				return TASK_BLOCKED;
 			if (rc) {
-				note_error(c, "trans_start", rc);
+				tort_note_error(c, "trans_start", rc);
 				return TASK_DONE;
 			}
 			if (c->want) {
@@ -975,15 +572,15 @@ static int torture_step(sim *s, task *t)
 			if (c->ops >= c->target) {
 				rc = trans_end(&c->h, 0);
 				if (rc)
-					note_error(c, "trans_end", rc);
-				want_commit(c, CW_FINAL);
+					tort_note_error(c, "trans_end", rc);
+				tort_want_commit(c, CW_FINAL);
 				return TASK_RUN;
 			}
 			run_op(c, t);
 			c->ops++;
 			rc = trans_end(&c->h, 0);
 			if (rc)
-				note_error(c, "trans_end", rc);
+				tort_note_error(c, "trans_end", rc);
 			if (c->sc_ready)
 				subvol_wake_cleaner(&c->sc, t->clock);
 			return TASK_RUN;
@@ -992,7 +589,7 @@ static int torture_step(sim *s, task *t)
 			if (rc == TRANS_WAIT)
 				return TASK_BLOCKED;
 			if (rc) {
-				note_error(c, "commit", rc);
+				tort_note_error(c, "commit", rc);
 				return TASK_DONE;
 			}
 			after_commit(c, t);
@@ -1004,7 +601,7 @@ static int torture_step(sim *s, task *t)
 			c->want = CW_NONE;
 			return TASK_RUN;
 		default:
-			note_error(c, "state", LAB_EENGINE);
+			tort_note_error(c, "state", LAB_EENGINE);
 			return TASK_DONE;
 		}
 	}

@@ -1,0 +1,346 @@
+/*
+ * exp_torture_all.c - the operations torture adds with mix=all (see
+ * exp_torture.c's header): fsync storms through the log tree, subvolume
+ * create and delete, snapshots and their deletion, and send/receive of a
+ * snapshot onto a second file system, compared with it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bdev.h"
+#include "check.h"
+#include "check_more.h"
+#include "exp.h"
+#include "items.h"
+#include "lab.h"
+#include "send.h"
+#include "vfs.h"
+#include "vfs_io.h"
+
+#include "exp_torture_int.h"
+
+/* ---- fsync storms (mix=all) --------------------------------------------- */
+
+/* The step of one fsync task: the log part of btrfs_sync_file (the data
+ * is in the trees already: ordered extents completed when written). */
+static int fsync_step(sim *s, task *t)
+{
+	tfsync *w = t->ctx;
+	tort *c = w->c;
+	(void)s;
+	int rc;
+	if (!w->data_done) {
+		/* btrfs_sync_file: write back and wait for the ordered extents */
+		rc = (w->f.inode->mode & S_IFMT_) == S_IFREG_ ? vio_fsync(c->fs, t, w->f.inode) : 0;
+		if (rc == 1)
+			return TASK_BLOCKED;
+		w->data_done = 1;
+		if (rc < 0) {
+			tort_note_error(c, "fsync data", rc);
+			w->busy = 0;
+			return TASK_DONE;
+		}
+		return TASK_RUN;
+	}
+	rc = treelog_fsync_step(c->tl, t, &w->f);
+	if (rc == TASK_RUN || rc == TASK_BLOCKED)
+		return rc;
+	if (rc < 0)
+		tort_note_error(c, "fsync", rc);
+	else if (w->f.error)
+		tort_note_error(c, "fsync log", w->f.error);
+	w->busy = 0;
+	return TASK_DONE;
+}
+
+/* Whether the log has (or can make) the per-root state of root id: it
+ * keeps TL_MAX_ROOTS of them for its lifetime; fsyncs started but not yet
+ * run may each still make one. */
+static int log_has_room(const tort *c, uint64_t id)
+{
+	const treelog *tl = c->tl;
+	if (tl->nroots + tort_fsyncs_busy(c) < TL_MAX_ROOTS)
+		return 1;
+	for (int i = 0; i < tl->nroots; i++)
+		if (tl->roots[i].root_id == id)
+			return 1;
+	return 0;
+}
+
+/* Start one fsync of entry i in a free slot; 0 if none was started. */
+static int fsync_start(tort *c, task *t, int i)
+{
+	tent *e = &c->ents[i];
+	if (tort_pinned(c, e->sv, e->ino))
+		return 0;
+	int slot = -1;
+	for (int k = 0; k < TS_MAX_FSYNC && slot < 0; k++)
+		if (!c->fsw[k].busy)
+			slot = k;
+	if (slot < 0)
+		return 0;
+	struct btrfs_root *root = c->sv[e->sv];
+	struct inode *in = fs_inode_get(root, e->ino);
+	if (!in) {
+		tort_note_error(c, "fsync: inode", LAB_EENGINE);
+		return 0;
+	}
+	if (!log_has_room(c, root->id)) {
+		/* the log cannot take this root: btrfs_sync_file falls back to
+		 * a transaction commit */
+		c->fsyncs++;
+		c->log_fallbacks++;
+		c->fsync_sv = e->sv;
+		c->fsync_ino = e->ino;
+		tort_want_commit(c, CW_FSYNC);
+		return 0;
+	}
+	tfsync *w = &c->fsw[slot];
+	struct inode *parent = NULL;
+	/* a new name in this transaction, sometimes: log the parent too */
+	if (!e->is_dir && prng_below(&c->rng, 4) == 0)
+		parent = fs_inode_get(root, e->dir);
+	int rc = treelog_fsync_init_parent(&w->f, root, in, e->new_ext, parent);
+	if (rc) {
+		tort_note_error(c, "fsync init", rc);
+		return 0;
+	}
+	w->c = c;
+	w->data_done = 0;
+	w->sv = e->sv;
+	w->ino = e->ino;
+	w->pino = parent ? parent->ino : 0;
+	if (!task_spawn(c->fs->sim, "fsync", fsync_step, w, t->clock)) {
+		tort_note_error(c, "fsync task", LAB_ENOMEM);
+		return 0;
+	}
+	w->busy = 1;
+	e->new_ext = 0;
+	c->fsyncs++;
+	return 1;
+}
+
+/* The entry of a recently written inode, or a random one. */
+static int pick_recent(tort *c)
+{
+	if (c->nrecent && prng_below(&c->rng, 4)) {
+		int n = c->nrecent < TS_RECENT ? c->nrecent : TS_RECENT;
+		const uint64_t *r = c->recent[prng_below(&c->rng, (uint64_t)n)];
+		for (int i = 0; i < c->nents; i++)
+			if (c->ents[i].ino == r[1] && c->sv[c->ents[i].sv]->id == r[0])
+				return i;
+	}
+	return tort_pick(c, -1);
+}
+
+/* Several tasks fsync at once (one to four). */
+void tort_op_fsync_storm(tort *c, task *t)
+{
+	int n = 1 + (int)prng_below(&c->rng, 4);
+	c->storms++;
+	for (int k = 0; k < n; k++) {
+		int i = pick_recent(c);
+		if (i >= 0)
+			fsync_start(c, t, i);
+	}
+}
+
+/* ---- subvolumes and snapshots (mix=all) --------------------------------- */
+
+void tort_op_subvol_create(tort *c, task *t)
+{
+	int slot = -1;
+	for (int i = 1; i < c->nsv && slot < 0; i++)
+		if (!c->sv[i])
+			slot = i;
+	if (slot < 0) {
+		if (c->nsv == TS_MAX_SV)
+			return;
+		slot = c->nsv;
+	}
+	char name[16];
+	uint32_t n = c->next_name++;
+	snprintf(name, sizeof name, "s%u", n);
+	struct btrfs_root *root;
+	int rc = subvol_create(&c->sc, t, c->sv[0], BTRFS_FIRST_FREE_OBJECTID, name, &root);
+	if (rc)
+		return tort_note_error(c, "subvolume create", rc);
+	c->sv[slot] = root;
+	c->svname[slot] = n;
+	if (slot == c->nsv)
+		c->nsv++;
+	c->subvol_creates++;
+}
+
+/* Run the eviction hooks of a cached inode (its items stay: the cleaner
+ * drops the tree). */
+static void inode_evict_cached(struct inode *in, void *ctx)
+{
+	fs_info *fs = ctx;
+	for (int i = 0; i < fs->nhooks; i++)
+		if (fs->hooks[i].on_inode_evict)
+			fs->hooks[i].on_inode_evict(fs->hooks[i].ctx, in);
+}
+
+/* btrfs subvolume delete of a subvolume made here (the top one stays):
+ * queued for the cleaner, its names forgotten. */
+void tort_op_subvol_delete(tort *c, task *t)
+{
+	int live = 0;
+	for (int i = 1; i < c->nsv; i++)
+		live += c->sv[i] != NULL;
+	if (live < 2)
+		return; /* keep a few */
+	int slot = tort_pick_sv(c);
+	if (slot == 0)
+		return;
+	for (int i = 0; i < TS_MAX_FSYNC; i++)
+		if (c->fsw[i].busy && c->fsw[i].sv == slot)
+			return; /* an fsync holds one of its inodes */
+	char name[16];
+	snprintf(name, sizeof name, "s%u", c->svname[slot]);
+	(void)t;
+	/* the deleted subvolume's cached inodes go (btrfs_prune_dentries ->
+	 * evict): their pages and data state with them */
+	fs_inode_foreach(c->sv[slot], inode_evict_cached, c->fs);
+	int rc = subvol_delete(&c->sc, &c->h, c->sv[slot], name);
+	if (rc)
+		return tort_note_error(c, "subvolume delete", rc);
+	for (int i = 0; i < c->nents;) {
+		if (c->ents[i].sv == slot)
+			tort_ents_del(c, i);
+		else
+			i++;
+	}
+	c->sv[slot] = NULL;
+	c->subvol_deletes++;
+}
+
+/* qsort order of a snapshot's names: by inode number. */
+static int tname_cmp(const void *a, const void *b)
+{
+	const tname_ent *x = a, *y = b;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The snapshot's name of ino (send_name_fn). */
+static int snap_name_of(void *ctx, uint64_t ino, uint64_t parent, char *buf, size_t len)
+{
+	const tsnap *sn = ctx;
+	int lo = 0, hi = sn->nnames;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (sn->names[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= sn->nnames || sn->names[lo].ino != ino || sn->names[lo].dir != parent)
+		return LAB_ENOENT;
+	snprintf(buf, len, "n%u", sn->names[lo].name);
+	return 0;
+}
+
+/* A read-only snapshot of a subvolume, with the names it holds (send
+ * needs them: the trees keep only their hashes). */
+void tort_op_snapshot(tort *c, task *t)
+{
+	if (c->nsnaps == TS_MAX_SNAPS)
+		return;
+	int sv = tort_pick_sv(c);
+	tsnap *sn = &c->snaps[c->nsnaps];
+	memset(sn, 0, sizeof *sn);
+	int n = 0;
+	for (int i = 0; i < c->nents; i++)
+		n += c->ents[i].sv == sv;
+	sn->names = malloc(((size_t)n + 1) * sizeof *sn->names);
+	if (!sn->names)
+		return tort_note_error(c, "snapshot names", LAB_ENOMEM);
+	for (int i = 0; i < c->nents; i++)
+		if (c->ents[i].sv == sv)
+			sn->names[sn->nnames++] =
+				(tname_ent){ c->ents[i].ino, c->ents[i].dir, c->ents[i].name };
+	qsort(sn->names, (size_t)sn->nnames, sizeof *sn->names, tname_cmp);
+	int rc = subvol_snapshot(&c->sc, t, c->sv[sv], &sn->root);
+	if (rc) {
+		free(sn->names);
+		return tort_note_error(c, "snapshot", rc);
+	}
+	c->nsnaps++;
+	c->snapshots++;
+}
+
+/* Delete a snapshot: the cleaner drops its tree. */
+void tort_op_snap_delete(tort *c, task *t)
+{
+	(void)t;
+	if (!c->nsnaps)
+		return;
+	int i = (int)prng_below(&c->rng, (uint64_t)c->nsnaps);
+	tsnap sn = c->snaps[i];
+	c->snaps[i] = c->snaps[--c->nsnaps];
+	free(sn.names);
+	int rc = subvol_delete(&c->sc, &c->h, sn.root, NULL);
+	if (rc)
+		return tort_note_error(c, "snapshot delete", rc);
+	c->snap_deletes++;
+}
+
+/*
+ * Send a snapshot and receive it into a fresh file system on its own
+ * device (models `btrfs send snap | btrfs receive` onto another disk),
+ * the kernel before or after patch 003 at random; check the receiver and
+ * compare it with the snapshot.
+ */
+void tort_op_send(tort *c, task *t)
+{
+	if (!c->nsnaps)
+		return;
+	tsnap *sn = &c->snaps[prng_below(&c->rng, (uint64_t)c->nsnaps)];
+	recv_cfg cfg = { .skip_same_size_writeback = (int)prng_below(&c->rng, 2) };
+	send_stream st;
+	int rc = send_build(c->fs, t, sn->root, NULL, snap_name_of, sn, &st);
+	if (rc)
+		return tort_note_error(c, "send", rc);
+	bdev *dev = NULL;
+	fs_info *dst = NULL;
+	rc = bdev_create(c->fs->sim, "ideal", &dev);
+	if (!rc)
+		rc = fs_mount(c->fs->sim, dev, NULL, &dst);
+	if (rc) {
+		send_stream_free(&st);
+		if (dev)
+			bdev_destroy(dev);
+		return tort_note_error(c, "receive mount", rc);
+	}
+	recv_ctx r;
+	rc = recv_init(&r, dst, fs_root_lookup(dst, BTRFS_FS_TREE_OBJECTID), &st, &cfg);
+	if (!rc) {
+		/* each command is its own syscall; only this task uses dst,
+		 * whose data path completes its IO on the task: nothing parks */
+		do
+			rc = recv_step(&r, t);
+		while (rc == TASK_RUN);
+		if (rc == TASK_BLOCKED)
+			rc = LAB_ESTATE;
+		rc = rc < 0 ? rc : recv_flush(&r, t);
+		if (rc > 0)
+			rc = LAB_ESTATE;
+		if (!rc)
+			rc = fs_commit(dst, t);
+		if (!rc) {
+			tort_note_check(c, dst, check_fs(dst));
+			int f = check_send_received(c->fs, sn->root, &r, snap_name_of, sn);
+			tort_note_check(c, c->fs, f);
+		}
+		c->sent_inodes += r.nino;
+		recv_destroy(&r);
+	}
+	if (rc)
+		tort_note_error(c, "receive", rc);
+	fs_unmount(dst);
+	bdev_destroy(dev);
+	send_stream_free(&st);
+	c->sends++;
+}
