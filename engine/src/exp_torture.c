@@ -228,19 +228,34 @@ static uint64_t rnd_bytes(tort *c, uint64_t blocks)
 	return v;
 }
 
+/* Pick a live file for an op and look up its inode: NULL when there is
+ * none, when an fsync pins it (with skip_pinned), or when the lookup fails
+ * (noted as `what`). */
+static struct inode *pick_file(tort *c, int skip_pinned, const char *what, tent **ep)
+{
+	int i = tort_pick(c, 0);
+	if (i < 0)
+		return NULL;
+	tent *e = &c->ents[i];
+	if (skip_pinned && tort_pinned(c, e->sv, e->ino))
+		return NULL;
+	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
+	if (!in) {
+		tort_note_error(c, what, LAB_EENGINE);
+		return NULL;
+	}
+	*ep = e;
+	return in;
+}
+
 /* A buffered write through the data path (vfs_io.h); a small write at
  * offset 0 of an empty file may end up inline at writeback. */
 static void op_write(tort *c, task *t)
 {
-	int i = tort_pick(c, 0);
-	if (i < 0)
-		return;
-	tent *e = &c->ents[i];
-	if (tort_pinned(c, e->sv, e->ino))
-		return;
-	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
+	tent *e;
+	struct inode *in = pick_file(c, 1, "write: inode", &e);
 	if (!in)
-		return tort_note_error(c, "write: inode", LAB_EENGINE);
+		return;
 	uint64_t off, len;
 	if (in->size == 0 && prng_below(&c->rng, 3) == 0) {
 		off = 0;
@@ -262,15 +277,10 @@ static void op_write(tort *c, task *t)
  * next fsync of the inode is a full one). */
 static void op_truncate(tort *c, task *t)
 {
-	int i = tort_pick(c, 0);
-	if (i < 0)
-		return;
-	tent *e = &c->ents[i];
-	if (tort_pinned(c, e->sv, e->ino))
-		return;
-	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
+	tent *e;
+	struct inode *in = pick_file(c, 1, "truncate: inode", &e);
 	if (!in)
-		return tort_note_error(c, "truncate: inode", LAB_EENGINE);
+		return;
 	uint64_t ns = prng_below(&c->rng, 4) == 0 ? in->size + rnd_bytes(c, 16)
 						 : prng_below(&c->rng, in->size + 1);
 	int rc = vio_truncate(c->fs, t, in, ns);
@@ -289,13 +299,10 @@ static void op_truncate(tort *c, task *t)
 /* A buffered read of part of a file: it returns what i_size allows. */
 static void op_read(tort *c, task *t)
 {
-	int i = tort_pick(c, 0);
-	if (i < 0)
-		return;
-	tent *e = &c->ents[i];
-	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
+	tent *e;
+	struct inode *in = pick_file(c, 0, "read: inode", &e);
 	if (!in)
-		return tort_note_error(c, "read: inode", LAB_EENGINE);
+		return;
 	uint64_t off = in->size ? prng_below(&c->rng, in->size + SECTORSIZE) : 0;
 	uint64_t len = 1 + rnd_bytes(c, 32), got = 0;
 	uint64_t want = off >= in->size ? 0 : in->size - off < len ? in->size - off : len;
@@ -313,13 +320,10 @@ static void op_read(tort *c, task *t)
 /* lseek SEEK_DATA / SEEK_HOLE: the answer lies in [off, i_size]. */
 static void op_lseek(tort *c, task *t)
 {
-	int i = tort_pick(c, 0);
-	if (i < 0)
-		return;
-	tent *e = &c->ents[i];
-	struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
+	tent *e;
+	struct inode *in = pick_file(c, 0, "lseek: inode", &e);
 	if (!in)
-		return tort_note_error(c, "lseek: inode", LAB_EENGINE);
+		return;
 	uint64_t off = in->size ? prng_below(&c->rng, in->size) : 0, res = 0;
 	int whence = prng_below(&c->rng, 2) ? LSEEK_DATA : LSEEK_HOLE;
 	int rc = vio_lseek(c->fs, t, in, off, whence, &res);
