@@ -16,8 +16,30 @@ void ordered_init(ordered_tree *t)
 
 void ordered_destroy(ordered_tree *t)
 {
-	free(t->v);
+	free(t->base);
 	memset(t, 0, sizeof(*t));
+}
+
+/* Room for one more extent after v[n - 1]: move the array back to the
+ * start of base when a quarter of it is free in front, else grow base. */
+static int room_at_end(ordered_tree *t)
+{
+	uint64_t head = t->base ? (uint64_t)(t->v - t->base) : 0;
+	if (head + t->n < t->cap)
+		return 0;
+	if (head > 0 && head >= t->cap / 4) {
+		memmove(t->base, t->v, t->n * sizeof(*t->v));
+		t->v = t->base;
+		return 0;
+	}
+	uint64_t nc = t->cap ? t->cap * 2 : 64;
+	ordered_extent *nb = realloc(t->base, nc * sizeof(*nb));
+	if (!nb)
+		return LAB_ENOMEM;
+	t->v = nb + head;
+	t->base = nb;
+	t->cap = nc;
+	return 0;
 }
 
 /* Index of the first extent ending after off. */
@@ -36,16 +58,16 @@ static uint64_t first_ending_after(const ordered_tree *t, uint64_t off)
 
 int ordered_add(ordered_tree *t, uint64_t file_off, uint64_t len, uint64_t disk)
 {
-	if (t->n == t->cap) {
-		uint64_t nc = t->cap ? t->cap * 2 : 64;
-		ordered_extent *nv = realloc(t->v, nc * sizeof(*nv));
-		if (!nv)
-			return LAB_ENOMEM;
-		t->v = nv;
-		t->cap = nc;
-	}
 	uint64_t i = first_ending_after(t, file_off);
-	memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof(*t->v));
+	if (t->base && t->v > t->base && i < t->n / 2) {
+		/* the front is shorter: shift it down one */
+		memmove(t->v - 1, t->v, i * sizeof(*t->v));
+		t->v--;
+	} else {
+		if (room_at_end(t))
+			return LAB_ENOMEM;
+		memmove(t->v + i + 1, t->v + i, (t->n - i) * sizeof(*t->v));
+	}
 	t->v[i] = (ordered_extent){file_off, len, disk};
 	t->n++;
 	t->created++;
@@ -57,8 +79,16 @@ int ordered_remove(ordered_tree *t, uint64_t file_off)
 	uint64_t i = first_ending_after(t, file_off);
 	if (i >= t->n || t->v[i].file_off != file_off)
 		return 1;
-	memmove(t->v + i, t->v + i + 1, (t->n - i - 1) * sizeof(*t->v));
+	if (i < t->n / 2) {
+		/* the front is shorter: shift it up one */
+		memmove(t->v + 1, t->v, i * sizeof(*t->v));
+		t->v++;
+	} else {
+		memmove(t->v + i, t->v + i + 1, (t->n - i - 1) * sizeof(*t->v));
+	}
 	t->n--;
+	if (t->n == 0)
+		t->v = t->base;
 	t->completed++;
 	return 0;
 }

@@ -4,7 +4,10 @@
  * has completed and finish_ordered_io has inserted the file extent item.
  * Short-lived, so the tree is small (patch 4/9 searches it instead of the
  * extent maps). Kept as an array sorted by file offset; a lookup is
- * charged as a descent of a balanced tree of the same size.
+ * charged as a descent of a balanced tree of the same size. The array
+ * (v[0..n)) lives inside a larger allocation with room at both ends, so
+ * adding or removing shifts the shorter side: a sync completes thousands
+ * of ordered extents oldest first, and each removal at the front is O(1).
  */
 #ifndef ORDERED_H
 #define ORDERED_H
@@ -17,8 +20,9 @@ typedef struct ordered_extent {
 } ordered_extent;
 
 typedef struct ordered_tree {
-	ordered_extent *v;
-	uint64_t n, cap;
+	ordered_extent *v;    /* the first extent, inside base */
+	uint64_t n, cap;      /* cap: extents base holds */
+	ordered_extent *base;
 	uint64_t created, completed, lookups, nodes_visited;
 } ordered_tree;
 
