@@ -92,27 +92,50 @@ static data_opts opts(int p1)
 	return o;
 }
 
+/* A data path on a fresh device with one inode holding `extents` 4 KiB
+ * extents, each followed by a 4 KiB hole, all still delalloc. */
+typedef struct fx {
+	sim *s;
+	bdev *dev;
+	dfs fs;
+	dinode *d;
+	task *t;
+} fx;
+
+static void fx_open(fx *f, const char *device, const data_opts *o, int extents)
+{
+	f->s = sim_create(1, 0);
+	bdev_create(f->s, device, &f->dev);
+	dfs_init(&f->fs, f->s, f->dev, o);
+	dfs_inode_new(&f->fs, &f->d);
+	f->t = task_spawn(f->s, "user", idle_step, NULL, 0);
+	sim_run(f->s, 10, SIMTIME_MAX);
+	for (int i = 0; i < extents; i++)
+		vd_write(f->d, f->t, (uint64_t)i * 2 * PG, PG);
+}
+
+static void fx_close(fx *f)
+{
+	dfs_destroy(&f->fs);
+	bdev_destroy(f->dev);
+	sim_destroy(f->s);
+}
+
 /* Dirty data is written back by the flusher only once it is older than
  * the expiry; completion inserts the file extent items and empties the
  * io_tree. */
 static void test_writeback_expiry(void)
 {
-	sim *s = sim_create(1, 0);
-	bdev *dev;
-	bdev_create(s, "nvme-dc", &dev);
-	dfs fs;
 	data_opts o = opts(1);
-	dfs_init(&fs, s, dev, &o);
-	dinode *d;
-	dfs_inode_new(&fs, &d);
-	task *t = task_spawn(s, "user", idle_step, NULL, 0);
-	sim_run(s, 10, SIMTIME_MAX);
-	for (int i = 0; i < 50; i++)
-		vd_write(d, t, (uint64_t)i * 2 * PG, PG);
+	fx x;
+	fx_open(&x, "nvme-dc", &o, 50);
+	sim *s = x.s;
+	dfs *fs = &x.fs;
+	dinode *d = x.d;
 	CHECK_EQ(d->io.nrecords, 50); /* holes keep the extents apart */
 	CHECK_EQ(d->delalloc_bytes, 50 * PG);
 	CHECK_EQ(vd_outstanding(d), 50);
-	dfs_start_flusher(&fs);
+	dfs_start_flusher(fs);
 	sim_run(s, 1000000, 1500 * NS_PER_MS);
 	CHECK_EQ(d->pc.dirty, 50); /* 1 s tick: not expired */
 	sim_run(s, 1000000, 3500 * NS_PER_MS);
@@ -122,13 +145,11 @@ static void test_writeback_expiry(void)
 	CHECK_EQ(vd_outstanding(d), 0);
 	CHECK_EQ(d->io.nrecords, 0);
 	CHECK_EQ(d->em.n, 50 + 49); /* 50 written extents, 49 holes mapped by the writes past EOF */
-	CHECK(fs.flushes >= 1);
+	CHECK(fs->flushes >= 1);
 	CHECK_EQ(vd_check(d), 0);
-	fs.flusher_armed = 0;
+	fs->flusher_armed = 0;
 	sim_run(s, 1000000, SIMTIME_MAX);
-	dfs_destroy(&fs);
-	bdev_destroy(dev);
-	sim_destroy(s);
+	fx_close(&x);
 }
 
 /* The flusher's 5 s delayed work on the timer wheel: each wakeup lands
@@ -137,30 +158,22 @@ static void test_writeback_expiry(void)
  * 5 s wakeups flush the file (dirtied at 0) at 30.0 s. */
 static uint64_t flushed_dirty_at(simtime_t jiffy, simtime_t until)
 {
-	sim *s = sim_create(1, 0);
-	bdev *dev;
-	bdev_create(s, "ideal", &dev);
-	dfs fs;
 	data_opts o = opts(1);
 	o.dirty_expire = 30 * NS_PER_S;
 	o.wb_interval = 5 * NS_PER_S;
 	o.jiffy_ns = jiffy;
 	o.jiffies0 = 10;
-	dfs_init(&fs, s, dev, &o);
-	dinode *d;
-	dfs_inode_new(&fs, &d);
-	task *t = task_spawn(s, "user", idle_step, NULL, 0);
-	sim_run(s, 10, SIMTIME_MAX);
-	for (int i = 0; i < 50; i++)
-		vd_write(d, t, (uint64_t)i * 2 * PG, PG);
-	dfs_start_flusher(&fs);
+	fx x;
+	fx_open(&x, "ideal", &o, 50);
+	sim *s = x.s;
+	dfs *fs = &x.fs;
+	dinode *d = x.d;
+	dfs_start_flusher(fs);
 	sim_run(s, 10000000, until);
 	uint64_t dirty = d->pc.dirty;
-	fs.flusher_armed = 0;
+	fs->flusher_armed = 0;
 	sim_run(s, 10000000, SIMTIME_MAX);
-	dfs_destroy(&fs);
-	bdev_destroy(dev);
-	sim_destroy(s);
+	fx_close(&x);
 	return dirty;
 }
 
@@ -177,22 +190,17 @@ static void test_flusher_timer_wheel(void)
  * UPTODATE record per hole page read before 1/9, none after. */
 static uint64_t hole_records_after_read(int p1, uint64_t *records_ahead)
 {
-	sim *s = sim_create(1, 0);
-	bdev *dev;
-	bdev_create(s, "ideal", &dev);
-	dfs fs;
 	data_opts o = opts(p1);
-	dfs_init(&fs, s, dev, &o);
-	dinode *d;
-	dfs_inode_new(&fs, &d);
-	task *t = task_spawn(s, "user", idle_step, NULL, 0);
-	sim_run(s, 10, SIMTIME_MAX);
-	for (int i = 0; i < 4096; i++)
-		vd_write(d, t, (uint64_t)i * 2 * PG, PG);
+	fx x;
+	fx_open(&x, "ideal", &o, 4096);
+	sim *s = x.s;
+	dfs *fs = &x.fs;
+	dinode *d = x.d;
+	task *t = x.t;
 	vd_writeback_start(d, 1);
 	sim_run(s, 10000000, SIMTIME_MAX);
 	CHECK(vd_clean(d));
-	dfs_remount(&fs);
+	dfs_remount(fs);
 	CHECK_EQ(d->pc.present, 0);
 	dfile f;
 	dfile_open(&f, d, 1);
@@ -211,12 +219,10 @@ static uint64_t hole_records_after_read(int p1, uint64_t *records_ahead)
 	for (extent_state *st = eio_first_from(&d->io, 128 * PG); st; st = eio_next(st))
 		(*records_ahead)++;
 	uint64_t n = d->io.recs_with[3];
-	CHECK(fs.metadata_reads > 0);
+	CHECK(fs->metadata_reads > 0);
 	CHECK_EQ(eio_check(&d->io), 0);
 	dfile_close(&f);
-	dfs_destroy(&fs);
-	bdev_destroy(dev);
-	sim_destroy(s);
+	fx_close(&x);
 	return n;
 }
 
@@ -236,18 +242,12 @@ static void test_hole_uptodate(void)
  * delalloc and file extent items past the new end. */
 static void test_fsync_truncate(void)
 {
-	sim *s = sim_create(1, 0);
-	bdev *dev;
-	bdev_create(s, "nvme-dc", &dev);
-	dfs fs;
 	data_opts o = opts(1);
-	dfs_init(&fs, s, dev, &o);
-	dinode *d;
-	dfs_inode_new(&fs, &d);
-	task *t = task_spawn(s, "user", idle_step, NULL, 0);
-	sim_run(s, 10, SIMTIME_MAX);
-	for (int i = 0; i < 20; i++)
-		vd_write(d, t, (uint64_t)i * 2 * PG, PG);
+	fx x;
+	fx_open(&x, "nvme-dc", &o, 20);
+	sim *s = x.s;
+	dinode *d = x.d;
+	task *t = x.t;
 	/* truncate away the last 10 delalloc extents */
 	CHECK_EQ(vd_truncate(d, t, 20 * PG), 0);
 	CHECK_EQ(d->delalloc_bytes, 10 * PG);
@@ -272,9 +272,7 @@ static void test_fsync_truncate(void)
 	CHECK_EQ(d->i_size, 100 * PG);
 	CHECK_EQ(d->nfe, 5);
 	CHECK_EQ(vd_check(d), 0);
-	dfs_destroy(&fs);
-	bdev_destroy(dev);
-	sim_destroy(s);
+	fx_close(&x);
 }
 
 /* The extent map tree: inserts anywhere (chunk splits), lookups, next,
