@@ -10,18 +10,18 @@
  *
  * Fit error on the fitted points (RMS of ln(simulated/measured) in the
  * script's model twin; the C test re-checks with the engine itself):
- *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.046, p50 0.074, p99 0.183 (not fitted: 0.086, 0.177, 0.437)
+ *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.062, p50 0.085, p99 0.178 (not fitted: 0.087, 0.178, 0.444)
  *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.110, p99 0.211 (not fitted: 0.286, 1.024, 1.336)
- *   consumer-nvme  42 points fitted, 66 not (held out or outside the model); iops 0.126, p50 0.106, p99 0.212 (not fitted: 0.256, 0.278, 0.318)
+ *   consumer-nvme  33 points fitted, 75 not (held out or outside the model); iops 0.035, p50 0.041, p99 0.084 (not fitted: 0.419, 0.446, 0.314)
  */
 #include <stddef.h>
 
 #include "bdev_profile.h"
 
 static const double nvme_dc_rd_q[] = { 0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0 };
-static const double nvme_dc_rd_m[] = { 0.79607586, 0.89803793, 1.0, 1.4661123, 1.5243764, 2.2963749, 3.4543727 };
+static const double nvme_dc_rd_m[] = { 0.79591404, 0.89795702, 1.0, 1.4664822, 1.5247925, 2.2974036, 3.4563203 };
 static const double nvme_dc_wr_q[] = { 0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0 };
-static const double nvme_dc_wr_m[] = { 0.76479752, 0.88239876, 1.0, 1.130668, 6.0960538, 11.061439, 16.680165 };
+static const double nvme_dc_wr_m[] = { 0.76311259, 0.88155629, 1.0, 1.1316041, 6.1325606, 11.133517, 16.792494 };
 
 static const double consumer_ssd_rd_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
 static const double consumer_ssd_rd_m[] = { 0.32199751, 0.84288329, 0.84288329, 0.84288329, 0.85496919, 0.85496919, 0.8670551, 1.0, 1.0483436, 1.0483436, 1.0604295, 1.0725154, 1.0725154, 1.0846013, 1.0966872, 1.2054603, 1.2779757, 3.7253705, 5.6712005 };
@@ -29,33 +29,33 @@ static const double consumer_ssd_wr_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4,
 static const double consumer_ssd_wr_m[] = { 0.05, 0.90905388, 0.97726347, 0.97726347, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0227365, 1.0227365, 1.0454731, 1.1818922, 1.2955749, 1.4547306, 1.5684133, 10.424292, 15.949269 };
 
 static const double consumer_nvme_rd_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
-static const double consumer_nvme_rd_m[] = { 0.05, 0.31654038, 0.31654038, 0.32099288, 0.32544539, 0.40559049, 0.99109499, 1.0, 1.0623351, 1.0801451, 1.2003628, 1.2537928, 1.2894129, 1.3072229, 1.4497031, 1.5031331, 1.5387532, 2.2600591, 3.4088056 };
+static const double consumer_nvme_rd_m[] = { 0.10682917, 0.82129603, 0.91877092, 0.91877092, 0.92689383, 0.93501674, 0.99187709, 1.0, 1.0081229, 1.1259051, 1.1259051, 1.1908883, 1.2071342, 1.22338, 1.2721174, 1.4020839, 1.4670672, 2.1412686, 3.2216153 };
 
 const bdev_profile bdev_fitted_profiles[] = {
 	{
 		.name = "nvme-dc",
 		.title = "datacenter NVMe, power-loss protected (fitted: Intel DC P4510 1 TB)",
-		.max_queue = 365, /* fitted */
+		.max_queue = 420, /* fitted */
 		.link_ns = 300.0,
-		.link_byte_ns = 0.25562, /* fitted */
-		.nunits = 36, /* fitted */
+		.link_byte_ns = 0.26890956, /* fitted */
+		.nunits = 38, /* fitted */
 		.chunk_bytes = 4096,
-		.rd_op_ns = 65223.0, /* fitted */
-		.rd_byte_ns = 0.61669, /* fitted */
+		.rd_op_ns = 64401.787, /* fitted */
+		.rd_byte_ns = 1.4971542, /* fitted */
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 0.5,
 		.rd_part_bytes = 0,
 		.rd_page_op_ns = 0.0,
 		.planes = 1,
 		.rd_busy_frac = 0.0,
-		.seq_op_ns = 47931.0, /* fitted */
+		.seq_op_ns = 50422.909, /* fitted */
 		.wcache = 1,
-		.wr_ns = 7109.3459, /* fitted */
+		.wr_ns = 6931.4476, /* fitted */
 		.wr_serial = 1,
-		.cache_bytes = 6180152.1, /* fitted */
-		.drain_byte_ns = 0.94967723, /* fitted */
+		.cache_bytes = 5514085.5, /* fitted */
+		.drain_byte_ns = 0.97405107, /* fitted */
 		.seg_bytes = 856158.73, /* fitted */
-		.drain_sigma = 0.83001144, /* fitted */
+		.drain_sigma = 0.80924193, /* fitted */
 		.plp = 1,
 		.flush_p50_ns = 0.0,
 		.flush_p99_ns = 0.0,
@@ -100,18 +100,18 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.name = "consumer-nvme",
 		.title = "consumer NVMe, no power-loss protection (fitted: Samsung 980 PRO 1 TB, random read)",
 		.max_queue = 0,
-		.link_ns = 300.0,
-		.link_byte_ns = 0.4522179, /* fitted */
-		.nunits = 16, /* fitted */
+		.link_ns = 639.24231, /* fitted */
+		.link_byte_ns = 0.14285714,
+		.nunits = 38, /* fitted */
 		.chunk_bytes = 16384,
-		.rd_op_ns = 63609.439, /* fitted */
-		.rd_byte_ns = 0.95058529, /* fitted */
+		.rd_op_ns = 54637.063, /* fitted */
+		.rd_byte_ns = 1.8371277, /* fitted */
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 1.0,
 		.rd_part_bytes = 4096,
-		.rd_page_op_ns = 105198.95, /* fitted */
-		.planes = 4, /* fitted */
-		.rd_busy_frac = 0.0,
+		.rd_page_op_ns = 96270.102, /* fitted */
+		.planes = 2, /* fitted */
+		.rd_busy_frac = 0.9, /* fitted */
 		.seq_op_ns = 10000.0,
 		.wcache = 1,
 		.wr_ns = 15000.0,
@@ -123,10 +123,10 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.plp = 0,
 		.flush_p50_ns = 6783000.0,
 		.flush_p99_ns = 11731000.0,
-		.host_ns = 2770.0776, /* fitted */
-		.rd_tail = { 19, consumer_nvme_rd_q, consumer_nvme_rd_m }, /* samsung-980pro/results_qd_iops_vary_bs/fio_output/bs_4k_qd_1.txt */
+		.host_ns = 2700.7615, /* fitted */
+		.rd_tail = { 19, consumer_nvme_rd_q, consumer_nvme_rd_m }, /* samsung-980pro/results_qd_iops_inc_proc_4kb/fio_output/bs_4_proc_1_qd_1.txt */
 		.wr_tail = { 0, NULL, NULL },
-		.notes = "reads fitted; no write was measured on this drive: writes use a DRAM/SLC cache of 256 MiB draining at 2 GB/s, wr_ns 15 us [estimate: 980 PRO class TLC drive]; flush: no power-loss protection, measured elsewhere on a consumer NVMe drive 6783 us median / 11731 us p99 for write+fdatasync (calibration/README.md)",
+		.notes = "reads fitted on the unpinned run (4 KiB, 1-4 jobs x depth 1-256) and on the pinned run's depth-1 block sizes and one-CPU ceiling; link_byte_ns: PCIe 4.0 x4, 7 GB/s [spec]; no write was measured on this drive: writes use a DRAM/SLC cache of 256 MiB draining at 2 GB/s, wr_ns 15 us [estimate: 980 PRO class TLC drive]; flush: no power-loss protection, measured elsewhere on a consumer NVMe drive 6783 us median / 11731 us p99 for write+fdatasync (calibration/README.md)",
 	},
 	{ .name = NULL },
 };
