@@ -39,6 +39,7 @@ test('a device run draws the simulated CDF against the measured percentiles', as
     await expect(line).toHaveAttribute('d', /^M[\d.]+,[\d.]+(L[\d.]+,[\d.]+){20,}/);
     await expect(page.getByTestId('cdf-marker')).toHaveCount(4);
     await expect(page.getByTestId('measured-source')).toContainText('4k_w_1');
+    await expect(page.getByTestId('measured-fit')).toHaveText('(the profile was fitted to this point)');
   });
   await test.step('IOPS simulated and measured are both shown', async () => {
     const cmp = page.getByTestId('device-compare');
@@ -56,6 +57,13 @@ test('a device run draws the simulated CDF against the measured percentiles', as
     // the run before stays on the chart as a ghost, labelled by what differed
     await expect(page.getByTestId('cdf-line-prev')).toBeVisible();
     await expect(page.getByTestId('previous-legend')).toContainText('numjobs=1');
+  });
+  await test.step('a measured point the profile was not fitted on says why', async () => {
+    await page.getByTestId('param-device').selectOption('consumer-nvme');
+    await page.getByTestId('measured-job').selectOption({ label: 'randread 8 KiB, QD16 × 1 job' });
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+    await expect(page.getByTestId('measured-source')).toContainText('bs_8k_qd_16');
+    await expect(page.getByTestId('measured-fit')).toContainText('outside the model: the pinned run');
   });
 });
 

@@ -131,19 +131,26 @@ const bdev_profile *bdev_profile_find(const char *name)
 }
 
 /*
- * bdev_point_find - the first measured fio point of this shape, or NULL.
+ * bdev_point_find - the measured fio point of this shape, or NULL. A drive
+ * measured in two runs (the 980 PRO) can have two points of one shape:
+ * the one the profile was fitted on comes first, then the first listed.
  */
 const bdev_point *bdev_point_find(const char *profile, const char *rw,
 				  uint32_t bs, int iodepth, int numjobs)
 {
+	const bdev_point *first = NULL;
 	for (int i = 0; i < bdev_npoints; i++) {
 		const bdev_point *p = &bdev_points[i];
 		if (p->bs == bs && p->iodepth == iodepth &&
 		    p->numjobs == numjobs && strcmp(p->profile, profile) == 0 &&
-		    strcmp(p->rw, rw) == 0)
-			return p;
+		    strcmp(p->rw, rw) == 0) {
+			if (p->fit)
+				return p;
+			if (!first)
+				first = p;
+		}
 	}
-	return NULL;
+	return first;
 }
 
 /* ---- helpers ---------------------------------------------------------- */

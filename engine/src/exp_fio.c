@@ -299,6 +299,7 @@ static void fio_details(struct lab_run *r, strbuf *out)
 		}
 		js_obj_end(out);
 		js_kbool(out, "fitted", p->fit);
+		js_kstr(out, "why", p->why ? p->why : "");
 		js_kstr(out, "source", p->source);
 		js_obj_end(out);
 	}

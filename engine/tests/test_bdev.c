@@ -480,9 +480,34 @@ static void test_end_io_and_stats(void)
 	sim_destroy(s);
 }
 
+/* A shape measured twice (the 980 PRO's pinned and unpinned runs both
+ * have 4 KiB reads at depth 16, one job): the point the profile was
+ * fitted on is the one found; a shape measured once is found as is. */
+static void test_point_find(void)
+{
+	const bdev_point *p = bdev_point_find("consumer-nvme", "randread", 4096, 16, 1);
+	CHECK(p != NULL);
+	if (p) {
+		CHECK(p->fit == 1);
+		CHECK(strstr(p->source, "inc_proc") != NULL);
+	}
+	int n = 0;
+	for (int i = 0; i < bdev_npoints; i++)
+		if (strcmp(bdev_points[i].profile, "consumer-nvme") == 0 &&
+		    bdev_points[i].bs == 4096 && bdev_points[i].iodepth == 16 &&
+		    bdev_points[i].numjobs == 1)
+			n++;
+	CHECK_EQ(n, 2);
+	const bdev_point *q = bdev_point_find("nvme-dc", "randwrite", 4096, 1, 1);
+	CHECK(q != NULL && strstr(q->source, "4k_w_1") != NULL);
+	CHECK(bdev_point_find("nvme-dc", "randwrite", 4096, 3, 1) == NULL);
+	CHECK(bdev_point_find("no-such", "randread", 4096, 1, 1) == NULL);
+}
+
 int main(void)
 {
 	test_bad_input();
+	test_point_find();
 	test_ideal();
 	test_qd1_service_time();
 	test_partial_page_read();

@@ -25,6 +25,16 @@ describe('fio details', () => {
     expect(pic.device).toEqual({ writes: 100, busy_ns: 5 });
   });
 
+  it('says why a point was not fitted', () => {
+    const m = (why: unknown) =>
+      readFioDetails({ measured: { clat_us: { p50: 60 }, fitted: false, why, source: 'x' } }).measured?.notFitted;
+    expect(m('held out: depths 4 and 64, and 8 jobs')).toEqual({ kind: 'held out', reason: 'depths 4 and 64, and 8 jobs' });
+    expect(m('outside the model: the pinned run')).toEqual({ kind: 'outside the model', reason: 'the pinned run' });
+    expect(m(undefined)).toEqual({ kind: 'held out', reason: '' });
+    const fitted = readFioDetails({ measured: { clat_us: { p50: 60 }, fitted: true, why: '', source: 'x' } }).measured;
+    expect(fitted?.notFitted).toBeUndefined();
+  });
+
   it('survives a missing measurement and garbage', () => {
     const pic = readFioDetails({ measured: null, cdf: 'nope' });
     expect(pic.measured).toBeNull();

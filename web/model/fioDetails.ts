@@ -7,18 +7,22 @@
  *    "device": {"reads", "writes", "busy_ns", "max_inflight"},
  *    "measured": null | {"iops", "bw_mib_s",
  *                        "clat_us": {"avg", "p50", "p90", "p99", "p999"},
- *                        "fitted": bool, "source": "file"}}
+ *                        "fitted": bool, "why": "...", "source": "file"}}
  *
  * `measured.fitted` says whether the model was fitted to that very point
- * (so agreement is expected) or the point was held out (so agreement is a
- * prediction). Every field is checked; anything missing is not drawn.
+ * (so agreement is expected); if not, `why` says whether it was held out
+ * (agreement is a prediction) or is outside the model (with the reason,
+ * e.g. a run in another drive state). Every field is checked; anything
+ * missing is not drawn.
  */
 import type { MeasuredMarker, Quantile } from './cdf';
 
 export interface MeasuredPoint {
   source: string;
-  /** true: the profile was fitted to this point; false: held out. */
+  /** true: the profile was fitted to this point; false: held out or outside the model. */
   usedForFit: boolean;
+  /** Why a point was not fitted: 'held out' (a prediction) or 'outside the model', with the reason. */
+  notFitted?: { kind: 'held out' | 'outside the model'; reason: string };
   markers: MeasuredMarker[];
   iops?: number;
   bwMibS?: number;
@@ -66,6 +70,13 @@ export function readQuantiles(x: unknown): Quantile[] {
   return out.sort((a, b) => a.p - b.p);
 }
 
+/** "outside the model: a stall" -> its kind and reason; anything else counts as held out. */
+export function readWhy(why: string): { kind: 'held out' | 'outside the model'; reason: string } {
+  const m = /^(held out|outside the model):\s*(.*)$/.exec(why);
+  if (m) return { kind: m[1] as 'held out' | 'outside the model', reason: m[2]! };
+  return { kind: 'held out', reason: why };
+}
+
 /** The measured fio point, or null. */
 export function readMeasured(x: unknown): MeasuredPoint | null {
   if (!isObj(x)) return null;
@@ -80,6 +91,7 @@ export function readMeasured(x: unknown): MeasuredPoint | null {
   return {
     source: str(x.source) || 'calibration data',
     usedForFit: x.fitted === true,
+    notFitted: x.fitted === true ? undefined : readWhy(str(x.why)),
     markers,
     iops: num(x.iops),
     bwMibS: num(x.bw_mib_s),

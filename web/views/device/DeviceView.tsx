@@ -121,7 +121,13 @@ export function DeviceView({ info, params, runs, previous, onParams }: ViewProps
               {meas ? (
                 <>
                   measured by fio: <span className="source" data-testid="measured-source">{meas.source}</span>{' '}
-                  <span className="muted">{meas.usedForFit ? '(the profile was fitted to this point)' : '(held out of the fit: a prediction)'}</span>
+                  <span className="muted" data-testid="measured-fit">
+                    {meas.usedForFit
+                      ? '(the profile was fitted to this point)'
+                      : meas.notFitted?.kind === 'outside the model'
+                        ? `(outside the model: ${meas.notFitted.reason})`
+                        : '(held out of the fit: a prediction)'}
+                  </span>
                 </>
               ) : (
                 <span data-testid="measured-none">no measurement of this exact job: the model extrapolates</span>
