@@ -266,8 +266,12 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 	double x = qtable_sample(tail, &d->rng);
 	uint64_t chunk = p->chunk_bytes ? p->chunk_bytes : 4096;
 	uint64_t left = b->bytes ? b->bytes : 1;
-	int u = seq ? (int)((b->offset / chunk) % (uint64_t)p->nunits)
-		    : (int)prng_below(&d->rng, (uint64_t)p->nunits);
+	/* A sequential IO follows the stripe, unless the drive's data was
+	 * written at random (seq_scatter): then logically consecutive pieces
+	 * sit on dies in no order, and each op goes to a random unit. */
+	int scatter = seq && p->seq_scatter;
+	int u = seq && !scatter ? (int)((b->offset / chunk) % (uint64_t)p->nunits)
+				: (int)prng_below(&d->rng, (uint64_t)p->nunits);
 	int multi = !write && !seq && p->planes > 1;
 	simtime_t done = t;
 	while (left) {
@@ -308,7 +312,8 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 		if (end > done)
 			done = end;
 		left -= n;
-		u = (u + 1) % p->nunits;
+		u = scatter ? (int)prng_below(&d->rng, (uint64_t)p->nunits)
+			    : (u + 1) % p->nunits;
 	}
 	return done;
 }

@@ -19,7 +19,9 @@
  *   units        nunits parallel flash units (dies); a read is cut
  *                into ops of at most chunk_bytes on consecutive units from a
  *                random one (random IO) or from the offset's stripe
- *                (sequential IO); an op takes (op_ns + bytes * byte_ns) * X,
+ *                (sequential IO; with seq_scatter each op on a random
+ *                unit, as on a drive whose data was written at random);
+ *                an op takes (op_ns + bytes * byte_ns) * X,
  *                X drawn once per IO from the service-time quantile table;
  *                a read holds its unit for rd_busy_frac of that (the sense)
  *                while its transfer and ECC decode overlap the next op;
@@ -87,6 +89,10 @@ typedef struct bdev_profile {
 	                           * 0 or 1 = no such mode */
 	double seq_op_ns;         /* op fixed part when the IO is sequential
 	                           * (a disk: no seek); < 0 = same as random */
+	int seq_scatter;          /* sequential data sits on the units in no
+	                           * order (a drive written at random): each
+	                           * op of a sequential IO goes to a random
+	                           * unit, not along the stripe */
 	int wcache;               /* writes complete in a DRAM write cache */
 	double wr_ns;             /* median write-cache completion time */
 	int wr_serial;            /* a submission queue's writes enter the

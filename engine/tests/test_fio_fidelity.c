@@ -40,7 +40,7 @@ static const struct {
 } point_bounds[] = {
 	{ "nvme-dc", "randread", 0.10, 0.22, 0.26 },
 	{ "nvme-dc", "randwrite", 0.15, 0.20, 0.60 },
-	{ "nvme-dc", "read", 0.20, 0.30, 0.35 },
+	{ "nvme-dc", "read", 0.10, 0.20, 0.20 },
 	{ "nvme-dc", "write", 0.15, 0.20, 0.20 },
 	{ "consumer-ssd", "randread", 0.10, 0.15, 0.20 },
 	{ "consumer-ssd", "randwrite", 0.40, 0.30, 0.65 },
@@ -54,7 +54,7 @@ static const struct {
 	int within;
 	double iops, p50, p99;
 } prof_bounds[] = {
-	{ "nvme-dc", 59, 0.06, 0.09, 0.125 },
+	{ "nvme-dc", 59, 0.06, 0.08, 0.125 },
 	{ "consumer-ssd", 17, 0.12, 0.11, 0.20 },
 	{ "consumer-nvme", 32, 0.04, 0.05, 0.08 },
 };
