@@ -3,6 +3,7 @@
  * (from the view registry), one panel per variant with its headline numbers,
  * and the metrics table where every number says where it comes from.
  */
+import { Fragment } from 'react';
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import { fmtChange, fmtNs, fmtNum, fmtPct, fmtUnit } from '../model/format';
 import { publishedFor, relError } from '../model/provenance';
@@ -66,74 +67,96 @@ function Panel({ info, variant, run, emphasis }: { info: ExperimentInfo; variant
   );
 }
 
+/** A snake_case name that may wrap after its underscores (not mid-word) in a narrow column. */
+function breakAfterUnderscores(name: string) {
+  const parts = name.split('_');
+  return parts.map((p, i) => (
+    <Fragment key={i}>
+      {p}
+      {i < parts.length - 1 && (
+        <>
+          _<wbr />
+        </>
+      )}
+    </Fragment>
+  ));
+}
+
 export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Props, 'stale' | 'onParams' | 'previous'>) {
   const pair = variants.includes('before') && variants.includes('after');
   return (
-    <table className="metrics" data-testid="metrics">
-      <thead>
-        <tr>
-          <th scope="col">metric</th>
-          {variants.map((v) => (
-            <th scope="col" key={v} className={dim(emphasis, v) ? 'col-dim' : ''} style={{ color: VARIANT_COLOR[v] }}>
-              {VARIANT_LABEL[v]}
-            </th>
-          ))}
-          {pair && <th scope="col">after vs before</th>}
-          <th scope="col">published</th>
-        </tr>
-      </thead>
-      <tbody>
-        {info.metricInfo.map((m) => {
-          const pubs = variants.flatMap((v) => publishedFor(info.published, m.name, v, info.params, params).map((pm) => ({ v, m: pm })));
-          return (
-            <tr key={m.name} data-testid={`metric-${m.name}`}>
-              <th scope="row" title={m.help}>
-                {m.name}
-                <div className="metric-help">{m.help}</div>
+    // A before/after table with its published column can be wider than a
+    // lesson's right-hand column: it scrolls there instead of widening the page.
+    <div className="table-scroll">
+      <table className="metrics" data-testid="metrics">
+        <thead>
+          <tr>
+            <th scope="col">metric</th>
+            {variants.map((v) => (
+              <th scope="col" key={v} className={dim(emphasis, v) ? 'col-dim' : ''} style={{ color: VARIANT_COLOR[v] }}>
+                {VARIANT_LABEL[v]}
               </th>
-              {variants.map((v) => (
-                <td key={v} className={`num${dim(emphasis, v) ? ' col-dim' : ''}`}>
-                  {runs[v] ? (
-                    <>
-                      <span data-testid={`cell-${v}-${m.name}`}>{fmtNum(runs[v]?.metrics[m.name])}</span>
-                      <span className="unit"> {fmtUnit(m.unit)}</span> <Tag kind="simulated" title="simulated by this run" />
-                    </>
+            ))}
+            {pair && <th scope="col">after vs before</th>}
+            <th scope="col">published</th>
+          </tr>
+        </thead>
+        <tbody>
+          {info.metricInfo.map((m) => {
+            const pubs = variants.flatMap((v) => publishedFor(info.published, m.name, v, info.params, params).map((pm) => ({ v, m: pm })));
+            return (
+              <tr key={m.name} data-testid={`metric-${m.name}`}>
+                <th scope="row" title={m.help}>
+                  {breakAfterUnderscores(m.name)}
+                  <div className="metric-help">{m.help}</div>
+                </th>
+                {variants.map((v) => (
+                  <td key={v} className={`num${dim(emphasis, v) ? ' col-dim' : ''}`}>
+                    {runs[v] ? (
+                      <>
+                        <span className="val">
+                          <span data-testid={`cell-${v}-${m.name}`}>{fmtNum(runs[v]?.metrics[m.name])}</span>
+                          <span className="unit"> {fmtUnit(m.unit)}</span>
+                        </span>{' '}
+                        <Tag kind="simulated" title="simulated by this run" />
+                      </>
+                    ) : (
+                      '–'
+                    )}
+                  </td>
+                ))}
+                {pair && <td className="num">{fmtChange(runs.before?.metrics[m.name], runs.after?.metrics[m.name])}</td>}
+                <td className="pub">
+                  {pubs.length === 0 ? (
+                    <span className="muted">–</span>
                   ) : (
-                    '–'
+                    pubs.map(({ v, m: { row: r, differs } }, i) => {
+                      const sim = runs[v]?.metrics[m.name];
+                      const exact = differs.length === 0;
+                      return (
+                        <div key={i} className={exact ? '' : 'pub-other'} data-testid={`published-${v}-${m.name}`} data-exact={exact}>
+                          <span className="num" style={{ color: VARIANT_COLOR[v] }}>
+                            {fmtNum(r.value)}
+                          </span>{' '}
+                          <Tag kind="published" title={r.source} /> <span className="source">{r.source}</span>
+                          {exact && sim !== undefined && (
+                            <span className={Math.abs(relError(sim, r.value)) <= r.tolerance ? 'err-ok' : 'err-bad'}>
+                              {' '}
+                              (sim {fmtPct(relError(sim, r.value))})
+                            </span>
+                          )}
+                          {!exact && <span className="muted"> (published at {differs.join(', ')})</span>}
+                        </div>
+                      );
+                    })
                   )}
                 </td>
-              ))}
-              {pair && <td className="num">{fmtChange(runs.before?.metrics[m.name], runs.after?.metrics[m.name])}</td>}
-              <td className="pub">
-                {pubs.length === 0 ? (
-                  <span className="muted">–</span>
-                ) : (
-                  pubs.map(({ v, m: { row: r, differs } }, i) => {
-                    const sim = runs[v]?.metrics[m.name];
-                    const exact = differs.length === 0;
-                    return (
-                      <div key={i} className={exact ? '' : 'pub-other'} data-testid={`published-${v}-${m.name}`} data-exact={exact}>
-                        <span className="num" style={{ color: VARIANT_COLOR[v] }}>
-                          {fmtNum(r.value)}
-                        </span>{' '}
-                        <Tag kind="published" title={r.source} /> <span className="source">{r.source}</span>
-                        {exact && sim !== undefined && (
-                          <span className={Math.abs(relError(sim, r.value)) <= r.tolerance ? 'err-ok' : 'err-bad'}>
-                            {' '}
-                            (sim {fmtPct(relError(sim, r.value))})
-                          </span>
-                        )}
-                        {!exact && <span className="muted"> (published at {differs.join(', ')})</span>}
-                      </div>
-                    );
-                  })
-                )}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

@@ -1,0 +1,37 @@
+/*
+ * Layout: at 1280 px, the narrowest width the lab supports, no page is
+ * wider than the window once it has run (a wide before/after table or a
+ * long calibration path once pushed the sparse-cp lesson to 1,505 px).
+ */
+import fs from 'node:fs';
+import { expect, test } from './fixtures';
+
+test.afterEach(async ({ lab }) => {
+  expect(lab.consoleErrors, 'console errors').toEqual([]);
+});
+
+test('no page is wider than a 1280 px window, lessons included', async ({ lab }) => {
+  test.setTimeout(300_000);
+  const { page } = lab;
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const wide: string[] = [];
+  const width = () => page.evaluate(() => document.documentElement.scrollWidth);
+  for (const f of fs.readdirSync('lessons').filter((x) => x.endsWith('.json'))) {
+    const lesson = JSON.parse(fs.readFileSync(`lessons/${f}`, 'utf8')) as { id: string; steps: unknown[] };
+    for (let i = 0; i < lesson.steps.length; i++) {
+      await lab.open(`#/lesson/${lesson.id}?step=${i}`);
+      // the button, not the r key: a focused guess field would take the key
+      await page.getByTestId('run').click();
+      await expect(page.getByTestId('checks')).toBeVisible({ timeout: 120_000 });
+      const w = await width();
+      if (w > 1280) wide.push(`lesson ${lesson.id} step ${i + 1}: ${w} px`);
+    }
+  }
+  for (const route of ['#/', '#/exp/fio?p.device=consumer-nvme&p.iodepth=16', '#/exp/sparse-cp?p.file_mib=8', '#/exp/qgroup-drop?p.subvols=2', '#/exp/torture?p.ops=500']) {
+    await lab.open(route);
+    if (route !== '#/') await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 120_000 });
+    const w = await width();
+    if (w > 1280) wide.push(`${route}: ${w} px`);
+  }
+  expect(wide, 'pages wider than the window').toEqual([]);
+});
