@@ -33,5 +33,15 @@ test('no page is wider than a 1280 px window, lessons included', async ({ lab })
     const w = await width();
     if (w > 1280) wide.push(`${route}: ${w} px`);
   }
+  // focus mode (projector): a larger root font, the same px charts
+  for (const route of ['#/lesson/sparse-cp?step=2', '#/lesson/ssd-4k-write?step=5']) {
+    await lab.open(route);
+    await page.getByTestId('run').click();
+    await expect(page.getByTestId('checks')).toBeVisible({ timeout: 120_000 });
+    await page.getByTestId('focus-toggle').click();
+    await expect(page.locator('html.focus-mode')).toHaveCount(1);
+    const w = await width();
+    if (w > 1280) wide.push(`${route} in focus mode: ${w} px`);
+  }
   expect(wide, 'pages wider than the window').toEqual([]);
 });

@@ -59,7 +59,7 @@ function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
         <strong style={{ color }}>{VARIANT_LABEL[variant]}</strong>
         <span className="muted"> · {variant === 'after' ? switchesOf(params) : '6.1'} · cp {d.state}</span>
       </figcaption>
-      <svg width={width} height={34} role="img" aria-label="the file: extents, holes and the lseek cursor" data-testid={`sparsecp-strip-${variant}`}>
+      <svg className="chart" width={width} height={34} viewBox={`0 0 ${width} 34`} role="img" aria-label="the file: extents, holes and the lseek cursor" data-testid={`sparsecp-strip-${variant}`}>
         {strip.map((c, i) => (
           <g key={i}>
             <rect x={c.x} y={6} width={Math.max(0.5, c.w)} height={20} fill="#ddd" />
@@ -85,14 +85,14 @@ function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
           <span className="muted">no lseek calls recorded</span>
         )}
       </div>
-      <svg width={width} height={calls.height} role="img" aria-label="time per lseek against the file offset" data-testid={`sparsecp-calls-${variant}`}>
+      <svg className="chart" width={width} height={calls.height} viewBox={`0 0 ${width} ${calls.height}`} role="img" aria-label="time per lseek against the file offset" data-testid={`sparsecp-calls-${variant}`}>
         <Axes {...calls} clampEnds gaps={{ x: 16, y: 6, title: 4 }} xTitle="file offset → time per lseek (log)" />
         {calls.dots.map((p) => (
           <circle key={p.i} cx={p.x} cy={p.y} r={1.6} fill={color} opacity={0.6} />
         ))}
         {call && <line x1={callX} x2={callX} y1={calls.margin.top} y2={calls.height - calls.margin.bottom} stroke="#000" strokeDasharray="3 3" />}
       </svg>
-      <svg width={width} height={recs.height} role="img" aria-label="io_tree records during the copy" data-testid={`sparsecp-iotree-${variant}`}>
+      <svg className="chart" width={width} height={recs.height} viewBox={`0 0 ${width} ${recs.height}`} role="img" aria-label="io_tree records during the copy" data-testid={`sparsecp-iotree-${variant}`}>
         <Axes {...recs} clampEnds gaps={{ x: 16, y: 6, title: 4 }} xTitle="time since cp started → io_tree records" />
         <path d={recs.path} fill="none" stroke={color} strokeWidth={2} />
       </svg>
