@@ -43,3 +43,10 @@ export function fmtUnit(u: string | undefined): string {
   if (!u || u === 'count') return '';
   return u === 'us' ? 'µs' : u;
 }
+
+/** 1st, 2nd, 3rd, 4th, 11th, 12th, 13th, 21st, 22nd, 112th... */
+export function fmtOrdinal(n: number): string {
+  const m100 = n % 100;
+  const suffix = m100 >= 11 && m100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}

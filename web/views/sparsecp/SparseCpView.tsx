@@ -11,7 +11,7 @@
 import { useState } from 'react';
 import { useWidth } from '../../app/useWidth';
 import { Axes } from '../Axes';
-import { fmtNum } from '../../model/format';
+import { fmtNum, fmtOrdinal } from '../../model/format';
 import type { Variant } from '../../engine/types';
 import type { ViewProps } from '../types';
 import { VARIANT_COLOR, VARIANT_LABEL } from '../types';
@@ -98,7 +98,7 @@ function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
       </svg>
       <p className="muted">
         delalloc extents when cp started {fmtNum(d.summary.delalloc_extents_at_cp)} · most io_tree records {fmtNum(d.summary.iotree_records_max)} · file written in {fmtNum(d.summary.create_s)} s
-        {d.stride > 1 ? ` · every ${d.stride}th call shown` : ''}
+        {d.stride > 1 ? ` · every ${fmtOrdinal(d.stride)} call shown` : ''}
       </p>
     </figure>
   );
