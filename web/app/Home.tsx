@@ -15,7 +15,8 @@ export function Home({ experiments, lessons }: Props) {
       <section className="hero">
         <h1>btrfs patch lab</h1>
         <p className="lede">
-          Five real btrfs performance patches, run <span className="c-before">before</span> and <span className="c-after">after</span> on a simulated
+          Real btrfs performance patches{patches.length > 0 ? ` (${patches.length} of the five the lab is built for, so far)` : ''}, run{' '}
+          <span className="c-before">before</span> and <span className="c-after">after</span> on a simulated
           file system and a block device fitted to measured SSDs. Every number says where it comes from.
         </p>
       </section>
