@@ -427,6 +427,25 @@ static void test_errors(void)
 	sim_destroy(s);
 }
 
+/* A hand-made stream of one file "big" (ino 300): created, renamed into
+ * place, written [0, write_len), then truncated to 10000 bytes. The
+ * commands live in the caller's cmds[4]; the name pool is allocated. */
+static void big_file_stream(send_stream *st, send_cmd cmds[4], uint32_t write_len)
+{
+	memset(st, 0, sizeof(*st));
+	st->pool = calloc(1, 64);
+	st->pool_cap = 64;
+	memcpy(st->pool, "o300-1-0\0big\0", 13);
+	st->pool_len = 13;
+	memset(cmds, 0, 4 * sizeof(*cmds));
+	cmds[0] = (send_cmd){.op = SEND_MKFILE, .ino = 300, .dir = 256, .name = 0};
+	cmds[1] = (send_cmd){.op = SEND_RENAME, .ino = 300, .dir = 256, .name = 0, .name2 = 9};
+	cmds[2] = (send_cmd){.op = SEND_WRITE, .ino = 300, .off = 0, .len = write_len};
+	cmds[3] = (send_cmd){.op = SEND_TRUNCATE, .ino = 300, .len = 10000};
+	st->cmds = cmds;
+	st->n = 4;
+}
+
 /* A hand-made stream: a 100 KiB file truncated to 10000 bytes while its
  * pages are dirty. Shrinking writes the new tail page synchronously in
  * both variants (the patch only skips a same-size truncate) and drops
@@ -440,19 +459,8 @@ static void test_shrink(int skip)
 	CHECK_EQ(fs_mount(s, dev, NULL, &fs), 0);
 	struct btrfs_root *root = fs_root_lookup(fs, 5);
 	send_stream st;
-	memset(&st, 0, sizeof(st));
-	st.pool = calloc(1, 64);
-	st.pool_cap = 64;
-	memcpy(st.pool, "o300-1-0\0big\0", 13);
-	st.pool_len = 13;
 	send_cmd cmds[4];
-	memset(cmds, 0, sizeof(cmds));
-	cmds[0] = (send_cmd){.op = SEND_MKFILE, .ino = 300, .dir = 256, .name = 0};
-	cmds[1] = (send_cmd){.op = SEND_RENAME, .ino = 300, .dir = 256, .name = 0, .name2 = 9};
-	cmds[2] = (send_cmd){.op = SEND_WRITE, .ino = 300, .off = 0, .len = 100 * 1024};
-	cmds[3] = (send_cmd){.op = SEND_TRUNCATE, .ino = 300, .len = 10000};
-	st.cmds = cmds;
-	st.n = 4;
+	big_file_stream(&st, cmds, 100 * 1024);
 	recv_ctx r;
 	recv_cfg rc = {.skip_same_size_writeback = skip};
 	CHECK_EQ(recv_init(&r, fs, root, &st, &rc), 0);
@@ -622,19 +630,8 @@ static void test_async_truncate(void)
 	CHECK_EQ(fs_mount(s, dev, NULL, &fs), 0);
 	struct btrfs_root *root = fs_root_lookup(fs, 5);
 	send_stream st;
-	memset(&st, 0, sizeof(st));
-	st.pool = calloc(1, 64);
-	st.pool_cap = 64;
-	memcpy(st.pool, "o300-1-0\0big\0", 13);
-	st.pool_len = 13;
 	send_cmd cmds[4];
-	memset(cmds, 0, sizeof(cmds));
-	cmds[0] = (send_cmd){.op = SEND_MKFILE, .ino = 300, .dir = 256, .name = 0};
-	cmds[1] = (send_cmd){.op = SEND_RENAME, .ino = 300, .dir = 256, .name = 0, .name2 = 9};
-	cmds[2] = (send_cmd){.op = SEND_WRITE, .ino = 300, .off = 0, .len = 64 * 1024};
-	cmds[3] = (send_cmd){.op = SEND_TRUNCATE, .ino = 300, .len = 10000};
-	st.cmds = cmds;
-	st.n = 4;
+	big_file_stream(&st, cmds, 64 * 1024);
 	recv_ctx r;
 	arx x;
 	async_receive(s, fs, root, &st, &r, &x, 3);
