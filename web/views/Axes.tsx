@@ -9,12 +9,18 @@ export interface AxisTick {
   label: string;
 }
 
-export interface AxesProps {
+/** A chart's frame as the views' model files lay it out: its size, its
+ * margins and where the ticks go. A view's layout extends it with what
+ * it draws inside (a path, dots, bars). */
+export interface ChartFrame {
   width: number;
   height: number;
   margin: { top: number; right: number; bottom: number; left: number };
   xTicks: AxisTick[];
   yTicks: AxisTick[];
+}
+
+export interface AxesProps extends ChartFrame {
   xTitle: string;
   /** drawn rotated along the y axis when given */
   yTitle?: string;

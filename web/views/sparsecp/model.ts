@@ -5,6 +5,7 @@
  * lseek against the offset, io_tree records over cp's run). No drawing.
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
+import type { ChartFrame } from '../Axes';
 
 export interface LseekCall {
   tMs: number;
@@ -114,17 +115,7 @@ export function layoutStrip(d: SparseDetails, width: number): StripCell[] {
   }));
 }
 
-export interface Tick {
-  pos: number;
-  label: string;
-}
-
-export interface ChartLayout {
-  width: number;
-  height: number;
-  margin: { top: number; right: number; bottom: number; left: number };
-  xTicks: Tick[];
-  yTicks: Tick[];
+export interface ChartLayout extends ChartFrame {
   /** SVG path of the series (line charts) */
   path: string;
   /** positioned points (scatter charts) */

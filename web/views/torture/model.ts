@@ -5,7 +5,7 @@
  * laid out for small charts. No drawing.
  */
 import { scaleLinear } from 'd3-scale';
-import type { Tick } from '../sparsecp/model';
+import type { ChartFrame } from '../Axes';
 import { PHASES, type Commit, type Phase } from '../qgroup/model';
 
 /** What each series the engine samples means, in the order they are shown. */
@@ -68,12 +68,7 @@ export function readSeries(trace: unknown): Series[] {
   return out;
 }
 
-export interface SeriesLayout {
-  width: number;
-  height: number;
-  margin: { top: number; right: number; bottom: number; left: number };
-  xTicks: Tick[];
-  yTicks: Tick[];
+export interface SeriesLayout extends ChartFrame {
   /** a step line: the value holds until the next sample */
   path: string;
 }
@@ -128,12 +123,7 @@ export function commitSummary(commits: Commit[]): { phases: [Phase, number][]; l
   return { phases: PHASES.map((p) => [p, commits.reduce((s, c) => s + c.phasesMs[p], 0)]), longest };
 }
 
-export interface CommitLayout {
-  width: number;
-  height: number;
-  margin: { top: number; right: number; bottom: number; left: number };
-  xTicks: Tick[];
-  yTicks: Tick[];
+export interface CommitLayout extends ChartFrame {
   bars: { key: string; phase: Phase; x: number; y: number; height: number; ms: number; commit: Commit }[];
 }
 
