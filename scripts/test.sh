@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh - `npm test`: install what is missing, build, then run
 # every suite: C unit tests (ASan+UBSan), the headless CLI checks on both
-# builds, the tree oracle against btrfs-progs (inside the C suite), the
+# builds, the tree oracle against btrfs-progs (inside the C suite), that
+# the committed device fit is what engine/tools/fit-device.mjs writes, the
 # TypeScript typecheck, Vitest, and Playwright in Debian's Chromium.
 # Every suite runs even if an earlier one failed, so one run shows all
 # failures; the exit status is non-zero if any failed.
@@ -21,11 +22,12 @@ suite() {
 
 suite "C unit tests (native, ASan+UBSan)" make -s -C engine test
 suite "headless CLI (WASM and native)" node --test cli/
+suite "device fit (the committed profiles are the script's)" node --test engine/tools/
 suite "TypeScript (strict)" npx tsc -p tsconfig.json --noEmit
 suite "Vitest" npx vitest run
 suite "Playwright (Debian chromium)" npx playwright test
 
-total=5
+total=6
 echo "suites: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'failed suite: %s\n' "${failed[@]}"

@@ -116,10 +116,21 @@ const char *const exp_device_values[] = {
  * bdev_profile_find - the profile called `name`, fitted or hand-written.
  * Returns NULL when there is none.
  */
+/* A candidate profile under evaluation (engine/tools/fitdrv.c): it
+ * stands in for the profile of its name until cleared. */
+static const bdev_profile *override_p;
+
+void bdev_profile_override(const bdev_profile *p)
+{
+	override_p = p;
+}
+
 const bdev_profile *bdev_profile_find(const char *name)
 {
 	if (!name)
 		return NULL;
+	if (override_p && strcmp(name, override_p->name) == 0)
+		return override_p;
 	if (strcmp(name, hdd_profile.name) == 0)
 		return &hdd_profile;
 	if (strcmp(name, ideal_profile.name) == 0)

@@ -121,6 +121,11 @@ extern const bdev_profile bdev_fitted_profiles[];
 /* Look up a profile by name (fitted or hand-written); NULL if unknown. */
 const bdev_profile *bdev_profile_find(const char *name);
 
+/* Make bdev_profile_find(p->name) return p (NULL: back to the compiled
+ * profiles). Only the fitting driver (engine/tools/fitdrv.c) calls it, to
+ * run the engine itself on a candidate; p must outlive its use. */
+void bdev_profile_override(const bdev_profile *p);
+
 /* One measured fio point. Unknown figures are < 0. */
 typedef struct bdev_point {
 	const char *profile;

@@ -8,11 +8,11 @@
  *   samsung-980pro/results_qd_iops_vary_bs/fio_output/ (all)
  *   samsung-980pro/results_qd_iops_inc_proc_4kb/fio_output/ (io_uring runs only)
  *
- * Fit error on the fitted points (RMS of ln(simulated/measured) in the
- * script's model twin; the C test re-checks with the engine itself):
- *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.057, p50 0.077, p99 0.176 (not fitted: 0.083, 0.160, 0.441)
- *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.110, p99 0.211 (not fitted: 0.286, 1.024, 1.336)
- *   consumer-nvme  33 points fitted, 75 not (held out or outside the model); iops 0.035, p50 0.041, p99 0.084 (not fitted: 0.419, 0.446, 0.314)
+ * Fit error on the fitted points (RMS of ln(simulated/measured), the
+ * engine run with the script's seeds; the C test re-checks with seed 1):
+ *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.059, p50 0.071, p99 0.154 (not fitted: 0.077, 0.156, 0.477)
+ *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.112, p99 0.205 (not fitted: 0.287, 1.024, 1.350)
+ *   consumer-nvme  33 points fitted, 75 not (held out or outside the model); iops 0.035, p50 0.039, p99 0.090 (not fitted: 0.418, 0.446, 0.314)
  */
 #include <stddef.h>
 

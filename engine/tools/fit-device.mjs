@@ -16,13 +16,14 @@
  *        [--keys k,k (search only these parameters)]
  *        Calibration: --calibration, else CALIBRATION_DIR, else
  *        ../shared/calibration next to the repository. A full run takes
- *        about 10-15 minutes (the model twin simulates every point at each
- *        step of the search); each profile starts from its previous fit.
+ *        a few minutes (the engine runs every fitted point at each step of
+ *        the search); each profile starts from its previous fit.
  *
  * How: each profile is the queueing model of engine/src/bdev.c (see
  * bdev_profile.h), driven by fio's closed loop as engine/src/exp_fio.c
- * drives it. This script carries a JavaScript twin of that model and runs
- * it for every fitted point; a coordinate search (multiplicative steps,
+ * drives it. This script runs the engine itself on each candidate (the
+ * native driver engine/tools/fitdrv.c, built with make) for every fitted
+ * point; a coordinate search (multiplicative steps,
  * halved when no step helps) minimises the sum of squared log errors of
  * IOPS, median and p99 completion latency over the fitted points, plus a
  * penalty on each error beyond 13% (see objective()). The
@@ -30,10 +31,11 @@
  * queue-depth-1, one-job completion percentiles, normalised to their median.
  * Held-out points are never seen by the objective; the C test
  * (engine/tests/test_fio_fidelity.c) reports their error separately.
- * No dependencies: Node >= 20 only.
+ * Needs Node >= 20, make and a C compiler; no npm packages.
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -152,218 +154,56 @@ function load980() {
 	return out;
 }
 
-/* ---------------------------------------------------- the model (twin) */
+/* ------------------------------------------------- the model: the engine */
 
-/* mulberry32: a small seeded PRNG (the C engine has its own). */
-function rng32(seed) {
-	let a = seed >>> 0;
-	return () => {
-		a = (a + 0x6D2B79F5) >>> 0;
-		let t = a;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
+/* The candidate is run by the engine itself: build/native/fitdrv
+ * (engine/tools/fitdrv.c) runs exp_fio.c on bdev.c with the candidate's
+ * parameters, so the search optimises exactly the model the C test and
+ * the lab run. Built on first use (make is quick when it is up to date). */
+const DRV = path.join(repo, 'build', 'native', 'fitdrv');
+let drvBuilt = false;
+function ensureDriver() {
+	if (drvBuilt) return;
+	execFileSync('make', ['-s', '-C', path.join(repo, 'engine'), 'fitdrv'], { stdio: ['ignore', 'ignore', 'inherit'] });
+	drvBuilt = true;
 }
 
-function qsample(tab, u) {
-	if (!tab || tab.q.length < 2) return 1;
-	let i = 1;
-	while (i < tab.q.length - 1 && tab.q[i] <= u) i++;
-	const q0 = tab.q[i - 1], q1 = tab.q[i];
-	const f = q1 > q0 ? (u - q0) / (q1 - q0) : 0;
-	return tab.m[i - 1] + f * (tab.m[i] - tab.m[i - 1]);
+/* bdev_profile's numeric fields, in the order bdev_profiles.c lists them:
+ * [C field, value, 'i' (integer) or 'd']. Used for the driver's candidate
+ * and for the generated file, so the two cannot differ. */
+function cFields(P) {
+	return [
+		['max_queue', P.max_queue, 'i'], ['link_ns', P.link_ns, 'd'],
+		['link_byte_ns', P.link_byte_ns, 'd'], ['nunits', P.nunits, 'i'],
+		['chunk_bytes', P.chunk_bytes, 'i'], ['rd_op_ns', P.rd_op_ns, 'd'],
+		['rd_byte_ns', P.rd_byte_ns, 'd'], ['wr_op_ns', P.wr_op_ns, 'd'],
+		['wr_byte_ns', P.wr_byte_ns, 'd'], ['rd_part_bytes', P.rd_part_bytes || 0, 'i'],
+		['rd_page_op_ns', P.rd_page_op_ns || 0, 'd'], ['planes', P.planes, 'i'],
+		['rd_busy_frac', P.rd_busy_frac || 0, 'd'], ['seq_op_ns', P.seq_op_ns, 'd'],
+		['seq_scatter', P.seq_scatter ? 1 : 0, 'i'], ['wcache', P.wcache, 'i'],
+		['wr_ns', P.wr_ns, 'd'], ['wr_serial', P.wr_serial || 0, 'i'],
+		['cache_bytes', P.cache_bytes, 'd'], ['drain_byte_ns', P.drain_byte_ns, 'd'],
+		['seg_bytes', P.seg_bytes || 0, 'd'], ['drain_sigma', P.drain_sigma || 0, 'd'],
+		['plp', P.plp, 'i'], ['flush_p50_ns', P.flush_p50_ns, 'd'],
+		['flush_p99_ns', P.flush_p99_ns, 'd'], ['host_ns', P.host_ns, 'd'],
+	];
 }
+const cval = ([, v, kind]) => (kind === 'i' ? String(Math.round(v)) : num(v));
 
-/* A min-heap of [time, seq, payload]. */
-class Heap {
-	constructor() { this.a = []; }
-	get size() { return this.a.length; }
-	less(x, y) { return x[0] < y[0] || (x[0] === y[0] && x[1] < y[1]); }
-	push(e) {
-		const a = this.a; a.push(e);
-		let i = a.length - 1;
-		while (i > 0) { const p = (i - 1) >> 1; if (!this.less(a[i], a[p])) break; [a[i], a[p]] = [a[p], a[i]]; i = p; }
-	}
-	pop() {
-		const a = this.a, top = a[0], last = a.pop();
-		if (a.length) {
-			a[0] = last; let i = 0;
-			for (;;) {
-				const l = 2 * i + 1, r = l + 1; let m = i;
-				if (l < a.length && this.less(a[l], a[m])) m = l;
-				if (r < a.length && this.less(a[r], a[m])) m = r;
-				if (m === i) break;
-				[a[i], a[m]] = [a[m], a[i]]; i = m;
-			}
-		}
-		return top;
-	}
-}
-
-/* The device of bdev.c's fitted_submit, in JS. Times in ns (floats). */
-function makeDevice(P, rnd) {
-	const n = Math.max(1, Math.round(P.nunits));
-	return { P, rnd, link: 0, units: new Float64Array(n),
-		bstart: new Float64Array(n), bmask: new Uint32Array(n), /* bdev.c d->batch */
-		segLeft: 0, dmult: 1, band: new Float64Array(16), bandI: 16, /* bdev.c fitted_band_factor */
-		qfree: new Float64Array(64), /* bdev.c q_free (wr_serial) */
-		slots: new Heap(), lastEnd: -1, seq: 0 };
-}
-
-function devSubmit(d, write, offset, bytes, seqHint, at, queue = 0) {
-	const P = d.P;
-	const seq = seqHint || offset === d.lastEnd;
-	d.lastEnd = offset + bytes;
-	let t = at;
-	if (P.max_queue > 0) {
-		while (d.slots.size && d.slots.a[0][0] <= t) d.slots.pop();
-		if (d.slots.size >= P.max_queue) { const f = d.slots.pop()[0]; if (f > t) t = f; }
-	}
-	d.link = Math.max(d.link, t) + P.link_ns + bytes * P.link_byte_ns;
-	t = d.link;
-	let done;
-	if (write && P.wcache) { /* bdev.c fitted_cache_write */
-		const n = d.units.length, chunk = P.chunk_bytes;
-		/* bdev.c fitted_band_factor: a drain factor per band (GC) */
-		if (P.drain_sigma > 0 && P.seg_bytes > 0) {
-			if (d.segLeft <= 0) {
-				if (d.bandI >= 16) { /* a cycle of 16 bands, mean exactly 1 */
-					let sum = 0;
-					for (let k = 0; k < 16; k++) {
-						let z;
-						for (;;) { /* Marsaglia polar, as sim.c */
-							const a = 2 * d.rnd() - 1, b = 2 * d.rnd() - 1, q = a * a + b * b;
-							if (q > 0 && q < 1) { z = a * Math.sqrt(-2 * Math.log(q) / q); break; }
-						}
-						d.band[k] = Math.exp(P.drain_sigma * z);
-						sum += d.band[k];
-					}
-					for (let k = 0; k < 16; k++) d.band[k] *= 16 / sum;
-					d.bandI = 0;
-				}
-				d.dmult = d.band[d.bandI++];
-				d.segLeft = P.seg_bytes;
-			}
-			d.segLeft -= bytes;
-		}
-		const prog = P.drain_byte_ns * n * (P.drain_sigma > 0 && P.seg_bytes > 0 ? d.dmult : 1);
-		const room = P.cache_bytes * P.drain_byte_ns;
-		const nops = Math.min(n, Math.max(1, Math.ceil(bytes / chunk)));
-		const per = Math.ceil(bytes / nops);
-		/* log-structured FTL: a random write starts at the least busy unit */
-		let u0 = 0;
-		if (seq) u0 = Math.floor(offset / chunk) % n;
-		else for (let k = 1; k < n; k++) if (d.units[k] < d.units[u0]) u0 = k;
-		let admit = t;
-		for (let k = 0; k < nops; k++) admit = Math.max(admit, d.units[(u0 + k) % n] - room);
-		let left = bytes;
-		for (let k = 0; k < nops; k++) {
-			const u = (u0 + k) % n, b = Math.min(left, per);
-			d.units[u] = Math.max(d.units[u], admit) + b * prog;
-			d.bmask[u] = 0; /* a program: no read can join it */
-			left -= b;
-		}
-		const x = qsample(P.wr_tail, d.rnd()), inT = P.wr_ns * x;
-		if (P.wr_serial) { /* one queue's writes enter the cache in order;
-		                    * only the part up to the median is serial */
-			const q = queue % 64, start = Math.max(d.qfree[q], admit);
-			d.qfree[q] = start + P.wr_ns * Math.min(x, 1);
-			done = start + inT;
-		} else done = admit + inT;
-	} else {
-		const tail = write && P.wr_tail ? P.wr_tail : P.rd_tail;
-		let opns = write ? P.wr_op_ns : P.rd_op_ns;
-		const bns = write ? P.wr_byte_ns : P.rd_byte_ns;
-		if (seq && P.seq_op_ns >= 0) opns = P.seq_op_ns;
-		const x = qsample(tail, d.rnd());
-		const n = d.units.length, chunk = P.chunk_bytes;
-		const scatter = seq && P.seq_scatter; /* bdev.c: seq_scatter */
-		let u = seq && !scatter ? Math.floor(offset / chunk) % n : Math.floor(d.rnd() * n);
-		let left = Math.max(1, bytes);
-		const planes = Math.round(P.planes || 1), multi = !write && !seq && planes > 1;
-		done = t;
-		while (left > 0) {
-			const b = Math.min(left, chunk);
-			/* bdev.c: a read op bigger than a partial-page sense pays the
-			 * full-page sense time */
-			const fixed = !write && !seq && P.rd_part_bytes && b > P.rd_part_bytes ? P.rd_page_op_ns : opns;
-			/* bdev.c fitted_units: multi-plane read joins the unit's
-			 * pending read of another plane */
-			const plane = multi ? 1 << Math.floor(d.rnd() * planes) : 0;
-			let end;
-			if (multi && d.bmask[u] && d.bstart[u] > t && !(d.bmask[u] & plane)) {
-				end = Math.max(d.units[u] + b * bns * x, d.bstart[u] + (fixed + b * bns) * x);
-				d.bmask[u] |= plane;
-				d.units[u] = end;
-			} else {
-				const start = Math.max(d.units[u], t), dur = (fixed + b * bns) * x;
-				end = start + dur;
-				d.bstart[u] = start; d.bmask[u] = plane;
-				/* bdev.c: the die is held only for rd_busy_frac (the sense) */
-				const f = P.rd_busy_frac || 0;
-				d.units[u] = !write && f > 0 && f < 1 ? start + dur * f : end;
-			}
-			if (end > done) done = end;
-			left -= b; u = scatter ? Math.floor(d.rnd() * n) : (u + 1) % n;
-		}
-	}
-	if (P.max_queue > 0) d.slots.push([done, d.seq++]);
-	return done;
-}
-
-const DEV_BYTES = 256 * 2 ** 30; /* the span fio's offsets cover */
-
-/* fio's job shape on the model: numjobs jobs, each keeping iodepth IOs in
- * flight; a job spends host_ns of its own CPU per IO to reap and submit,
- * so a busy job notices completions late (fio counts that in clat).
- * The first 2 x (jobs x depth) completions are a warm-up (fio's ramp). */
-function simFio(P, pt, nios, seed) {
-	const rnd = rng32(seed);
-	const d = makeDevice(P, rnd);
-	const write = pt.rw.includes('write'), seq = !pt.rw.startsWith('rand');
-	/* fio measures a written drive in steady state: its cache is full. */
-	if (P.wcache && write) d.units.fill(P.cache_bytes * P.drain_byte_ns);
-	const J = pt.numjobs, Q = pt.iodepth, out = J * Q;
-	const warm = 2 * out;
-	const h = new Heap();
-	let s = 0;
-	const cpu = new Float64Array(J), next = new Float64Array(J);
-	for (let j = 0; j < J; j++) {
-		next[j] = (DEV_BYTES / J) * j;
-		for (let k = 0; k < Q; k++) { cpu[j] += P.host_ns; h.push([cpu[j], s++, j, -1]); }
-	}
-	const lat = [];
-	let done = 0, t0 = 0, tEnd = 0;
-	/* Measured: completions warm+1 .. total, all while the loop is still
-	 * closed (every one of them triggers the next submission); the run
-	 * stops there, as a time-based fio run stops, without the drain. */
-	const total = nios + warm;
-	while (h.size && done < total) {
-		const [t, , j, sub] = h.pop();
-		if (sub < 0) { /* submit */
-			let off;
-			if (seq) { off = next[j]; next[j] += pt.bs; }
-			else off = Math.floor(rnd() * (DEV_BYTES / pt.bs)) * pt.bs;
-			const c = devSubmit(d, write, off, pt.bs, seq, t, j);
-			h.push([c, s++, j, t]);
-			continue;
-		}
-		/* The job notices the completion when its CPU gets to it: that
-		 * ends fio's clat. Reaping it and submitting the next IO costs
-		 * host_ns of the job's CPU. */
-		const seen = Math.max(t, cpu[j]);
-		cpu[j] = seen + P.host_ns;
-		done++;
-		if (done === warm) t0 = seen;
-		if (done > warm) { lat.push(seen - sub); tEnd = seen; }
-		h.push([cpu[j], s++, j, -1]);
-	}
-	lat.sort((a, b) => a - b);
-	const q = (p) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] / 1000;
-	const el = tEnd - t0;
-	return { iops: el > 0 ? (lat.length * 1e9) / el : 0, p50: q(0.5), p99: q(0.99),
-		avg: lat.reduce((a, b) => a + b, 0) / lat.length / 1000 };
+/* fio's job shape run by the engine (exp_fio.c: numjobs jobs of iodepth
+ * IOs in flight, host_ns of a job's CPU per IO, a warm-up of 2 x the IOs
+ * in flight) for each of `runs` ([point, ios, seed]): [{iops, p50, p99}]. */
+function runEngine(P, runs) {
+	ensureDriver();
+	const tab = (w, t) => `tail ${w} ${t ? t.q.length : 0} ${t ? t.q.map((q, i) => `${num(q)} ${num(t.m[i])}`).join(' ') : ''}\n`;
+	const input = `profile ${P.name} ${cFields(P).map((f) => `${f[0]}=${cval(f)}`).join(' ')}\n` +
+		tab('rd', P.rd_tail) + tab('wr', P.wr_tail) +
+		runs.map(([pt, ios, seed]) => `run ${pt.rw} ${pt.bs} ${pt.iodepth} ${pt.numjobs} ${ios} ${seed}\n`).join('');
+	const out = execFileSync(DRV, [], { input, encoding: 'utf8', maxBuffer: 1 << 26 });
+	return out.trim().split('\n').map((l) => {
+		const [iops, p50, p99] = l.split(' ').map(Number);
+		return { iops, p50, p99 };
+	});
 }
 
 /* ------------------------------------------------------------ profiles */
@@ -559,7 +399,7 @@ function profileSpecs(points) {
 /* ------------------------------------------------------------- fitting */
 
 function buildParams(spec, v) {
-	const P = { ...v };
+	const P = { ...v, name: spec.name };
 	P.nunits = Math.max(1, Math.round(P.nunits));
 	P.planes = Math.max(1, Math.round(P.planes || 1));
 	P.max_queue = Math.max(0, Math.round(P.max_queue || 0));
@@ -573,17 +413,20 @@ function buildParams(spec, v) {
  * C test does: a saturated run's latency spread depends on its length
  * (random-read queues on the dies spread apart over thousands of IOs; a
  * write run's spread depends on how many bands it writes), so a shorter
- * twin run would fit a narrower p99 than the C run shows. --quick runs
+ * run would fit a narrower p99 than the C run shows. --quick runs
  * `base` IOs per read point instead. */
 const FIO_IOS = 20000;
 function iosFor(pt, base) {
 	return Math.max(pt.rw.includes('write') || !QUICK ? FIO_IOS : base, 4 * pt.iodepth * pt.numjobs);
 }
 
-function pointError(P, pt, nios, seed) {
-	const r = simFio(P, pt, iosFor(pt, nios), seed);
+/* Each point's log errors, its i-th point run with seed seed0 + i (the
+ * search's seeds differ from the C test's, so the test is also a check
+ * that a fit is not tuned to one random stream). */
+function pointErrors(P, pts, nios, seed0) {
+	const rs = runEngine(P, pts.map((pt, i) => [pt, iosFor(pt, nios), seed0 + i]));
 	const e = (a, b) => (b > 0 && a > 0 ? Math.log(a / b) : 0);
-	return { r, eI: e(r.iops, pt.iops), e50: e(r.p50, pt.p50), e99: e(r.p99, pt.p99) };
+	return rs.map((r, i) => ({ r, eI: e(r.iops, pts[i].iops), e50: e(r.p50, pts[i].p50), e99: e(r.p99, pts[i].p99) }));
 }
 
 /* The target is a bound (every fitted point within 15% on each of the
@@ -595,8 +438,7 @@ function objective(spec, v, fitPts, nios) {
 	const P = buildParams(spec, v);
 	let sum = 0;
 	const over = (e) => Math.max(0, Math.abs(e) - HINGE);
-	for (const [i, pt] of fitPts.entries()) {
-		const { eI, e50, e99 } = pointError(P, pt, nios, 1000 + i);
+	for (const { eI, e50, e99 } of pointErrors(P, fitPts, nios, 1000)) {
 		sum += eI * eI + e50 * e50 + 0.5 * e99 * e99 +
 			HINGE_W * (over(eI) ** 2 + over(e50) ** 2 + over(e99) ** 2);
 	}
@@ -663,8 +505,8 @@ function writeProfiles(fits, stamp) {
  * Fitted from ${stamp.cal}:
 ${stamp.files.map((f) => ` *   ${f}`).join('\n')}
  *
- * Fit error on the fitted points (RMS of ln(simulated/measured) in the
- * script's model twin; the C test re-checks with the engine itself):
+ * Fit error on the fitted points (RMS of ln(simulated/measured), the
+ * engine run with the script's seeds; the C test re-checks with seed 1):
 ${fits.map((f) => ` *   ${f.spec.name.padEnd(14)} ${f.fitPts.length} points fitted, ${f.held} not (held out or outside the model); ` +
 		`iops ${f.rms.iops.toFixed(3)}, p50 ${f.rms.p50.toFixed(3)}, p99 ${f.rms.p99.toFixed(3)}` +
 		` (not fitted: ${f.rmsHeld.iops.toFixed(3)}, ${f.rmsHeld.p50.toFixed(3)}, ${f.rmsHeld.p99.toFixed(3)})`).join('\n')}
@@ -692,33 +534,7 @@ ${fits.map((f) => ` *   ${f.spec.name.padEnd(14)} ${f.fitPts.length} points fitt
 		o += `\t{
 \t\t.name = ${cstr(f.spec.name)},
 \t\t.title = ${cstr(f.spec.title)},
-\t\t.max_queue = ${P.max_queue},${fitted(f, 'max_queue') ? ' /* fitted */' : ''}
-\t\t.link_ns = ${num(P.link_ns)},${fitted(f, 'link_ns') ? ' /* fitted */' : ''}
-\t\t.link_byte_ns = ${num(P.link_byte_ns)},${fitted(f, 'link_byte_ns') ? ' /* fitted */' : ''}
-\t\t.nunits = ${P.nunits}, /* fitted */
-\t\t.chunk_bytes = ${P.chunk_bytes},
-\t\t.rd_op_ns = ${num(P.rd_op_ns)}, /* fitted */
-\t\t.rd_byte_ns = ${num(P.rd_byte_ns)},${fitted(f, 'rd_byte_ns') ? ' /* fitted */' : ''}
-\t\t.wr_op_ns = ${num(P.wr_op_ns)},
-\t\t.wr_byte_ns = ${num(P.wr_byte_ns)},
-\t\t.rd_part_bytes = ${P.rd_part_bytes || 0},
-\t\t.rd_page_op_ns = ${num(P.rd_page_op_ns || 0)},${fitted(f, 'rd_page_op_ns') ? ' /* fitted */' : ''}
-\t\t.planes = ${P.planes},${fitted(f, 'planes') ? ' /* fitted */' : ''}
-\t\t.rd_busy_frac = ${num(P.rd_busy_frac || 0)},${fitted(f, 'rd_busy_frac') ? ' /* fitted */' : ''}
-\t\t.seq_op_ns = ${num(P.seq_op_ns)},${fitted(f, 'seq_op_ns') ? ' /* fitted */' : ''}
-\t\t.seq_scatter = ${P.seq_scatter ? 1 : 0},
-\t\t.wcache = ${P.wcache},
-\t\t.wr_ns = ${num(P.wr_ns)},${fitted(f, 'wr_ns') ? ' /* fitted */' : ''}
-\t\t.wr_serial = ${P.wr_serial || 0},
-\t\t.cache_bytes = ${num(P.cache_bytes)},${fitted(f, 'cache_bytes') ? ' /* fitted */' : ''}
-\t\t.drain_byte_ns = ${num(P.drain_byte_ns)},${fitted(f, 'drain_byte_ns') ? ' /* fitted */' : ''}
-\t\t.seg_bytes = ${num(P.seg_bytes || 0)},${fitted(f, 'seg_bytes') ? ' /* fitted */' : ''}
-\t\t.drain_sigma = ${num(P.drain_sigma || 0)},${fitted(f, 'drain_sigma') ? ' /* fitted */' : ''}
-\t\t.plp = ${P.plp},
-\t\t.flush_p50_ns = ${num(P.flush_p50_ns)},
-\t\t.flush_p99_ns = ${num(P.flush_p99_ns)},
-\t\t.host_ns = ${num(P.host_ns)}, /* fitted */
-\t\t.rd_tail = ${tab('rd', P.rd_tail)}, /* ${f.spec.rd_tail.source} */
+${cFields(P).map((c) => `\t\t.${c[0]} = ${cval(c)},${fitted(f, c[0]) ? ' /* fitted */' : ''}\n`).join('')}\t\t.rd_tail = ${tab('rd', P.rd_tail)}, /* ${f.spec.rd_tail.source} */
 \t\t.wr_tail = ${tab('wr', P.wr_tail)},${f.spec.wr_tail ? ` /* ${f.spec.wr_tail.source} */` : ''}
 \t\t.notes = ${cstr(f.spec.notes)},
 \t},
@@ -818,7 +634,7 @@ function main() {
 		const P = buildParams(spec, v);
 		const keys = [...Object.keys(spec.search.read || {}), ...Object.keys(spec.search.write || {})];
 		process.stderr.write(`  ${spec.name} fitted: ${keys.map((k) => `${k}: ${Number(v[k].toPrecision(8))}`).join(', ')}\n`);
-		const errs = mine.map((p, i) => ({ p, ...pointError(P, p, 4000, 7 + i) }));
+		const errs = pointErrors(P, mine, 4000, 7).map((x, i) => ({ p: mine[i], ...x }));
 		const e = (fit) => errs.filter((x) => x.p.fit === fit).map((x) => ({ iops: x.eI, p50: x.e50, p99: x.e99 }));
 		const R = (l) => ({ iops: rms(l, 'iops'), p50: rms(l, 'p50'), p99: rms(l, 'p99') });
 		fits.push({ spec, P, fitPts, held: mine.length - fitPts.length, rms: R(e(true)), rmsHeld: R(e(false)), objective });
