@@ -8,11 +8,11 @@
  *   samsung-980pro/results_qd_iops_vary_bs/fio_output/ (all)
  *   samsung-980pro/results_qd_iops_inc_proc_4kb/fio_output/ (io_uring runs only)
  *
- * Fit error on the fitted points (RMS of ln(simulated/measured), the
- * engine run with the script's seeds; the C test re-checks with seed 1):
- *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.059, p50 0.071, p99 0.154 (not fitted: 0.077, 0.156, 0.477)
- *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.112, p99 0.205 (not fitted: 0.287, 1.024, 1.350)
- *   consumer-nvme  33 points fitted, 75 not (held out or outside the model); iops 0.035, p50 0.039, p99 0.090 (not fitted: 0.418, 0.446, 0.314)
+ * Fit error on the fitted points (RMS of ln(simulated/measured); the
+ * engine run with seed 1, as engine/tests/test_fio_fidelity.c runs it):
+ *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.056, p50 0.073, p99 0.146 (not fitted: 0.075, 0.155, 0.460)
+ *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.138, p50 0.108, p99 0.198 (not fitted: 0.287, 1.022, 1.340)
+ *   consumer-nvme  33 points fitted, 75 not (held out or outside the model); iops 0.035, p50 0.040, p99 0.073 (not fitted: 0.418, 0.448, 0.301)
  */
 #include <stddef.h>
 
