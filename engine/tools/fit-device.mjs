@@ -208,7 +208,9 @@ function makeDevice(P, rnd) {
 		bstart: new Float64Array(n), bmask: new Uint32Array(n), /* bdev.c d->batch */
 		segLeft: 0, dmult: 1, band: new Float64Array(16), bandI: 16, /* bdev.c fitted_band_factor */
 		qfree: new Float64Array(64), /* bdev.c q_free (wr_serial) */
-		slots: new Heap(), lastEnd: -1, seq: 0 };
+		slots: new Heap(), lastEnd: -1, seq: 0,
+		defer: 0, /* bdev.c d->defer: deferred controller work (defer_ns) */
+		deck: new Float64Array(16), deckI: 16 /* bdev.c d->deck: stall lengths */ };
 }
 
 function devSubmit(d, write, offset, bytes, seqHint, at, queue = 0) {
@@ -220,8 +222,39 @@ function devSubmit(d, write, offset, bytes, seqHint, at, queue = 0) {
 		while (d.slots.size && d.slots.a[0][0] <= t) d.slots.pop();
 		if (d.slots.size >= P.max_queue) { const f = d.slots.pop()[0]; if (f > t) t = f; }
 	}
-	d.link = Math.max(d.link, t) + P.link_ns + bytes * P.link_byte_ns;
+	/* bdev.c fitted_submit/fitted_defer: owed background work (defer_ns)
+	 * is done while the controller (link) is idle; a write adds
+	 * defer_ns / n, n the commands in the device with it; at
+	 * defer_max_ns it is all done before the next command (a stall) */
+	const deferOn = write && P.defer_ns > 0 && P.defer_max_ns > 0;
+	if (P.defer_ns > 0 && t > d.link) {
+		d.defer = Math.max(0, d.defer - (t - d.link));
+	}
+	d.link = Math.max(d.link, t) + P.link_ns + bytes * P.link_byte_ns + (write ? P.wr_link_ns || 0 : 0);
 	t = d.link;
+	if (deferOn) {
+		const n = P.max_queue > 0 ? d.slots.size + 1 : 1;
+		d.defer += P.defer_ns / n;
+		if (d.defer >= P.defer_max_ns) {
+			/* bdev.c fitted_defer: the stall's length is the owed work
+			 * times 1 + defer_spread x (2u - 1), u from a deck of 16
+			 * strata in random order (each cycle of 16 stalls has
+			 * their whole spread) */
+			let f = 1;
+			if (P.defer_spread > 0) {
+				if (d.deckI >= 16) {
+					for (let k = 0; k < 16; k++) d.deck[k] = (k + d.rnd()) / 16;
+					for (let k = 15; k > 0; k--) { /* Fisher-Yates */
+						const j = Math.floor(d.rnd() * (k + 1));
+						[d.deck[k], d.deck[j]] = [d.deck[j], d.deck[k]];
+					}
+					d.deckI = 0;
+				}
+				f = 1 + P.defer_spread * (2 * d.deck[d.deckI++] - 1);
+			}
+			d.link += d.defer * f; d.defer = 0;
+		}
+	}
 	let done;
 	if (write && P.wcache) { /* bdev.c fitted_cache_write */
 		const n = d.units.length, chunk = P.chunk_bytes;
@@ -324,6 +357,8 @@ function simFio(P, pt, nios, seed) {
 	const write = pt.rw.includes('write'), seq = !pt.rw.startsWith('rand');
 	/* fio measures a written drive in steady state: its cache is full. */
 	if (P.wcache && write) d.units.fill(P.cache_bytes * P.drain_byte_ns);
+	/* ...and its deferred work half way to a stall (bdev_precondition) */
+	if (write && P.defer_ns > 0 && P.defer_max_ns > 0) d.defer = P.defer_max_ns / 2;
 	const J = pt.numjobs, Q = pt.iodepth, out = J * Q;
 	const warm = 2 * out;
 	const h = new Heap();
@@ -565,7 +600,8 @@ function buildParams(spec, v) {
 	P.max_queue = Math.max(0, Math.round(P.max_queue || 0));
 	const link0 = (P.link_ns + 4096 * P.link_byte_ns) / 1000;
 	P.rd_tail = tailTable(spec.rd_tail, link0);
-	P.wr_tail = spec.wr_tail ? tailTable(spec.wr_tail, link0) : null;
+	/* a write's link time includes wr_link_ns (the write tail is the rest) */
+	P.wr_tail = spec.wr_tail ? tailTable(spec.wr_tail, link0 + (P.wr_link_ns || 0) / 1000) : null;
 	return P;
 }
 
@@ -595,10 +631,16 @@ function objective(spec, v, fitPts, nios) {
 	const P = buildParams(spec, v);
 	let sum = 0;
 	const over = (e) => Math.max(0, Math.abs(e) - HINGE);
+	/* A profile with write stalls (defer_ns) sees only a dozen of them in
+	 * a deep write run: its write points are averaged over 3 seeds, so
+	 * the search does not fit one run's luck. */
+	const reps = (pt) => (P.defer_ns > 0 && pt.rw.includes('write') ? 3 : 1);
 	for (const [i, pt] of fitPts.entries()) {
-		const { eI, e50, e99 } = pointError(P, pt, nios, 1000 + i);
-		sum += eI * eI + e50 * e50 + 0.5 * e99 * e99 +
-			HINGE_W * (over(eI) ** 2 + over(e50) ** 2 + over(e99) ** 2);
+		for (let k = 0; k < reps(pt); k++) {
+			const { eI, e50, e99 } = pointError(P, pt, nios, 1000 + i + 7919 * k);
+			sum += (eI * eI + e50 * e50 + 0.5 * e99 * e99 +
+				HINGE_W * (over(eI) ** 2 + over(e50) ** 2 + over(e99) ** 2)) / reps(pt);
+		}
 	}
 	return sum / fitPts.length;
 }
@@ -714,6 +756,10 @@ ${fits.map((f) => ` *   ${f.spec.name.padEnd(14)} ${f.fitPts.length} points fitt
 \t\t.drain_byte_ns = ${num(P.drain_byte_ns)},${fitted(f, 'drain_byte_ns') ? ' /* fitted */' : ''}
 \t\t.seg_bytes = ${num(P.seg_bytes || 0)},${fitted(f, 'seg_bytes') ? ' /* fitted */' : ''}
 \t\t.drain_sigma = ${num(P.drain_sigma || 0)},${fitted(f, 'drain_sigma') ? ' /* fitted */' : ''}
+\t\t.wr_link_ns = ${num(P.wr_link_ns || 0)},${fitted(f, 'wr_link_ns') ? ' /* fitted */' : ''}
+\t\t.defer_ns = ${num(P.defer_ns || 0)},${fitted(f, 'defer_ns') ? ' /* fitted */' : ''}
+\t\t.defer_max_ns = ${num(P.defer_max_ns || 0)},${fitted(f, 'defer_max_ns') ? ' /* fitted */' : ''}
+\t\t.defer_spread = ${num(P.defer_spread || 0)},${fitted(f, 'defer_spread') ? ' /* fitted */' : ''}
 \t\t.plp = ${P.plp},
 \t\t.flush_p50_ns = ${num(P.flush_p50_ns)},
 \t\t.flush_p99_ns = ${num(P.flush_p99_ns)},
