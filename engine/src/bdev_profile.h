@@ -47,6 +47,22 @@
  *                single queue (one fio job) is capped at about 1 / wr_ns
  *                writes per second (a slow write's time beyond the median
  *                is not serial);
+ *   write stall  (defer_ns) the controller owes background work for its
+ *                writes (committing their mapping-table updates, a
+ *                garbage-collection step): defer_ns per batch of commands
+ *                it takes together, i.e. defer_ns / n for a write that
+ *                arrives with n commands in the device (n-1 others), so a
+ *                deeper queue needs less of it per write. It does that
+ *                work whenever its command stage (the link) is idle; when
+ *                defer_max_ns of it has piled up it does it all before the
+ *                next command, taking that much time times a factor
+ *                spread evenly over 1 +- defer_spread (in cycles of 16
+ *                stalls that cover the spread): every command in the
+ *                device waits (the 860 PRO's ~1.6 ms write stalls,
+ *                rarer per write the deeper the queue, and none at depth
+ *                1, where fio's own time between writes leaves room);
+ *                wr_link_ns is a write command's extra time on the link
+ *                (SATA: the DMA Activate handshake before the data);
  *   flush        a device with power-loss protection (plp) acknowledges a
  *                flush at once; one without waits for the cache to drain
  *                and pays a lognormal flush latency (flush_p50/p99_ns).
@@ -105,6 +121,13 @@ typedef struct bdev_profile {
 	                           * (each cycle of 16 bands has mean 1):
 	                           * garbage collection of a band's victim;
 	                           * 0 = a steady drain */
+	double wr_link_ns;        /* a write command's extra link time */
+	double defer_ns;          /* background work owed per batch of
+	                           * commands (defer_ns / n per write with n
+	                           * commands in the device); 0 = none */
+	double defer_max_ns;      /* owed work done at once (a stall) */
+	double defer_spread;      /* a stall takes the owed work times a
+	                           * factor in 1 +- defer_spread (uniform) */
 	int plp;                  /* power-loss protection: flush is free */
 	double flush_p50_ns;      /* flush latency without plp: median */
 	double flush_p99_ns;      /*   and 99th percentile (lognormal) */

@@ -5,8 +5,8 @@
  *
  * The target is every fitted point within 15% on all three. The model
  * does not reach it everywhere (the table this prints marks those rows
- * "FITTED!"; the summary counts them per profile: 108 of 122, nvme-dc
- * 59 of 66, consumer-ssd 17 of 23, consumer-nvme 32 of 33), so what is
+ * "FITTED!"; the summary counts them per profile: 113 of 122, nvme-dc
+ * 59 of 66, consumer-ssd 22 of 23, consumer-nvme 32 of 33), so what is
  * asserted is the level it does reach, as a regression guard:
  *   - each fitted point: its errors within point_bounds[] for its profile
  *     and rw, which are also the tolerances of the fio experiment's
@@ -31,7 +31,7 @@
 
 #define TOL 0.15
 #define NVME_P99_SHARE 0.90
-#define FIT_WITHIN 108 /* fitted points within 15% on all three, all profiles */
+#define FIT_WITHIN 113 /* fitted points within 15% on all three, all profiles */
 
 /* Per-point bounds on fitted points: |error| of iops, p50, p99. */
 static const struct {
@@ -43,7 +43,7 @@ static const struct {
 	{ "nvme-dc", "read", 0.10, 0.20, 0.20 },
 	{ "nvme-dc", "write", 0.15, 0.20, 0.20 },
 	{ "consumer-ssd", "randread", 0.10, 0.15, 0.20 },
-	{ "consumer-ssd", "randwrite", 0.40, 0.30, 0.65 },
+	{ "consumer-ssd", "randwrite", 0.20, 0.20, 0.30 },
 	{ "consumer-nvme", "randread", 0.10, 0.15, 0.20 },
 };
 
@@ -55,7 +55,7 @@ static const struct {
 	double iops, p50, p99;
 } prof_bounds[] = {
 	{ "nvme-dc", 59, 0.06, 0.08, 0.125 },
-	{ "consumer-ssd", 17, 0.12, 0.11, 0.20 },
+	{ "consumer-ssd", 22, 0.06, 0.08, 0.09 },
 	{ "consumer-nvme", 32, 0.04, 0.05, 0.08 },
 };
 
