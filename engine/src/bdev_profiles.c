@@ -10,23 +10,23 @@
  *
  * Fit error on the fitted points (RMS of ln(simulated/measured); the
  * engine run with seed 1, as engine/tests/test_fio_fidelity.c runs it):
- *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.056, p50 0.073, p99 0.146 (not fitted: 0.075, 0.155, 0.460)
- *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.055, p50 0.075, p99 0.082 (not fitted: 0.171, 0.880, 1.534)
- *   consumer-nvme  33 points fitted, 75 not (held out or outside the model); iops 0.035, p50 0.040, p99 0.073 (not fitted: 0.418, 0.448, 0.301)
+ *   nvme-dc        66 points fitted, 74 not (held out or outside the model); iops 0.055, p50 0.065, p99 0.134 (not fitted: 0.074, 0.138, 0.430)
+ *   consumer-ssd   23 points fitted, 75 not (held out or outside the model); iops 0.055, p50 0.076, p99 0.086 (not fitted: 0.173, 0.879, 1.534)
+ *   consumer-nvme  33 points fitted, 75 not (held out or outside the model); iops 0.035, p50 0.040, p99 0.067 (not fitted: 0.418, 0.448, 0.307)
  */
 #include <stddef.h>
 
 #include "bdev_profile.h"
 
 static const double nvme_dc_rd_q[] = { 0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0 };
-static const double nvme_dc_rd_m[] = { 0.79542611, 0.89771306, 1.0, 1.4675975, 1.5260471, 2.3005054, 3.4621928 };
+static const double nvme_dc_rd_m[] = { 0.79556707, 0.89778354, 1.0, 1.4672753, 1.5256847, 2.2996093, 3.4604963 };
 static const double nvme_dc_wr_q[] = { 0.0, 0.1, 0.5, 0.9, 0.99, 0.999, 1.0 };
-static const double nvme_dc_wr_m[] = { 0.75789961, 0.87894981, 1.0, 1.1345002, 6.2455084, 11.356517, 17.140026 };
+static const double nvme_dc_wr_m[] = { 0.75942641, 0.8797132, 1.0, 1.133652, 6.2124278, 11.291204, 17.038239 };
 
 static const double consumer_ssd_rd_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
 static const double consumer_ssd_rd_m[] = { 0.32199751, 0.84288329, 0.84288329, 0.84288329, 0.85496919, 0.85496919, 0.8670551, 1.0, 1.0483436, 1.0483436, 1.0604295, 1.0725154, 1.0725154, 1.0846013, 1.0966872, 1.2054603, 1.2779757, 3.7253705, 5.6712005 };
 static const double consumer_ssd_wr_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
-static const double consumer_ssd_wr_m[] = { 0.05, 0.90441555, 0.97610389, 0.97610389, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0238961, 1.0238961, 1.0477922, 1.1911689, 1.3106495, 1.4779222, 1.5974028, 10.904939, 16.711694 };
+static const double consumer_ssd_wr_m[] = { 0.05, 0.90465586, 0.97616397, 0.97616397, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.023836, 1.023836, 1.0476721, 1.1906883, 1.3098684, 1.4767207, 1.5959009, 10.880036, 16.672193 };
 
 static const double consumer_nvme_rd_q[] = { 0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0 };
 static const double consumer_nvme_rd_m[] = { 0.10682917, 0.82129603, 0.91877092, 0.91877092, 0.92689383, 0.93501674, 0.99187709, 1.0, 1.0081229, 1.1259051, 1.1259051, 1.1908883, 1.2071342, 1.22338, 1.2721174, 1.4020839, 1.4670672, 2.1412686, 3.2216153 };
@@ -35,28 +35,28 @@ const bdev_profile bdev_fitted_profiles[] = {
 	{
 		.name = "nvme-dc",
 		.title = "datacenter NVMe, power-loss protected (fitted: Intel DC P4510 1 TB)",
-		.max_queue = 420, /* fitted */
+		.max_queue = 302, /* fitted */
 		.link_ns = 300.0,
-		.link_byte_ns = 0.30885442, /* fitted */
-		.nunits = 38, /* fitted */
+		.link_byte_ns = 0.29733447, /* fitted */
+		.nunits = 39, /* fitted */
 		.chunk_bytes = 4096,
-		.rd_op_ns = 66054.684, /* fitted */
-		.rd_byte_ns = 1.1045823, /* fitted */
+		.rd_op_ns = 65223.0, /* fitted */
+		.rd_byte_ns = 1.1473783, /* fitted */
 		.wr_op_ns = 60000.0,
 		.wr_byte_ns = 0.5,
 		.rd_part_bytes = 0,
 		.rd_page_op_ns = 0.0,
 		.planes = 1,
 		.rd_busy_frac = 0.0,
-		.seq_op_ns = 44422.13, /* fitted */
+		.seq_op_ns = 46731.615, /* fitted */
 		.seq_scatter = 1,
 		.wcache = 1,
-		.wr_ns = 6931.4476, /* fitted */
+		.wr_ns = 7109.3459, /* fitted */
 		.wr_serial = 1,
-		.cache_bytes = 5514085.5, /* fitted */
+		.cache_bytes = 20595393.0, /* fitted */
 		.drain_byte_ns = 0.97405107, /* fitted */
-		.seg_bytes = 856158.73, /* fitted */
-		.drain_sigma = 0.80924193, /* fitted */
+		.seg_bytes = 1190223.3, /* fitted */
+		.drain_sigma = 0.62018104, /* fitted */
 		.wr_link_ns = 0.0,
 		.defer_ns = 0.0,
 		.defer_max_ns = 0.0,
@@ -94,10 +94,10 @@ const bdev_profile bdev_fitted_profiles[] = {
 		.drain_byte_ns = 2.0, /* fitted */
 		.seg_bytes = 471976.36, /* fitted */
 		.drain_sigma = 0.1, /* fitted */
-		.wr_link_ns = 1092.7479, /* fitted */
+		.wr_link_ns = 1038.7441, /* fitted */
 		.defer_ns = 33000.0, /* fitted */
 		.defer_max_ns = 1367214.4, /* fitted */
-		.defer_spread = 0.8, /* fitted */
+		.defer_spread = 0.77016084, /* fitted */
 		.plp = 0,
 		.flush_p50_ns = 334000.0,
 		.flush_p99_ns = 371000.0,
