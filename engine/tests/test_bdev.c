@@ -313,6 +313,27 @@ static void test_write_bands(void)
 	CHECK_NEAR(iops, 1e9 / (8192 * p->drain_byte_ns), 0.12);
 }
 
+/* The spread comes from the GC victims' valid fraction v (gc_valid +-
+ * drain_sigma, a band draining at 1 / (1 - v)): none without a spread, a
+ * wider tail with a wider one, and the long-run rate the same. */
+static void test_write_gc_valid(void)
+{
+	bdev_profile q = *bdev_profile_find("nvme-dc");
+	CHECK(q.gc_valid > 0 && q.drain_sigma > 0);
+	const double spread[3] = { 0.0, q.drain_sigma, 1.5 * q.drain_sigma };
+	double p50[3], p99[3];
+	for (int k = 0; k < 3; k++) {
+		q.drain_sigma = spread[k];
+		bdev_profile_override(&q);
+		double iops = write_loop("nvme-dc", 8192, 1024, 8, 200000, &p50[k], &p99[k]);
+		bdev_profile_override(NULL);
+		CHECK_NEAR(iops, 1e9 / (8192 * q.drain_byte_ns), 0.12);
+	}
+	CHECK(p99[0] < 1.1 * p50[0]);
+	CHECK(p99[1] > 1.2 * p50[1]);
+	CHECK(p99[2] / p50[2] > 1.2 * (p99[1] / p50[1]));
+}
+
 /* One writer at `depth` that resubmits each slot `gap` ns after its
  * completion (fio's own time per IO); returns IOPS, the median and p99
  * latency (us) and the share of writes slower than 2 x median + 100 us. */
@@ -591,6 +612,7 @@ int main(void)
 	test_write_steady_state();
 	test_write_queue_serial();
 	test_write_bands();
+	test_write_gc_valid();
 	test_write_stalls();
 	test_flush();
 	test_determinism();

@@ -187,7 +187,8 @@ function cFields(P) {
 		['seq_scatter', P.seq_scatter ? 1 : 0, 'i'], ['wcache', P.wcache, 'i'],
 		['wr_ns', P.wr_ns, 'd'], ['wr_serial', P.wr_serial || 0, 'i'],
 		['cache_bytes', P.cache_bytes, 'd'], ['drain_byte_ns', P.drain_byte_ns, 'd'],
-		['seg_bytes', P.seg_bytes || 0, 'd'], ['drain_sigma', P.drain_sigma || 0, 'd'],
+		['seg_bytes', P.seg_bytes || 0, 'd'], ['gc_valid', P.gc_valid || 0, 'd'],
+		['drain_sigma', P.drain_sigma || 0, 'd'],
 		['wr_link_ns', P.wr_link_ns || 0, 'd'], ['defer_ns', P.defer_ns || 0, 'd'],
 		['defer_max_ns', P.defer_max_ns || 0, 'd'], ['defer_spread', P.defer_spread || 0, 'd'],
 		['plp', P.plp, 'i'], ['flush_p50_ns', P.flush_p50_ns, 'd'],
@@ -266,17 +267,17 @@ function profileSpecs(points) {
 				max_queue: 301.84017, link_ns: 300.0, link_byte_ns: 0.29733447, nunits: 38.843612, chunk_bytes: 4096,
 				rd_op_ns: 65223, rd_byte_ns: 1.1473783, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 46731.615,
 				seq_scatter: 1, /* the runs' file was written at random first: see notes */
-				wcache: 1, wr_ns: 7109.3459, cache_bytes: 20595393, drain_byte_ns: 0.97405107,
+				wcache: 1, wr_ns: 7019.8332, cache_bytes: 18610038, drain_byte_ns: 0.97405107,
 				wr_serial: 1, /* one job writing at depth 128 gets 137-150k IOPS where
 				               * one job reading gets 344k: a queue's writes are serial */
-				seg_bytes: 1190223.3, drain_sigma: 0.62018104,
+				seg_bytes: 1533506, gc_valid: 0.8, drain_sigma: 0.14811137,
 				plp: 1, flush_p50_ns: 0, flush_p99_ns: 0, host_ns: 2908.5124,
 			},
 			search: {
 				read: { host_ns: [500, 10000], link_byte_ns: [0.1, 2], nunits: [4, 256], max_queue: [32, 4096],
 					rd_op_ns: [20000, 150000], rd_byte_ns: [0.01, 20], seq_op_ns: [500, 100000] },
 				write: { wr_ns: [2000, 30000], drain_byte_ns: [0.3, 5], cache_bytes: [2 ** 20, 2 ** 32],
-					seg_bytes: [2 ** 16, 2 ** 21], drain_sigma: [0.02, 1.5] },
+					seg_bytes: [2 ** 16, 2 ** 21], gc_valid: [0.3, 0.95], drain_sigma: [0.02, 0.5] },
 			},
 			/* What engine/tests/test_fio_fidelity.c asserts on each fitted
 			 * point (|simulated/measured - 1| of iops, p50, p99), by rw;
@@ -295,8 +296,11 @@ function profileSpecs(points) {
 				'commands wait in the host queues in order, which keeps the dies\' queues ' +
 				'from spreading apart at depth 512-1280 (saturated random-read p99 1.9-3.3x ' +
 				'the median); wr_serial: a queue\'s writes enter the cache in order (one job ' +
-				'writing at depth 128: 137-150k IOPS); seg_bytes/drain_sigma: garbage ' +
-				'collection varies the drain rate per band; ' +
+				'writing at depth 128: 137-150k IOPS); seg_bytes/gc_valid/drain_sigma: ' +
+				'garbage collection varies the drain rate per band of 1.5 MB: the band\'s ' +
+				'victim has a valid fraction v uniform in 0.80 +- 0.15 (fitted), so its ' +
+				'host data drains at 1 - v of the program rate (a bounded spread: a ' +
+				'lognormal one put saturated writes\' p99 15-25% high); ' +
 				'seq_scatter: the drive was nearly full and its runs wrote at random, so ' +
 				'a sequential 128 KiB read\'s 4 KiB pieces sit on dies in no order and it ' +
 				'waits for the slowest of 32 (inferred: sequential reads at one job have ' +

@@ -37,7 +37,7 @@ static const struct {
 	FIELD(rd_busy_frac, F_DBL), FIELD(planes, F_INT), FIELD(seq_op_ns, F_DBL),
 	FIELD(seq_scatter, F_INT), FIELD(wcache, F_INT), FIELD(wr_ns, F_DBL),
 	FIELD(wr_serial, F_INT), FIELD(cache_bytes, F_DBL), FIELD(drain_byte_ns, F_DBL),
-	FIELD(seg_bytes, F_DBL), FIELD(drain_sigma, F_DBL), FIELD(wr_link_ns, F_DBL),
+	FIELD(seg_bytes, F_DBL), FIELD(gc_valid, F_DBL), FIELD(drain_sigma, F_DBL), FIELD(wr_link_ns, F_DBL),
 	FIELD(defer_ns, F_DBL), FIELD(defer_max_ns, F_DBL), FIELD(defer_spread, F_DBL),
 	FIELD(plp, F_INT),
 	FIELD(flush_p50_ns, F_DBL), FIELD(flush_p99_ns, F_DBL), FIELD(host_ns, F_DBL),
