@@ -242,6 +242,19 @@ static void test_write_steady_state(void)
 /* Writes at depth `depth` from `nq` submission queues (slot k on queue
  * k % nq) into a full cache of `profile`; returns IOPS; the latency
  * median and p99 (us) go to the last two arguments. */
+/* The steady part of a closed-loop run (after its first quarter): sorts
+ * lat[n/4..n), sets its median and p99 (us); returns IOPS over the
+ * completions from `first` to `last`. */
+static double steady_summary(uint64_t *lat, int n, simtime_t first, simtime_t last,
+			     double *p50, double *p99)
+{
+	int m = n - n / 4;
+	qsort(lat + n / 4, (size_t)m, sizeof lat[0], cmp_u64);
+	*p50 = (double)lat[n / 4 + m / 2] / 1000.0;
+	*p99 = (double)lat[n / 4 + m * 99 / 100] / 1000.0;
+	return (double)(m - 1) * 1e9 / (double)(last - first);
+}
+
 static double write_loop(const char *profile, uint64_t bs, int depth, int nq, int n,
 			 double *p50, double *p99)
 {
@@ -268,10 +281,7 @@ static double write_loop(const char *profile, uint64_t bs, int depth, int nq, in
 		if (c > last)
 			last = c;
 	}
-	qsort(lat + n / 4, (size_t)(n - n / 4), sizeof lat[0], cmp_u64);
-	*p50 = (double)lat[n / 4 + (n - n / 4) / 2] / 1000.0;
-	*p99 = (double)lat[n / 4 + (n - n / 4) * 99 / 100] / 1000.0;
-	double iops = (double)(n - n / 4 - 1) * 1e9 / (double)(last - first);
+	double iops = steady_summary(lat, n, first, last, p50, p99);
 	free(done);
 	free(lat);
 	bdev_destroy(d);
@@ -363,15 +373,11 @@ static double stall_loop(int depth, simtime_t gap, int n, double *p50, double *p
 		if (c > last)
 			last = c;
 	}
-	int m = n - n / 4;
-	qsort(lat + n / 4, (size_t)m, sizeof lat[0], cmp_u64);
-	*p50 = (double)lat[n / 4 + m / 2] / 1000.0;
-	*p99 = (double)lat[n / 4 + m * 99 / 100] / 1000.0;
-	int nslow = 0;
+	double iops = steady_summary(lat, n, first, last, p50, p99);
+	int m = n - n / 4, nslow = 0;
 	for (int i = n / 4; i < n; i++)
 		nslow += (double)lat[i] / 1000.0 > 2 * *p50 + 100;
 	*slow = (double)nslow / m;
-	double iops = (double)(m - 1) * 1e9 / (double)(last - first);
 	free(next);
 	free(lat);
 	bdev_destroy(d);
@@ -382,8 +388,9 @@ static double stall_loop(int depth, simtime_t gap, int n, double *p50, double *p
 /* Write stalls (defer_ns): the 860 PRO's controller owes background work
  * per batch of commands, does it while idle, and stalls for it when it
  * piles up. At depth 1 fio's own time between writes leaves it idle
- * enough: hardly a stall (a few in 20000 writes). At depth 4 and 32 a few % of writes wait for a stall
- * of about defer_max_ns, fewer per write at depth 32 (bigger batches), so
+ * enough: hardly a stall (a few in 20000 writes). At depth 4 and 32 a
+ * few % of writes wait for a stall of about defer_max_ns, fewer per
+ * write at depth 32 (bigger batches), so
  * IOPS grow with depth although the link bounds them between stalls. */
 static void test_write_stalls(void)
 {
