@@ -347,8 +347,9 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
  * bands, scaled so that each cycle's mean is exactly 1: 1 / (1 - v), v
  * the victim's valid fraction, uniform in gc_valid +- drain_sigma (a
  * bounded spread: the write amplification of the emptiest and fullest
- * victims), or, with gc_valid 0, lognormal draws of sigma drain_sigma. GC in steady state relocates, over
- * a cycle of victims, what the over-provisioning dictates, so the drain
+ * victims), or, with gc_valid 0, lognormal draws of sigma drain_sigma.
+ * GC in steady state relocates, over a cycle of victims, what the
+ * over-provisioning dictates, so the drain
  * rate averaged over a cycle is the fitted 1 / drain_byte_ns however the
  * victims vary (independent draws would let a short run's mean rate
  * wander by several percent). A saturated stream runs slower in some
