@@ -5,13 +5,13 @@
  *
  * The target is every fitted point within 15% on all three. The model
  * does not reach it everywhere (the table this prints marks those rows
- * "FITTED!"; the summary counts them per profile: 116 of 122, nvme-dc
- * 62 of 66, consumer-ssd 21 of 23, consumer-nvme 33 of 33), so what is
+ * "FITTED!"; the summary counts them per profile: 117 of 122, nvme-dc
+ * 62 of 66, consumer-ssd 22 of 23, consumer-nvme 33 of 33), so what is
  * asserted is the level it does reach, as a regression guard.
  * Every run is exp_fio's default 200 000 IOs with seed 1. A saturated
  * run's p99 still moves a few % with the seed (its slowest drain bands
  * and stalls), and one seed moves every run's luck the same way: with
- * seeds 2-5 the count is 112-116 (`node engine/tools/fit-device.mjs
+ * seeds 2-5 the count is 113-117 (`node engine/tools/fit-device.mjs
  * --eval --dry-run --seed N` prints it). The bounds are seed 1's:
  *   - each fitted point: its errors within point_bounds[] for its profile
  *     and rw, which are also the tolerances of the fio experiment's
@@ -36,7 +36,7 @@
 
 #define TOL 0.15
 #define NVME_P99_WITHIN 65
-#define FIT_WITHIN 116 /* fitted points within 15% on all three, all profiles */
+#define FIT_WITHIN 117 /* fitted points within 15% on all three, all profiles */
 
 /* Per-point bounds on fitted points: |error| of iops, p50, p99. */
 static const struct {
@@ -47,7 +47,7 @@ static const struct {
 	{ "nvme-dc", "randwrite", 0.15, 0.20, 0.60 },
 	{ "nvme-dc", "read", 0.10, 0.20, 0.20 },
 	{ "nvme-dc", "write", 0.15, 0.20, 0.20 },
-	{ "consumer-ssd", "randread", 0.10, 0.15, 0.20 },
+	{ "consumer-ssd", "randread", 0.12, 0.15, 0.20 },
 	{ "consumer-ssd", "randwrite", 0.20, 0.20, 0.30 },
 	{ "consumer-nvme", "randread", 0.10, 0.15, 0.20 },
 };
@@ -60,7 +60,7 @@ static const struct {
 	double iops, p50, p99;
 } prof_bounds[] = {
 	{ "nvme-dc", 62, 0.06, 0.07, 0.11 },
-	{ "consumer-ssd", 21, 0.06, 0.08, 0.09 },
+	{ "consumer-ssd", 22, 0.06, 0.08, 0.09 },
 	{ "consumer-nvme", 33, 0.04, 0.05, 0.07 },
 };
 
