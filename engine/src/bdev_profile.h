@@ -42,8 +42,7 @@
  *                cycles of 16 bands whose mean is 1 (garbage collection
  *                relocates a different amount of valid data for each
  *                band): 1 / (1 - v) with v, the valid fraction of the
- *                band's victim, uniform in gc_valid +- drain_sigma, or
- *                (gc_valid 0) lognormal with sigma drain_sigma; so a
+ *                band's victim, uniform in gc_valid +- drain_sigma; so a
  *                saturated write stream's latency varies from band to
  *                band. With wr_serial the controller takes one submission
  *                queue's writes into the cache one after another, so a
@@ -119,16 +118,12 @@ typedef struct bdev_profile {
 	double cache_bytes;       /* write cache capacity */
 	double drain_byte_ns;     /* sustained flash write time per byte */
 	double seg_bytes;         /* host bytes written per band (segment)... */
-	double gc_valid;          /* > 0: a band's factor is 1 / (1 - v), v the
-	                           * valid fraction of its GC victim, uniform
-	                           * in gc_valid +- drain_sigma (write
-	                           * amplification), instead of lognormal */
-	double drain_sigma;       /* ...whose drain time per byte is the mean
-	                           * times a factor (each cycle of 16 bands
-	                           * has mean 1): garbage collection of a
-	                           * band's victim; the half-width of the
-	                           * victims' valid fraction (gc_valid > 0),
-	                           * else a lognormal's sigma; 0 = a steady
+	double gc_valid;          /* mean valid fraction v of a band's GC
+	                           * victim: the band's drain time factor is
+	                           * 1 / (1 - v) (write amplification) */
+	double drain_sigma;       /* ...and the half-width of v's uniform
+	                           * spread (each cycle of 16 bands' factors
+	                           * is scaled to mean 1); 0 = a steady
 	                           * drain */
 	double wr_link_ns;        /* a write command's extra link time */
 	double defer_ns;          /* background work owed per batch of

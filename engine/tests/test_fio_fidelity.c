@@ -60,7 +60,7 @@ static const struct {
 	double iops, p50, p99;
 } prof_bounds[] = {
 	{ "nvme-dc", 62, 0.06, 0.07, 0.11 },
-	{ "consumer-ssd", 22, 0.06, 0.08, 0.09 },
+	{ "consumer-ssd", 22, 0.06, 0.08, 0.095 },
 	{ "consumer-nvme", 33, 0.04, 0.05, 0.07 },
 };
 

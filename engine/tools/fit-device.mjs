@@ -317,7 +317,7 @@ function profileSpecs(points) {
 				rd_busy_frac: 0.81649659,
 				rd_op_ns: 89557.397, rd_byte_ns: 0.5, wr_op_ns: 60000, wr_byte_ns: 0.5, seq_op_ns: 20000.0,
 				wcache: 1, wr_ns: 21267.779, cache_bytes: 8388600.0, drain_byte_ns: 2,
-				wr_serial: 0, seg_bytes: 426478.78, drain_sigma: 0.1, /* SATA: the link is its serial stage */
+				wr_serial: 0, seg_bytes: 426478.78, gc_valid: 0.8, drain_sigma: 0.1, /* SATA: the link is its serial stage */
 				wr_link_ns: 892.22492, defer_ns: 33000, defer_max_ns: 1367214.4, defer_spread: 0.91983899,
 				plp: 0, flush_p50_ns: 334000, flush_p99_ns: 371000, host_ns: 11308.682,
 			},
