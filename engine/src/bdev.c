@@ -474,9 +474,9 @@ static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
  * over 1 +- defer_spread (how much the step has to move varies), and
  * every command behind it waits. The factors come in cycles of BDEV_DECK
  * stalls, one from each of BDEV_DECK equal strata of the spread in random
- * order, so that a run which sees only a dozen stalls (depth 32, 20000
- * IOs) still sees their spread rather than a few draws' luck (as the
- * drain bands' cycles in fitted_band_factor). That is the 860 PRO's
+ * order, so that a short run which sees only a dozen stalls (depth 32,
+ * 20 000 IOs) still sees their spread rather than a few draws' luck (as
+ * the drain bands' cycles in fitted_band_factor). That is the 860 PRO's
  * write stall: ~1.6 ms, hit by ~2.5% of writes at depth 4-32 (rarer per
  * write the deeper the queue, as the batches grow), rarer at depth 2,
  * and none at depth 1, where fio's time between writes leaves the
