@@ -372,6 +372,8 @@ static double fitted_band_factor(bdev *d, uint64_t bytes)
 				 * costs 1 / (1 - v) bytes programmed */
 				double v = p->gc_valid + p->drain_sigma *
 					(2.0 * prng_unit(&d->rng) - 1.0);
+				/* a block that full is never a victim (GC
+				 * would gain nothing): keep the factor finite */
 				if (v > 0.98)
 					v = 0.98;
 				d->band[k] = 1.0 / (1.0 - (v > 0.0 ? v : 0.0));

@@ -351,7 +351,8 @@ function profileSpecs(points) {
 				'stalling every command in flight: ~2.5% of writes at depth 4-32 see a ~1.6 ms ' +
 				'stall, fewer per write the deeper the queue (bigger batches), ~1% at depth 2, ' +
 				'none at depth 1 (fio\'s time between writes leaves the controller idle); ' +
-				'the flash drain (drain_byte_ns, fitted) no longer binds; rd_busy_frac: ' +
+				'the flash drain (drain_byte_ns, fitted) no longer binds (so gc_valid is ' +
+				'not fitted: 0.8, as nvme-dc\'s); rd_busy_frac: ' +
 				'a read holds its die for the sense only (fitted), so two reads rarely ' +
 				'queue a whole op behind each other (p99 at 2-4 in flight); ' +
 				'link_byte_ns: SATA 6 Gb/s, 550 MB/s [measured: SATA III limit, 860 PRO ' +
