@@ -49,7 +49,7 @@ describe('Results', () => {
     const html = render({ threshold: '8192' });
     expect(html).not.toContain('data-testid="published-after-account_max_ms"');
     expect(html).toContain('data-testid="published-before-account_max_ms" data-exact="false"');
-    expect(html).toContain('(published at threshold=4096)');
+    expect(html).toContain('(compared at the default threshold=4096; this run differs)');
     expect(html).not.toMatch(/\(sim [^)]*%\)/); // no error figure for an unlike comparison
   });
 });

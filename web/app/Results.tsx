@@ -145,7 +145,7 @@ export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Pr
                               (sim {fmtPct(relError(sim, r.value))})
                             </span>
                           )}
-                          {!exact && <span className="muted"> (published at {differs.join(', ')})</span>}
+                          {!exact && <span className="muted"> (compared at the default {differs.join(', ')}; this run differs)</span>}
                         </div>
                       );
                     })
