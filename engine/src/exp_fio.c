@@ -119,7 +119,10 @@ static void fio_submit_event(sim *s, void *arg)
  * fio_end_io - a completion: the job notices it when its thread is free
  * (that ends clat), spends host_ns reaping it and queueing the next IO,
  * which is submitted when that CPU time is over. Models fio's
- * io_u_queued_complete() loop.
+ * io_u_queued_complete() loop. Completions are reaped one at a time, each
+ * with its own timestamp: fio's iodepth_batch_complete_min and _max both
+ * default to 1, so a burst of completions (after a write stall) is seen
+ * host_ns apart, not as one batch with one clat end.
  */
 static void fio_end_io(sim *s, bio *b)
 {
