@@ -84,16 +84,21 @@ const cases = [
   { name: 'sparse-cp, 1 GiB, delalloc, both variants', exp: 'sparse-cp', sets: ['file_mib=1024', 'state=delalloc'] },
   { name: 'torture, files mix', exp: 'torture', sets: ['mix=files'] },
 ];
-console.log('\nFull-scale experiments, WASM under Node (goal: <= 2 s each, heap <= 256 MiB):');
+// Best of three, with the slowest beside it: this 2-core host is shared,
+// and one run can be a third slower for reasons that are not the code's.
+console.log('\nFull-scale experiments, WASM under Node, best of 3 (goal: <= 2 s each, heap <= 256 MiB):');
 for (const c of cases) {
   if (!listed.has(c.exp)) {
     console.log(`  ${c.name}: not available yet`);
     continue;
   }
   const args = ['run', c.exp, ...c.sets.flatMap((s) => ['--set', s]), '--json'];
-  const r = await wasmRun(args);
-  console.log(`  ${c.name}: ${fmt(r.ms / 1000, 2)} s host, ${sumRuns(r.doc, 'events')} events, ` +
-    `WASM heap ${fmt(r.heapBytes / 2 ** 20, 0)} MiB`);
+  const rs = [];
+  for (let i = 0; i < 3; i++) rs.push(await wasmRun(args));
+  const ms = rs.map((x) => x.ms);
+  const r = rs[ms.indexOf(Math.min(...ms))];
+  console.log(`  ${c.name}: ${fmt(r.ms / 1000, 2)} s host (slowest ${fmt(Math.max(...ms) / 1000, 2)}), ` +
+    `${sumRuns(r.doc, 'events')} events, WASM heap ${fmt(Math.max(...rs.map((x) => x.heapBytes)) / 2 ** 20, 0)} MiB`);
 }
 if (listed.has('qgroup-drop')) {
   const thresholds = ['1024', '2048', '4096', '8192', '16384', 'inf'];
