@@ -34,6 +34,26 @@ test('sparse-cp: before and after panels; turning 1/9 off redraws the after pane
   });
 });
 
+test('sparse-cp delalloc: the creation sweep runs both kernels and draws the published rows as lines', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/sparse-cp?p.state=delalloc');
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await page.getByTestId('sparsecp-sweep-run').click();
+  await expect(page.getByTestId('sparsecp-sweep')).toHaveAttribute('data-state', 'done', { timeout: 120_000 });
+  await expect(page.getByTestId('sparsecp-sweep-row')).toHaveCount(7);
+  await expect(page.getByTestId('sparsecp-sweep-pt-before')).toHaveCount(7);
+  await expect(page.getByTestId('sparsecp-sweep-pt-after')).toHaveCount(7);
+  // the seed's 128M setup: both published rows apply
+  await expect(page.getByTestId('sparsecp-sweep-pub-before')).toBeVisible();
+  await expect(page.getByTestId('sparsecp-sweep-pub-after')).toBeVisible();
+  // each row: the two kernels within 2% of each other
+  for (const r of await page.getByTestId('sparsecp-sweep-row').all()) {
+    const ratio = Number(await r.locator('td').last().textContent());
+    expect(Math.abs(ratio - 1)).toBeLessThan(0.02);
+  }
+});
+
 test('the sparse-cp lesson plays through with every check passing', async ({ lab }) => {
   const { page } = lab;
   await lab.open('#/lesson/sparse-cp');

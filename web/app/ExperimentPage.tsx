@@ -117,7 +117,7 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
           onCancel={runner.cancel}
         />
         {state.error && <ErrorBanner error={state.error} />}
-        <Results info={info} params={values} variants={info.variants} runs={state.results} emphasis={emphasis} stale={stale} previous={previous} onParams={runWith} />
+        <Results info={info} params={values} variants={info.variants} runs={state.results} emphasis={emphasis} stale={stale} previous={previous} seed={state.specs?.[0]?.seed ?? seed} onParams={runWith} />
       </section>
     </div>
   );

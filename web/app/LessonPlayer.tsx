@@ -219,6 +219,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             emphasis={emphasis}
             stale={false}
             previous={previous}
+            seed={s.scenario.seed}
           />
         )}
       </section>

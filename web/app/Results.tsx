@@ -19,6 +19,7 @@ interface Props {
   emphasis: Emphasis;
   stale: boolean;
   previous?: PreviousRun;
+  seed?: number;
   onParams?: (params: Record<string, string>) => void;
 }
 
@@ -160,12 +161,12 @@ export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Pr
   );
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, previous, onParams }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, previous, seed, onParams }: Props) {
   const View = viewFor(info.name);
   const any = variants.some((v) => runs[v]);
   return (
     <div className={`results${stale ? ' results-stale' : ''}`} data-testid="results">
-      {View && any && <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} onParams={onParams} />}
+      {View && any && <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} />}
       <div className={`panels panels-${variants.length}`}>
         {variants.map((v) => (
           <Panel key={v} info={info} variant={v} run={runs[v]} emphasis={emphasis} />

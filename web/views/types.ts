@@ -21,6 +21,8 @@ export interface ViewProps {
   emphasis: Emphasis;
   /** The run shown before this one, for comparison (a ghost in the picture), if any. */
   previous?: PreviousRun;
+  /** The seed the runs used (a view that runs more, as a sweep, uses it too). */
+  seed?: number;
   /** Set some parameters and run again (absent where parameters are fixed, as in a lesson). */
   onParams?: (params: Record<string, string>) => void;
 }

@@ -6,8 +6,8 @@
  * by the accounting call that took their records, and a threshold sweep
  * run through the engine worker. Drawing only: model.ts lays it all out.
  */
-import { useState } from 'react';
 import { engine } from '../../app/engine';
+import { useSweep } from '../../app/useSweep';
 import { useWidth } from '../../app/useWidth';
 import { Axes } from '../Axes';
 import { Tag } from '../../app/Results';
@@ -190,35 +190,19 @@ function Breakdown({ pic }: { pic: QgroupPicture }) {
 }
 
 /** The threshold sweep: several runs of `after` through the worker. */
-function Sweep({ params }: { params: Record<string, string> }) {
-  const [rows, setRows] = useState<SweepRow[]>([]);
-  const [state, setState] = useState<'idle' | 'running' | 'done' | 'error'>('idle');
-  const [err, setErr] = useState('');
+function Sweep({ params, seed }: { params: Record<string, string>; seed: number }) {
   const [boxA, wA] = useWidth<HTMLDivElement>(360);
   const height = 230;
-  const run = async (): Promise<void> => {
-    setState('running');
-    setRows([]);
-    setErr('');
-    try {
-      const out: SweepRow[] = [];
-      for (const t of SWEEP_THRESHOLDS) {
-        const r: RunResult = await engine.run({ experiment: 'qgroup-drop', variant: 'after', params: { ...params, threshold: t }, seed: 1 }).promise;
-        out.push(sweepRow(t, r.metrics));
-        setRows([...out]);
-      }
-      setState('done');
-    } catch (e) {
-      setErr(e instanceof Error ? e.message : String(e));
-      setState('error');
-    }
-  };
+  const { rows, state, err, run } = useSweep(SWEEP_THRESHOLDS, async (t: string): Promise<SweepRow> => {
+    const r: RunResult = await engine.run({ experiment: 'qgroup-drop', variant: 'after', params: { ...params, threshold: t }, seed }).promise;
+    return sweepRow(t, r.metrics);
+  });
   const pw = Math.max(280, Math.floor(wA >= 640 ? (wA - 16) / 2 : wA));
   const panels = (['counts', 'ms'] as const).map((which) => ({ which, L: layoutSweep(rows, which, pw, height) }));
   return (
     <figure className="figure" data-testid="qg-sweep" data-state={state}>
       <figcaption>
-        Threshold sweep (patched kernel, these parameters): thresholds {SWEEP_THRESHOLDS.join(', ')}{' '}
+        Threshold sweep (patched kernel, these parameters, seed {seed}): thresholds {SWEEP_THRESHOLDS.join(', ')}{' '}
         <button type="button" data-testid="qg-sweep-run" onClick={() => void run()} disabled={state === 'running'}>
           {state === 'running' ? `running ${rows.length + 1}/${SWEEP_THRESHOLDS.length}…` : 'Run sweep'}
         </button>
@@ -285,7 +269,7 @@ function Sweep({ params }: { params: Record<string, string> }) {
   );
 }
 
-export function QgroupView({ params, runs }: ViewProps) {
+export function QgroupView({ params, runs, seed }: ViewProps) {
   const variants = (['before', 'after'] as Variant[]).filter((v) => runs[v]);
   if (variants.length === 0) return null;
   const pics = variants.map((v) => [v, readQgroupDetails(runs[v]?.details)] as [Variant, QgroupPicture]);
@@ -302,7 +286,7 @@ export function QgroupView({ params, runs }: ViewProps) {
         <Breakdown pic={main} />
       </div>
       <div style={{ marginTop: '1rem' }}>
-        <Sweep params={params} />
+        <Sweep params={params} seed={seed ?? 1} />
       </div>
     </section>
   );

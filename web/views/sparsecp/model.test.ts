@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadNodeBridge } from '../../engine/node';
-import { callNear, layoutCallChart, layoutRecordsChart, layoutStrip, readSparseDetails } from './model';
+import { callNear, creationRow, layoutCallChart, layoutCreationSweep, layoutRecordsChart, layoutStrip, readSparseDetails, sweepSpawns } from './model';
 
 const fixture = {
   state: 'cold',
@@ -84,5 +84,39 @@ describe('sparse-cp view model', () => {
     expect(before.iotree.length).toBeGreaterThan(10);
     expect(Math.max(...before.iotree.map((p) => p[1]))).toBeGreaterThan(500);
     expect(layoutStrip(before, 300)).toHaveLength(256);
+  });
+
+  it('lays out the creation sweep: rows by creation time, published rows as lines on the same log axis', () => {
+    expect(sweepSpawns(2000)).toEqual(['1900', '1950', '2000', '2050', '2100', '2150', '2200']);
+    expect(sweepSpawns(NaN)).toContain('1933');
+    const rows = [
+      creationRow('2000', { create_s: 33, cp_ms: 9000, delalloc_extents_at_cp: 900 }, { cp_ms: 8950 }),
+      creationRow('1900', { create_s: 31, cp_ms: 5000, delalloc_extents_at_cp: 400 }, { cp_ms: 4990 }),
+      creationRow('1950', { create_s: 32 }, {}), // a failed run: no cp_ms
+    ];
+    const L = layoutCreationSweep(rows, [{ variant: 'before', value: 16574 }, { variant: 'after', value: 6277 }], 600, 260);
+    const before = L.series.find((s) => s.variant === 'before')!;
+    expect(before.points.map((p) => p.row.spawnUs)).toEqual([1900, 2000]);
+    expect(before.points[0]!.x).toBeLessThan(before.points[1]!.x);
+    expect(before.points[0]!.y).toBeGreaterThan(before.points[1]!.y); // 5 s below 9 s
+    const [pb, pa] = L.refs;
+    expect(pb!.y).toBeLessThan(pa!.y); // 16.6 s above 6.3 s
+    expect(pa!.y).toBeLessThan(before.points[0]!.y); // 6.3 s above 5 s
+    expect(L.yTicks.length).toBeGreaterThan(1);
+  });
+
+  it('the real engine over a creation sweep: creation sets how much delalloc cp meets; at equal creation the series changes cp by under 2%', async () => {
+    const b = await loadNodeBridge();
+    const params = { file_mib: '32', state: 'delalloc', dirty_expire_s: '4', wb_interval_s: '1' };
+    const rows = sweepSpawns(1933).map((sp) => {
+      const p = { ...params, spawn_us: sp };
+      const before = b.run({ experiment: 'sparse-cp', variant: 'before', params: p, seed: 1 }).metrics;
+      const after = b.run({ experiment: 'sparse-cp', variant: 'after', params: p, seed: 1 }).metrics;
+      return creationRow(sp, before, after);
+    });
+    for (let i = 1; i < rows.length; i++) expect(rows[i]!.createS).toBeGreaterThan(rows[i - 1]!.createS);
+    for (const r of rows) expect(Math.abs(r.beforeMs / r.afterMs - 1)).toBeLessThan(0.02);
+    const ms = rows.map((r) => r.beforeMs);
+    expect(Math.max(...ms) / Math.min(...ms)).toBeGreaterThan(2);
   });
 });

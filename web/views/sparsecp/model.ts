@@ -179,4 +179,82 @@ export function layoutRecordsChart(points: [number, number][], width: number, he
   };
 }
 
+/* ---- the creation-speed sweep (state=delalloc) ---------------------- */
+
+/** Multiples of the run's spawn_us the sweep tries: creation ~5% faster
+ * to ~10% slower, the spread of one shell loop from boot to boot. */
+export const SPAWN_FACTORS = [0.95, 0.975, 1, 1.025, 1.05, 1.075, 1.1];
+
+/** The spawn_us texts the sweep runs, around the run's own value. */
+export function sweepSpawns(spawnUs: number): string[] {
+  const base = Number.isFinite(spawnUs) && spawnUs > 0 ? spawnUs : 1933;
+  return SPAWN_FACTORS.map((f) => String(Math.round(base * f)));
+}
+
+export interface CreationRow {
+  spawnUs: number;
+  createS: number;
+  delalloc: number;
+  beforeMs: number;
+  afterMs: number;
+}
+
+export function creationRow(spawnUs: string, before: Record<string, number>, after: Record<string, number>): CreationRow {
+  return {
+    spawnUs: Number(spawnUs),
+    createS: num(before.create_s, NaN),
+    delalloc: num(before.delalloc_extents_at_cp, NaN),
+    beforeMs: num(before.cp_ms, NaN),
+    afterMs: num(after.cp_ms, NaN),
+  };
+}
+
+export interface CreationLayout extends ChartFrame {
+  series: { variant: 'before' | 'after'; d: string; points: { x: number; y: number; v: number; row: CreationRow }[] }[];
+  /** published values as horizontal lines */
+  refs: { variant: 'before' | 'after'; value: number; y: number }[];
+}
+
+/**
+ * cp's time (log) against how long creation took (linear), one series per
+ * kernel, with the published rows as horizontal lines: where the curves
+ * cross a line is the creation that gives that published time.
+ */
+export function layoutCreationSweep(rows: CreationRow[], refs: { variant: 'before' | 'after'; value: number }[], width: number, height: number): CreationLayout {
+  const m = MARGIN;
+  const ok = rows.filter((r) => Number.isFinite(r.createS)).sort((a, b) => a.createS - b.createS);
+  const xs = ok.map((r) => r.createS);
+  const lo = Math.min(...xs, Infinity);
+  const hi = Math.max(...xs, -Infinity);
+  const pad = Number.isFinite(lo) ? Math.max(0.05, (hi - lo) * 0.05) : 1;
+  const x = scaleLinear()
+    .domain(Number.isFinite(lo) ? [lo - pad, hi + pad] : [0, 1])
+    .range([m.left, width - m.right]);
+  const vals = [...ok.flatMap((r) => [r.beforeMs, r.afterMs]), ...refs.map((r) => r.value)].filter((v) => Number.isFinite(v) && v > 0);
+  const y = scaleLog()
+    .domain(vals.length ? [Math.max(0.1, Math.min(...vals) * 0.7), Math.max(...vals) * 1.4] : [1, 10])
+    .range([height - m.bottom, m.top]);
+  const series = (['before', 'after'] as const).map((variant) => {
+    const points = ok
+      .map((row) => ({ row, v: variant === 'before' ? row.beforeMs : row.afterMs }))
+      .filter((p) => Number.isFinite(p.v) && p.v > 0)
+      .map((p) => ({ x: x(p.row.createS), y: y(p.v), v: p.v, row: p.row }));
+    const d = points.map((p, i) => `${i ? 'L' : 'M'}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('');
+    return { variant, d, points };
+  });
+  const mantissa = (v: number): number => Math.round(v / 10 ** Math.floor(Math.log10(v)));
+  return {
+    width,
+    height,
+    margin: m,
+    xTicks: x.ticks(Math.max(2, Math.floor(width / 120))).map((v) => ({ pos: x(v), label: `${+v.toPrecision(4)} s` })),
+    yTicks: y
+      .ticks(5)
+      .filter((v) => [1, 2, 5].includes(mantissa(v)))
+      .map((v) => ({ pos: y(v), label: `${fmtTick(v)} ms` })),
+    series,
+    refs: refs.filter((r) => Number.isFinite(r.value) && r.value > 0).map((r) => ({ ...r, y: y(r.value) })),
+  };
+}
+
 export { fmtBytes };
