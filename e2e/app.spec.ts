@@ -69,6 +69,27 @@ test('a device run draws the simulated CDF against the measured percentiles', as
   });
 });
 
+test('every point measured on the 860 PRO, checked in the browser: the counts the C test asserts', async ({ lab }) => {
+  test.setTimeout(240_000);
+  const { page } = lab;
+  await lab.open('#/exp/fio?p.device=consumer-ssd');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await page.getByTestId('fit-check-run').click();
+  await expect(page.getByTestId('fit-check')).toHaveAttribute('data-state', 'done', { timeout: 200_000 });
+  // engine/tests/test_fio_fidelity.c: consumer-ssd has 23 fitted points, at least 22 within 15%
+  const fitted = page.getByTestId('fit-check-fitted');
+  await expect(fitted).toHaveAttribute('data-points', '23');
+  expect(Number(await fitted.getAttribute('data-within'))).toBeGreaterThanOrEqual(22);
+  await expect(page.getByTestId('fit-dot-fitted')).toHaveCount(3 * 23);
+  // a miss is listed; clicking a dot loads that job
+  const misses = await page.getByTestId('fit-check-miss').count();
+  expect(misses).toBe(23 - Number(await fitted.getAttribute('data-within')));
+  // dots can overlap; a hover shows each one's job, the test clicks it directly
+  await page.getByTestId('fit-dot-held-out').first().dispatchEvent('click');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('measured-fit')).toContainText('held out');
+});
+
 test('a bad parameter gets a clear message, nothing typed is lost, and the page keeps working', async ({ lab }) => {
   const { page } = lab;
   await lab.open('#/exp/fio');

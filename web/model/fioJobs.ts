@@ -27,6 +27,14 @@ export function fmtBytes(n: number): string {
   return `${n} B`;
 }
 
+type Shape = { rw: string; bs: number; iodepth: number; numjobs: number };
+
+/** A fio job's identity ("randread/4096/1/1"); parameter text works as well as numbers. */
+export const jobKey = (p: { [K in keyof Shape]: string | number }): string => `${p.rw}/${p.bs}/${p.iodepth}/${p.numjobs}`;
+
+/** "randwrite 4 KiB, QD1 × 1 job" */
+export const jobLabel = (p: Shape): string => `${p.rw} ${fmtBytes(p.bs)}, QD${p.iodepth} × ${p.numjobs} job${p.numjobs === 1 ? '' : 's'}`;
+
 /** The distinct measured jobs for `device`, ordered by rw, bs, iodepth, numjobs. */
 export function measuredJobs(rows: PublishedRow[], device: string): MeasuredJob[] {
   const seen = new Map<string, MeasuredJob>();
@@ -38,7 +46,7 @@ export function measuredJobs(rows: PublishedRow[], device: string): MeasuredJob[
     const iodepth = Number(p.iodepth ?? 1);
     const numjobs = Number(p.numjobs ?? 1);
     if (!rw || !Number.isFinite(bs) || !Number.isFinite(iodepth) || !Number.isFinite(numjobs)) continue;
-    const key = `${rw}/${bs}/${iodepth}/${numjobs}`;
+    const key = jobKey({ rw, bs, iodepth, numjobs });
     if (seen.has(key)) continue;
     seen.set(key, {
       rw,
@@ -46,7 +54,7 @@ export function measuredJobs(rows: PublishedRow[], device: string): MeasuredJob[
       iodepth,
       numjobs,
       source: r.source,
-      label: `${rw} ${fmtBytes(bs)}, QD${iodepth} × ${numjobs} job${numjobs === 1 ? '' : 's'}`,
+      label: jobLabel({ rw, bs, iodepth, numjobs }),
       params: { rw, bs: String(bs), iodepth: String(iodepth), numjobs: String(numjobs) },
     });
   }

@@ -7,12 +7,13 @@
 import type { RunResult } from '../../engine/types';
 import type { Quantile } from '../../model/cdf';
 import { readFioDetails } from '../../model/fioDetails';
-import { measuredJobs } from '../../model/fioJobs';
+import { jobKey, measuredJobs } from '../../model/fioJobs';
 import { fmtNum, fmtPct } from '../../model/format';
 import { Tag } from '../../app/Results';
 import type { ViewProps } from '../types';
 import { VARIANT_COLOR } from '../types';
 import { CdfChart } from './CdfChart';
+import { FitCheck } from './FitCheck';
 
 function Compare({ label, unit, sim, meas }: { label: string; unit: string; sim: number | undefined; meas: number | undefined }) {
   return (
@@ -44,7 +45,7 @@ function withTail(points: Quantile[], p999: number | undefined): Quantile[] {
   return [...points, { p: 0.999, us: p999 }].sort((a, b) => a.p - b.p);
 }
 
-export function DeviceView({ info, params, runs, previous, onParams }: ViewProps) {
+export function DeviceView({ info, params, runs, previous, seed, onParams }: ViewProps) {
   const run: RunResult | undefined = runs.base;
   if (!run) return null;
   const pic = readFioDetails(run.details);
@@ -52,8 +53,7 @@ export function DeviceView({ info, params, runs, previous, onParams }: ViewProps
   const mm = (p: number): number | undefined => meas?.markers.find((k) => Math.abs(k.p - p) < 1e-9)?.us;
   const job = `${params.rw ?? ''} ${params.bs ?? ''} B, iodepth ${params.iodepth ?? ''}, ${params.numjobs ?? ''} job(s)`;
   const jobs = measuredJobs(info.published, params.device ?? '');
-  const jobKey = (p: Record<string, string>): string => `${p.rw}/${p.bs}/${p.iodepth}/${p.numjobs}`;
-  const current = jobKey(params);
+  const current = jobKey({ rw: params.rw ?? '', bs: params.bs ?? '', iodepth: params.iodepth ?? '', numjobs: params.numjobs ?? '' });
   const prev = previous?.runs.base ? readFioDetails(previous.runs.base.details) : null;
   const series = [
     ...(prev && prev.simulated.length > 0
@@ -69,15 +69,15 @@ export function DeviceView({ info, params, runs, previous, onParams }: ViewProps
           <select
             id="measured-job"
             data-testid="measured-job"
-            value={jobs.some((j) => jobKey(j.params) === current) ? current : ''}
+            value={jobs.some((j) => jobKey(j) === current) ? current : ''}
             onChange={(e) => {
-              const j = jobs.find((x) => jobKey(x.params) === e.target.value);
+              const j = jobs.find((x) => jobKey(x) === e.target.value);
               if (j) onParams(j.params);
             }}
           >
             <option value="">{jobs.length > 0 ? `this job was not measured: pick one of ${jobs.length}` : 'none for this profile'}</option>
             {jobs.map((j) => (
-              <option key={jobKey(j.params)} value={jobKey(j.params)}>
+              <option key={jobKey(j)} value={jobKey(j)}>
                 {j.label}
               </option>
             ))}
@@ -174,6 +174,7 @@ export function DeviceView({ info, params, runs, previous, onParams }: ViewProps
           )}
         </div>
       </div>
+      <FitCheck rows={info.published} params={params} seed={seed ?? 1} onParams={onParams} />
     </section>
   );
 }

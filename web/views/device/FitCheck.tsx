@@ -1,0 +1,172 @@
+/*
+ * FitCheck.tsx - "Check every measured point": run each fio job measured
+ * on the profile through the worker and draw each point's error in IOPS,
+ * median and p99 against the measured drive, with the 15% band, fitted
+ * points apart from those held out and those outside the model. The same
+ * count the C test asserts, in the browser: a developer sees the whole fit,
+ * misses included, and a click loads a point's job. Drawing only; the data
+ * logic is in model/fitCheck.ts.
+ */
+import { engine } from '../../app/engine';
+import { useSweep } from '../../app/useSweep';
+import { useWidth } from '../../app/useWidth';
+import type { PublishedRow } from '../../engine/types';
+import { fmtPct } from '../../model/format';
+import {
+  distinctJobs,
+  jobKey,
+  jobLabel,
+  jobParams,
+  layoutErrors,
+  measuredPoints,
+  scorePoint,
+  summarise,
+  WITHIN,
+  type PointStatus,
+  type ScoredPoint,
+} from '../../model/fitCheck';
+import { Axes } from '../Axes';
+
+const STATUS_STYLE: Record<PointStatus, { fill: string; stroke: string; r: number; label: string }> = {
+  fitted: { fill: '#009E73', stroke: '#009E73', r: 4, label: 'fitted on' },
+  'held out': { fill: '#fff', stroke: '#0072B2', r: 4, label: 'held out (a prediction)' },
+  'outside the model': { fill: '#b9bfc7', stroke: '#b9bfc7', r: 3, label: 'outside the model (reported only)' },
+};
+
+const METRICS = [
+  ['iops', 'IOPS'],
+  ['p50', 'median clat'],
+  ['p99', 'p99 clat'],
+] as const;
+
+interface Props {
+  rows: PublishedRow[];
+  params: Record<string, string>;
+  seed: number;
+  onParams?: (params: Record<string, string>) => void;
+}
+
+export function FitCheck({ rows, params, seed, onParams }: Props) {
+  const device = params.device ?? '';
+  const points = measuredPoints(rows, device);
+  const jobs = distinctJobs(points);
+  // results are kept by device, run length and seed too, so a sweep of
+  // another profile or setting is never scored against this one's points
+  const setting = `${device}|${params.ios ?? ''}|${seed}|`;
+  const { rows: done, state, err, run } = useSweep(jobs, async (j) => {
+    const r = await engine.run({ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed }).promise;
+    return { key: setting + jobKey(j), metrics: r.metrics };
+  });
+  const [box, boxWidth] = useWidth<HTMLDivElement>(900);
+  const byJob = new Map(done.map((d) => [d.key, d.metrics]));
+  const scored: ScoredPoint[] = points.filter((p) => byJob.has(setting + jobKey(p))).map((p) => scorePoint(p, byJob.get(setting + jobKey(p))!));
+  const sums = summarise(scored);
+  const misses = scored.filter((p) => p.status === 'fitted' && !p.within);
+  const pw = Math.max(260, Math.floor(boxWidth >= 840 ? (boxWidth - 40) / 3 : boxWidth));
+  if (points.length === 0) return null;
+  return (
+    <figure className="figure" data-testid="fit-check" data-state={state} style={{ marginTop: '1rem' }}>
+      <div ref={box} style={{ width: '100%' }} />
+      <figcaption>
+        Every point measured on <code>{device}</code>: {points.length} points, {jobs.length} fio jobs, {Number(params.ios ?? 200000).toLocaleString('en')} IOs each, seed {seed}
+        {Number(params.ios ?? 200000) === 200000 && seed === 1 ? ' (as the C test runs them)' : ' (the C test runs 200,000 IOs with seed 1, so its counts can differ)'}{' '}
+        <button type="button" data-testid="fit-check-run" onClick={() => void run()} disabled={state === 'running'}>
+          {state === 'running' ? `running ${done.length + 1}/${jobs.length}…` : 'Check every measured point'}
+        </button>
+      </figcaption>
+      {err && <p className="error">{err}</p>}
+      {scored.length > 0 && (
+        <>
+          <p data-testid="fit-check-summary">
+            {sums
+              .filter((s) => s.points > 0)
+              .map((s) => (
+                <span key={s.status} data-testid={`fit-check-${s.status.replace(/ /g, '-')}`} data-within={s.within} data-points={s.points} style={{ marginRight: '1.5rem' }}>
+                  <strong>{s.status}</strong>: {s.within} of {s.points} within {Math.round(WITHIN * 100)}% on all three
+                </span>
+              ))}
+          </p>
+          <div style={{ display: 'flex', flexWrap: 'wrap', gap: 16 }}>
+            {METRICS.map(([m, title]) => {
+              const L = layoutErrors(scored, m, pw, 230);
+              return (
+                <svg key={m} className="chart" style={{ width: pw }} width={pw} height={L.height} viewBox={`0 0 ${pw} ${L.height}`} role="img" aria-label={`error in ${title} at every measured point`} data-testid={`fit-check-${m}`}>
+                  <rect x={L.margin.left} y={L.band[0]} width={pw - L.margin.left - L.margin.right} height={L.band[1] - L.band[0]} fill="#009E73" opacity={0.1} />
+                  <Axes {...L} clampEnds xTitle={`measured ${title} (log)`} yTitle="simulated error" />
+                  <line x1={L.margin.left} x2={pw - L.margin.right} y1={L.zero} y2={L.zero} stroke="#555" />
+                  {(['outside the model', 'held out', 'fitted'] as PointStatus[]).flatMap((st) =>
+                    L.dots
+                      .filter((d) => d.point.status === st)
+                      .map((d, i) => {
+                        const s = STATUS_STYLE[st];
+                        return (
+                          <circle
+                            key={`${st}${i}`}
+                            cx={d.x}
+                            cy={d.y}
+                            r={d.clipped ? s.r + 1.5 : s.r}
+                            fill={s.fill}
+                            stroke={s.stroke}
+                            strokeWidth={1.5}
+                            style={onParams ? { cursor: 'pointer' } : undefined}
+                            onClick={onParams ? () => onParams(jobParams(d.point)) : undefined}
+                            data-testid={`fit-dot-${st.replace(/ /g, '-')}`}
+                          >
+                            <title>
+                              {jobLabel(d.point)} ({d.point.source}): {title} {fmtPct(d.err)}
+                              {d.clipped ? ' (off the chart)' : ''}
+                              {d.point.why ? ` — not fitted: ${d.point.why}` : ''}
+                            </title>
+                          </circle>
+                        );
+                      }),
+                  )}
+                </svg>
+              );
+            })}
+          </div>
+          <div className="chart-legend" style={{ flexDirection: 'row', flexWrap: 'wrap', gap: '1rem' }}>
+            {(Object.keys(STATUS_STYLE) as PointStatus[]).map((st) => (
+              <span key={st}>
+                <svg width="14" height="14" aria-hidden="true">
+                  <circle cx="7" cy="7" r={STATUS_STYLE[st].r} fill={STATUS_STYLE[st].fill} stroke={STATUS_STYLE[st].stroke} strokeWidth={1.5} />
+                </svg>{' '}
+                {STATUS_STYLE[st].label}
+              </span>
+            ))}
+            <span className="muted">shaded: within {Math.round(WITHIN * 100)}%; a bigger dot on the edge is off the chart; click a dot to load its job</span>
+          </div>
+          {misses.length > 0 && (
+            <table className="metrics" data-testid="fit-check-misses">
+              <caption className="muted" style={{ textAlign: 'left' }}>
+                Fitted points outside {Math.round(WITHIN * 100)}% (the README's "Known gaps" says what the model lacks for each)
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">job</th>
+                  <th scope="col">IOPS</th>
+                  <th scope="col">median</th>
+                  <th scope="col">p99</th>
+                  <th scope="col">measured in</th>
+                </tr>
+              </thead>
+              <tbody>
+                {misses.map((p) => (
+                  <tr key={`${jobKey(p)}|${p.source}`} data-testid="fit-check-miss">
+                    <td>{jobLabel(p)}</td>
+                    {(['iops', 'p50', 'p99'] as const).map((k) => (
+                      <td key={k} className={`num ${Math.abs(p.err[k]) <= WITHIN ? 'err-ok' : 'err-bad'}`}>
+                        {fmtPct(p.err[k])}
+                      </td>
+                    ))}
+                    <td className="source">{p.source}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </>
+      )}
+    </figure>
+  );
+}
