@@ -15,6 +15,7 @@
  * search.
  */
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,9 +138,8 @@ void btx_visit(bt_tree *tr, task *t, const bt_node *n)
 	fs_info *fs = tr->fs;
 	if (fs->accounting_off)
 		return;
-	int steps = 1;
-	for (int x = n->nritems; x > 1; x >>= 1)
-		steps++;
+	/* 1 + floor(log2(nritems)): the binary search's probes */
+	int steps = n->nritems > 1 ? 32 - __builtin_clz((unsigned)n->nritems) : 1;
 	tr->nodes_visited++;
 	tr->bsearch_steps += (uint64_t)steps;
 	if (fs->sim)
@@ -199,11 +199,13 @@ void bt_path_init(bt_path *p, bt_tree *tr, task *t)
 
 void bt_path_release(bt_path *p)
 {
-	for (int i = 0; i < BT_MAX_LEVEL; i++) {
-		btx_unlock_level(p, i);
-		p->nodes[i] = NULL;
-		p->slots[i] = 0;
-	}
+	/* most levels hold no lock (read paths above the leaf, untasked
+	 * paths): test before the call, a release runs on every search */
+	for (int i = 0; i < BT_MAX_LEVEL; i++)
+		if (p->locks[i])
+			btx_unlock_level(p, i);
+	memset(p->nodes, 0, sizeof(p->nodes));
+	memset(p->slots, 0, sizeof(p->slots));
 }
 
 /* Release the locks above `level` (lock coupling), unless keep_locks. */
@@ -212,7 +214,8 @@ static void unlock_above(bt_path *p, int level)
 	if (p->keep_locks)
 		return;
 	for (int i = level + 1; i < BT_MAX_LEVEL; i++)
-		btx_unlock_level(p, i);
+		if (p->locks[i])
+			btx_unlock_level(p, i);
 }
 
 /* ------------------------------------------------------------ references */
@@ -347,12 +350,18 @@ bt_node *btx_cow_sibling(bt_tree *tr, task *t, bt_node *parent, int slot)
 
 /* Binary search in a block: returns 0 and the slot of an exact match, or 1
  * and the first slot with a greater key (may be nritems). */
-static int bin_search(const bt_node *n, const bt_key *key, int *slot)
+/* Binary search over n entries of `stride` bytes, each starting with its
+ * key (bt_item, bt_ptr); inlined once per kind so that the stride is a
+ * constant: this is the hottest loop of a large run. */
+_Static_assert(offsetof(bt_item, key) == 0 && offsetof(bt_ptr, key) == 0,
+	       "bin_search_keys reads the key at the start of an entry");
+static inline int bin_search_keys(const char *base, size_t stride, int n,
+				  const bt_key *key, int *slot)
 {
-	int lo = 0, hi = n->nritems;
+	int lo = 0, hi = n;
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
-		int c = bt_key_cmp(bt_node_key(n, mid), key);
+		int c = bt_key_cmp((const bt_key *)(base + (size_t)mid * stride), key);
 		if (c < 0)
 			lo = mid + 1;
 		else if (c > 0)
@@ -364,6 +373,13 @@ static int bin_search(const bt_node *n, const bt_key *key, int *slot)
 	}
 	*slot = lo;
 	return 1;
+}
+
+static int bin_search(const bt_node *n, const bt_key *key, int *slot)
+{
+	if (n->level)
+		return bin_search_keys((const char *)n->ptrs, sizeof(bt_ptr), n->nritems, key, slot);
+	return bin_search_keys((const char *)n->items, sizeof(bt_item), n->nritems, key, slot);
 }
 
 uint32_t btx_leaf_free(const bt_node *n)
