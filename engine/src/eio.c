@@ -26,13 +26,6 @@ static void pull(extent_state *x)
 	x->adj_cnt = x->adj + adj_of(x->left) + adj_of(x->right);
 }
 
-/* Recompute the augmentation from x up to the root. */
-static void pull_up(extent_state *x)
-{
-	for (; x; x = x->parent)
-		pull(x);
-}
-
 static uint32_t eio_rand(eio_tree *t)
 {
 	uint32_t x = t->rng;
@@ -107,17 +100,29 @@ extent_state *eio_prev(extent_state *x)
 	return x->parent;
 }
 
+/* Set x->adj to a and move the adjacency counts of x and its ancestors by
+ * the difference: they are sums, so only the path needs touching, not the
+ * siblings a pull would read. */
+static void set_adj(extent_state *x, uint8_t a)
+{
+	if (a == x->adj)
+		return;
+	uint32_t d = a ? 1 : (uint32_t)-1;
+	x->adj = a;
+	for (; x; x = x->parent)
+		x->adj_cnt += d;
+}
+
+static uint8_t adjacent(const extent_state *pred, const extent_state *x)
+{
+	return pred && pred->end + 1 == x->start;
+}
+
 /* Recompute x->adj from its predecessor and fix the counts above it. */
 static void fix_adj(extent_state *x)
 {
-	if (!x)
-		return;
-	extent_state *p = eio_prev(x);
-	uint8_t a = (p && p->end + 1 == x->start) ? 1 : 0;
-	if (a != x->adj) {
-		x->adj = a;
-		pull_up(x);
-	}
+	if (x)
+		set_adj(x, adjacent(eio_prev(x), x));
 }
 
 /* Add (sign +1) or remove (-1) a record's bytes from the per-bit totals. */
@@ -163,22 +168,37 @@ static void state_free(eio_tree *t, extent_state *st)
 /* Link a new record into the tree (ranges must not overlap). */
 static void tree_insert(eio_tree *t, extent_state *st, eio_call *c)
 {
-	extent_state *p = NULL, **link = &t->root;
+	/* the descent passes both neighbours: the last node left of the new
+	 * leaf is its predecessor, the last node right of it its successor */
+	extent_state *p = NULL, **link = &t->root, *pred = NULL, *succ = NULL;
 	while (*link) {
 		p = *link;
 		assert(st->end < p->start || st->start > p->end);
-		link = st->start < p->start ? &p->left : &p->right;
+		if (st->start < p->start) {
+			succ = p;
+			link = &p->left;
+		} else {
+			pred = p;
+			link = &p->right;
+		}
 	}
 	*link = st;
 	st->parent = p;
 	st->in_tree = 1;
+	st->adj = adjacent(pred, st);
+	st->adj_cnt = st->adj;
+	/* counts of the leaf's ancestors (both neighbours are among them),
+	 * before the rotations, which keep subtree totals above them */
+	for (extent_state *y = p; y; y = y->parent) {
+		y->cnt++;
+		y->adj_cnt += st->adj;
+	}
+	if (succ)
+		set_adj(succ, adjacent(st, succ));
 	while (st->parent && st->parent->prio < st->prio)
 		rotate_up(t, st);
-	pull_up(st);
 	t->nrecords++;
 	acct(t, st, +1);
-	fix_adj(st);
-	fix_adj(eio_next(st));
 	c->allocs++;
 }
 
@@ -196,9 +216,13 @@ static void tree_erase(eio_tree *t, extent_state *st, eio_call *c)
 			ch = st->left->prio > st->right->prio ? st->left : st->right;
 		rotate_up(t, ch);
 	}
+	/* a leaf now: its ancestors lose exactly its own counts */
 	extent_state *p = st->parent;
 	relink(t, p, st, NULL);
-	pull_up(p);
+	for (extent_state *y = p; y; y = y->parent) {
+		y->cnt--;
+		y->adj_cnt -= st->adj;
+	}
 	st->parent = NULL;
 	st->in_tree = 0;
 	t->nrecords--;
@@ -265,8 +289,7 @@ static extent_state *split_state(eio_tree *t, extent_state *st, uint64_t at, eio
 	acct(t, st, -1);
 	st->start = at;
 	acct(t, st, +1);
-	tree_insert(t, pre, c);
-	fix_adj(st);
+	tree_insert(t, pre, c); /* which makes st adjacent to pre */
 	return pre;
 }
 
@@ -276,23 +299,22 @@ static void merge_state(eio_tree *t, extent_state *st, eio_call *c)
 {
 	if (st->bits & EXTENT_LOCKED)
 		return;
+	/* st takes the neighbour's range before the neighbour goes, so that
+	 * tree_erase gives the record after the gap (st, or the one past st)
+	 * its adjacency from the merged range at once */
 	extent_state *o = eio_prev(st);
 	if (o && o->end + 1 == st->start && o->bits == st->bits) {
-		uint64_t s0 = o->start;
-		tree_erase(t, o, c);
 		acct(t, st, -1);
-		st->start = s0;
+		st->start = o->start;
 		acct(t, st, +1);
-		fix_adj(st);
+		tree_erase(t, o, c);
 	}
 	o = eio_next(st);
 	if (o && o->start == st->end + 1 && o->bits == st->bits) {
-		uint64_t e0 = o->end;
-		tree_erase(t, o, c);
 		acct(t, st, -1);
-		st->end = e0;
+		st->end = o->end;
 		acct(t, st, +1);
-		fix_adj(eio_next(st));
+		tree_erase(t, o, c);
 	}
 }
 
