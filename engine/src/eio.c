@@ -695,69 +695,87 @@ int eio_test_any(eio_tree *t, uint64_t start, uint64_t end, uint32_t bits)
 /* ------------------------------------------------------------------ */
 /* order statistics                                                    */
 
-/* Records with start <= off, and the adjacency flags among them. */
-static void rank_start_le(const eio_tree *t, uint64_t off, uint64_t *n, uint64_t *adj)
+/*
+ * The order statistics of a range [start, end], one descent per end:
+ * records with end < start (*n0, their adjacency flags *a0) and the first
+ * record after them (*first: the first ending at or after start, or NULL);
+ * records with start <= end (*n1, *a1) and the last of them (*last, or
+ * NULL). Ranges are disjoint and sorted, so both ends order records alike.
+ */
+typedef struct range_ranks {
+	uint64_t n0, a0, n1, a1;
+	extent_state *first, *last;
+} range_ranks;
+
+static void rank_range(const eio_tree *t, uint64_t start, uint64_t end, range_ranks *r)
 {
 	uint64_t k = 0, a = 0;
-	for (const extent_state *x = t->root; x;) {
-		if (x->start <= off) {
+	extent_state *best = NULL;
+	for (extent_state *x = t->root; x;) {
+		if (x->end < start) {
 			k += cnt_of(x->left) + 1;
 			a += adj_of(x->left) + x->adj;
+			x = x->right;
+		} else {
+			best = x;
+			x = x->left;
+		}
+	}
+	r->n0 = k;
+	r->a0 = a;
+	r->first = best;
+	k = a = 0;
+	best = NULL;
+	for (extent_state *x = t->root; x;) {
+		if (x->start <= end) {
+			k += cnt_of(x->left) + 1;
+			a += adj_of(x->left) + x->adj;
+			best = x;
 			x = x->right;
 		} else {
 			x = x->left;
 		}
 	}
-	*n = k;
-	*adj = a;
+	r->n1 = k;
+	r->a1 = a;
+	r->last = best;
 }
 
-/* Records with end < off, and their adjacency flags. */
-static void rank_end_lt(const eio_tree *t, uint64_t off, uint64_t *n, uint64_t *adj)
+/* Records in the range and adjacency flags among them, from its ranks. */
+static void counts_of(const range_ranks *r, uint64_t *records, uint64_t *adjacent)
 {
-	uint64_t k = 0, a = 0;
-	for (const extent_state *x = t->root; x;) {
-		if (x->end < off) {
-			k += cnt_of(x->left) + 1;
-			a += adj_of(x->left) + x->adj;
-			x = x->right;
-		} else {
-			x = x->left;
-		}
+	if (r->n1 <= r->n0) {
+		*records = 0;
+		*adjacent = 0;
+		return;
 	}
-	*n = k;
-	*adj = a;
+	*records = r->n1 - r->n0;
+	/* adjacency flags of records n0+1..n1-1 (the first one's predecessor
+	 * lies outside the range) */
+	uint64_t adj = r->a1 - r->a0;
+	if (r->first && r->first->adj)
+		adj--;
+	*adjacent = adj;
 }
 
 void eio_range_counts(eio_tree *t, uint64_t start, uint64_t end,
 		      uint64_t *records, uint64_t *adjacent)
 {
-	uint64_t n1, a1, n0, a0;
-	rank_start_le(t, end, &n1, &a1);
-	rank_end_lt(t, start, &n0, &a0);
-	if (n1 <= n0) {
-		*records = 0;
-		*adjacent = 0;
-		return;
-	}
-	*records = n1 - n0;
-	/* adjacency flags of records n0+1..n1-1 (the first one's predecessor
-	 * lies outside the range) */
-	uint64_t adj = a1 - a0;
-	extent_state *first = eio_first_from(t, start);
-	if (first && first->adj)
-		adj--;
-	*adjacent = adj;
+	range_ranks r;
+	rank_range(t, start, end, &r);
+	counts_of(&r, records, adjacent);
 }
 
 void eio_lock_pass_cost(eio_tree *t, uint64_t start, uint64_t end,
 			eio_call *lock, eio_call *unlock)
 {
 	uint64_t k, adj;
-	eio_range_counts(t, start, end, &k, &adj);
+	range_ranks r;
+	rank_range(t, start, end, &r);
+	counts_of(&r, &k, &adj);
 	uint64_t n = t->nrecords;
 	eio_call L = {0}, U = {0};
-	extent_state *first = eio_first_from(t, start);
+	extent_state *first = r.first;
 	if (k == 0) {
 		/* one descent finds nothing in range, one record goes in; the
 		 * unlock starts at it (the cached state) and frees it */
@@ -770,18 +788,10 @@ void eio_lock_pass_cost(eio_tree *t, uint64_t start, uint64_t end,
 		U.frees = 1;
 		goto done;
 	}
-	/* the last record starting at or before `end` */
-	extent_state *lastr = eio_first_from(t, end);
-	if (!lastr || lastr->start > end) {
-		if (lastr) {
-			lastr = eio_prev(lastr);
-		} else {
-			lastr = t->root;
-			while (lastr->right)
-				lastr = lastr->right;
-		}
-	}
-	int beyond = eio_next(lastr) != NULL;
+	/* the last record starting at or before `end`, and whether any
+	 * record follows it */
+	extent_state *lastr = r.last;
+	int beyond = r.n1 < n;
 	uint64_t hs = first->start < start;      /* head record split */
 	uint64_t hg = first->start > start;      /* head gap */
 	uint64_t ts = lastr->end > end;          /* tail record split */
