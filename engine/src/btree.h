@@ -90,6 +90,7 @@ typedef struct bt_node {
 	int dead;             /* COWed away or freed; memory kept to commit */
 	int shared;           /* FULL_BACKREF-style: referenced by >1 tree */
 	uint32_t mark;        /* scratch for walkers (checker epochs) */
+	int search_hint;      /* slot the last search found (a guess) */
 	simlock lock;
 	bt_item *items;       /* level 0 */
 	bt_ptr *ptrs;         /* level > 0 */
