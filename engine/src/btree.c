@@ -147,11 +147,9 @@ void btx_visit(bt_tree *tr, task *t, const bt_node *n)
 	fs_charge(fs, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
 }
 
-void btx_lock_level(bt_path *p, int level, int write)
+void btx_lock_take(bt_path *p, int level, int write)
 {
 	bt_node *n = p->nodes[level];
-	if (!p->t || !n || p->locks[level])
-		return;
 	simtime_t before = p->t->clock;
 	if (write)
 		simlock_write(&n->lock, p->t);
@@ -162,10 +160,10 @@ void btx_lock_level(bt_path *p, int level, int write)
 	p->locks[level] = write ? BT_LOCK_WRITE : BT_LOCK_READ;
 }
 
-void btx_unlock_level(bt_path *p, int level)
+void btx_lock_drop(bt_path *p, int level)
 {
 	bt_node *n = p->nodes[level];
-	if (!p->t || !n || !p->locks[level]) {
+	if (!p->t || !n) {
 		p->locks[level] = 0;
 		return;
 	}
@@ -199,11 +197,8 @@ void bt_path_init(bt_path *p, bt_tree *tr, task *t)
 
 void bt_path_release(bt_path *p)
 {
-	/* most levels hold no lock (read paths above the leaf, untasked
-	 * paths): test before the call, a release runs on every search */
 	for (int i = 0; i < BT_MAX_LEVEL; i++)
-		if (p->locks[i])
-			btx_unlock_level(p, i);
+		btx_unlock_level(p, i);
 	memset(p->nodes, 0, sizeof(p->nodes));
 	memset(p->slots, 0, sizeof(p->slots));
 }
@@ -214,8 +209,7 @@ static void unlock_above(bt_path *p, int level)
 	if (p->keep_locks)
 		return;
 	for (int i = level + 1; i < BT_MAX_LEVEL; i++)
-		if (p->locks[i])
-			btx_unlock_level(p, i);
+		btx_unlock_level(p, i);
 }
 
 /* ------------------------------------------------------------ references */

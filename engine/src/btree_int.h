@@ -20,8 +20,21 @@ void btx_free_empty_block(bt_tree *tr, task *t, bt_node *n);
 
 /* cost and locks */
 void btx_visit(bt_tree *tr, task *t, const bt_node *n);
-void btx_lock_level(bt_path *p, int level, int write);
-void btx_unlock_level(bt_path *p, int level);
+void btx_lock_take(bt_path *p, int level, int write);
+void btx_lock_drop(bt_path *p, int level);
+/* Lock the block at path level `level` unless the path has no task, no
+ * block there, or holds it already; unlock it if held. Inline: a search
+ * tests every level, and most hold nothing. */
+static inline void btx_lock_level(bt_path *p, int level, int write)
+{
+	if (p->t && p->nodes[level] && !p->locks[level])
+		btx_lock_take(p, level, write);
+}
+static inline void btx_unlock_level(bt_path *p, int level)
+{
+	if (p->locks[level])
+		btx_lock_drop(p, level);
+}
 void btx_tmp_lock(task *t, bt_node *n);
 void btx_tmp_unlock(task *t, bt_node *n);
 

@@ -371,29 +371,13 @@ void eio_destroy(eio_tree *t)
 
 uint32_t eio_depth(uint64_t n)
 {
-	uint32_t d = 0;
-	while (n) {
-		d++;
-		n >>= 1;
-	}
-	return d;
+	return n ? 64 - (uint32_t)__builtin_clzll(n) : 0; /* bits in n */
 }
 
 uint64_t eio_call_ns(const eio_call *c)
 {
 	return c->nodes * C_EIO_NODE_NS + c->records * C_EIO_STATE_NS +
 	       (c->allocs + c->frees) * C_EIO_ALLOC_NS + c->descents * C_EIO_DESCENT_NS;
-}
-
-void eio_call_add(eio_call *d, const eio_call *s)
-{
-	d->descents += s->descents;
-	d->nodes += s->nodes;
-	d->records += s->records;
-	d->allocs += s->allocs;
-	d->frees += s->frees;
-	d->cache_hits += s->cache_hits;
-	d->cache_misses += s->cache_misses;
 }
 
 /* ------------------------------------------------------------------ */
