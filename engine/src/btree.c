@@ -158,11 +158,13 @@ void btx_lock_take(bt_path *p, int level, int write)
 	if (p->t->clock > before && p->tree)
 		p->tree->lock_waits++;
 	p->locks[level] = write ? BT_LOCK_WRITE : BT_LOCK_READ;
+	p->held |= 1u << level;
 }
 
 void btx_lock_drop(bt_path *p, int level)
 {
 	bt_node *n = p->nodes[level];
+	p->held &= ~(1u << level);
 	if (!p->t || !n) {
 		p->locks[level] = 0;
 		return;
@@ -197,8 +199,9 @@ void bt_path_init(bt_path *p, bt_tree *tr, task *t)
 
 void bt_path_release(bt_path *p)
 {
-	for (int i = 0; i < BT_MAX_LEVEL; i++)
-		btx_unlock_level(p, i);
+	/* lowest level first */
+	while (p->held)
+		btx_lock_drop(p, __builtin_ctz(p->held));
 	memset(p->nodes, 0, sizeof(p->nodes));
 	memset(p->slots, 0, sizeof(p->slots));
 }
@@ -208,8 +211,9 @@ static void unlock_above(bt_path *p, int level)
 {
 	if (p->keep_locks)
 		return;
-	for (int i = level + 1; i < BT_MAX_LEVEL; i++)
-		btx_unlock_level(p, i);
+	uint32_t above = ~0u << (level + 1);
+	while (p->held & above)
+		btx_lock_drop(p, __builtin_ctz(p->held & above));
 }
 
 /* ------------------------------------------------------------ references */

@@ -120,6 +120,8 @@ typedef struct bt_path {
 	bt_node *nodes[BT_MAX_LEVEL];
 	int slots[BT_MAX_LEVEL];
 	int locks[BT_MAX_LEVEL];
+	uint32_t held;        /* bit per level whose locks[] is set: releases
+			       * visit only those */
 	task *t;              /* task holding the locks, or NULL */
 	bt_tree *tree;
 	int keep_locks;       /* do not release upper levels during descent */

@@ -32,7 +32,7 @@ static inline void btx_lock_level(bt_path *p, int level, int write)
 }
 static inline void btx_unlock_level(bt_path *p, int level)
 {
-	if (p->locks[level])
+	if (p->held & (1u << level))
 		btx_lock_drop(p, level);
 }
 void btx_tmp_lock(task *t, bt_node *n);
