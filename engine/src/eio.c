@@ -225,6 +225,8 @@ static void tree_erase(eio_tree *t, extent_state *st, eio_call *c)
 	}
 	st->parent = NULL;
 	st->in_tree = 0;
+	if (t->finger == st) /* any record in the tree will do; a near one */
+		t->finger = succ ? succ : p;
 	t->nrecords--;
 	acct(t, st, -1);
 	fix_adj(succ);
@@ -254,13 +256,54 @@ void eio_cache_set(eio_tree *t, extent_state **cached, extent_state *st)
 		st->refs++;
 }
 
-/* First record with end >= off; one root descent is charged to c. */
+/*
+ * The answer of tree_search from the finger (the last record it returned)
+ * or its neighbours: 1 and *out, or 0 when it lies further away. Callers
+ * walk a file forward, a record or two per call, and the descent from the
+ * root takes a cache miss per level on a large tree.
+ */
+static int finger_search(eio_tree *t, uint64_t off, extent_state **out)
+{
+	extent_state *f = t->finger;
+	if (!f)
+		return 0;
+	if (f->end >= off) {
+		if (f->start <= off) {
+			*out = f;
+			return 1;
+		}
+		extent_state *p = eio_prev(f);
+		if (!p || p->end < off) {
+			*out = f;
+			return 1;
+		}
+		if (p->start <= off) {
+			*out = p;
+			return 1;
+		}
+		return 0;
+	}
+	extent_state *n = eio_next(f);
+	if (!n || n->end >= off) {
+		*out = n;
+		return 1;
+	}
+	return 0;
+}
+
+/* First record with end >= off; one root descent is charged to c (the
+ * model's cost, however the record is found). */
 static extent_state *tree_search(eio_tree *t, uint64_t off, eio_call *c)
 {
 	extent_state *x = t->root, *best = NULL;
 	if (c) {
 		c->descents++;
 		c->nodes += eio_depth(t->nrecords);
+	}
+	if (finger_search(t, off, &best)) {
+		if (best)
+			t->finger = best;
+		return best;
 	}
 	while (x) {
 		if (x->end < off) {
@@ -272,6 +315,8 @@ static extent_state *tree_search(eio_tree *t, uint64_t off, eio_call *c)
 			x = x->left;
 		}
 	}
+	if (best)
+		t->finger = best;
 	return best;
 }
 
@@ -359,6 +404,7 @@ void eio_destroy(eio_tree *t)
 {
 	free_subtree(t, t->root);
 	t->root = NULL;
+	t->finger = NULL;
 	while (t->free_list) {
 		extent_state *n = t->free_list->right;
 		free(t->free_list);

@@ -71,6 +71,7 @@ typedef struct eio_tree {
 	uint32_t rng;          /* treap priorities: a fixed-seed xorshift */
 	uint64_t live_alloc;   /* records allocated and not yet freed */
 	extent_state *free_list; /* freed records kept for reuse */
+	extent_state *finger;  /* last record a search found (a guess) */
 	eio_call total;        /* everything done to this tree */
 	waitq lock_waiters;    /* tasks waiting for a LOCKED range */
 	uint64_t bytes_with[8];/* bytes carrying each bit (index = bit number) */
