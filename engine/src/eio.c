@@ -165,12 +165,31 @@ static void state_free(eio_tree *t, extent_state *st)
 	t->free_list = st;
 }
 
-/* Link a new record into the tree (ranges must not overlap). */
-static void tree_insert(eio_tree *t, extent_state *st, eio_call *c)
+/*
+ * Link a new record into the tree (ranges must not overlap). `next`, if
+ * not NULL, is the record that will follow it: the new leaf's place is
+ * then found from its two neighbours (of two neighbours in a binary search
+ * tree one is the other's descendant, with its link towards the other
+ * free) instead of a descent from the root. The place is the same.
+ */
+static void tree_insert(eio_tree *t, extent_state *st, extent_state *next, eio_call *c)
 {
+	extent_state *p = NULL, **link = &t->root, *pred = NULL, *succ = NULL;
+	if (next) {
+		succ = next;
+		pred = eio_prev(next);
+		assert(st->end < succ->start && (!pred || pred->end < st->start));
+		if (pred && !pred->right) {
+			p = pred;
+			link = &pred->right;
+		} else {
+			p = succ;
+			link = &succ->left;
+		}
+		assert(!*link);
+	}
 	/* the descent passes both neighbours: the last node left of the new
 	 * leaf is its predecessor, the last node right of it its successor */
-	extent_state *p = NULL, **link = &t->root, *pred = NULL, *succ = NULL;
 	while (*link) {
 		p = *link;
 		assert(st->end < p->start || st->start > p->end);
@@ -334,7 +353,7 @@ static extent_state *split_state(eio_tree *t, extent_state *st, uint64_t at, eio
 	acct(t, st, -1);
 	st->start = at;
 	acct(t, st, +1);
-	tree_insert(t, pre, c); /* which makes st adjacent to pre */
+	tree_insert(t, pre, st, c); /* which makes st adjacent to pre */
 	return pre;
 }
 
@@ -371,10 +390,11 @@ static void set_state_bits(eio_tree *t, extent_state *st, uint32_t bits)
 }
 
 /* Insert a fresh record for a gap and merge it (models insert_state). */
-static extent_state *insert_new(eio_tree *t, uint64_t s, uint64_t e, uint32_t bits, eio_call *c)
+static extent_state *insert_new(eio_tree *t, uint64_t s, uint64_t e, uint32_t bits,
+				extent_state *next, eio_call *c)
 {
 	extent_state *st = state_alloc(t, s, e, bits);
-	tree_insert(t, st, c);
+	tree_insert(t, st, next, c);
 	return st;
 }
 
@@ -445,7 +465,7 @@ again:
 	}
 	st = tree_search(t, start, c);
 	if (!st) {
-		st = insert_new(t, start, end, bits, c);
+		st = insert_new(t, start, end, bits, NULL, c);
 		if (cached && !*cached)
 			eio_cache_set(t, cached, st);
 		merge_state(t, st, c);
@@ -507,7 +527,7 @@ hit_next:
 		}
 		if (st->start > start) {
 			uint64_t this_end = end < st->start - 1 ? end : st->start - 1;
-			extent_state *n = insert_new(t, start, this_end, bits, c);
+			extent_state *n = insert_new(t, start, this_end, bits, st, c);
 			if (cached && !*cached)
 				eio_cache_set(t, cached, n);
 			merge_state(t, n, c);
