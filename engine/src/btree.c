@@ -190,13 +190,6 @@ void btx_tmp_unlock(task *t, bt_node *n)
 		simlock_write_release(&n->lock, t->clock);
 }
 
-void bt_path_init(bt_path *p, bt_tree *tr, task *t)
-{
-	memset(p, 0, sizeof(*p));
-	p->tree = tr;
-	p->t = t;
-}
-
 void bt_path_release(bt_path *p)
 {
 	/* lowest level first */

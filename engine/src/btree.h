@@ -145,7 +145,14 @@ int bt_tree_init(struct fs_info *fs, bt_tree *tr, uint64_t id, task *t);
 void bt_tree_destroy(bt_tree *tr);
 
 /* Paths */
-void bt_path_init(bt_path *p, bt_tree *tr, task *t);
+/* Inline: every search starts with one, and a call costs more than the
+ * stores. */
+static inline void bt_path_init(bt_path *p, bt_tree *tr, task *t)
+{
+	*p = (bt_path){0};
+	p->tree = tr;
+	p->t = t;
+}
 void bt_path_release(bt_path *p);
 
 /*

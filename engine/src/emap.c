@@ -80,6 +80,13 @@ static emap_pos first_ending_after(emap_tree *t, uint64_t off)
 	p.ci = (int64_t)lo;
 	t->hint = lo;
 	const emap_chunk *ch = t->c[lo];
+	/* the same walk within the chunk: the previous map, or the next */
+	for (uint32_t j = t->hint_j; j <= t->hint_j + 1; j++) {
+		if (j < ch->n && em_end(&ch->v[j]) > off && (j == 0 || em_end(&ch->v[j - 1]) <= off)) {
+			p.j = t->hint_j = j;
+			return p;
+		}
+	}
 	uint32_t a = 0, b = ch->n;
 	while (a < b) {
 		uint32_t mid = a + (b - a) / 2;
@@ -88,7 +95,7 @@ static emap_pos first_ending_after(emap_tree *t, uint64_t off)
 		else
 			b = mid;
 	}
-	p.j = a;
+	p.j = t->hint_j = a;
 	return p;
 }
 
