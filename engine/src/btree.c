@@ -133,20 +133,6 @@ void bt_release_deferred(fs_info *fs)
 
 /* ---------------------------------------------------------- cost, locks */
 
-void btx_visit(bt_tree *tr, task *t, const bt_node *n)
-{
-	fs_info *fs = tr->fs;
-	if (fs->accounting_off)
-		return;
-	/* 1 + floor(log2(nritems)): the binary search's probes */
-	int steps = n->nritems > 1 ? 32 - __builtin_clz((unsigned)n->nritems) : 1;
-	tr->nodes_visited++;
-	tr->bsearch_steps += (uint64_t)steps;
-	if (fs->sim)
-		sim_count(fs->sim, fs->c_node_visits, 1);
-	fs_charge(fs, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
-}
-
 void btx_lock_take(bt_path *p, int level, int write)
 {
 	bt_node *n = p->nodes[level];
@@ -322,6 +308,11 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
  * COWed) and put the copy in the path. */
 static int cow_path_level(bt_tree *tr, bt_path *p, int level)
 {
+	bt_node *n = p->nodes[level];
+	/* btx_cow_block's own first test, before the call: on a search most
+	 * blocks already belong to the running transaction */
+	if (n->generation == tr->fs->transid && n->mrefs <= 1 && !n->dead)
+		return 0;
 	bt_node *parent = level + 1 < BT_MAX_LEVEL ? p->nodes[level + 1] : NULL;
 	bt_node *c = btx_cow_block(tr, p->t, p->nodes[level], parent,
 			       parent ? p->slots[level + 1] : 0);
