@@ -364,8 +364,8 @@ static void merge_state(eio_tree *t, extent_state *st, eio_call *c)
 	if (st->bits & EXTENT_LOCKED)
 		return;
 	/* st takes the neighbour's range before the neighbour goes, so that
-	 * tree_erase gives the record after the gap (st, or the one past st)
-	 * its adjacency from the merged range at once */
+	 * tree_erase sets the adjacency of the record after the one it
+	 * removes (st, or the one past st) from the merged range at once */
 	extent_state *o = eio_prev(st);
 	if (o && o->end + 1 == st->start && o->bits == st->bits) {
 		acct(t, st, -1);
