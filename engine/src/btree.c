@@ -15,6 +15,7 @@
  * search.
  */
 #include <assert.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,26 +133,9 @@ void bt_release_deferred(fs_info *fs)
 
 /* ---------------------------------------------------------- cost, locks */
 
-void btx_visit(bt_tree *tr, task *t, const bt_node *n)
-{
-	fs_info *fs = tr->fs;
-	if (fs->accounting_off)
-		return;
-	int steps = 1;
-	for (int x = n->nritems; x > 1; x >>= 1)
-		steps++;
-	tr->nodes_visited++;
-	tr->bsearch_steps += (uint64_t)steps;
-	if (fs->sim)
-		sim_count(fs->sim, fs->c_node_visits, 1);
-	fs_charge(fs, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
-}
-
-void btx_lock_level(bt_path *p, int level, int write)
+void btx_lock_take(bt_path *p, int level, int write)
 {
 	bt_node *n = p->nodes[level];
-	if (!p->t || !n || p->locks[level])
-		return;
 	simtime_t before = p->t->clock;
 	if (write)
 		simlock_write(&n->lock, p->t);
@@ -160,12 +144,14 @@ void btx_lock_level(bt_path *p, int level, int write)
 	if (p->t->clock > before && p->tree)
 		p->tree->lock_waits++;
 	p->locks[level] = write ? BT_LOCK_WRITE : BT_LOCK_READ;
+	p->held |= 1u << level;
 }
 
-void btx_unlock_level(bt_path *p, int level)
+void btx_lock_drop(bt_path *p, int level)
 {
 	bt_node *n = p->nodes[level];
-	if (!p->t || !n || !p->locks[level]) {
+	p->held &= ~(1u << level);
+	if (!p->t || !n) {
 		p->locks[level] = 0;
 		return;
 	}
@@ -190,20 +176,13 @@ void btx_tmp_unlock(task *t, bt_node *n)
 		simlock_write_release(&n->lock, t->clock);
 }
 
-void bt_path_init(bt_path *p, bt_tree *tr, task *t)
-{
-	memset(p, 0, sizeof(*p));
-	p->tree = tr;
-	p->t = t;
-}
-
 void bt_path_release(bt_path *p)
 {
-	for (int i = 0; i < BT_MAX_LEVEL; i++) {
-		btx_unlock_level(p, i);
-		p->nodes[i] = NULL;
-		p->slots[i] = 0;
-	}
+	/* lowest level first */
+	while (p->held)
+		btx_lock_drop(p, __builtin_ctz(p->held));
+	memset(p->nodes, 0, sizeof(p->nodes));
+	memset(p->slots, 0, sizeof(p->slots));
 }
 
 /* Release the locks above `level` (lock coupling), unless keep_locks. */
@@ -211,8 +190,9 @@ static void unlock_above(bt_path *p, int level)
 {
 	if (p->keep_locks)
 		return;
-	for (int i = level + 1; i < BT_MAX_LEVEL; i++)
-		btx_unlock_level(p, i);
+	uint32_t above = ~0u << (level + 1);
+	while (p->held & above)
+		btx_lock_drop(p, __builtin_ctz(p->held & above));
 }
 
 /* ------------------------------------------------------------ references */
@@ -328,6 +308,11 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
  * COWed) and put the copy in the path. */
 static int cow_path_level(bt_tree *tr, bt_path *p, int level)
 {
+	bt_node *n = p->nodes[level];
+	/* btx_cow_block's own first test, before the call: on a search most
+	 * blocks already belong to the running transaction */
+	if (n->generation == tr->fs->transid && n->mrefs <= 1 && !n->dead)
+		return 0;
 	bt_node *parent = level + 1 < BT_MAX_LEVEL ? p->nodes[level + 1] : NULL;
 	bt_node *c = btx_cow_block(tr, p->t, p->nodes[level], parent,
 			       parent ? p->slots[level + 1] : 0);
@@ -347,23 +332,87 @@ bt_node *btx_cow_sibling(bt_tree *tr, task *t, bt_node *parent, int slot)
 
 /* Binary search in a block: returns 0 and the slot of an exact match, or 1
  * and the first slot with a greater key (may be nritems). */
-static int bin_search(const bt_node *n, const bt_key *key, int *slot)
+/*
+ * Search n entries of `stride` bytes, each starting with its key (bt_item,
+ * bt_ptr): returns 0 and the slot of an exact match, or 1 and the first
+ * slot with a greater key (may be n). Keys in a block are strictly
+ * increasing (the checker enforces it), so that slot is unique and any
+ * search order finds it. Searches mostly come in file order, so the search
+ * starts at the slot the block's previous search found (*hint) and gallops
+ * from there: the probes near it are in cache, where a plain binary search
+ * takes a cache miss per probe on a large leaf. Inlined once per block
+ * kind, so that the stride is a constant.
+ */
+_Static_assert(offsetof(bt_item, key) == 0 && offsetof(bt_ptr, key) == 0,
+	       "search_keys reads the key at the start of an entry");
+static inline int search_keys(const char *base, size_t stride, int n,
+			      const bt_key *key, int *hint, int *slot)
 {
-	int lo = 0, hi = n->nritems;
+#define KEY_AT(i) ((const bt_key *)(base + (size_t)(i) * stride))
+	int lo = 0, hi = n; /* the slot is in [lo, hi] */
+	int h = *hint < n ? *hint : n - 1; /* past the end: appends, last child */
+	if (h >= 0) {
+		int c = bt_key_cmp(KEY_AT(h), key);
+		if (c == 0) {
+			*slot = h;
+			return 0;
+		}
+		if (c < 0) {
+			lo = h + 1;
+			for (int step = 1; h + step < n; step *= 2) {
+				int i = h + step;
+				int ci = bt_key_cmp(KEY_AT(i), key);
+				if (ci == 0) {
+					*slot = *hint = i;
+					return 0;
+				}
+				if (ci > 0) {
+					hi = i;
+					break;
+				}
+				lo = i + 1;
+			}
+		} else {
+			hi = h;
+			for (int step = 1; h - step >= 0; step *= 2) {
+				int i = h - step;
+				int ci = bt_key_cmp(KEY_AT(i), key);
+				if (ci == 0) {
+					*slot = *hint = i;
+					return 0;
+				}
+				if (ci < 0) {
+					lo = i + 1;
+					break;
+				}
+				hi = i;
+			}
+		}
+	}
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
-		int c = bt_key_cmp(bt_node_key(n, mid), key);
+		int c = bt_key_cmp(KEY_AT(mid), key);
 		if (c < 0)
 			lo = mid + 1;
 		else if (c > 0)
 			hi = mid;
 		else {
-			*slot = mid;
+			*slot = *hint = mid;
 			return 0;
 		}
 	}
-	*slot = lo;
+	*slot = *hint = lo;
 	return 1;
+#undef KEY_AT
+}
+
+static int bin_search(bt_node *n, const bt_key *key, int *slot)
+{
+	if (n->level)
+		return search_keys((const char *)n->ptrs, sizeof(bt_ptr), n->nritems, key,
+				   &n->search_hint, slot);
+	return search_keys((const char *)n->items, sizeof(bt_item), n->nritems, key,
+			   &n->search_hint, slot);
 }
 
 uint32_t btx_leaf_free(const bt_node *n)

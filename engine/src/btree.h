@@ -90,6 +90,7 @@ typedef struct bt_node {
 	int dead;             /* COWed away or freed; memory kept to commit */
 	int shared;           /* FULL_BACKREF-style: referenced by >1 tree */
 	uint32_t mark;        /* scratch for walkers (checker epochs) */
+	int search_hint;      /* slot the last search found (a guess) */
 	simlock lock;
 	bt_item *items;       /* level 0 */
 	bt_ptr *ptrs;         /* level > 0 */
@@ -119,6 +120,8 @@ typedef struct bt_path {
 	bt_node *nodes[BT_MAX_LEVEL];
 	int slots[BT_MAX_LEVEL];
 	int locks[BT_MAX_LEVEL];
+	uint32_t held;        /* bit per level whose locks[] is set: releases
+			       * visit only those */
 	task *t;              /* task holding the locks, or NULL */
 	bt_tree *tree;
 	int keep_locks;       /* do not release upper levels during descent */
@@ -142,7 +145,14 @@ int bt_tree_init(struct fs_info *fs, bt_tree *tr, uint64_t id, task *t);
 void bt_tree_destroy(bt_tree *tr);
 
 /* Paths */
-void bt_path_init(bt_path *p, bt_tree *tr, task *t);
+/* Inline: every search starts with one, and a call costs more than the
+ * stores. */
+static inline void bt_path_init(bt_path *p, bt_tree *tr, task *t)
+{
+	*p = (bt_path){0};
+	p->tree = tr;
+	p->t = t;
+}
 void bt_path_release(bt_path *p);
 
 /*

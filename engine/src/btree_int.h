@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #include "btree.h"
+#include "costs.h"
+#include "fs.h"
 
 struct fs_info;
 
@@ -19,9 +21,36 @@ void btx_node_defer(struct fs_info *fs, bt_node *n);
 void btx_free_empty_block(bt_tree *tr, task *t, bt_node *n);
 
 /* cost and locks */
-void btx_visit(bt_tree *tr, task *t, const bt_node *n);
-void btx_lock_level(bt_path *p, int level, int write);
-void btx_unlock_level(bt_path *p, int level);
+/* Charge a visit of block n (inline: every level of every search). */
+static inline void btx_visit(bt_tree *tr, task *t, const bt_node *n)
+{
+	fs_info *fs = tr->fs;
+	if (fs->accounting_off)
+		return;
+	/* 1 + floor(log2(nritems)): the binary search's probes */
+	int steps = n->nritems > 1 ? 32 - __builtin_clz((unsigned)n->nritems) : 1;
+	tr->nodes_visited++;
+	tr->bsearch_steps += (uint64_t)steps;
+	if (fs->sim)
+		sim_count(fs->sim, fs->c_node_visits, 1);
+	fs_charge(fs, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
+}
+
+void btx_lock_take(bt_path *p, int level, int write);
+void btx_lock_drop(bt_path *p, int level);
+/* Lock the block at path level `level` unless the path has no task, no
+ * block there, or holds it already; unlock it if held. Inline: a search
+ * tests every level, and most hold nothing. */
+static inline void btx_lock_level(bt_path *p, int level, int write)
+{
+	if (p->t && p->nodes[level] && !p->locks[level])
+		btx_lock_take(p, level, write);
+}
+static inline void btx_unlock_level(bt_path *p, int level)
+{
+	if (p->held & (1u << level))
+		btx_lock_drop(p, level);
+}
 void btx_tmp_lock(task *t, bt_node *n);
 void btx_tmp_unlock(task *t, bt_node *n);
 

@@ -26,13 +26,6 @@ static void pull(extent_state *x)
 	x->adj_cnt = x->adj + adj_of(x->left) + adj_of(x->right);
 }
 
-/* Recompute the augmentation from x up to the root. */
-static void pull_up(extent_state *x)
-{
-	for (; x; x = x->parent)
-		pull(x);
-}
-
 static uint32_t eio_rand(eio_tree *t)
 {
 	uint32_t x = t->rng;
@@ -107,17 +100,29 @@ extent_state *eio_prev(extent_state *x)
 	return x->parent;
 }
 
+/* Set x->adj to a and move the adjacency counts of x and its ancestors by
+ * the difference: they are sums, so only the path needs touching, not the
+ * siblings a pull would read. */
+static void set_adj(extent_state *x, uint8_t a)
+{
+	if (a == x->adj)
+		return;
+	uint32_t d = a ? 1 : (uint32_t)-1;
+	x->adj = a;
+	for (; x; x = x->parent)
+		x->adj_cnt += d;
+}
+
+static uint8_t adjacent(const extent_state *pred, const extent_state *x)
+{
+	return pred && pred->end + 1 == x->start;
+}
+
 /* Recompute x->adj from its predecessor and fix the counts above it. */
 static void fix_adj(extent_state *x)
 {
-	if (!x)
-		return;
-	extent_state *p = eio_prev(x);
-	uint8_t a = (p && p->end + 1 == x->start) ? 1 : 0;
-	if (a != x->adj) {
-		x->adj = a;
-		pull_up(x);
-	}
+	if (x)
+		set_adj(x, adjacent(eio_prev(x), x));
 }
 
 /* Add (sign +1) or remove (-1) a record's bytes from the per-bit totals. */
@@ -160,25 +165,59 @@ static void state_free(eio_tree *t, extent_state *st)
 	t->free_list = st;
 }
 
-/* Link a new record into the tree (ranges must not overlap). */
-static void tree_insert(eio_tree *t, extent_state *st, eio_call *c)
+/*
+ * Link a new record into the tree (ranges must not overlap). `next`, if
+ * not NULL, is the record that will follow it: the new leaf's place is
+ * then found from its two neighbours (of two neighbours in a binary search
+ * tree one is the other's descendant, with its link towards the other
+ * free) instead of a descent from the root. The place is the same.
+ */
+static void tree_insert(eio_tree *t, extent_state *st, extent_state *next, eio_call *c)
 {
-	extent_state *p = NULL, **link = &t->root;
+	extent_state *p = NULL, **link = &t->root, *pred = NULL, *succ = NULL;
+	if (next) {
+		succ = next;
+		pred = eio_prev(next);
+		assert(st->end < succ->start && (!pred || pred->end < st->start));
+		if (pred && !pred->right) {
+			p = pred;
+			link = &pred->right;
+		} else {
+			p = succ;
+			link = &succ->left;
+		}
+		assert(!*link);
+	}
+	/* the descent passes both neighbours: the last node left of the new
+	 * leaf is its predecessor, the last node right of it its successor */
 	while (*link) {
 		p = *link;
 		assert(st->end < p->start || st->start > p->end);
-		link = st->start < p->start ? &p->left : &p->right;
+		if (st->start < p->start) {
+			succ = p;
+			link = &p->left;
+		} else {
+			pred = p;
+			link = &p->right;
+		}
 	}
 	*link = st;
 	st->parent = p;
 	st->in_tree = 1;
+	st->adj = adjacent(pred, st);
+	st->adj_cnt = st->adj;
+	/* counts of the leaf's ancestors (both neighbours are among them),
+	 * before the rotations, which keep subtree totals above them */
+	for (extent_state *y = p; y; y = y->parent) {
+		y->cnt++;
+		y->adj_cnt += st->adj;
+	}
+	if (succ)
+		set_adj(succ, adjacent(st, succ));
 	while (st->parent && st->parent->prio < st->prio)
 		rotate_up(t, st);
-	pull_up(st);
 	t->nrecords++;
 	acct(t, st, +1);
-	fix_adj(st);
-	fix_adj(eio_next(st));
 	c->allocs++;
 }
 
@@ -196,11 +235,17 @@ static void tree_erase(eio_tree *t, extent_state *st, eio_call *c)
 			ch = st->left->prio > st->right->prio ? st->left : st->right;
 		rotate_up(t, ch);
 	}
+	/* a leaf now: its ancestors lose exactly its own counts */
 	extent_state *p = st->parent;
 	relink(t, p, st, NULL);
-	pull_up(p);
+	for (extent_state *y = p; y; y = y->parent) {
+		y->cnt--;
+		y->adj_cnt -= st->adj;
+	}
 	st->parent = NULL;
 	st->in_tree = 0;
+	if (t->finger == st) /* any record in the tree will do; a near one */
+		t->finger = succ ? succ : p;
 	t->nrecords--;
 	acct(t, st, -1);
 	fix_adj(succ);
@@ -230,13 +275,54 @@ void eio_cache_set(eio_tree *t, extent_state **cached, extent_state *st)
 		st->refs++;
 }
 
-/* First record with end >= off; one root descent is charged to c. */
+/*
+ * The answer of tree_search from the finger (the last record it returned)
+ * or its neighbours: 1 and *out, or 0 when it lies further away. Callers
+ * walk a file forward, a record or two per call, and the descent from the
+ * root takes a cache miss per level on a large tree.
+ */
+static int finger_search(eio_tree *t, uint64_t off, extent_state **out)
+{
+	extent_state *f = t->finger;
+	if (!f)
+		return 0;
+	if (f->end >= off) {
+		if (f->start <= off) {
+			*out = f;
+			return 1;
+		}
+		extent_state *p = eio_prev(f);
+		if (!p || p->end < off) {
+			*out = f;
+			return 1;
+		}
+		if (p->start <= off) {
+			*out = p;
+			return 1;
+		}
+		return 0;
+	}
+	extent_state *n = eio_next(f);
+	if (!n || n->end >= off) {
+		*out = n;
+		return 1;
+	}
+	return 0;
+}
+
+/* First record with end >= off; one root descent is charged to c (the
+ * model's cost, however the record is found). */
 static extent_state *tree_search(eio_tree *t, uint64_t off, eio_call *c)
 {
 	extent_state *x = t->root, *best = NULL;
 	if (c) {
 		c->descents++;
 		c->nodes += eio_depth(t->nrecords);
+	}
+	if (finger_search(t, off, &best)) {
+		if (best)
+			t->finger = best;
+		return best;
 	}
 	while (x) {
 		if (x->end < off) {
@@ -248,6 +334,8 @@ static extent_state *tree_search(eio_tree *t, uint64_t off, eio_call *c)
 			x = x->left;
 		}
 	}
+	if (best)
+		t->finger = best;
 	return best;
 }
 
@@ -265,8 +353,7 @@ static extent_state *split_state(eio_tree *t, extent_state *st, uint64_t at, eio
 	acct(t, st, -1);
 	st->start = at;
 	acct(t, st, +1);
-	tree_insert(t, pre, c);
-	fix_adj(st);
+	tree_insert(t, pre, st, c); /* which makes st adjacent to pre */
 	return pre;
 }
 
@@ -276,23 +363,22 @@ static void merge_state(eio_tree *t, extent_state *st, eio_call *c)
 {
 	if (st->bits & EXTENT_LOCKED)
 		return;
+	/* st takes the neighbour's range before the neighbour goes, so that
+	 * tree_erase sets the adjacency of the record after the one it
+	 * removes (st, or the one past st) from the merged range at once */
 	extent_state *o = eio_prev(st);
 	if (o && o->end + 1 == st->start && o->bits == st->bits) {
-		uint64_t s0 = o->start;
-		tree_erase(t, o, c);
 		acct(t, st, -1);
-		st->start = s0;
+		st->start = o->start;
 		acct(t, st, +1);
-		fix_adj(st);
+		tree_erase(t, o, c);
 	}
 	o = eio_next(st);
 	if (o && o->start == st->end + 1 && o->bits == st->bits) {
-		uint64_t e0 = o->end;
-		tree_erase(t, o, c);
 		acct(t, st, -1);
-		st->end = e0;
+		st->end = o->end;
 		acct(t, st, +1);
-		fix_adj(eio_next(st));
+		tree_erase(t, o, c);
 	}
 }
 
@@ -304,10 +390,11 @@ static void set_state_bits(eio_tree *t, extent_state *st, uint32_t bits)
 }
 
 /* Insert a fresh record for a gap and merge it (models insert_state). */
-static extent_state *insert_new(eio_tree *t, uint64_t s, uint64_t e, uint32_t bits, eio_call *c)
+static extent_state *insert_new(eio_tree *t, uint64_t s, uint64_t e, uint32_t bits,
+				extent_state *next, eio_call *c)
 {
 	extent_state *st = state_alloc(t, s, e, bits);
-	tree_insert(t, st, c);
+	tree_insert(t, st, next, c);
 	return st;
 }
 
@@ -337,6 +424,7 @@ void eio_destroy(eio_tree *t)
 {
 	free_subtree(t, t->root);
 	t->root = NULL;
+	t->finger = NULL;
 	while (t->free_list) {
 		extent_state *n = t->free_list->right;
 		free(t->free_list);
@@ -349,29 +437,13 @@ void eio_destroy(eio_tree *t)
 
 uint32_t eio_depth(uint64_t n)
 {
-	uint32_t d = 0;
-	while (n) {
-		d++;
-		n >>= 1;
-	}
-	return d;
+	return n ? 64 - (uint32_t)__builtin_clzll(n) : 0; /* bits in n */
 }
 
 uint64_t eio_call_ns(const eio_call *c)
 {
 	return c->nodes * C_EIO_NODE_NS + c->records * C_EIO_STATE_NS +
 	       (c->allocs + c->frees) * C_EIO_ALLOC_NS + c->descents * C_EIO_DESCENT_NS;
-}
-
-void eio_call_add(eio_call *d, const eio_call *s)
-{
-	d->descents += s->descents;
-	d->nodes += s->nodes;
-	d->records += s->records;
-	d->allocs += s->allocs;
-	d->frees += s->frees;
-	d->cache_hits += s->cache_hits;
-	d->cache_misses += s->cache_misses;
 }
 
 /* ------------------------------------------------------------------ */
@@ -393,7 +465,7 @@ again:
 	}
 	st = tree_search(t, start, c);
 	if (!st) {
-		st = insert_new(t, start, end, bits, c);
+		st = insert_new(t, start, end, bits, NULL, c);
 		if (cached && !*cached)
 			eio_cache_set(t, cached, st);
 		merge_state(t, st, c);
@@ -455,7 +527,7 @@ hit_next:
 		}
 		if (st->start > start) {
 			uint64_t this_end = end < st->start - 1 ? end : st->start - 1;
-			extent_state *n = insert_new(t, start, this_end, bits, c);
+			extent_state *n = insert_new(t, start, this_end, bits, st, c);
 			if (cached && !*cached)
 				eio_cache_set(t, cached, n);
 			merge_state(t, n, c);
@@ -673,69 +745,87 @@ int eio_test_any(eio_tree *t, uint64_t start, uint64_t end, uint32_t bits)
 /* ------------------------------------------------------------------ */
 /* order statistics                                                    */
 
-/* Records with start <= off, and the adjacency flags among them. */
-static void rank_start_le(const eio_tree *t, uint64_t off, uint64_t *n, uint64_t *adj)
+/*
+ * The order statistics of a range [start, end], one descent per end:
+ * records with end < start (*n0, their adjacency flags *a0) and the first
+ * record after them (*first: the first ending at or after start, or NULL);
+ * records with start <= end (*n1, *a1) and the last of them (*last, or
+ * NULL). Ranges are disjoint and sorted, so both ends order records alike.
+ */
+typedef struct range_ranks {
+	uint64_t n0, a0, n1, a1;
+	extent_state *first, *last;
+} range_ranks;
+
+static void rank_range(const eio_tree *t, uint64_t start, uint64_t end, range_ranks *r)
 {
 	uint64_t k = 0, a = 0;
-	for (const extent_state *x = t->root; x;) {
-		if (x->start <= off) {
+	extent_state *best = NULL;
+	for (extent_state *x = t->root; x;) {
+		if (x->end < start) {
 			k += cnt_of(x->left) + 1;
 			a += adj_of(x->left) + x->adj;
+			x = x->right;
+		} else {
+			best = x;
+			x = x->left;
+		}
+	}
+	r->n0 = k;
+	r->a0 = a;
+	r->first = best;
+	k = a = 0;
+	best = NULL;
+	for (extent_state *x = t->root; x;) {
+		if (x->start <= end) {
+			k += cnt_of(x->left) + 1;
+			a += adj_of(x->left) + x->adj;
+			best = x;
 			x = x->right;
 		} else {
 			x = x->left;
 		}
 	}
-	*n = k;
-	*adj = a;
+	r->n1 = k;
+	r->a1 = a;
+	r->last = best;
 }
 
-/* Records with end < off, and their adjacency flags. */
-static void rank_end_lt(const eio_tree *t, uint64_t off, uint64_t *n, uint64_t *adj)
+/* Records in the range and adjacency flags among them, from its ranks. */
+static void counts_of(const range_ranks *r, uint64_t *records, uint64_t *adjacent)
 {
-	uint64_t k = 0, a = 0;
-	for (const extent_state *x = t->root; x;) {
-		if (x->end < off) {
-			k += cnt_of(x->left) + 1;
-			a += adj_of(x->left) + x->adj;
-			x = x->right;
-		} else {
-			x = x->left;
-		}
+	if (r->n1 <= r->n0) {
+		*records = 0;
+		*adjacent = 0;
+		return;
 	}
-	*n = k;
-	*adj = a;
+	*records = r->n1 - r->n0;
+	/* adjacency flags of records n0+1..n1-1 (the first one's predecessor
+	 * lies outside the range) */
+	uint64_t adj = r->a1 - r->a0;
+	if (r->first && r->first->adj)
+		adj--;
+	*adjacent = adj;
 }
 
 void eio_range_counts(eio_tree *t, uint64_t start, uint64_t end,
 		      uint64_t *records, uint64_t *adjacent)
 {
-	uint64_t n1, a1, n0, a0;
-	rank_start_le(t, end, &n1, &a1);
-	rank_end_lt(t, start, &n0, &a0);
-	if (n1 <= n0) {
-		*records = 0;
-		*adjacent = 0;
-		return;
-	}
-	*records = n1 - n0;
-	/* adjacency flags of records n0+1..n1-1 (the first one's predecessor
-	 * lies outside the range) */
-	uint64_t adj = a1 - a0;
-	extent_state *first = eio_first_from(t, start);
-	if (first && first->adj)
-		adj--;
-	*adjacent = adj;
+	range_ranks r;
+	rank_range(t, start, end, &r);
+	counts_of(&r, records, adjacent);
 }
 
 void eio_lock_pass_cost(eio_tree *t, uint64_t start, uint64_t end,
 			eio_call *lock, eio_call *unlock)
 {
 	uint64_t k, adj;
-	eio_range_counts(t, start, end, &k, &adj);
+	range_ranks r;
+	rank_range(t, start, end, &r);
+	counts_of(&r, &k, &adj);
 	uint64_t n = t->nrecords;
 	eio_call L = {0}, U = {0};
-	extent_state *first = eio_first_from(t, start);
+	extent_state *first = r.first;
 	if (k == 0) {
 		/* one descent finds nothing in range, one record goes in; the
 		 * unlock starts at it (the cached state) and frees it */
@@ -748,18 +838,10 @@ void eio_lock_pass_cost(eio_tree *t, uint64_t start, uint64_t end,
 		U.frees = 1;
 		goto done;
 	}
-	/* the last record starting at or before `end` */
-	extent_state *lastr = eio_first_from(t, end);
-	if (!lastr || lastr->start > end) {
-		if (lastr) {
-			lastr = eio_prev(lastr);
-		} else {
-			lastr = t->root;
-			while (lastr->right)
-				lastr = lastr->right;
-		}
-	}
-	int beyond = eio_next(lastr) != NULL;
+	/* the last record starting at or before `end`, and whether any
+	 * record follows it */
+	extent_state *lastr = r.last;
+	int beyond = r.n1 < n;
 	uint64_t hs = first->start < start;      /* head record split */
 	uint64_t hg = first->start > start;      /* head gap */
 	uint64_t ts = lastr->end > end;          /* tail record split */

@@ -71,6 +71,7 @@ typedef struct eio_tree {
 	uint32_t rng;          /* treap priorities: a fixed-seed xorshift */
 	uint64_t live_alloc;   /* records allocated and not yet freed */
 	extent_state *free_list; /* freed records kept for reuse */
+	extent_state *finger;  /* last record a search found (a guess) */
 	eio_call total;        /* everything done to this tree */
 	waitq lock_waiters;    /* tasks waiting for a LOCKED range */
 	uint64_t bytes_with[8];/* bytes carrying each bit (index = bit number) */
@@ -87,7 +88,17 @@ void eio_destroy(eio_tree *t);
 uint32_t eio_depth(uint64_t n);
 /* CPU time (ns) of what a call did, from costs.h. */
 uint64_t eio_call_ns(const eio_call *c);
-void eio_call_add(eio_call *dst, const eio_call *src);
+/* *d += *s (inline: every tree operation adds twice). */
+static inline void eio_call_add(eio_call *d, const eio_call *s)
+{
+	d->descents += s->descents;
+	d->nodes += s->nodes;
+	d->records += s->records;
+	d->allocs += s->allocs;
+	d->frees += s->frees;
+	d->cache_hits += s->cache_hits;
+	d->cache_misses += s->cache_misses;
+}
 
 /* Drop one reference to a record (a cached state). */
 void eio_state_put(eio_tree *t, extent_state *st);

@@ -36,22 +36,57 @@ static uint64_t em_end(const extent_map *m)
 	return m->start + m->len;
 }
 
-/* Position of the first map whose end is > off (ci == nc if none). */
-static emap_pos first_ending_after(const emap_tree *t, uint64_t off)
+static uint64_t chunk_end(const emap_tree *t, uint64_t ci)
 {
-	uint64_t lo = 0, hi = t->nc;
-	while (lo < hi) { /* first chunk whose last map ends after off */
-		uint64_t mid = lo + (hi - lo) / 2;
-		const emap_chunk *ch = t->c[mid];
-		if (em_end(&ch->v[ch->n - 1]) <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	emap_pos p = {(int64_t)lo, 0};
-	if (lo == t->nc)
+	const emap_chunk *ch = t->c[ci];
+	return em_end(&ch->v[ch->n - 1]);
+}
+
+/* Whether chunk ci is the first whose last map ends after off. */
+static int chunk_is_first_after(const emap_tree *t, uint64_t ci, uint64_t off)
+{
+	return ci < t->nc && chunk_end(t, ci) > off && (ci == 0 || chunk_end(t, ci - 1) <= off);
+}
+
+/* Position of the first map whose end is > off (ci == nc if none). */
+static emap_pos first_ending_after(emap_tree *t, uint64_t off)
+{
+	/*
+	 * Writes append and reads, writeback and inserts walk a file forward,
+	 * so the answer is mostly past the last map, or in the chunk of the
+	 * previous answer or the next one: a binary search over the chunks
+	 * costs a cache miss per probe on a large file. The hint is only a
+	 * guess, checked against the chunks every time.
+	 */
+	emap_pos p = {(int64_t)t->nc, 0};
+	if (t->nc == 0 || chunk_end(t, t->nc - 1) <= off)
 		return p;
+	uint64_t lo;
+	if (chunk_is_first_after(t, t->hint, off)) {
+		lo = t->hint;
+	} else if (chunk_is_first_after(t, t->hint + 1, off)) {
+		lo = t->hint + 1;
+	} else {
+		uint64_t hi = t->nc;
+		lo = 0;
+		while (lo < hi) { /* first chunk whose last map ends after off */
+			uint64_t mid = lo + (hi - lo) / 2;
+			if (chunk_end(t, mid) <= off)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	}
+	p.ci = (int64_t)lo;
+	t->hint = lo;
 	const emap_chunk *ch = t->c[lo];
+	/* the same walk within the chunk: the previous map, or the next */
+	for (uint32_t j = t->hint_j; j <= t->hint_j + 1; j++) {
+		if (j < ch->n && em_end(&ch->v[j]) > off && (j == 0 || em_end(&ch->v[j - 1]) <= off)) {
+			p.j = t->hint_j = j;
+			return p;
+		}
+	}
 	uint32_t a = 0, b = ch->n;
 	while (a < b) {
 		uint32_t mid = a + (b - a) / 2;
@@ -60,7 +95,7 @@ static emap_pos first_ending_after(const emap_tree *t, uint64_t off)
 		else
 			b = mid;
 	}
-	p.j = a;
+	p.j = t->hint_j = a;
 	return p;
 }
 

@@ -22,14 +22,6 @@ void fs_opts_default(fs_opts *o)
 	o->write_blocks = 1;
 }
 
-void fs_charge(fs_info *fs, task *t, uint64_t ns)
-{
-	if (t && fs->sim)
-		task_cpu(fs->sim, t, ns);
-	else
-		fs->cpu_untasked_ns += ns;
-}
-
 int fs_hooks_register(fs_info *fs, const fs_hooks *h)
 {
 	if (fs->nhooks >= FS_MAX_HOOKS)

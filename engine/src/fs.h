@@ -217,8 +217,15 @@ void fs_unmount(fs_info *fs);
 /* Hooks */
 int fs_hooks_register(fs_info *fs, const fs_hooks *h);
 
-/* CPU accounting: charge ns to t (task_cpu) or to fs->cpu_untasked_ns. */
-void fs_charge(fs_info *fs, task *t, uint64_t ns);
+/* CPU accounting: charge ns to t (task_cpu) or to fs->cpu_untasked_ns.
+ * Inline: every B-tree node visit charges. */
+static inline void fs_charge(fs_info *fs, task *t, uint64_t ns)
+{
+	if (t && fs->sim)
+		task_cpu(fs->sim, t, ns);
+	else
+		fs->cpu_untasked_ns += ns;
+}
 
 /* Roots. */
 struct btrfs_root *fs_root_lookup(fs_info *fs, uint64_t id);

@@ -908,6 +908,7 @@ void dfs_remount(dfs *fs)
 	if (fs->warm)
 		memset(fs->warm, 0, fs->warm_cap * sizeof(*fs->warm));
 	fs->warm_n = 0;
+	memset(fs->warm_last, 0, sizeof(fs->warm_last));
 	/* tree mode: everything committed so far is on disk only */
 	if (fs->fsi)
 		fs->cold_gen = fs->fsi->generation;

@@ -185,6 +185,9 @@ typedef struct dfs {
 					* cold until read (after a remount) */
 	uint64_t *warm;                /* tree blocks read since (bytenrs) */
 	uint64_t warm_cap, warm_n;
+	uint64_t warm_last[BT_MAX_LEVEL]; /* per level, the last block found
+					* or put in warm (0: none): searches
+					* mostly pass the same blocks */
 	uint64_t wb_errors;            /* writeback allocation failures */
 	uint64_t data_alloc;           /* next free data byte (next-fit) */
 	uint64_t meta_base;            /* where the fs tree's blocks live */

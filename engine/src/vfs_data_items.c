@@ -168,7 +168,12 @@ uint64_t vd_tree_touch(dfs *fs, task *t, const bt_path *p)
 		/* blocks written since the remount are in memory */
 		if (!n || bt_node_gen(n) > fs->cold_gen)
 			continue;
-		if (warm_test_set(fs, bt_node_bytenr(n)))
+		uint64_t b = bt_node_bytenr(n);
+		if (fs->warm_last[l] == b)
+			continue;
+		int warm = warm_test_set(fs, b);
+		fs->warm_last[l] = b;
+		if (warm)
 			continue;
 		if (t) {
 			simtime_t done = bdev_io(fs->dev, BIO_READ, bt_node_bytenr(n),
