@@ -11,7 +11,6 @@ import { engine } from '../../app/engine';
 import { useSweep } from '../../app/useSweep';
 import { useWidth } from '../../app/useWidth';
 import type { PublishedRow } from '../../engine/types';
-import { fmtPct } from '../../model/format';
 import {
   distinctJobs,
   jobKey,
@@ -33,9 +32,12 @@ const STATUS_STYLE: Record<PointStatus, { fill: string; stroke: string; r: numbe
   'outside the model': { fill: '#b9bfc7', stroke: '#b9bfc7', r: 3, label: 'outside the model (reported only)' },
 };
 
+/** One decimal: a miss at +15.1% must not read "+15%". */
+const pct1 = (e: number): string => (Number.isFinite(e) ? `${e > 0 ? '+' : e < 0 ? '−' : ''}${Math.abs(e * 100).toFixed(1)}%` : '–');
+
 const METRICS = [
   ['iops', 'IOPS'],
-  ['p50', 'median clat'],
+  ['p50', 'p50 clat'],
   ['p99', 'p99 clat'],
 ] as const;
 
@@ -113,7 +115,7 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
                             data-testid={`fit-dot-${st.replace(/ /g, '-')}`}
                           >
                             <title>
-                              {jobLabel(d.point)} ({d.point.source}): {title} {fmtPct(d.err)}
+                              {jobLabel(d.point)} ({d.point.source}): {title} {pct1(d.err)}
                               {d.clipped ? ' (off the chart)' : ''}
                               {d.point.why ? ` — not fitted: ${d.point.why}` : ''}
                             </title>
@@ -156,7 +158,7 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
                     <td>{jobLabel(p)}</td>
                     {(['iops', 'p50', 'p99'] as const).map((k) => (
                       <td key={k} className={`num ${Math.abs(p.err[k]) <= WITHIN ? 'err-ok' : 'err-bad'}`}>
-                        {fmtPct(p.err[k])}
+                        {pct1(p.err[k])}
                       </td>
                     ))}
                     <td className="source">{p.source}</td>
