@@ -74,6 +74,13 @@ test('every point measured on the 860 PRO, checked in the browser: the counts th
   const { page } = lab;
   await lab.open('#/exp/fio?p.device=consumer-ssd');
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  // a sweep can be stopped like any long run; what it did stays
+  await page.getByTestId('fit-check-run').click();
+  await expect(page.getByTestId('fit-check-summary')).toBeVisible({ timeout: 60_000 });
+  await page.getByTestId('fit-check-run-stop').click();
+  await expect(page.getByTestId('fit-check')).toHaveAttribute('data-state', 'stopped');
+  await expect(page.getByTestId('fit-check-run-stopped')).toContainText('stopped after');
+  await expect(page.getByTestId('fit-check-summary')).toBeVisible();
   await page.getByTestId('fit-check-run').click();
   await expect(page.getByTestId('fit-check')).toHaveAttribute('data-state', 'done', { timeout: 200_000 });
   // engine/tests/test_fio_fidelity.c: consumer-ssd has 23 fitted points, at least 22 within 15%

@@ -8,7 +8,8 @@
  * logic is in model/fitCheck.ts.
  */
 import { engine } from '../../app/engine';
-import { useSweep } from '../../app/useSweep';
+import { SweepButton } from '../../app/SweepButton';
+import { tracked, useSweep } from '../../app/useSweep';
 import { useWidth } from '../../app/useWidth';
 import type { PublishedRow } from '../../engine/types';
 import {
@@ -55,8 +56,8 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
   // results are kept by device, run length and seed too, so a sweep of
   // another profile or setting is never scored against this one's points
   const setting = `${device}|${params.ios ?? ''}|${seed}|`;
-  const { rows: done, state, err, run } = useSweep(jobs, async (j) => {
-    const r = await engine.run({ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed }).promise;
+  const { rows: done, state, err, run, stop } = useSweep(jobs, async (j, onRun) => {
+    const r = await tracked(engine.run({ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed }), onRun);
     return { key: setting + jobKey(j), metrics: r.metrics };
   });
   const [box, boxWidth] = useWidth<HTMLDivElement>(900);
@@ -72,9 +73,7 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
       <figcaption>
         Every point measured on <code>{device}</code>: {points.length} points, {jobs.length} fio jobs, {Number(params.ios ?? 200000).toLocaleString('en')} IOs each, seed {seed}
         {Number(params.ios ?? 200000) === 200000 && seed === 1 ? ' (as the C test runs them)' : ' (the C test runs 200,000 IOs with seed 1, so its counts can differ)'}{' '}
-        <button type="button" data-testid="fit-check-run" onClick={() => void run()} disabled={state === 'running'}>
-          {state === 'running' ? `running ${done.length + 1}/${jobs.length}…` : 'Check every measured point'}
-        </button>
+        <SweepButton state={state} done={done.length} total={jobs.length} label="Check every measured point" testId="fit-check-run" onRun={() => void run()} onStop={stop} />
       </figcaption>
       {err && <p className="error">{err}</p>}
       {scored.length > 0 && (

@@ -7,7 +7,8 @@
  * run through the engine worker. Drawing only: model.ts lays it all out.
  */
 import { engine } from '../../app/engine';
-import { useSweep } from '../../app/useSweep';
+import { SweepButton } from '../../app/SweepButton';
+import { tracked, useSweep } from '../../app/useSweep';
 import { useWidth } from '../../app/useWidth';
 import { Axes } from '../Axes';
 import { Tag } from '../../app/Results';
@@ -193,8 +194,8 @@ function Breakdown({ pic }: { pic: QgroupPicture }) {
 function Sweep({ params, seed }: { params: Record<string, string>; seed: number }) {
   const [boxA, wA] = useWidth<HTMLDivElement>(360);
   const height = 230;
-  const { rows, state, err, run } = useSweep(SWEEP_THRESHOLDS, async (t: string): Promise<SweepRow> => {
-    const r: RunResult = await engine.run({ experiment: 'qgroup-drop', variant: 'after', params: { ...params, threshold: t }, seed }).promise;
+  const { rows, state, err, run, stop } = useSweep(SWEEP_THRESHOLDS, async (t: string, onRun): Promise<SweepRow> => {
+    const r: RunResult = await tracked(engine.run({ experiment: 'qgroup-drop', variant: 'after', params: { ...params, threshold: t }, seed }), onRun);
     return sweepRow(t, r.metrics);
   });
   const pw = Math.max(280, Math.floor(wA >= 640 ? (wA - 16) / 2 : wA));
@@ -203,9 +204,7 @@ function Sweep({ params, seed }: { params: Record<string, string>; seed: number 
     <figure className="figure" data-testid="qg-sweep" data-state={state}>
       <figcaption>
         Threshold sweep (patched kernel, these parameters, seed {seed}): thresholds {SWEEP_THRESHOLDS.join(', ')}{' '}
-        <button type="button" data-testid="qg-sweep-run" onClick={() => void run()} disabled={state === 'running'}>
-          {state === 'running' ? `running ${rows.length + 1}/${SWEEP_THRESHOLDS.length}…` : 'Run sweep'}
-        </button>
+        <SweepButton state={state} done={rows.length} total={SWEEP_THRESHOLDS.length} label="Run sweep" testId="qg-sweep-run" onRun={() => void run()} onStop={stop} />
       </figcaption>
       {err && <p className="error">{err}</p>}
       <div ref={boxA} className="chart-box" style={{ display: 'flex', flexWrap: 'wrap', gap: '16px' }}>

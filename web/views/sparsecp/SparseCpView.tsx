@@ -10,7 +10,8 @@
  */
 import { useState } from 'react';
 import { engine } from '../../app/engine';
-import { useSweep } from '../../app/useSweep';
+import { SweepButton } from '../../app/SweepButton';
+import { tracked, useSweep } from '../../app/useSweep';
 import { useWidth } from '../../app/useWidth';
 import { Axes } from '../Axes';
 import { fmtNum, fmtOrdinal } from '../../model/format';
@@ -130,10 +131,10 @@ function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
 function CreationSweep({ info, params, seed }: { info: ExperimentInfo; params: Record<string, string>; seed: number }) {
   const [box, boxWidth] = useWidth<HTMLDivElement>(640);
   const spawns = sweepSpawns(Number(params.spawn_us));
-  const { rows, state, err, run } = useSweep(spawns, async (sp: string): Promise<CreationRow> => {
+  const { rows, state, err, run, stop } = useSweep(spawns, async (sp: string, onRun): Promise<CreationRow> => {
     const p = { ...params, spawn_us: sp };
-    const b = await engine.run({ experiment: 'sparse-cp', variant: 'before', params: p, seed }).promise;
-    const a = await engine.run({ experiment: 'sparse-cp', variant: 'after', params: p, seed }).promise;
+    const b = await tracked(engine.run({ experiment: 'sparse-cp', variant: 'before', params: p, seed }), onRun);
+    const a = await tracked(engine.run({ experiment: 'sparse-cp', variant: 'after', params: p, seed }), onRun);
     return creationRow(sp, b.metrics, a.metrics);
   });
   // the published rows apply whatever spawn_us is: it is the lab's fitted
@@ -152,9 +153,7 @@ function CreationSweep({ info, params, seed }: { info: ExperimentInfo; params: R
       <div ref={box} style={{ width: '100%' }} />
       <figcaption>
         Creation speed sweep (both kernels, these parameters, seed {seed}): spawn_us {spawns.join(', ')}{' '}
-        <button type="button" data-testid="sparsecp-sweep-run" onClick={() => void run()} disabled={state === 'running'}>
-          {state === 'running' ? `running ${rows.length + 1}/${spawns.length}…` : 'Run sweep'}
-        </button>
+        <SweepButton state={state} done={rows.length} total={spawns.length} label="Run sweep" testId="sparsecp-sweep-run" onRun={() => void run()} onStop={stop} />
       </figcaption>
       {err && <p className="error">{err}</p>}
       {rows.length > 0 && (
