@@ -61,3 +61,22 @@ test('the driver refuses bad input with one line and exit 2', () => {
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
 });
+
+// The C test asserts seed 1's counts; a fit tuned to that one seed's luck
+// (every fio run of a seed draws the same GC bands and stalls) would pass
+// it and fail on the next. So the fit must also hold on other seeds: at
+// the last refit seeds 2-5 gave 117, 113, 116 and 117 fitted points within
+// 15% on all three, against 117 on seed 1.
+test('the fit holds on other seeds, not only on the one the C test runs', () => {
+  for (const seed of [2, 3, 4]) {
+    const r = spawnSync('node', [join(root, 'engine/tools/fit-device.mjs'), '--eval', '--dry-run', '--seed', String(seed)], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const within = [...r.stdout.matchAll(/^\S+: \d+ fitted \((\d+) within 15% on all three\)/gm)].map((m) => Number(m[1]));
+    assert.equal(within.length, 3, r.stdout);
+    const total = within.reduce((a, b) => a + b, 0);
+    assert.ok(total >= 113, `seed ${seed}: ${total} fitted points within 15% (at least 113 expected)\n${r.stdout}`);
+  }
+});
