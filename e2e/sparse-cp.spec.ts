@@ -52,6 +52,12 @@ test('sparse-cp delalloc: the creation sweep runs both kernels and draws the pub
     const ratio = Number(await r.locator('td').last().textContent());
     expect(Math.abs(ratio - 1)).toBeLessThan(0.02);
   }
+  // another file size: the old sweep's rows are not shown under the new run
+  await page.getByTestId('param-file_mib').fill('64');
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('sparsecp-sweep')).toHaveAttribute('data-state', 'idle');
+  await expect(page.getByTestId('sparsecp-sweep-row')).toHaveCount(0);
 });
 
 test('the sparse-cp lesson plays through with every check passing', async ({ lab }) => {

@@ -18,7 +18,17 @@ interface Control {
   cancel?: () => void;
 }
 
-export function useSweep<T, R>(points: T[], runPoint: SweepRunner<T, R>): { rows: R[]; state: SweepState; err: string; run: () => Promise<void>; stop: () => void } {
+/**
+ * `setting` names what the rows depend on besides the points (the view's
+ * parameters, the seed): when it changes, the rows of the old setting are
+ * dropped and a sweep still running is stopped, so a chart never shows one
+ * setting's results under another's caption.
+ */
+export function useSweep<T, R>(
+  points: T[],
+  runPoint: SweepRunner<T, R>,
+  setting: string,
+): { rows: R[]; state: SweepState; err: string; run: () => Promise<void>; stop: () => void } {
   const [rows, setRows] = useState<R[]>([]);
   const [state, setState] = useState<SweepState>('idle');
   const [err, setErr] = useState('');
@@ -31,6 +41,16 @@ export function useSweep<T, R>(points: T[], runPoint: SweepRunner<T, R>): { rows
   };
   // leaving the page stops the sweep: no work for a view nobody sees
   useEffect(() => stop, []);
+  const shown = useRef(setting);
+  useEffect(() => {
+    if (shown.current === setting) return;
+    shown.current = setting;
+    stop();
+    ctl.current = null;
+    setRows([]);
+    setErr('');
+    setState('idle');
+  }, [setting]);
   const run = async (): Promise<void> => {
     stop();
     const c: Control = { stopped: false };

@@ -53,16 +53,19 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
   const device = params.device ?? '';
   const points = measuredPoints(rows, device);
   const jobs = distinctJobs(points);
-  // results are kept by device, run length and seed too, so a sweep of
-  // another profile or setting is never scored against this one's points
-  const setting = `${device}|${params.ios ?? ''}|${seed}|`;
-  const { rows: done, state, err, run, stop } = useSweep(jobs, async (j, onRun) => {
-    const r = await tracked(engine.run({ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed }), onRun);
-    return { key: setting + jobKey(j), metrics: r.metrics };
-  });
+  // the job's own parameters are the points; the rest of the form is the setting
+  const { rw: _rw, bs: _bs, iodepth: _qd, numjobs: _nj, ...rest } = params;
+  const { rows: done, state, err, run, stop } = useSweep(
+    jobs,
+    async (j, onRun) => {
+      const r = await tracked(engine.run({ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed }), onRun);
+      return { key: jobKey(j), metrics: r.metrics };
+    },
+    JSON.stringify([rest, seed]),
+  );
   const [box, boxWidth] = useWidth<HTMLDivElement>(900);
   const byJob = new Map(done.map((d) => [d.key, d.metrics]));
-  const scored: ScoredPoint[] = points.filter((p) => byJob.has(setting + jobKey(p))).map((p) => scorePoint(p, byJob.get(setting + jobKey(p))!));
+  const scored: ScoredPoint[] = points.filter((p) => byJob.has(jobKey(p))).map((p) => scorePoint(p, byJob.get(jobKey(p))!));
   const sums = summarise(scored);
   const misses = scored.filter((p) => p.status === 'fitted' && !p.within);
   const pw = Math.max(260, Math.floor(boxWidth >= 840 ? (boxWidth - 40) / 3 : boxWidth));

@@ -197,7 +197,7 @@ function Sweep({ params, seed }: { params: Record<string, string>; seed: number 
   const { rows, state, err, run, stop } = useSweep(SWEEP_THRESHOLDS, async (t: string, onRun): Promise<SweepRow> => {
     const r: RunResult = await tracked(engine.run({ experiment: 'qgroup-drop', variant: 'after', params: { ...params, threshold: t }, seed }), onRun);
     return sweepRow(t, r.metrics);
-  });
+  }, JSON.stringify([{ ...params, threshold: undefined }, seed])); // the sweep sets threshold itself
   const pw = Math.max(280, Math.floor(wA >= 640 ? (wA - 16) / 2 : wA));
   const panels = (['counts', 'ms'] as const).map((which) => ({ which, L: layoutSweep(rows, which, pw, height) }));
   return (

@@ -136,7 +136,7 @@ function CreationSweep({ info, params, seed }: { info: ExperimentInfo; params: R
     const b = await tracked(engine.run({ experiment: 'sparse-cp', variant: 'before', params: p, seed }), onRun);
     const a = await tracked(engine.run({ experiment: 'sparse-cp', variant: 'after', params: p, seed }), onRun);
     return creationRow(sp, b.metrics, a.metrics);
-  });
+  }, JSON.stringify([params, seed]));
   // the published rows apply whatever spawn_us is: it is the lab's fitted
   // constant, not part of the published setup
   const { spawn_us: _spawn, ...setup } = params;
