@@ -91,6 +91,11 @@ test('every point measured on the 860 PRO, checked in the browser: the counts th
   // a miss is listed; clicking a dot loads that job
   const misses = await page.getByTestId('fit-check-miss').count();
   expect(misses).toBe(23 - Number(await fitted.getAttribute('data-within')));
+  // a miss loads its job from the table too (from the keyboard as well)
+  await page.getByTestId('fit-check-miss').first().getByRole('button').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('measured-fit')).toContainText('fitted to this point');
+  await expect(page.getByTestId('fit-check')).toHaveAttribute('data-state', 'done'); // the check stays
   // dots can overlap; a hover shows each one's job, the test clicks it directly
   await page.getByTestId('fit-dot-held-out').first().dispatchEvent('click');
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });

@@ -5,6 +5,11 @@
  * page, and a stop: like any long run, a sweep can be cancelled (the run in
  * flight is cancelled in the worker; the rows done stay). Used by the
  * views' parameter sweeps.
+ *
+ * A view is unmounted while the page runs (its results are cleared), so a
+ * finished or stopped sweep's rows are kept here by sweep and setting, and
+ * come back when the view does: loading a point's job from the fit check
+ * does not throw the check away.
  */
 import { useEffect, useRef, useState } from 'react';
 
@@ -14,23 +19,37 @@ export type SweepState = 'idle' | 'running' | 'done' | 'stopped' | 'error';
 export type SweepRunner<T, R> = (point: T, onRun: (cancel: () => void) => void) => Promise<R>;
 
 interface Control {
+  key: string;
   stopped: boolean;
   cancel?: () => void;
 }
 
+/** Finished and stopped sweeps, most recent last; a few are enough. */
+const kept = new Map<string, { rows: unknown[]; state: 'done' | 'stopped' }>();
+const KEEP = 16;
+
+function keep(key: string, rows: unknown[], state: 'done' | 'stopped'): void {
+  kept.delete(key);
+  kept.set(key, { rows, state });
+  while (kept.size > KEEP) kept.delete(kept.keys().next().value as string);
+}
+
 /**
- * `setting` names what the rows depend on besides the points (the view's
- * parameters, the seed): when it changes, the rows of the old setting are
- * dropped and a sweep still running is stopped, so a chart never shows one
- * setting's results under another's caption.
+ * `id` names the sweep; `setting` what its rows depend on besides the
+ * points (the view's other parameters, the seed). When the setting
+ * changes, the rows shown are that setting's (kept, or none) and a sweep
+ * still running is stopped, so a chart never shows one setting's results
+ * under another's caption.
  */
 export function useSweep<T, R>(
+  id: string,
   points: T[],
   runPoint: SweepRunner<T, R>,
   setting: string,
 ): { rows: R[]; state: SweepState; err: string; run: () => Promise<void>; stop: () => void } {
-  const [rows, setRows] = useState<R[]>([]);
-  const [state, setState] = useState<SweepState>('idle');
+  const key = `${id}|${setting}`;
+  const [rows, setRows] = useState<R[]>(() => (kept.get(key)?.rows as R[] | undefined) ?? []);
+  const [state, setState] = useState<SweepState>(() => kept.get(key)?.state ?? 'idle');
   const [err, setErr] = useState('');
   const ctl = useRef<Control | null>(null);
   const stop = (): void => {
@@ -41,20 +60,22 @@ export function useSweep<T, R>(
   };
   // leaving the page stops the sweep: no work for a view nobody sees
   useEffect(() => stop, []);
-  const shown = useRef(setting);
+  const shown = useRef(key);
   useEffect(() => {
-    if (shown.current === setting) return;
-    shown.current = setting;
+    if (shown.current === key) return;
+    shown.current = key;
     stop();
     ctl.current = null;
-    setRows([]);
+    const k = kept.get(key);
+    setRows((k?.rows as R[] | undefined) ?? []);
     setErr('');
-    setState('idle');
-  }, [setting]);
+    setState(k?.state ?? 'idle');
+  }, [key]);
   const run = async (): Promise<void> => {
     stop();
-    const c: Control = { stopped: false };
+    const c: Control = { key, stopped: false };
     ctl.current = c;
+    const current = (): boolean => ctl.current === c;
     setState('running');
     setRows([]);
     setErr('');
@@ -63,16 +84,17 @@ export function useSweep<T, R>(
       for (const p of points) {
         if (c.stopped) break;
         out.push(await runPoint(p, (cancel) => (c.cancel = cancel)));
-        if (c.stopped) break;
-        setRows([...out]);
+        if (current()) setRows([...out]);
       }
-      if (ctl.current === c) setState(c.stopped ? 'stopped' : 'done');
+      keep(c.key, out, c.stopped ? 'stopped' : 'done');
+      if (current()) setState(c.stopped ? 'stopped' : 'done');
     } catch (e) {
-      if (ctl.current !== c) return;
       if (c.stopped) {
-        setState('stopped');
+        keep(c.key, out, 'stopped');
+        if (current()) setState('stopped');
         return;
       }
+      if (!current()) return;
       setErr(e instanceof Error ? e.message : String(e));
       setState('error');
     }

@@ -56,6 +56,7 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
   // the job's own parameters are the points; the rest of the form is the setting
   const { rw: _rw, bs: _bs, iodepth: _qd, numjobs: _nj, ...rest } = params;
   const { rows: done, state, err, run, stop } = useSweep(
+    'fit-check',
     jobs,
     async (j, onRun) => {
       const r = await tracked(engine.run({ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed }), onRun);
@@ -157,7 +158,15 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
               <tbody>
                 {misses.map((p) => (
                   <tr key={`${jobKey(p)}|${p.source}`} data-testid="fit-check-miss">
-                    <td>{jobLabel(p)}</td>
+                    <td>
+                      {onParams ? (
+                        <button type="button" className="linkish" onClick={() => onParams(jobParams(p))} title="load this job">
+                          {jobLabel(p)}
+                        </button>
+                      ) : (
+                        jobLabel(p)
+                      )}
+                    </td>
                     {(['iops', 'p50', 'p99'] as const).map((k) => (
                       <td key={k} className={`num ${Math.abs(p.err[k]) <= WITHIN ? 'err-ok' : 'err-bad'}`}>
                         {pct1(p.err[k])}

@@ -194,7 +194,7 @@ function Breakdown({ pic }: { pic: QgroupPicture }) {
 function Sweep({ params, seed }: { params: Record<string, string>; seed: number }) {
   const [boxA, wA] = useWidth<HTMLDivElement>(360);
   const height = 230;
-  const { rows, state, err, run, stop } = useSweep(SWEEP_THRESHOLDS, async (t: string, onRun): Promise<SweepRow> => {
+  const { rows, state, err, run, stop } = useSweep('qgroup-threshold', SWEEP_THRESHOLDS, async (t: string, onRun): Promise<SweepRow> => {
     const r: RunResult = await tracked(engine.run({ experiment: 'qgroup-drop', variant: 'after', params: { ...params, threshold: t }, seed }), onRun);
     return sweepRow(t, r.metrics);
   }, JSON.stringify([{ ...params, threshold: undefined }, seed])); // the sweep sets threshold itself

@@ -131,7 +131,7 @@ function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
 function CreationSweep({ info, params, seed }: { info: ExperimentInfo; params: Record<string, string>; seed: number }) {
   const [box, boxWidth] = useWidth<HTMLDivElement>(640);
   const spawns = sweepSpawns(Number(params.spawn_us));
-  const { rows, state, err, run, stop } = useSweep(spawns, async (sp: string, onRun): Promise<CreationRow> => {
+  const { rows, state, err, run, stop } = useSweep('sparsecp-creation', spawns, async (sp: string, onRun): Promise<CreationRow> => {
     const p = { ...params, spawn_us: sp };
     const b = await tracked(engine.run({ experiment: 'sparse-cp', variant: 'before', params: p, seed }), onRun);
     const a = await tracked(engine.run({ experiment: 'sparse-cp', variant: 'after', params: p, seed }), onRun);
