@@ -10,7 +10,7 @@
 import { scaleLinear, scaleLog } from 'd3-scale';
 import type { ChartFrame } from '../views/Axes';
 import type { PublishedRow } from '../engine/types';
-import { jobKey, jobLabel } from './fioJobs';
+import { jobKey } from './fioJobs';
 import { readWhy } from './fioDetails';
 
 /** The bound the foundation issue sets on every fitted point and metric. */
@@ -41,7 +41,6 @@ export const jobParams = (p: { rw: string; bs: number; iodepth: number; numjobs:
   numjobs: String(p.numjobs),
 });
 
-export { jobKey, jobLabel };
 
 const METRIC_KEY: Record<string, 'iops' | 'p50' | 'p99'> = { iops: 'iops', clat_p50_us: 'p50', clat_p99_us: 'p99' };
 

@@ -12,10 +12,9 @@ import { SweepButton } from '../../app/SweepButton';
 import { tracked, useSweep } from '../../app/useSweep';
 import { useWidth } from '../../app/useWidth';
 import type { PublishedRow } from '../../engine/types';
+import { jobKey, jobLabel } from '../../model/fioJobs';
 import {
   distinctJobs,
-  jobKey,
-  jobLabel,
   jobParams,
   layoutErrors,
   measuredPoints,

@@ -130,7 +130,7 @@ function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
  */
 function CreationSweep({ info, params, seed }: { info: ExperimentInfo; params: Record<string, string>; seed: number }) {
   const [box, boxWidth] = useWidth<HTMLDivElement>(640);
-  const spawns = sweepSpawns(Number(params.spawn_us));
+  const spawns = sweepSpawns(Number(params.spawn_us), Number(info.params.find((q) => q.name === 'spawn_us')?.default));
   const { rows, state, err, run, stop } = useSweep('sparsecp-creation', spawns, async (sp: string, onRun): Promise<CreationRow> => {
     const p = { ...params, spawn_us: sp };
     const b = await tracked(engine.run({ experiment: 'sparse-cp', variant: 'before', params: p, seed }), onRun);

@@ -87,8 +87,8 @@ describe('sparse-cp view model', () => {
   });
 
   it('lays out the creation sweep: rows by creation time, published rows as lines on the same log axis', () => {
-    expect(sweepSpawns(2000)).toEqual(['1900', '1950', '2000', '2050', '2100', '2150', '2200']);
-    expect(sweepSpawns(NaN)).toContain('1933');
+    expect(sweepSpawns(2000, 1933)).toEqual(['1900', '1950', '2000', '2050', '2100', '2150', '2200']);
+    expect(sweepSpawns(NaN, 1933)).toContain('1933');
     const rows = [
       creationRow('2000', { create_s: 33, cp_ms: 9000, delalloc_extents_at_cp: 900 }, { cp_ms: 8950 }),
       creationRow('1900', { create_s: 31, cp_ms: 5000, delalloc_extents_at_cp: 400 }, { cp_ms: 4990 }),
@@ -108,7 +108,7 @@ describe('sparse-cp view model', () => {
   it('the real engine over a creation sweep: creation sets how much delalloc cp meets; at equal creation the series changes cp by under 2%', async () => {
     const b = await loadNodeBridge();
     const params = { file_mib: '32', state: 'delalloc', dirty_expire_s: '4', wb_interval_s: '1' };
-    const rows = sweepSpawns(1933).map((sp) => {
+    const rows = sweepSpawns(1933, 1933).map((sp) => {
       const p = { ...params, spawn_us: sp };
       const before = b.run({ experiment: 'sparse-cp', variant: 'before', params: p, seed: 1 }).metrics;
       const after = b.run({ experiment: 'sparse-cp', variant: 'after', params: p, seed: 1 }).metrics;

@@ -185,9 +185,10 @@ export function layoutRecordsChart(points: [number, number][], width: number, he
  * to ~10% slower, the spread of one shell loop from boot to boot. */
 export const SPAWN_FACTORS = [0.95, 0.975, 1, 1.025, 1.05, 1.075, 1.1];
 
-/** The spawn_us texts the sweep runs, around the run's own value. */
-export function sweepSpawns(spawnUs: number): string[] {
-  const base = Number.isFinite(spawnUs) && spawnUs > 0 ? spawnUs : 1933;
+/** The spawn_us texts the sweep runs, around the run's own value (else
+ * around `fallback`, the parameter's default as the engine lists it). */
+export function sweepSpawns(spawnUs: number, fallback: number): string[] {
+  const base = Number.isFinite(spawnUs) && spawnUs > 0 ? spawnUs : fallback;
   return SPAWN_FACTORS.map((f) => String(Math.round(base * f)));
 }
 
