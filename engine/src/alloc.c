@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "lab.h"
+#include "labmem.h"
 
 #define RESERVED_HEAD (1ull << 20) /* superblock area at the device start */
 
@@ -77,7 +78,7 @@ static int chunk_alloc(alloc_ctl *a, int kind, block_group **out)
 		return LAB_ENOSPC;
 	if (a->nbgs == a->cap) {
 		int cap = a->cap ? a->cap * 2 : 8;
-		block_group *nb = realloc(a->bgs, (size_t)cap * sizeof(*nb));
+		block_group *nb = lab_realloc(a->bgs, (size_t)cap * sizeof(*nb));
 		if (!nb)
 			return LAB_ENOMEM;
 		a->bgs = nb;
@@ -86,7 +87,7 @@ static int chunk_alloc(alloc_ctl *a, int kind, block_group **out)
 	block_group *bg = &a->bgs[a->nbgs];
 	memset(bg, 0, sizeof(*bg));
 	uint64_t sectors = len / ALLOC_SECTOR;
-	bg->bitmap = calloc((size_t)((sectors + 63) / 64), sizeof(uint64_t));
+	bg->bitmap = lab_calloc((size_t)((sectors + 63) / 64), sizeof(uint64_t));
 	if (!bg->bitmap)
 		return LAB_ENOMEM;
 	bg->start = a->dev_alloc;
@@ -214,7 +215,7 @@ int alloc_free(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
 		return LAB_EINVAL;
 	if (a->npinned == a->pcap) {
 		int cap = a->pcap ? a->pcap * 2 : 64;
-		pinned_ext *np = realloc(a->pinned, (size_t)cap * sizeof(*np));
+		pinned_ext *np = lab_realloc(a->pinned, (size_t)cap * sizeof(*np));
 		if (!np)
 			return LAB_ENOMEM;
 		a->pinned = np;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lab.h"
+#include "labmem.h"
 
 /* ---- rootset (ulist of roots) -------------------------------------- */
 
@@ -80,7 +81,7 @@ static uint32_t map_slot(const u64map *m, uint64_t key)
 static int map_grow(u64map *m)
 {
 	uint32_t ncap = m->cap ? m->cap * 2 : 64;
-	u64map n = { calloc(ncap, sizeof(uint64_t)), calloc(ncap, sizeof(uint32_t)), ncap, 0 };
+	u64map n = { lab_calloc(ncap, sizeof(uint64_t)), lab_calloc(ncap, sizeof(uint32_t)), ncap, 0 };
 	if (!n.keys || !n.vals) {
 		free(n.keys);
 		free(n.vals);
@@ -212,7 +213,7 @@ int br_ref(backref_idx *b, uint64_t bytenr, uint64_t num_bytes, int is_tree,
 			return 0;
 		if (b->n == b->cap) {
 			uint32_t nc = b->cap ? b->cap * 2 : 1024;
-			br_ent *ne = realloc(b->ents, nc * sizeof *ne);
+			br_ent *ne = lab_realloc(b->ents, nc * sizeof *ne);
 			if (!ne)
 				return LAB_ENOMEM;
 			b->ents = ne;
@@ -259,7 +260,7 @@ void br_set_height(backref_idx *b, uint64_t root, int height)
 	}
 	if (b->nheights == b->hcap) {
 		int nc = b->hcap ? b->hcap * 2 : 32;
-		br_height *nh = realloc(b->heights, (size_t)nc * sizeof *nh);
+		br_height *nh = lab_realloc(b->heights, (size_t)nc * sizeof *nh);
 		if (!nh)
 			return; /* the walk then assumes height 1: cost only */
 		b->heights = nh;

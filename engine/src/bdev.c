@@ -26,6 +26,7 @@
 #include "bdev_profile.h"
 #include "exp.h"
 #include "lab.h"
+#include "labmem.h"
 
 /* Bands per garbage-collection cycle (see fitted_band_factor). */
 #define BDEV_BANDS 16
@@ -179,7 +180,7 @@ static int theap_push(theap *h, simtime_t t)
 {
 	if (h->n == h->cap) {
 		int cap = h->cap ? 2 * h->cap : 64;
-		simtime_t *v = realloc(h->v, (size_t)cap * sizeof(*v));
+		simtime_t *v = lab_realloc(h->v, (size_t)cap * sizeof(*v));
 		if (!v)
 			return LAB_ENOMEM;
 		h->v = v;
@@ -631,7 +632,7 @@ int bdev_create(sim *s, const char *profile, bdev **out)
 	const bdev_profile *p = bdev_profile_find(profile);
 	if (!p)
 		return LAB_ENOENT;
-	bdev *d = calloc(1, sizeof(*d));
+	bdev *d = lab_calloc(1, sizeof(*d));
 	if (!d)
 		return LAB_ENOMEM;
 	d->prof = p;
@@ -639,8 +640,8 @@ int bdev_create(sim *s, const char *profile, bdev **out)
 	d->ops = p == &ideal_profile ? &ideal_ops : &fitted_ops;
 	prng_seed(&d->rng, prng_next(sim_prng(s)));
 	if (p->nunits > 0) {
-		d->unit_free = calloc((size_t)p->nunits, sizeof(simtime_t));
-		d->batch = calloc((size_t)p->nunits, sizeof(*d->batch));
+		d->unit_free = lab_calloc((size_t)p->nunits, sizeof(simtime_t));
+		d->batch = lab_calloc((size_t)p->nunits, sizeof(*d->batch));
 		if (!d->unit_free || !d->batch) {
 			free(d->unit_free);
 			free(d->batch);

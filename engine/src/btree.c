@@ -25,6 +25,7 @@
 #include "fs.h"
 #include "items.h"
 #include "lab.h"
+#include "labmem.h"
 
 int bt_key_cmp(const bt_key *a, const bt_key *b)
 {
@@ -57,12 +58,12 @@ int btx_node_reserve(bt_node *n, int need)
 		int max = (int)BT_NODE_PTRS;
 		if (cap > max)
 			cap = max > need ? max : need;
-		bt_ptr *p = realloc(n->ptrs, (size_t)cap * sizeof(*p));
+		bt_ptr *p = lab_realloc(n->ptrs, (size_t)cap * sizeof(*p));
 		if (!p)
 			return LAB_ENOMEM;
 		n->ptrs = p;
 	} else {
-		bt_item *p = realloc(n->items, (size_t)cap * sizeof(*p));
+		bt_item *p = lab_realloc(n->items, (size_t)cap * sizeof(*p));
 		if (!p)
 			return LAB_ENOMEM;
 		n->items = p;
@@ -86,7 +87,7 @@ bt_node *btx_node_new(bt_tree *tr, int level, task *t)
 	uint64_t bytenr;
 	if (fs_tree_block_alloc(fs, tr, level, &bytenr))
 		return NULL;
-	bt_node *n = calloc(1, sizeof(*n));
+	bt_node *n = lab_calloc(1, sizeof(*n));
 	if (!n)
 		return NULL;
 	fs_charge(fs, t, ALLOC_NS_FIND);

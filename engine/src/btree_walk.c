@@ -12,6 +12,7 @@
 #include "costs.h"
 #include "fs.h"
 #include "lab.h"
+#include "labmem.h"
 
 /* ---------------------------------------------------- tree life cycle */
 
@@ -185,7 +186,7 @@ void bt_snapshot_json(const bt_tree *tr, strbuf *sb, int max_nodes)
 	uint64_t cnt[BT_MAX_LEVEL] = {0};
 	double fill[BT_MAX_LEVEL] = {0};
 	size_t qcap = 64, qn = 0;
-	const bt_node **q = malloc(qcap * sizeof(*q));
+	const bt_node **q = lab_malloc(qcap * sizeof(*q));
 	if (q && tr->root)
 		q[qn++] = tr->root;
 	js_key(sb, "nodes");
@@ -206,7 +207,7 @@ void bt_snapshot_json(const bt_tree *tr, strbuf *sb, int max_nodes)
 			if (qn + (size_t)n->nritems > qcap) {
 				while (qn + (size_t)n->nritems > qcap)
 					qcap *= 2;
-				const bt_node **nq = realloc(q, qcap * sizeof(*q));
+				const bt_node **nq = lab_realloc(q, qcap * sizeof(*q));
 				if (!nq) {
 					free(q);
 					q = NULL;

@@ -12,6 +12,7 @@
 #include "fs.h"
 #include "items.h"
 #include "lab.h"
+#include "labmem.h"
 
 void check_report(fs_info *fs, const char *fmt, ...)
 {
@@ -53,7 +54,7 @@ static void u64v_push(u64v *a, uint64_t x)
 {
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 1024;
-		uint64_t *nv = realloc(a->v, cap * sizeof(*nv));
+		uint64_t *nv = lab_realloc(a->v, cap * sizeof(*nv));
 		if (!nv) {
 			a->oom = 1;
 			return;
@@ -223,8 +224,8 @@ static void check_extents(walk *w)
 {
 	fs_info *fs = w->fs;
 	size_t n = 0, cap = 1024;
-	ext_rec *ex = malloc(cap * sizeof(*ex));
-	uint64_t *bg_sum = calloc((size_t)fs->alloc.nbgs + 1, sizeof(uint64_t));
+	ext_rec *ex = lab_malloc(cap * sizeof(*ex));
+	uint64_t *bg_sum = lab_calloc((size_t)fs->alloc.nbgs + 1, sizeof(uint64_t));
 	if (!ex || !bg_sum) {
 		free(ex);
 		free(bg_sum);
@@ -248,7 +249,7 @@ static void check_extents(walk *w)
 		if (it->key.type == BTRFS_EXTENT_ITEM_KEY || it->key.type == BTRFS_METADATA_ITEM_KEY) {
 			if (n == cap) {
 				cap *= 2;
-				ext_rec *nx = realloc(ex, cap * sizeof(*ex));
+				ext_rec *nx = lab_realloc(ex, cap * sizeof(*ex));
 				if (!nx)
 					break;
 				ex = nx;

@@ -13,6 +13,7 @@
 #include "vfs.h"
 #include "vfs_data.h"
 #include "vfs_io.h"
+#include "labmem.h"
 
 /* ---- qgroups: a recount from the trees --------------------------------- */
 
@@ -33,7 +34,7 @@ static void qrefs_push(qrefs *a, uint64_t bytenr, uint64_t num_bytes, uint64_t r
 		return;
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 1024;
-		qref *nv = realloc(a->v, cap * sizeof(*nv));
+		qref *nv = lab_realloc(a->v, cap * sizeof(*nv));
 		if (!nv) {
 			a->oom = 1;
 			return;
@@ -116,7 +117,7 @@ int check_qgroup_recount(fs_info *fs, void *ctx)
 		return 1;
 	}
 	qsort(a.v, a.n, sizeof *a.v, qref_cmp);
-	qsum *sums = calloc((size_t)nfs + 1, sizeof *sums);
+	qsum *sums = lab_calloc((size_t)nfs + 1, sizeof *sums);
 	if (!sums) {
 		free(a.v);
 		check_report(fs, "qgroup recount: out of memory");
@@ -423,7 +424,7 @@ static void sset_walk(sset *s, const bt_node *n)
 		if (it->key.type == BTRFS_INODE_ITEM_KEY) {
 			if (s->n == s->cap) {
 				size_t cap = s->cap ? s->cap * 2 : 64;
-				sino *nv = realloc(s->v, cap * sizeof(*nv));
+				sino *nv = lab_realloc(s->v, cap * sizeof(*nv));
 				if (!nv) {
 					s->oom = 1;
 					return;
@@ -446,7 +447,7 @@ static void sset_walk(sset *s, const bt_node *n)
 		} else if (it->key.type == BTRFS_EXTENT_DATA_KEY) {
 			if (cur->next == cur->ecap) {
 				uint32_t cap = cur->ecap ? cur->ecap * 2 : 4;
-				uint64_t (*e)[2] = realloc(cur->ext, cap * sizeof(*e));
+				uint64_t (*e)[2] = lab_realloc(cur->ext, cap * sizeof(*e));
 				if (!e) {
 					s->oom = 1;
 					return;
@@ -579,8 +580,8 @@ int check_send_received(fs_info *src, struct btrfs_root *snap, recv_ctx *r,
 		}
 		free(pa);
 		free(pb);
-		pa = malloc(((size_t)s->next + 1) * sizeof *pa);
-		pb = malloc(((size_t)d->next + 1) * sizeof *pb);
+		pa = lab_malloc(((size_t)s->next + 1) * sizeof *pa);
+		pb = lab_malloc(((size_t)d->next + 1) * sizeof *pb);
 		if (!pa || !pb) {
 			check_report(src, "send compare: out of memory");
 			fails++;

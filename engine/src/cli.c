@@ -14,6 +14,7 @@
 
 #include "exp.h"
 #include "lab.h"
+#include "labmem.h"
 
 #define STEP_BUDGET (1u << 20)
 
@@ -323,7 +324,7 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 	int total = 0;
 	for (int i = 0; i < exp_count(); i++)
 		total += exp_get(i)->npublished;
-	fid_cache *cache = calloc((size_t)total + 1, sizeof *cache);
+	fid_cache *cache = lab_calloc((size_t)total + 1, sizeof *cache);
 	if (!cache)
 		return 1;
 	int nc = 0, status = 0;

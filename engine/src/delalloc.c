@@ -11,6 +11,7 @@
 
 #include "costs.h"
 #include "lab.h"
+#include "labmem.h"
 
 /* shrink_run phases */
 enum {
@@ -46,7 +47,7 @@ static int wq_push(dl_wq *wq, dl_job job)
 {
 	if (wq->len == wq->cap) {
 		uint64_t cap = wq->cap ? wq->cap * 2 : 64;
-		dl_job *q = malloc(cap * sizeof *q);
+		dl_job *q = lab_malloc(cap * sizeof *q);
 		if (!q)
 			return LAB_ENOMEM;
 		for (uint64_t i = 0; i < wq->len; i++)
@@ -81,7 +82,7 @@ static uint64_t snapshot_inodes(delalloc_ctl *dc, uint64_t limit)
 	if (n > limit)
 		n = limit;
 	if (n > dc->scratch_cap) {
-		void **v = realloc(dc->scratch, n * sizeof *v);
+		void **v = lab_realloc(dc->scratch, n * sizeof *v);
 		if (!v) {
 			dc->errors++;
 			return 0;

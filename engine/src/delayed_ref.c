@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lab.h"
+#include "labmem.h"
 
 /*
  * Initialise a transaction's delayed ref root. Models the part of
@@ -53,7 +54,7 @@ int dref_add(delayed_ref_root *d, uint64_t bytenr, int is_tree, int delta)
 	}
 	if (d->nheads == d->heads_cap) {
 		uint32_t nc = d->heads_cap ? d->heads_cap * 2 : 256;
-		dref_head *nh = realloc(d->heads, nc * sizeof *nh);
+		dref_head *nh = lab_realloc(d->heads, nc * sizeof *nh);
 		if (!nh)
 			return LAB_ENOMEM;
 		d->heads = nh;
@@ -91,7 +92,7 @@ int dref_trace_extent(delayed_ref_root *d, const qg_record *rec)
 	}
 	if (d->nrecs == d->recs_cap) {
 		uint32_t nc = d->recs_cap ? d->recs_cap * 2 : 1024;
-		qg_record *nr = realloc(d->recs, nc * sizeof *nr);
+		qg_record *nr = lab_realloc(d->recs, nc * sizeof *nr);
 		if (!nr)
 			return LAB_ENOMEM;
 		d->recs = nr;

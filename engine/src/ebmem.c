@@ -11,6 +11,7 @@
 
 #include "costs.h"
 #include "lab.h"
+#include "labmem.h"
 
 #define EB_PAGES 4        /* 16 KiB nodesize on 4 KiB pages */
 #define PAGE_BYTES 4096u
@@ -164,7 +165,7 @@ int ebmem_create(sim *s, const ebmem_cfg *cfg, ebmem **out)
 	int rc = ebmem_cfg_check(cfg);
 	if (rc)
 		return rc;
-	ebmem *m = calloc(1, sizeof(*m));
+	ebmem *m = lab_calloc(1, sizeof(*m));
 	if (!m)
 		return LAB_ENOMEM;
 	m->sim = s;
@@ -260,7 +261,7 @@ static void ebmem_charge(task *t, uint64_t fast, uint64_t slow, sim *s)
 /* A new, empty eb descriptor (the memory itself was priced already). */
 static ebmem_eb *ebmem_eb_new(ebmem *m, int dummy)
 {
-	ebmem_eb *eb = calloc(1, sizeof(*eb));
+	ebmem_eb *eb = lab_calloc(1, sizeof(*eb));
 	if (!eb)
 		return NULL;
 	eb->id = ++m->next_id;
@@ -304,7 +305,7 @@ int ebmem_copy_leaf(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf)
 		int cap = eb->cap ? eb->cap : 16;
 		while (cap < leaf->nritems)
 			cap *= 2;
-		bt_item *it = realloc(eb->items, (size_t)cap * sizeof(*it));
+		bt_item *it = lab_realloc(eb->items, (size_t)cap * sizeof(*it));
 		if (!it)
 			return LAB_ENOMEM;
 		eb->items = it;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "costs.h"
+#include "labmem.h"
 
 /* ------------------------------------------------------------------ */
 /* treap plumbing                                                      */
@@ -144,7 +145,7 @@ static extent_state *state_alloc(eio_tree *t, uint64_t start, uint64_t end, uint
 		t->free_list = st->right;
 		memset(st, 0, sizeof(*st));
 	} else {
-		st = calloc(1, sizeof(*st));
+		st = lab_calloc(1, sizeof(*st));
 		assert(st);
 	}
 	st->start = start;

@@ -8,6 +8,7 @@
 
 #include "eio.h"
 #include "lab.h"
+#include "labmem.h"
 
 static const emap_pos NOPOS = {-1, 0};
 
@@ -118,13 +119,13 @@ static int chunk_insert(emap_tree *t, uint64_t ci)
 {
 	if (t->nc == t->cap) {
 		uint64_t nc = t->cap ? t->cap * 2 : 16;
-		emap_chunk **n = realloc(t->c, nc * sizeof(*n));
+		emap_chunk **n = lab_realloc(t->c, nc * sizeof(*n));
 		if (!n)
 			return LAB_ENOMEM;
 		t->c = n;
 		t->cap = nc;
 	}
-	emap_chunk *ch = calloc(1, sizeof(*ch));
+	emap_chunk *ch = lab_calloc(1, sizeof(*ch));
 	if (!ch)
 		return LAB_ENOMEM;
 	memmove(t->c + ci + 1, t->c + ci, (t->nc - ci) * sizeof(*t->c));

@@ -23,6 +23,7 @@
 #include "exp.h"
 #include "sortutil.h"
 #include "lab.h"
+#include "labmem.h"
 
 static const char *const rw_values[] = { "randread", "randwrite", "read", "write", NULL };
 
@@ -155,7 +156,7 @@ static void fio_end_io(sim *s, bio *b)
  */
 static int fio_setup(struct lab_run *r)
 {
-	fio_ctx *c = calloc(1, sizeof *c);
+	fio_ctx *c = lab_calloc(1, sizeof *c);
 	if (!c)
 		return LAB_ENOMEM;
 	r->ctx = c;
@@ -180,9 +181,9 @@ static int fio_setup(struct lab_run *r)
 	uint64_t inflight = (uint64_t)c->depth * (uint64_t)c->njobs;
 	c->warm = 2 * inflight; /* every slot has cycled twice */
 	c->total = ios + c->warm;
-	c->lat_us = malloc((size_t)ios * sizeof *c->lat_us);
-	c->jobs = calloc((size_t)c->njobs, sizeof *c->jobs);
-	c->slots = calloc((size_t)inflight, sizeof *c->slots);
+	c->lat_us = lab_malloc((size_t)ios * sizeof *c->lat_us);
+	c->jobs = lab_calloc((size_t)c->njobs, sizeof *c->jobs);
+	c->slots = lab_calloc((size_t)inflight, sizeof *c->slots);
 	if (!c->lat_us || !c->jobs || !c->slots)
 		return exp_fail(r, LAB_ENOMEM, "out of memory for %llu IOs",
 				(unsigned long long)ios);

@@ -47,6 +47,7 @@
 #include "subvol.h"
 #include "trans.h"
 #include "vfs.h"
+#include "labmem.h"
 
 static const param_desc qd_params[] = {
 	{ "subvols", PT_INT, 16, 1, 64, 0, NULL, "subvolumes",
@@ -196,7 +197,7 @@ static int qd_build_subvol(struct lab_run *r, qd_ctx *c, struct btrfs_root *top,
 	if (rc)
 		return exp_fail(r, rc, "creating %s: %s", c->names[j], lab_strerror(rc));
 	c->subs[j] = sv;
-	struct inode **ins = calloc((size_t)files * 2, sizeof *ins);
+	struct inode **ins = lab_calloc((size_t)files * 2, sizeof *ins);
 	if (!ins)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
 	char name[48];
@@ -247,7 +248,7 @@ static int qd_share(struct lab_run *r, qd_ctx *c, struct btrfs_root *sv, double 
 				if (it->key.type == BTRFS_EXTENT_DATA_KEY && it->aux == FE_REG) {
 					if (n == cap) {
 						cap = cap ? cap * 2 : 64;
-						uint64_t *ni = realloc(inos, cap * sizeof *ni);
+						uint64_t *ni = lab_realloc(inos, cap * sizeof *ni);
 						if (!ni) {
 							free(inos);
 							bt_path_release(&path);
@@ -313,7 +314,7 @@ static int qd_delete_step(sim *s, task *t)
  */
 static int qd_setup(struct lab_run *r)
 {
-	qd_ctx *c = calloc(1, sizeof *c);
+	qd_ctx *c = lab_calloc(1, sizeof *c);
 	if (!c)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
 	r->ctx = c;
@@ -323,8 +324,8 @@ static int qd_setup(struct lab_run *r)
 				"the simulated trees must fit the engine's memory", QD_MAX_FILES, nsub,
 				exp_param(r, "files"));
 	c->nsubs = nsub;
-	c->subs = calloc((size_t)nsub, sizeof *c->subs);
-	c->names = calloc((size_t)nsub, sizeof *c->names);
+	c->subs = lab_calloc((size_t)nsub, sizeof *c->subs);
+	c->names = lab_calloc((size_t)nsub, sizeof *c->names);
 	if (!c->subs || !c->names)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
 	int rc = bdev_create(r->sim, exp_param_enum_name(r, "device"), &c->dev);

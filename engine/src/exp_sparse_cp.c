@@ -35,6 +35,7 @@
 #include "vfs.h"
 #include "vfs_data.h"
 #include "vfs_io.h"
+#include "labmem.h"
 
 static const char *const state_values[] = { "delalloc", "cached", "cold", NULL };
 
@@ -385,7 +386,7 @@ static int sc_setup(struct lab_run *r)
 	if (ek % 4 || hk % 4)
 		return exp_fail(r, LAB_EINVAL, "extent_kib and hole_kib must be multiples of 4 (got %lld, %lld)",
 				(long long)ek, (long long)hk);
-	sc_ctx *c = calloc(1, sizeof(*c));
+	sc_ctx *c = lab_calloc(1, sizeof(*c));
 	if (!c)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
 	r->ctx = c;

@@ -19,6 +19,7 @@
 #include "vfs_io.h"
 
 #include "exp_torture_int.h"
+#include "labmem.h"
 
 /* ---- fsync storms (mix=all) --------------------------------------------- */
 
@@ -254,7 +255,7 @@ void tort_op_snapshot(tort *c, task *t)
 	int n = 0;
 	for (int i = 0; i < c->nents; i++)
 		n += c->ents[i].sv == sv;
-	sn->names = malloc(((size_t)n + 1) * sizeof *sn->names);
+	sn->names = lab_malloc(((size_t)n + 1) * sizeof *sn->names);
 	if (!sn->names)
 		return tort_note_error(c, "snapshot names", LAB_ENOMEM);
 	for (int i = 0; i < c->nents; i++)

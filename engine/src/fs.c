@@ -11,6 +11,7 @@
 #include "items.h"
 #include "lab.h"
 #include "space_fs.h"
+#include "labmem.h"
 
 void fs_opts_default(fs_opts *o)
 {
@@ -50,7 +51,7 @@ int fs_ref_queue(fs_info *fs, const fs_ref_op *op)
 {
 	if (fs->nrefq == fs->refq_cap) {
 		uint64_t cap = fs->refq_cap ? fs->refq_cap * 2 : 256;
-		fs_ref_op *nq = realloc(fs->refq, (size_t)cap * sizeof(*nq));
+		fs_ref_op *nq = lab_realloc(fs->refq, (size_t)cap * sizeof(*nq));
 		if (!nq)
 			return LAB_ENOMEM;
 		fs->refq = nq;
@@ -281,7 +282,7 @@ int fs_root_create(fs_info *fs, task *t, uint64_t id, struct btrfs_root **out)
 {
 	if (fs_root_lookup(fs, id))
 		return LAB_EINVAL;
-	struct btrfs_root *root = calloc(1, sizeof(*root));
+	struct btrfs_root *root = lab_calloc(1, sizeof(*root));
 	if (!root)
 		return LAB_ENOMEM;
 	root->id = id;
@@ -298,7 +299,7 @@ int fs_root_create(fs_info *fs, task *t, uint64_t id, struct btrfs_root **out)
 	}
 	if (fs->nroots == fs->roots_cap) {
 		int cap = fs->roots_cap ? fs->roots_cap * 2 : 8;
-		struct btrfs_root **nr = realloc(fs->roots, (size_t)cap * sizeof(*nr));
+		struct btrfs_root **nr = lab_realloc(fs->roots, (size_t)cap * sizeof(*nr));
 		if (!nr) {
 			bt_tree_destroy(&root->tree);
 			free(root);
@@ -354,7 +355,7 @@ static uint64_t ino_hash(uint64_t ino, uint64_t cap)
 static int inode_table_grow(inode_table *tb)
 {
 	uint64_t cap = tb->cap ? tb->cap * 2 : 64;
-	struct inode **ns = calloc((size_t)cap, sizeof(*ns));
+	struct inode **ns = lab_calloc((size_t)cap, sizeof(*ns));
 	if (!ns)
 		return LAB_ENOMEM;
 	for (uint64_t i = 0; i < tb->cap; i++) {
@@ -407,7 +408,7 @@ int fs_inode_new(struct btrfs_root *root, uint32_t mode, struct inode **out)
 	fs_info *fs = root->fs;
 	if (root->highest_ino >= BTRFS_LAST_FREE_OBJECTID)
 		return LAB_ENOSPC;
-	struct inode *in = calloc(1, sizeof(*in));
+	struct inode *in = lab_calloc(1, sizeof(*in));
 	if (!in)
 		return LAB_ENOMEM;
 	in->ino = root->highest_ino + 1;
@@ -469,7 +470,7 @@ void fs_inode_foreach(struct btrfs_root *root, void (*fn)(struct inode *, void *
 	inode_table *tb = &root->inodes;
 	if (!tb->count)
 		return;
-	struct inode **v = malloc((size_t)tb->count * sizeof(*v));
+	struct inode **v = lab_malloc((size_t)tb->count * sizeof(*v));
 	if (!v)
 		return;
 	uint64_t n = 0;
@@ -653,14 +654,16 @@ int fs_make_root_dir(fs_info *fs, task *t, struct btrfs_root *root)
 
 int fs_mount(sim *s, bdev *dev, const fs_opts *opts, fs_info **out)
 {
-	fs_info *fs = calloc(1, sizeof(*fs));
+	fs_info *fs = lab_calloc(1, sizeof(*fs));
 	if (!fs)
 		return LAB_ENOMEM;
 	if (opts)
 		fs->opts = *opts;
 	else
 		fs_opts_default(&fs->opts);
-	if (fs->opts.nodesize != BT_NODESIZE || fs->opts.max_inline > 4095) {
+	/* btrfs clamps max_inline to the sector size; a file of a whole
+	 * sector is never inlined anyway (cow_file_range_inline) */
+	if (fs->opts.nodesize != BT_NODESIZE || fs->opts.max_inline > SECTORSIZE) {
 		free(fs);
 		return LAB_EINVAL;
 	}

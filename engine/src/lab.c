@@ -8,6 +8,7 @@
 
 #include "exp.h"
 #include "lab.h"
+#include "labmem.h"
 
 const char *lab_strerror(int code)
 {
@@ -34,7 +35,7 @@ void lab_free(void *p)
 static char *dupstr(const char *s)
 {
 	size_t n = strlen(s) + 1;
-	char *d = malloc(n);
+	char *d = lab_malloc(n);
 	if (d)
 		memcpy(d, s, n);
 	return d;
@@ -62,6 +63,18 @@ int lab_list_json(char **out)
 	js_obj_end(&sb);
 	*out = sb_take(&sb);
 	return *out ? 0 : LAB_ENOMEM;
+}
+
+/* A failed allocation since the run opened (labmem.h) fails it: whatever
+ * the code that got the NULL did, the result can no longer be trusted. */
+static int oom_check(lab_run *r)
+{
+	if (lab_oom_events == r->oom_seen)
+		return 0;
+	snprintf(r->errmsg, sizeof r->errmsg,
+		 "the simulation needs more memory than the engine may use; "
+		 "try a smaller setting");
+	return r->failed = LAB_ENOMEM;
 }
 
 int lab_open(const char *experiment, const char *variant, const char *params,
@@ -96,10 +109,11 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 			 e->name);
 		return set_err(errmsg, LAB_EINVAL, err);
 	}
-	lab_run *r = calloc(1, sizeof *r);
+	lab_run *r = lab_calloc(1, sizeof *r);
 	if (!r)
 		return set_err(errmsg, LAB_ENOMEM, "out of memory");
 	r->exp = e;
+	r->oom_seen = lab_oom_events;
 	r->variant = var;
 	r->seed = ((uint64_t)seed_hi << 32) | seed_lo;
 	int rc = exp_parse_params(e, params, r->p, err, sizeof err);
@@ -113,6 +127,8 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 		return set_err(errmsg, LAB_ENOMEM, "out of memory");
 	}
 	rc = e->setup(r);
+	if (!rc)
+		rc = oom_check(r);
 	if (rc) {
 		if (!r->errmsg[0])
 			snprintf(r->errmsg, sizeof r->errmsg, "%s", lab_strerror(rc));
@@ -136,10 +152,12 @@ int lab_step(lab_run *r, uint32_t max_events, int *done)
 		return 0;
 	}
 	int fin = sim_run(r->sim, max_events ? max_events : 1, SIMTIME_MAX);
-	if (r->failed)
+	if (r->failed || oom_check(r))
 		return r->failed;
 	if (fin) {
 		int rc = r->exp->collect(r);
+		if (!rc)
+			rc = oom_check(r);
 		if (rc)
 			return r->failed = rc;
 		r->finished = 1;

@@ -8,6 +8,7 @@
 
 #include "eio.h"
 #include "lab.h"
+#include "labmem.h"
 
 void ordered_init(ordered_tree *t)
 {
@@ -33,7 +34,7 @@ static int room_at_end(ordered_tree *t)
 		return 0;
 	}
 	uint64_t nc = t->cap ? t->cap * 2 : 64;
-	ordered_extent *nb = realloc(t->base, nc * sizeof(*nb));
+	ordered_extent *nb = lab_realloc(t->base, nc * sizeof(*nb));
 	if (!nb)
 		return LAB_ENOMEM;
 	t->v = nb + head;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lab.h"
+#include "labmem.h"
 
 void pc_init(pc_inode *p)
 {
@@ -32,7 +33,7 @@ int pc_reserve(pc_inode *p, uint64_t npages)
 	uint64_t nc = p->npages_cap ? p->npages_cap : 1024;
 	while (nc < npages)
 		nc *= 2;
-	uint8_t *n = realloc(p->pg, nc);
+	uint8_t *n = lab_realloc(p->pg, nc);
 	if (!n)
 		return LAB_ENOMEM;
 	memset(n + p->npages_cap, 0, nc - p->npages_cap);

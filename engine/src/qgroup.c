@@ -10,6 +10,7 @@
 #include "costs.h"
 #include "items.h"
 #include "lab.h"
+#include "labmem.h"
 
 /* Charge CPU to the task doing the tree change (or the fs's untasked). */
 static void qg_charge(qgroup_ctx *q, task *t, uint64_t ns)
@@ -44,7 +45,7 @@ int qgroup_create(qgroup_ctx *q, uint64_t id)
 		return LAB_EINVAL;
 	if (q->nqgs == q->qcap) {
 		int nc = q->qcap ? q->qcap * 2 : 32;
-		qgroup *n = realloc(q->qgs, (size_t)nc * sizeof *n);
+		qgroup *n = lab_realloc(q->qgs, (size_t)nc * sizeof *n);
 		if (!n)
 			return LAB_ENOMEM;
 		q->qgs = n;
@@ -528,7 +529,7 @@ int qgroup_account_extents(void *ctx, transaction *trans, task *t)
 	qgroup_sample(q, t ? t->clock : start, 1);
 	if (q->ncalls == q->ccap) {
 		int nc = q->ccap ? q->ccap * 2 : 16;
-		qg_call *nn = realloc(q->calls, (size_t)nc * sizeof *nn);
+		qg_call *nn = lab_realloc(q->calls, (size_t)nc * sizeof *nn);
 		if (!nn)
 			return LAB_ENOMEM;
 		q->calls = nn;
@@ -556,7 +557,7 @@ int qgroup_check(fs_info *fs, void *ctx)
 	if (q->tm->running && q->tm->running->delayed_refs.nrecs)
 		return 0; /* accounting is due at the next commit */
 	/* one pass over the index, summing into each root's qgroup */
-	int64_t (*sum)[2] = calloc((size_t)q->nqgs + 1, sizeof *sum);
+	int64_t (*sum)[2] = lab_calloc((size_t)q->nqgs + 1, sizeof *sum);
 	if (!sum) {
 		check_report(fs, "qgroup check: out of memory");
 		return 1;

@@ -10,6 +10,7 @@
 
 #include "costs.h"
 #include "lab.h"
+#include "labmem.h"
 
 #define RECLAIM_MORE DELALLOC_MORE
 
@@ -444,7 +445,7 @@ int reclaim_init(reclaim_ctl *rc, sim *s, space_ctl *sc, delalloc_ctl *dc,
 	sc->ncpus = rc->ncpus;
 	rc->meta_chunk_bytes = 256ull << 20;
 	rc->data_chunk_bytes = 1024ull << 20;
-	rc->rec = calloc(RECLAIM_RECORDS, sizeof *rc->rec);
+	rc->rec = lab_calloc(RECLAIM_RECORDS, sizeof *rc->rec);
 	if (!rc->rec)
 		return LAB_ENOMEM;
 	rc->ser_state = sim_series_id(s, "reclaim_state");

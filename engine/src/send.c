@@ -16,6 +16,7 @@
 #include "lab.h"
 #include "vfs.h"
 #include "vfs_io.h"
+#include "labmem.h"
 
 const char *const send_op_names[SEND_NOPS] = {
 	"mkfile", "mkdir", "rename", "write", "chown", "chmod", "utimes", "truncate",
@@ -43,7 +44,7 @@ static int st_name(send_stream *st, const char *s, uint32_t *off)
 			cap *= 2;
 		if (cap > UINT32_MAX)
 			return LAB_ENOMEM;
-		char *p = realloc(st->pool, cap);
+		char *p = lab_realloc(st->pool, cap);
 		if (!p)
 			return LAB_ENOMEM;
 		st->pool = p;
@@ -61,7 +62,7 @@ static int st_emit(send_stream *st, task *t, sim *s, const send_cmd *c,
 {
 	if (st->n == st->cap) {
 		uint64_t cap = st->cap ? st->cap * 2 : 256;
-		send_cmd *v = realloc(st->cmds, cap * sizeof(*v));
+		send_cmd *v = lab_realloc(st->cmds, cap * sizeof(*v));
 		if (!v)
 			return LAB_ENOMEM;
 		st->cmds = v;
@@ -112,7 +113,7 @@ static snd_ino *snd_new(snd_set *ss, uint64_t ino)
 {
 	if (ss->n == ss->cap) {
 		uint64_t cap = ss->cap ? ss->cap * 2 : 64;
-		snd_ino *v = realloc(ss->v, cap * sizeof(*v));
+		snd_ino *v = lab_realloc(ss->v, cap * sizeof(*v));
 		if (!v)
 			return NULL;
 		ss->v = v;
@@ -143,7 +144,7 @@ static int snd_add_ext(snd_ino *si, uint64_t off, uint64_t len)
 {
 	if (si->next == si->ecap) {
 		uint32_t cap = si->ecap ? si->ecap * 2 : 4;
-		uint64_t (*e)[2] = realloc(si->ext, cap * sizeof(*e));
+		uint64_t (*e)[2] = lab_realloc(si->ext, cap * sizeof(*e));
 		if (!e)
 			return LAB_ENOMEM;
 		si->ext = e;
@@ -410,7 +411,7 @@ int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
 	uint64_t n = 1;
 	for (uint64_t i = 0; i < st->n; i++)
 		n += st->cmds[i].op == SEND_MKFILE || st->cmds[i].op == SEND_MKDIR;
-	r->ino = calloc(n, sizeof(rcv_ino));
+	r->ino = lab_calloc(n, sizeof(rcv_ino));
 	if (!r->ino)
 		return LAB_ENOMEM;
 	r->ino[0].src = BTRFS_FIRST_FREE_OBJECTID;

@@ -14,6 +14,7 @@
 #include "lab.h"
 #include "sim.h"
 #include "strbuf.h"
+#include "labmem.h"
 
 typedef struct event {
 	simtime_t t;
@@ -151,7 +152,7 @@ static int heap_push(sim *s, event e)
 {
 	if (s->nheap == s->capheap) {
 		size_t cap = s->capheap ? s->capheap * 2 : 256;
-		event *h = realloc(s->heap, cap * sizeof *h);
+		event *h = lab_realloc(s->heap, cap * sizeof *h);
 		if (!h)
 			return LAB_ENOMEM;
 		s->heap = h;
@@ -197,11 +198,11 @@ static event heap_pop(sim *s)
 
 sim *sim_create(uint64_t seed, int ncpus)
 {
-	sim *s = calloc(1, sizeof *s);
+	sim *s = lab_calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
 	prng_seed(&s->rng, seed);
-	s->ring = calloc(TRACE_CAP, sizeof *s->ring);
+	s->ring = lab_calloc(TRACE_CAP, sizeof *s->ring);
 	if (!s->ring) {
 		free(s);
 		return NULL;
@@ -216,7 +217,7 @@ void sim_set_ncpus(sim *s, int ncpus)
 	s->cpu_free = NULL;
 	s->ncpus = 0;
 	if (ncpus > 0) {
-		s->cpu_free = calloc((size_t)ncpus, sizeof *s->cpu_free);
+		s->cpu_free = lab_calloc((size_t)ncpus, sizeof *s->cpu_free);
 		if (s->cpu_free)
 			s->ncpus = ncpus;
 	}
@@ -296,13 +297,13 @@ task *task_spawn(sim *s, const char *name, task_step_fn step, void *ctx,
 {
 	if (s->ntasks == s->captasks) {
 		int cap = s->captasks ? s->captasks * 2 : 16;
-		task **v = realloc(s->tasks, (size_t)cap * sizeof *v);
+		task **v = lab_realloc(s->tasks, (size_t)cap * sizeof *v);
 		if (!v)
 			return NULL;
 		s->tasks = v;
 		s->captasks = cap;
 	}
-	task *t = calloc(1, sizeof *t);
+	task *t = lab_calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
 	t->id = s->ntasks;
@@ -480,7 +481,7 @@ int sim_series_id(sim *s, const char *name)
 			return i;
 	if (s->nseries >= MAX_NAMED)
 		return -1;
-	series *se = calloc(1, sizeof *se);
+	series *se = lab_calloc(1, sizeof *se);
 	if (!se)
 		return -1;
 	snprintf(se->name, sizeof se->name, "%s", name);

@@ -6,6 +6,7 @@
 
 #include "lab.h"
 #include "sortutil.h"
+#include "labmem.h"
 
 /* 16-bit digits, four passes; a pass whose digit is the same for every key
  * is skipped (latencies in ns rarely use the top 32 bits). */
@@ -13,8 +14,8 @@ int sort_u64(uint64_t *v, size_t n)
 {
 	if (n < 2)
 		return 0;
-	uint64_t *tmp = malloc(n * sizeof *tmp);
-	size_t *count = malloc(65536 * sizeof *count);
+	uint64_t *tmp = lab_malloc(n * sizeof *tmp);
+	size_t *count = lab_malloc(65536 * sizeof *count);
 	if (!tmp || !count) {
 		free(tmp);
 		free(count);

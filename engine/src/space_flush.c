@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "costs.h"
 #include "lab.h"
+#include "labmem.h"
 
 /* ------------------------------------------- the delalloc operations */
 
@@ -42,7 +43,7 @@ static sfs_droot *droot_get(sfs *x, uint64_t root)
 			return &x->droots[i];
 	if (x->ndroots == x->droots_cap) {
 		int nc = x->droots_cap ? x->droots_cap * 2 : 8;
-		sfs_droot *n = realloc(x->droots, (size_t)nc * sizeof *n);
+		sfs_droot *n = lab_realloc(x->droots, (size_t)nc * sizeof *n);
 		if (!n)
 			return NULL;
 		x->droots = n;
@@ -105,7 +106,7 @@ uint64_t sfs_list(void *ctx, void **out, uint64_t max)
 	if (!x->df || !max)
 		return 0;
 	if (x->lpos_cap < (uint64_t)x->df->ninodes) {
-		sfs_lpos *n = realloc(x->lpos, (size_t)x->df->ninodes * sizeof *n);
+		sfs_lpos *n = lab_realloc(x->lpos, (size_t)x->df->ninodes * sizeof *n);
 		if (!n)
 			return 0;
 		x->lpos = n;

@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "lab.h"
+#include "labmem.h"
 
 /* ------------------------------------------------------ the mirror */
 
@@ -62,7 +63,7 @@ void fs_space_init(fs_info *fs)
 {
 	if (!fs->sim)
 		return;
-	sfs *x = calloc(1, sizeof *x);
+	sfs *x = lab_calloc(1, sizeof *x);
 	if (!x)
 		return; /* no accounting; the fs still works */
 	x->fs = fs;
@@ -168,13 +169,13 @@ static sfs_wait *wait_new(sfs *x, const task *t, int kind, int prio)
 {
 	if (x->nw == x->wcap) {
 		int nc = x->wcap ? x->wcap * 2 : 8;
-		sfs_wait **n = realloc(x->w, (size_t)nc * sizeof *n);
+		sfs_wait **n = lab_realloc(x->w, (size_t)nc * sizeof *n);
 		if (!n)
 			return NULL;
 		x->w = n;
 		x->wcap = nc;
 	}
-	sfs_wait *e = calloc(1, sizeof *e);
+	sfs_wait *e = lab_calloc(1, sizeof *e);
 	if (!e)
 		return NULL;
 	e->task_id = t->id;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "labmem.h"
 
 void sb_init(strbuf *sb)
 {
@@ -27,7 +28,7 @@ char *sb_take(strbuf *sb)
 		return NULL;
 	}
 	if (!sb->buf) {
-		char *e = malloc(1);
+		char *e = lab_malloc(1);
 		if (e)
 			e[0] = 0;
 		return e;
@@ -47,7 +48,7 @@ static int sb_reserve(strbuf *sb, size_t extra)
 	size_t cap = sb->cap ? sb->cap : 256;
 	while (cap < sb->len + extra + 1)
 		cap *= 2;
-	char *b = realloc(sb->buf, cap);
+	char *b = lab_realloc(sb->buf, cap);
 	if (!b) {
 		sb->oom = 1;
 		return -1;

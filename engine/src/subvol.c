@@ -11,6 +11,7 @@
 #include "items.h"
 #include "lab.h"
 #include "vfs.h"
+#include "labmem.h"
 
 /* Set up subvolume handling over fs/tm/q; the transaction kthread
  * will wake this cleaner. Returns 0. */
@@ -119,7 +120,7 @@ static int dead_add(subvol_ctx *sc, struct btrfs_root *root)
 {
 	if (sc->ndead == sc->dcap) {
 		int nc = sc->dcap ? sc->dcap * 2 : 16;
-		struct btrfs_root **n = realloc(sc->dead, (size_t)nc * sizeof *n);
+		struct btrfs_root **n = lab_realloc(sc->dead, (size_t)nc * sizeof *n);
 		if (!n)
 			return LAB_ENOMEM;
 		sc->dead = n;
@@ -265,7 +266,7 @@ static void pic_walk(subvol_ctx *sc, const bt_node *n, int shared)
 		return;
 	if (sc->npic == sc->pic_cap) {
 		int nc = sc->pic_cap ? sc->pic_cap * 2 : 256;
-		sv_pic_leaf *np = realloc(sc->pic, (size_t)nc * sizeof *np);
+		sv_pic_leaf *np = lab_realloc(sc->pic, (size_t)nc * sizeof *np);
 		if (!np)
 			return;
 		sc->pic = np;

@@ -11,6 +11,7 @@
 #include "lab.h"
 #include "space_fs.h"
 #include "strbuf.h"
+#include "labmem.h"
 
 const char *const trans_phase_names[TPH_MAX] = {
 	"wait_writers", "delayed_refs", "qgroup_account", "write_blocks",
@@ -101,7 +102,7 @@ transaction *trans_current(trans_mgr *tm)
 {
 	if (tm->running)
 		return tm->running;
-	transaction *tr = calloc(1, sizeof *tr);
+	transaction *tr = lab_calloc(1, sizeof *tr);
 	if (!tr)
 		return NULL;
 	tr->transid = tm->fs->transid;
@@ -269,7 +270,7 @@ static int commit_log_add(trans_mgr *tm, const commit_rec *c)
 {
 	if (tm->ncommits == tm->commits_cap) {
 		int nc = tm->commits_cap ? tm->commits_cap * 2 : 16;
-		commit_rec *n = realloc(tm->commits, (size_t)nc * sizeof *n);
+		commit_rec *n = lab_realloc(tm->commits, (size_t)nc * sizeof *n);
 		if (!n)
 			return -1;
 		tm->commits = n;
@@ -440,7 +441,7 @@ static int kthread_step(sim *s, task *t)
  * LAB_ENOMEM. */
 int trans_kthread_start(trans_mgr *tm, simtime_t at)
 {
-	kthread_ctx *k = calloc(1, sizeof *k);
+	kthread_ctx *k = lab_calloc(1, sizeof *k);
 	if (!k)
 		return LAB_ENOMEM;
 	k->tm = tm;

@@ -14,6 +14,7 @@
 #include "costs.h"
 #include "items.h"
 #include "lab.h"
+#include "labmem.h"
 
 #define SUPER_OFFSET 65536ull
 #define SUPER_BYTES 4096ull
@@ -45,10 +46,10 @@ int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 	    cfg->log_area_bytes < 16 * BT_NODESIZE ||
 	    cfg->log_area_bytes % BT_NODESIZE || cfg->log_area_offset % 4096)
 		return LAB_ERANGE;
-	treelog *tl = calloc(1, sizeof(*tl));
+	treelog *tl = lab_calloc(1, sizeof(*tl));
 	if (!tl)
 		return LAB_ENOMEM;
-	tl->recs = calloc(cfg->max_records, sizeof(tl_rec));
+	tl->recs = lab_calloc(cfg->max_records, sizeof(tl_rec));
 	if (!tl->recs) {
 		free(tl);
 		return LAB_ENOMEM;

@@ -15,6 +15,7 @@
 #include "lab.h"
 #include "space_fs.h"
 #include "vfs.h"
+#include "labmem.h"
 
 static int name_ok(const char *name, uint32_t *len)
 {
@@ -52,7 +53,7 @@ static int collision_add(fs_info *fs, const dir_collision *c)
 {
 	if (fs->ncollisions == fs->collisions_cap) {
 		int cap = fs->collisions_cap ? fs->collisions_cap * 2 : 8;
-		dir_collision *n = realloc(fs->collisions, (size_t)cap * sizeof(*n));
+		dir_collision *n = lab_realloc(fs->collisions, (size_t)cap * sizeof(*n));
 		if (!n)
 			return LAB_ENOMEM;
 		fs->collisions = n;

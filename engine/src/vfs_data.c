@@ -18,6 +18,7 @@
 #include "items.h"
 #include "lab.h"
 #include "trans.h"
+#include "labmem.h"
 
 
 /* ------------------------------------------------------------------ */
@@ -88,13 +89,13 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 {
 	if (fs->ninodes == fs->inodes_cap) {
 		int nc = fs->inodes_cap ? fs->inodes_cap * 2 : 8;
-		dinode **n = realloc(fs->inodes, (size_t)nc * sizeof(*n));
+		dinode **n = lab_realloc(fs->inodes, (size_t)nc * sizeof(*n));
 		if (!n)
 			return LAB_ENOMEM;
 		fs->inodes = n;
 		fs->inodes_cap = nc;
 	}
-	dinode *d = calloc(1, sizeof(*d));
+	dinode *d = lab_calloc(1, sizeof(*d));
 	if (!d)
 		return LAB_ENOMEM;
 	d->fs = fs;
@@ -361,7 +362,7 @@ static void wbio_end(sim *s, bio *b);
 /* see vfs_data_int.h */
 dbio *vd_dbio_new(dinode *d, int read, uint64_t disk)
 {
-	dbio *db = calloc(1, sizeof(*db));
+	dbio *db = lab_calloc(1, sizeof(*db));
 	assert(db);
 	db->d = d;
 	db->read = read;
@@ -377,7 +378,7 @@ void vd_dbio_add(dbio *db, uint64_t off, uint64_t bytes)
 {
 	if (db->n == db->cap) {
 		db->cap = db->cap ? db->cap * 2 : 64;
-		db->offs = realloc(db->offs, db->cap * sizeof(*db->offs));
+		db->offs = lab_realloc(db->offs, db->cap * sizeof(*db->offs));
 		assert(db->offs);
 	}
 	db->offs[db->n++] = off;

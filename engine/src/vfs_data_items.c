@@ -18,6 +18,7 @@
 #include "items.h"
 #include "lab.h"
 #include "trans.h"
+#include "labmem.h"
 
 #define PG PC_PAGE
 
@@ -45,7 +46,7 @@ int vd_fe_insert(dinode *d, uint64_t off, uint64_t len, uint64_t disk)
 {
 	if (d->nfe == d->fecap) {
 		uint64_t nc = d->fecap ? d->fecap * 2 : 256;
-		fext *n = realloc(d->fe, nc * sizeof(*n));
+		fext *n = lab_realloc(d->fe, nc * sizeof(*n));
 		if (!n)
 			return LAB_ENOMEM;
 		d->fe = n;
@@ -66,7 +67,7 @@ int vd_meta_touch(uint8_t **map, uint64_t *cap, uint64_t idx)
 		uint64_t nc = *cap ? *cap : 64;
 		while (nc <= idx)
 			nc *= 2;
-		uint8_t *n = realloc(*map, nc);
+		uint8_t *n = lab_realloc(*map, nc);
 		assert(n);
 		memset(n + *cap, 0, nc - *cap);
 		*map = n;
@@ -132,7 +133,7 @@ static int warm_test_set(dfs *fs, uint64_t bytenr)
 {
 	if (fs->warm_n * 2 >= fs->warm_cap) {
 		uint64_t nc = fs->warm_cap ? fs->warm_cap * 2 : 1024;
-		uint64_t *n = calloc(nc, sizeof(*n));
+		uint64_t *n = lab_calloc(nc, sizeof(*n));
 		assert(n);
 		for (uint64_t i = 0; i < fs->warm_cap; i++) {
 			uint64_t b = fs->warm[i];

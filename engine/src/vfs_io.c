@@ -17,6 +17,7 @@
 #include "lab.h"
 #include "space_fs.h"
 #include "trans.h"
+#include "labmem.h"
 
 #define PG PC_PAGE
 
@@ -104,7 +105,7 @@ int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
 		vio_opts_default(&def);
 		o = &def;
 	}
-	dfs *df = calloc(1, sizeof(*df));
+	dfs *df = lab_calloc(1, sizeof(*df));
 	if (!df)
 		return LAB_ENOMEM;
 	int rc = dfs_init(df, fs->sim, fs->dev, o);

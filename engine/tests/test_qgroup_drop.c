@@ -106,6 +106,21 @@ static void test_threshold_sweep(void)
 	lab_close(b);
 }
 
+/* max_inline at the top of its range (the sector size, as btrfs clamps
+ * it) mounts: a 3000-byte file is inlined, the 4 KiB one is not (it is
+ * sector-aligned). It once refused to mount. */
+static void test_max_inline_sector(void)
+{
+	lab_run *a = run("before", "subvols=2\nfiles=128\nmax_inline=4096\ninline_bytes=3000");
+	CHECK(a != NULL);
+	if (a) {
+		CHECK_EQ(metric(a, "inline_files"), 2 * 128);
+		CHECK_EQ(metric(a, "rec_data"), 2 * 128);
+		CHECK_EQ(lab_check(a), 0);
+	}
+	lab_close(a);
+}
+
 /* The records come from the structure: with the 2 KiB files inline there
  * are no data records for them, and more leaves. */
 static void test_max_inline(void)
@@ -184,6 +199,7 @@ int main(void)
 	test_deep_tree();
 	test_threshold_sweep();
 	test_max_inline();
+	test_max_inline_sector();
 	test_determinism_and_input();
 	test_published();
 	T_DONE();
