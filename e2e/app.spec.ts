@@ -122,6 +122,15 @@ test('a bad parameter gets a clear message, nothing typed is lost, and the page 
   await expect(page.getByTestId('cdf-line-sim')).toBeVisible();
 });
 
+test('a mangled link shows a message instead of breaking the page', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/%E0%A4%A?p.%ZZ=1');
+  await expect(page.getByText('There is no experiment called "%E0%A4%A"')).toBeVisible();
+  await page.getByTestId('nav-device').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+  expect(lab.consoleErrors).toEqual([]);
+});
+
 test('a link reproduces the view, and the keyboard actions work', async ({ lab }) => {
   const { page } = lab;
   await lab.open('#/exp/fio?seed=3&p.device=consumer-ssd&p.iodepth=4&p.rw=randread');

@@ -28,6 +28,12 @@ describe('urlState', () => {
     expect(r.emphasis).toBe('none');
   });
 
+  it('does not throw on a malformed escape: the segment is kept as typed', () => {
+    expect(parseHash('#/%E0%A4%A').route).toEqual({ page: 'home' });
+    expect(parseHash('#/exp/%E0%A4%A?p.%ZZ=1').route).toEqual({ page: 'experiment', name: '%E0%A4%A', params: { '%ZZ': '1' }, seed: 1 });
+    expect(parseHash('#/lesson/%ZZ?step=2').route).toEqual({ page: 'lesson', id: '%ZZ', step: 2 });
+  });
+
   it('keeps values with reserved characters intact', () => {
     const st: ViewState = { route: { page: 'experiment', name: 'qgroup-drop', params: { threshold: 'inf', note: 'a&b=c' }, seed: 1 }, emphasis: 'none', focus: false };
     expect(parseHash(formatHash(st))).toEqual(st);

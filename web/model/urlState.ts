@@ -30,12 +30,22 @@ export const defaultState = (): ViewState => ({ route: { page: 'home' }, emphasi
 
 const isEmphasis = (s: string | null): s is Emphasis => s === 'none' || s === 'before' || s === 'after';
 
+/** A path segment as typed; a malformed escape ("%E0%A4%A") stays as it is
+ * (it then names no experiment) rather than throwing out of the router. */
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 /** Parse a location hash ("#/exp/fio?seed=2") into a ViewState; unknown input gives home. */
 export function parseHash(hash: string): ViewState {
   const st = defaultState();
   const raw = hash.startsWith('#') ? hash.slice(1) : hash;
   const q = raw.indexOf('?');
-  const path = (q >= 0 ? raw.slice(0, q) : raw).split('/').filter((s) => s.length > 0).map(decodeURIComponent);
+  const path = (q >= 0 ? raw.slice(0, q) : raw).split('/').filter((s) => s.length > 0).map(decodeSegment);
   const query = new URLSearchParams(q >= 0 ? raw.slice(q + 1) : '');
   const emph = query.get('emph');
   if (isEmphasis(emph)) st.emphasis = emph;
