@@ -114,6 +114,20 @@ test('run --json follows the spec and is the same on both builds', () => {
   }
 });
 
+test('at the size cap, with both variants open at once, the builds still agree', () => {
+  // Two file systems of 2 x 131,072 files: under the old 512 MiB WASM limit
+  // the before run lost records (262,144 instead of 264,930 dirty extents)
+  // where native did not. labmem.h now fails a run on a failed allocation.
+  const args = ['run', 'qgroup-drop', '--json', '--set', 'subvols=16', '--set', 'files=8192', '--set', 'regular_bytes=1'];
+  const w = lab('wasm', args);
+  const n = lab('native', args);
+  assert.equal(w.status, 0, w.err);
+  assert.equal(n.status, 0, n.err);
+  const wd = stripWall(JSON.parse(w.out));
+  assert.equal(wd.runs.before.metrics.dirty_extents, wd.runs.after.metrics.dirty_extents);
+  assert.deepEqual(wd, stripWall(JSON.parse(n.out)));
+});
+
 test('the same seed gives the same result; the seed matters', () => {
   const a = stripWall(JSON.parse(lab('native', ['run', 'fio', '--json', '--seed', '3']).out));
   const b = stripWall(JSON.parse(lab('native', ['run', 'fio', '--json', '--seed', '3']).out));
