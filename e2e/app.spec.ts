@@ -187,7 +187,8 @@ test("the first lesson's checks all pass in the browser", async ({ lab }) => {
       await expect(page).toHaveURL(i === 0 ? /lesson\/ssd-4k-write$/ : new RegExp(`step=${i}`));
       const prediction = page.getByTestId('prediction');
       if (await prediction.count()) {
-        await prediction.fill('50');
+        // typed the way people type numbers: a separator and a multiplier
+        await prediction.fill(i % 2 ? '50' : '1,500');
         await prediction.press('Enter'); // Enter in the guess field runs the step
         await prediction.blur();
       } else await page.keyboard.press('r');
@@ -196,7 +197,12 @@ test("the first lesson's checks all pass in the browser", async ({ lab }) => {
       expect(await checks.count()).toBeGreaterThan(0);
       await expect(page.locator('[data-testid="check"][data-pass="false"]')).toHaveCount(0);
       await expect(page.getByTestId('why')).toBeVisible();
-      if (await prediction.count()) await expect(page.getByTestId('verdict')).toBeVisible();
+      if (await prediction.count()) {
+        await expect(page.getByTestId('verdict')).toContainText(i % 2 ? 'your 50' : 'your 1500');
+        await prediction.fill('1.5k');
+        await expect(page.getByTestId('verdict')).toContainText('your 1500');
+        await prediction.blur(); // arrow keys move the caret while the field has focus
+      }
       if (i < steps - 1) await page.keyboard.press('ArrowRight');
     });
   }

@@ -7,7 +7,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import type { PreviousRun } from '../views/types';
-import { evaluateStep, judgePrediction, type StepMetrics } from '../model/lessonChecks';
+import { evaluateStep, judgePrediction, parseGuess, type StepMetrics } from '../model/lessonChecks';
 import type { Lesson } from '../model/lessonFormat';
 import { nonDefault, withDefaults } from '../model/params';
 import { metricsOf, stepDeps, stepSpecs } from '../model/lessonRun';
@@ -61,7 +61,8 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const params = useMemo(() => (info ? withDefaults(info.params, s.scenario.params) : {}), [info, s]);
   const here = ranStep === i ? all[i] : undefined;
   const outcomes = here ? evaluateStep(s, i, all) : null;
-  const verdict = here && s.prediction && guess.trim() !== '' ? judgePrediction(s.prediction, Number(guess), here) : null;
+  const guessValue = s.prediction ? parseGuess(guess, s.prediction.unit) : null;
+  const verdict = here && s.prediction && guessValue !== null ? judgePrediction(s.prediction, guessValue, here) : null;
 
   const run = async (): Promise<void> => {
     if (!info) return;
@@ -156,7 +157,9 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             <div className="field-help" id="prediction-hint">
               Type your guess, then press Enter to run.
             </div>
-            {guess.trim() !== '' && !(Number(guess) > 0) && <div className="field-error">Type a positive number.</div>}
+            {guess.trim() !== '' && guessValue === null && (
+              <div className="field-error">Type a positive number, such as 1500, 1,500 or 1.5k.</div>
+            )}
             {verdict && (
               <div className={`verdict verdict-${verdict.verdict}`} data-testid="verdict">
                 {verdict.message}

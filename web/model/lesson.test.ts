@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateCheck, evaluateStep, judgePrediction, type StepMetrics } from './lessonChecks';
+import { evaluateCheck, evaluateStep, judgePrediction, parseGuess, type StepMetrics } from './lessonChecks';
 import { parseLesson, validateLesson, type Lesson, type LessonContext } from './lessonFormat';
 
 const ctx: LessonContext = {
@@ -100,5 +100,25 @@ describe('lesson checks', () => {
     expect(judgePrediction(p, 100, all[0]!)?.verdict).toBe('off');
     expect(judgePrediction(p, 100, all[0]!)?.message).toMatch(/11.11x lower than your 100 µs/);
     expect(judgePrediction(p, -1, all[0]!)).toBeNull();
+  });
+});
+
+describe('parseGuess', () => {
+  it('reads numbers as people type them', () => {
+    expect(parseGuess('150000')).toBe(150000);
+    expect(parseGuess(' 150,000 ')).toBe(150000);
+    expect(parseGuess('150 000')).toBe(150000);
+    expect(parseGuess('1_500_000.5')).toBe(1500000.5);
+    expect(parseGuess('150k')).toBe(150000);
+    expect(parseGuess('1.5M')).toBe(1500000);
+    expect(parseGuess('2e5')).toBe(200000);
+    expect(parseGuess('.5')).toBe(0.5);
+    expect(parseGuess('12 ms', 'ms')).toBe(12);
+    expect(parseGuess('120k IO/s', 'IO/s')).toBe(120000);
+    expect(parseGuess('40µs', 'µs')).toBe(40);
+  });
+  it('refuses what is not a finite positive number', () => {
+    for (const bad of ['', 'abc', '-5', '0', '1e999', 'Infinity', '1,5', '12,34,567', '12 apples', '12 ms', '1.2.3', 'k', '5kk'])
+      expect(parseGuess(bad, bad === '12 ms' ? 'IO/s' : undefined), bad).toBeNull();
   });
 });

@@ -87,6 +87,31 @@ export interface PredictionOutcome {
 }
 
 /**
+ * A typed guess as a number, the way people write numbers: "150,000",
+ * "150 000", "150_000", "150k", "1.5M", "2e5", and the step's unit may
+ * follow ("12 ms", "120k IO/s"). Returns null unless the whole text reads
+ * as a finite positive number: "1,5" or "12 apples" is refused, not
+ * guessed at.
+ */
+export function parseGuess(text: string, unit?: string): number | null {
+  let t = text.trim();
+  if (unit && t.toLowerCase().endsWith(unit.toLowerCase())) t = t.slice(0, t.length - unit.length).trim();
+  let scale = 1;
+  if (/\d\s*[kK]$/.test(t)) scale = 1e3;
+  else if (/\d\s*M$/.test(t)) scale = 1e6;
+  if (scale !== 1) t = t.slice(0, -1).trim();
+  const SEP = /[,_\s\u00a0\u202f]/g;
+  if (SEP.test(t)) {
+    // separators only between groups of three digits
+    if (!/^\d{1,3}([,_\s\u00a0\u202f]\d{3})+(\.\d+)?$/.test(t)) return null;
+    t = t.replace(SEP, '');
+  }
+  if (!/^\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t)) return null;
+  const v = Number(t) * scale;
+  return Number.isFinite(v) && v > 0 ? v : null;
+}
+
+/**
  * Judge a student's guess: "close" when the simulated value lies within
  * `factor` times the guess either way. Returns null if the guess is not a
  * positive number or the metric is missing.
