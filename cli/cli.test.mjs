@@ -84,6 +84,13 @@ test('out-of-range values are refused for every experiment parameter', () => {
       else value = String(p.min_exclusive ? p.min : p.min - 1);
       const r = lab('native', ['run', e.name, '--set', `${p.name}=${value}`]);
       assert.equal(r.status, 2, `${e.name} ${p.name}=${value}`);
+      if (p.multiple_of) {
+        // in range but not a multiple: refused by the same generic rule
+        const off = String(p.min + p.multiple_of + 1);
+        const m = lab('native', ['run', e.name, '--set', `${p.name}=${off}`]);
+        assert.equal(m.status, 2, `${e.name} ${p.name}=${off}`);
+        assert.match(m.err, new RegExp(`'${p.name}' must be a multiple of ${p.multiple_of}`));
+      }
     }
   }
 });

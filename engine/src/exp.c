@@ -199,6 +199,11 @@ static int parse_one(const param_desc *d, const char *v, double *out,
 					 d->name, d->min, d->max, v);
 			return LAB_ERANGE;
 		}
+		if (d->multiple_of > 0 && isfinite(x) && fmod(x, d->multiple_of) != 0) {
+			snprintf(err, errlen, "parameter '%s' must be a multiple of %.0f, not %s",
+				 d->name, d->multiple_of, v);
+			return LAB_ERANGE;
+		}
 		*out = x;
 		return 0;
 	case PT_FLOAT:
@@ -308,6 +313,8 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 				js_knum(out, "max", d->max);
 			if (d->min_open)
 				js_kbool(out, "min_exclusive", 1);
+			if (d->multiple_of > 0)
+				js_knum(out, "multiple_of", d->multiple_of);
 		}
 		if (d->type == PT_ENUM) {
 			js_key(out, "values");

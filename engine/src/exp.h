@@ -33,6 +33,7 @@ typedef struct param_desc {
 	const char *const *values; /* PT_ENUM: NULL-terminated */
 	const char *unit;          /* "MiB", "files", ... or NULL */
 	const char *help;          /* one line for `list` and the UI */
+	double multiple_of;        /* PT_INT: values must be multiples (0: any) */
 } param_desc;
 
 typedef struct metric_desc {

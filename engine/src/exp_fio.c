@@ -33,7 +33,7 @@ static const param_desc fio_params[] = {
 	{ "rw", PT_ENUM, 0, 0, 0, 0, rw_values, NULL,
 	  "fio rw: random or sequential, read or write" },
 	{ "bs", PT_INT, 4096, 512, 4194304, 0, NULL, "bytes",
-	  "block size of each IO (a multiple of 512)" },
+	  "block size of each IO (a multiple of 512)", 512 },
 	{ "iodepth", PT_INT, 1, 1, 1024, 0, NULL, "IOs", "IOs each job keeps in flight" },
 	{ "numjobs", PT_INT, 1, 1, 64, 0, NULL, "jobs", "fio jobs (threads)" },
 	/* 200 000: a saturated run's p99 is within a few % of its long-run
@@ -166,9 +166,6 @@ static int fio_setup(struct lab_run *r)
 	c->depth = (int)exp_param(r, "iodepth");
 	c->njobs = (int)exp_param(r, "numjobs");
 	uint64_t ios = (uint64_t)exp_param(r, "ios");
-	if (c->bs % 512)
-		return exp_fail(r, LAB_EINVAL, "bs must be a multiple of 512 (got %llu)",
-				(unsigned long long)c->bs);
 	c->rw_write = strstr(rw, "write") != NULL;
 	c->rw_seq = strncmp(rw, "rand", 4) != 0;
 	c->prof = bdev_profile_find(dev);

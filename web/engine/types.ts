@@ -18,6 +18,8 @@ export interface ParamInfo {
   max?: number;
   /** The minimum itself is not allowed (a float in (min, max]). */
   min_exclusive?: boolean;
+  /** An int must be a multiple of this (a block size, 4 KiB extents). */
+  multiple_of?: number;
   values?: string[];
   unit?: string;
   help: string;

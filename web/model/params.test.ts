@@ -3,7 +3,7 @@ import type { ParamInfo } from '../engine/types';
 import { defaultParams, nonDefault, validateAll, validateParam } from './params';
 
 const P: ParamInfo[] = [
-  { name: 'bs', type: 'int', default: 4096, min: 512, max: 1048576, unit: 'bytes', help: '' },
+  { name: 'bs', type: 'int', default: 4096, min: 512, max: 1048576, multiple_of: 512, unit: 'bytes', help: '' },
   { name: 'device', type: 'enum', default: 'nvme-dc', values: ['nvme-dc', 'consumer-ssd'], help: '' },
   { name: 'threshold', type: 'int-or-inf', default: 4096, min: 1, help: '' },
   { name: 'scale', type: 'float', default: 1, min: 0, max: 1, min_exclusive: true, help: '' },
@@ -25,6 +25,8 @@ describe('params', () => {
     expect(validateParam(share, '0')).toBeNull(); // an inclusive minimum
     expect(validateParam(bs, '4k')).toMatch(/whole number/);
     expect(validateParam(bs, '100')).toMatch(/at least 512 bytes/);
+    expect(validateParam(bs, '527')).toBe('bs must be a multiple of 512 bytes.');
+    expect(validateParam(bs, '1536')).toBeNull();
     expect(validateParam(bs, '')).toMatch(/needs a value/);
     expect(validateParam(dev, 'floppy')).toMatch(/one of: nvme-dc, consumer-ssd/);
     expect(validateParam(thr, '0')).toMatch(/at least 1/);

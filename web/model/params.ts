@@ -32,9 +32,13 @@ export function validateParam(p: ParamInfo, text: string): string | null {
     return null;
   };
   switch (p.type) {
-    case 'int':
+    case 'int': {
       if (!/^-?\d+$/.test(t)) return `${p.name} must be a whole number.`;
-      return range(Number(t));
+      const x = Number(t);
+      const r = range(x);
+      if (r || !p.multiple_of || x % p.multiple_of === 0) return r;
+      return `${p.name} must be a multiple of ${fmt(p.multiple_of)}${p.unit ? ` ${p.unit}` : ''}.`;
+    }
     case 'int-or-inf':
       if (t === 'inf') return null;
       if (!/^-?\d+$/.test(t)) return `${p.name} must be a whole number or "inf".`;
