@@ -13,6 +13,9 @@ test('torture mix=all: the verdict and the sampled queues are drawn', async ({ l
   await expect(page.getByTestId('torture-verdict')).toContainText('every tree, counter and cache agreed');
   // every commit drawn as a bar split into its phases
   await expect(page.getByTestId('torture-commits')).toContainText('commits, each a bar');
+  // the checker's count is the chart's: the setup's commits are checked too
+  const drawn = /^(\d+) commits/.exec((await page.getByTestId('torture-commits').innerText()).trim())?.[1];
+  await expect(page.getByTestId('torture-verdict')).toContainText(`(${drawn} commits)`);
   expect(await page.getByTestId('torture-commits').locator('rect').count()).toBeGreaterThan(10);
   for (const name of ['delalloc_extents', 'ordered_extents', 'log_writers']) {
     const fig = page.getByTestId(`torture-series-${name}`);

@@ -652,6 +652,23 @@ static int setup_all(struct lab_run *r, tort *c)
 /* Mount on an "ideal" device, attach transactions and the data path (and
  * for mix=all quota, the cleaner, the log), make the subvolumes, commit,
  * spawn the main task. */
+
+/* A commit of the setup (mkfs's subvolumes, quota enable) is checked and
+ * counted like the operations' ones: "after every commit" means every one
+ * the commit chart shows. */
+static int setup_commit(tort *c)
+{
+	int rc = trans_commit_now(&c->tm, NULL, TCOMMIT_EXPLICIT);
+	if (rc)
+		return rc;
+	c->commits++;
+	int height = fs_tree_height_max(c->fs);
+	if (height > c->max_height)
+		c->max_height = height;
+	tort_note_check(c, c->fs, check_fs(c->fs));
+	return 0;
+}
+
 static int torture_setup(struct lab_run *r)
 {
 	tort *c = lab_calloc(1, sizeof(*c));
@@ -698,7 +715,7 @@ static int torture_setup(struct lab_run *r)
 		c->svname[c->nsv] = n;
 		c->nsv++;
 	}
-	rc = trans_commit_now(&c->tm, NULL, TCOMMIT_EXPLICIT);
+	rc = setup_commit(c);
 	if (rc)
 		return exp_fail(r, rc, "initial commit failed");
 	if (c->mix_all) {
@@ -707,7 +724,7 @@ static int torture_setup(struct lab_run *r)
 		if (!rc)
 			rc = qgroup_rescan(&c->q, NULL);
 		if (!rc)
-			rc = trans_commit_now(&c->tm, NULL, TCOMMIT_EXPLICIT);
+			rc = setup_commit(c);
 		if (!rc)
 			rc = subvol_cleaner_start(&c->sc, 0);
 		if (rc)
