@@ -467,13 +467,19 @@ static void flush_data(tort *c, task *t)
 		tort_note_error(c, "flush", rc);
 }
 
-/* After a commit: the tallest tree, then the full checker. */
-static void after_commit(tort *c, task *t)
+/* Every commit is counted, with the tallest tree it left. */
+static void count_commit(tort *c)
 {
 	c->commits++;
 	int height = fs_tree_height_max(c->fs);
 	if (height > c->max_height)
 		c->max_height = height;
+}
+
+/* After a commit: the tallest tree, then the full checker. */
+static void after_commit(tort *c, task *t)
+{
+	count_commit(c);
 	if (c->sc_ready && c->sc.failed && !c->errors)
 		tort_note_error(c, "cleaner", c->sc.failed);
 	tort_note_check(c, c->fs, check_fs(c->fs));
@@ -661,10 +667,7 @@ static int setup_commit(tort *c)
 	int rc = trans_commit_now(&c->tm, NULL, TCOMMIT_EXPLICIT);
 	if (rc)
 		return rc;
-	c->commits++;
-	int height = fs_tree_height_max(c->fs);
-	if (height > c->max_height)
-		c->max_height = height;
+	count_commit(c);
 	tort_note_check(c, c->fs, check_fs(c->fs));
 	return 0;
 }
