@@ -100,11 +100,10 @@ export function parseGuess(text: string, unit?: string): number | null {
   if (/\d\s*[kK]$/.test(t)) scale = 1e3;
   else if (/\d\s*M$/.test(t)) scale = 1e6;
   if (scale !== 1) t = t.slice(0, -1).trim();
-  const SEP = /[,_\s\u00a0\u202f]/g;
-  if (SEP.test(t)) {
+  if (/[,_\s\u00a0\u202f]/.test(t)) {
     // separators only between groups of three digits
     if (!/^\d{1,3}([,_\s\u00a0\u202f]\d{3})+(\.\d+)?$/.test(t)) return null;
-    t = t.replace(SEP, '');
+    t = t.replace(/[,_\s\u00a0\u202f]/g, '');
   }
   if (!/^\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t)) return null;
   const v = Number(t) * scale;

@@ -13,6 +13,7 @@ import { tracked, useSweep } from '../../app/useSweep';
 import { useWidth } from '../../app/useWidth';
 import type { PublishedRow } from '../../engine/types';
 import { jobKey, jobLabel } from '../../model/fioJobs';
+import { ColumnHeads } from '../SweepParts';
 import {
   distinctJobs,
   jobParams,
@@ -145,15 +146,7 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
               <caption className="muted" style={{ textAlign: 'left' }}>
                 Fitted points outside {Math.round(WITHIN * 100)}% (the README's "Known gaps" says what the model lacks for each)
               </caption>
-              <thead>
-                <tr>
-                  <th scope="col">job</th>
-                  <th scope="col">IOPS</th>
-                  <th scope="col">median</th>
-                  <th scope="col">p99</th>
-                  <th scope="col">measured in</th>
-                </tr>
-              </thead>
+              <ColumnHeads cols={['job', 'IOPS', 'median', 'p99', 'measured in']} />
               <tbody>
                 {misses.map((p) => (
                   <tr key={`${jobKey(p)}|${p.source}`} data-testid="fit-check-miss">

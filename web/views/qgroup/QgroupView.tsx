@@ -11,6 +11,7 @@ import { SweepButton } from '../../app/SweepButton';
 import { tracked, useSweep } from '../../app/useSweep';
 import { useWidth } from '../../app/useWidth';
 import { Axes } from '../Axes';
+import { ColumnHeads, PointSeries } from '../SweepParts';
 import { Tag } from '../../app/Results';
 import type { RunResult, Variant } from '../../engine/types';
 import { fmtNum } from '../../model/format';
@@ -213,32 +214,14 @@ function Sweep({ params, seed }: { params: Record<string, string>; seed: number 
             <svg key={which} className="chart" style={{ width: pw }} width={pw} height={height} viewBox={`0 0 ${pw} ${height}`} role="img" aria-label={`sweep ${which}`} data-testid={`qg-sweep-${which}`}>
               <Axes margin={MARGIN} width={pw} height={height} xTicks={L.xTicks} yTicks={L.yTicks} xTitle="threshold (dirty extents)" yTitle={which === 'counts' ? 'count (log)' : 'ms (log)'} />
               {L.series.map((s) => (
-                <g key={s.id}>
-                  <path d={s.d} fill="none" stroke={s.color} strokeWidth={2.5} />
-                  {s.points.map((p, i) => (
-                    <circle key={i} cx={p.x} cy={p.y} r={4} fill={s.color} data-testid={`qg-sweep-pt-${s.id}`}>
-                      <title>
-                        {s.label}: {fmtNum(p.v)}
-                      </title>
-                    </circle>
-                  ))}
-                </g>
+                <PointSeries key={s.id} d={s.d} color={s.color} points={s.points} testId={`qg-sweep-pt-${s.id}`} title={(p) => `${s.label}: ${fmtNum(p.v)}`} />
               ))}
             </svg>
           ))}
       </div>
       {rows.length > 0 && (
         <table className="metrics" data-testid="qg-sweep-table">
-          <thead>
-            <tr>
-              <th scope="col">threshold</th>
-              <th scope="col">calls</th>
-              <th scope="col">commits</th>
-              <th scope="col">avg</th>
-              <th scope="col">worst</th>
-              <th scope="col">total</th>
-            </tr>
-          </thead>
+          <ColumnHeads cols={['threshold', 'calls', 'commits', 'avg', 'worst', 'total']} />
           <tbody>
             {rows.map((r) => (
               <tr key={String(r.threshold)} data-testid="qg-sweep-row">

@@ -14,6 +14,7 @@ import { SweepButton } from '../../app/SweepButton';
 import { tracked, useSweep } from '../../app/useSweep';
 import { useWidth } from '../../app/useWidth';
 import { Axes } from '../Axes';
+import { ColumnHeads, PointSeries } from '../SweepParts';
 import { fmtNum, fmtOrdinal } from '../../model/format';
 import { publishedFor } from '../../model/provenance';
 import type { ExperimentInfo, Variant } from '../../engine/types';
@@ -168,35 +169,23 @@ function CreationSweep({ info, params, seed }: { info: ExperimentInfo; params: R
             </g>
           ))}
           {L.series.map((s) => (
-            <g key={s.variant}>
-              <path d={s.d} fill="none" stroke={VARIANT_COLOR[s.variant]} strokeWidth={2.5} />
-              {s.points.map((p, i) => (
-                <circle key={i} cx={p.x} cy={p.y} r={s.variant === 'before' ? 5 : 3.5} fill={VARIANT_COLOR[s.variant]} data-testid={`sparsecp-sweep-pt-${s.variant}`}>
-                  <title>
-                    {VARIANT_LABEL[s.variant]}: spawn_us {p.row.spawnUs}, creation {fmtNum(p.row.createS)} s, {fmtNum(p.row.delalloc)} delalloc extents left, cp {fmtNum(p.v)} ms
-                  </title>
-                </circle>
-              ))}
-            </g>
+            <PointSeries
+              key={s.variant}
+              d={s.d}
+              color={VARIANT_COLOR[s.variant]}
+              points={s.points}
+              r={s.variant === 'before' ? 5 : 3.5}
+              testId={`sparsecp-sweep-pt-${s.variant}`}
+              title={(p) => `${VARIANT_LABEL[s.variant]}: spawn_us ${p.row.spawnUs}, creation ${fmtNum(p.row.createS)} s, ${fmtNum(p.row.delalloc)} delalloc extents left, cp ${fmtNum(p.v)} ms`}
+            />
           ))}
         </svg>
       )}
       {rows.length > 0 && (
         <table className="metrics" data-testid="sparsecp-sweep-table">
-          <thead>
-            <tr>
-              <th scope="col">spawn_us</th>
-              <th scope="col">creation</th>
-              <th scope="col">delalloc left</th>
-              <th scope="col" style={{ color: VARIANT_COLOR.before }}>
-                before
-              </th>
-              <th scope="col" style={{ color: VARIANT_COLOR.after }}>
-                after
-              </th>
-              <th scope="col">before / after</th>
-            </tr>
-          </thead>
+          <ColumnHeads
+            cols={['spawn_us', 'creation', 'delalloc left', { label: 'before', color: VARIANT_COLOR.before }, { label: 'after', color: VARIANT_COLOR.after }, 'before / after']}
+          />
           <tbody>
             {rows.map((r) => (
               <tr key={r.spawnUs} data-testid="sparsecp-sweep-row">
