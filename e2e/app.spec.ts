@@ -50,6 +50,12 @@ test('a device run draws the simulated CDF against the measured percentiles', as
     const iops = await page.evaluate(() => window.__lab?.lastRun?.results.base?.metrics.iops ?? 0);
     expect(iops).toBeGreaterThan(10000);
   });
+  await test.step("the profile's fitted constants are listed one per line, by name", async () => {
+    const notes = page.getByTestId('profile-notes');
+    expect(await notes.locator('li').count()).toBeGreaterThanOrEqual(4);
+    await expect(notes.locator('li code').first()).toHaveText('max_queue');
+    await expect(notes).toContainText('power-loss protection');
+  });
   await test.step('jump to another measured job: the form, the URL and the comparison follow', async () => {
     await page.getByTestId('measured-job').selectOption({ label: 'randread 4 KiB, QD1 × 8 jobs' });
     await expect(page).toHaveURL(/p\.numjobs=8/);

@@ -9,6 +9,7 @@ import type { Quantile } from '../../model/cdf';
 import { readFioDetails } from '../../model/fioDetails';
 import { jobKey, measuredJobs } from '../../model/fioJobs';
 import { fmtNum, fmtPct } from '../../model/format';
+import { splitProfileNotes } from '../../model/profileNotes';
 import { Tag } from '../../app/Results';
 import type { ViewProps } from '../types';
 import { VARIANT_COLOR } from '../types';
@@ -162,7 +163,18 @@ export function DeviceView({ info, params, runs, previous, seed, onParams }: Vie
               <strong>
                 How <code>{pic.profile}</code> is modelled <Tag kind="fitted" title="constants fitted to the measurements in calibration/" />
               </strong>
-              <p>{pic.notes}</p>
+              <ul className="notes-list">
+                {splitProfileNotes(pic.notes).map((n, i) => (
+                  <li key={i}>
+                    {n.head && (
+                      <>
+                        <code>{n.head}</code>:{' '}
+                      </>
+                    )}
+                    {n.text}
+                  </li>
+                ))}
+              </ul>
             </div>
           )}
           {Object.keys(pic.device).length > 0 && (

@@ -89,7 +89,8 @@ function Panel({ variant, d, cursor, usMax, recMax, params }: PanelProps) {
       <div className="sparsecp-call" data-testid={`sparsecp-call-${variant}`}>
         {call ? (
           <>
-            lseek({fmtBytes(call.off)}, SEEK_{call.whence.toUpperCase()}): <strong data-testid={`sparsecp-records-${variant}`}>{fmtNum(call.lockRecords + call.searchRecords)}</strong> records
+            lseek({fmtBytes(call.off)}, SEEK_{call.whence.toUpperCase()}): <strong data-testid={`sparsecp-records-${variant}`}>{fmtNum(call.lockRecords + call.searchRecords)}</strong>{' '}
+            {call.lockRecords + call.searchRecords === 1 ? 'record' : 'records'}
             <span className="muted">
               {' '}
               (range lock + unlock {fmtNum(call.lockRecords)}, delalloc search {fmtNum(call.searchRecords)})
