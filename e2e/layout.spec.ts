@@ -34,7 +34,7 @@ test('no page is wider than a 1280 px window, lessons included', async ({ lab })
     if (w > 1280) wide.push(`${route}: ${w} px`);
   }
   // focus mode (projector): a larger root font, the same px charts
-  for (const route of ['#/lesson/sparse-cp?step=2', '#/lesson/ssd-4k-write?step=5']) {
+  for (const route of ['#/lesson/sparse-cp?step=2', '#/lesson/ssd-4k-write?step=5', '#/lesson/qgroup-drop?step=1']) {
     await lab.open(route);
     await page.getByTestId('run').click();
     await expect(page.getByTestId('checks')).toBeVisible({ timeout: 120_000 });
@@ -42,6 +42,20 @@ test('no page is wider than a 1280 px window, lessons included', async ({ lab })
     await expect(page.locator('html.focus-mode')).toHaveCount(1);
     const w = await width();
     if (w > 1280) wide.push(`${route} in focus mode: ${w} px`);
+    // the "exit focus" button covers no link or control (it once hid the
+    // lesson's "open in the lab" link)
+    const covered = await page.evaluate(() => {
+      const b = document.querySelector('.focus-exit')?.getBoundingClientRect();
+      if (!b) return ['no exit-focus button'];
+      return [...document.querySelectorAll('a, button, input, select')]
+        .filter((e) => !e.classList.contains('focus-exit'))
+        .filter((e) => {
+          const r = e.getBoundingClientRect();
+          return r.width > 0 && r.left < b.right && r.right > b.left && r.top < b.bottom && r.bottom > b.top;
+        })
+        .map((e) => e.textContent ?? e.tagName);
+    });
+    expect(covered, `${route}: controls under the exit-focus button`).toEqual([]);
   }
   expect(wide, 'pages wider than the window').toEqual([]);
 });
