@@ -98,7 +98,6 @@ struct lab_run {
 	unsigned char m_set[EXP_MAX_METRICS];
 	int finished;
 	int failed;                      /* a LAB_E* code once failed */
-	uint64_t oom_seen;               /* lab_oom_events when opened */
 	char errmsg[200];
 };
 

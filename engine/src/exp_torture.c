@@ -876,8 +876,12 @@ static void torture_teardown(struct lab_run *r)
 		subvol_destroy(&c->sc);
 	if (c->q_ready)
 		qgroup_destroy(&c->q);
-	if (c->tl)
+	if (c->tl) {
+		for (int i = 0; i < TS_MAX_FSYNC; i++)   /* cut short by the run's end */
+			if (c->fsw[i].busy)
+				treelog_fsync_abandon(c->tl, &c->fsw[i].f);
 		treelog_destroy(c->tl);
+	}
 	if (c->mem)
 		ebmem_destroy(c->mem);
 	if (c->vio_ready)

@@ -65,11 +65,12 @@ int lab_list_json(char **out)
 	return *out ? 0 : LAB_ENOMEM;
 }
 
-/* A failed allocation since the run opened (labmem.h) fails it: whatever
- * the code that got the NULL did, the result can no longer be trusted. */
-static int oom_check(lab_run *r)
+/* A failed allocation during this run's call (labmem.h) fails the run:
+ * whatever the code that got the NULL did, the result can no longer be
+ * trusted. */
+static int oom_check(lab_run *r, uint64_t oom_before)
 {
-	if (lab_oom_events == r->oom_seen)
+	if (lab_oom_events == oom_before)
 		return 0;
 	snprintf(r->errmsg, sizeof r->errmsg,
 		 "the simulation needs more memory than the engine may use; "
@@ -109,11 +110,12 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 			 e->name);
 		return set_err(errmsg, LAB_EINVAL, err);
 	}
+	lab_reserve_arm();
+	uint64_t oom_before = lab_oom_events;
 	lab_run *r = lab_calloc(1, sizeof *r);
 	if (!r)
 		return set_err(errmsg, LAB_ENOMEM, "out of memory");
 	r->exp = e;
-	r->oom_seen = lab_oom_events;
 	r->variant = var;
 	r->seed = ((uint64_t)seed_hi << 32) | seed_lo;
 	int rc = exp_parse_params(e, params, r->p, err, sizeof err);
@@ -128,7 +130,7 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 	}
 	rc = e->setup(r);
 	if (!rc)
-		rc = oom_check(r);
+		rc = oom_check(r, oom_before);
 	if (rc) {
 		if (!r->errmsg[0])
 			snprintf(r->errmsg, sizeof r->errmsg, "%s", lab_strerror(rc));
@@ -151,13 +153,15 @@ int lab_step(lab_run *r, uint32_t max_events, int *done)
 		*done = 1;
 		return 0;
 	}
+	lab_reserve_arm();
+	uint64_t oom_before = lab_oom_events;
 	int fin = sim_run(r->sim, max_events ? max_events : 1, SIMTIME_MAX);
-	if (r->failed || oom_check(r))
+	if (r->failed || oom_check(r, oom_before))
 		return r->failed;
 	if (fin) {
 		int rc = r->exp->collect(r);
 		if (!rc)
-			rc = oom_check(r);
+			rc = oom_check(r, oom_before);
 		if (rc)
 			return r->failed = rc;
 		r->finished = 1;

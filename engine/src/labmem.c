@@ -4,28 +4,65 @@
 #include "labmem.h"
 
 uint64_t lab_oom_events;
+uint64_t lab_alloc_count;
+uint64_t lab_alloc_fail_at;
+
+/* The reserve: memory held back so that, when the heap runs out in the
+ * middle of an event, the event can still finish with consistent
+ * structures (the io_tree's split, a B-tree's insert... have no way back
+ * half-way). The failure is counted; the run stops at the end of the event
+ * (sim_run) and fails with LAB_ENOMEM (lab.c); closing it gives the memory
+ * back and the next call re-arms the reserve. Plain malloc: arming is not
+ * an allocation of the simulation and its failure is not counted. */
+#define RESERVE_BYTES (16u << 20)
+static void *reserve;
+
+void lab_reserve_arm(void)
+{
+	if (!reserve)
+		reserve = malloc(RESERVE_BYTES);
+}
+
+/* An allocation failed (really, or by the test hook): count it, and give
+ * the reserve back so that the caller's retry can succeed. */
+static int out_of_memory(void)
+{
+	lab_oom_events++;
+	if (!reserve)
+		return 0;
+	free(reserve);
+	reserve = NULL;
+	return 1;
+}
+
+/* The test hook: the allocation numbered lab_alloc_fail_at fails as if the
+ * heap were exhausted (engine/tests/test_labmem.c walks it over a run). */
+static int injected(void)
+{
+	return ++lab_alloc_count == lab_alloc_fail_at;
+}
 
 void *lab_malloc(size_t n)
 {
-	void *p = malloc(n);
-	if (!p && n)
-		lab_oom_events++;
+	void *p = injected() ? NULL : malloc(n);
+	if (!p && n && out_of_memory())
+		p = malloc(n);
 	return p;
 }
 
 void *lab_calloc(size_t n, size_t size)
 {
-	void *p = calloc(n, size);
-	if (!p && n && size)
-		lab_oom_events++;
+	void *p = injected() ? NULL : calloc(n, size);
+	if (!p && n && size && out_of_memory())
+		p = calloc(n, size);
 	return p;
 }
 
 void *lab_realloc(void *p, size_t n)
 {
-	void *q = realloc(p, n);
-	if (!q && n)
-		lab_oom_events++;
+	void *q = injected() ? NULL : realloc(p, n);
+	if (!q && n && out_of_memory())
+		q = realloc(p, n);
 	return q;
 }
 

@@ -259,7 +259,12 @@ int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg)
 
 int sim_run(sim *s, uint64_t max_events, simtime_t until)
 {
+	/* an allocation that failed during an event (labmem.h) ends the call
+	 * after that event: the run's caller fails it */
+	uint64_t oom0 = lab_oom_events;
 	for (uint64_t n = 0; n < max_events; n++) {
+		if (lab_oom_events != oom0)
+			return 0;
 		if (s->stopped || s->nheap == 0)
 			return 1;
 		if (s->heap[0].t > until)

@@ -102,6 +102,7 @@ typedef struct trans_mgr {
 	commit_rec *commits;
 	int ncommits, commits_cap;
 	task *kthread;
+	void *kthread_ctx;           /* its state, freed here if the run ends first */
 	int kthread_stop;
 	void (*wake_cleaner)(void *ctx, simtime_t at); /* kthread's wake_up_process(cleaner) */
 	void *cleaner_ctx;

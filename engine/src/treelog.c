@@ -172,6 +172,14 @@ int treelog_attach(treelog *tl, fs_info *fs)
 	return fs_hooks_register(fs, &h);
 }
 
+void treelog_fsync_abandon(treelog *tl, tl_fsync *f)
+{
+	if (f->scratch) {
+		ebmem_free(tl->mem, f->scratch);
+		f->scratch = NULL;
+	}
+}
+
 /* Prepare an fsync's log context (btrfs_init_log_ctx). */
 int treelog_fsync_init(tl_fsync *f, struct btrfs_root *root,
 		       struct inode *inode, uint32_t new_extents)
