@@ -128,6 +128,26 @@ test('a bad parameter gets a clear message, nothing typed is lost, and the page 
   await expect(page.getByTestId('cdf-line-sim')).toBeVisible();
 });
 
+test('stored values of the wrong shape (another version, or edited by hand) are ignored, not fatal', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/');
+  await page.evaluate(() => {
+    localStorage.setItem('btrfs-lab:form:fio', 'null');
+    localStorage.setItem('btrfs-lab:form:sparse-cp', '{"file_mib": 8}');
+    localStorage.setItem('btrfs-lab:pred:ssd-4k-write:0', '42');
+  });
+  await lab.open('#/exp/fio');
+  await expect(page.getByTestId('param-bs')).toHaveValue('4096');
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+  await lab.open('#/exp/sparse-cp');
+  await expect(page.getByTestId('param-file_mib')).toHaveValue('128');
+  await lab.open('#/lesson/ssd-4k-write?step=0');
+  await expect(page.getByTestId('prediction')).toHaveValue('');
+  await page.getByTestId('prediction').fill('30');
+  await expect(page.getByTestId('prediction')).toHaveValue('30');
+});
+
 test('a mangled link shows a message instead of breaking the page', async ({ lab }) => {
   const { page } = lab;
   await lab.open('#/exp/%E0%A4%A?p.%ZZ=1');

@@ -18,7 +18,7 @@ import { Header } from './Header';
 import { HelpOverlay } from './HelpOverlay';
 import { Home } from './Home';
 import { LessonPlayer } from './LessonPlayer';
-import { loadJson } from './storage';
+import { isStringRecord, loadJson } from './storage';
 import { testHook } from './testHook';
 
 const NEXT_EMPHASIS: Record<Emphasis, Emphasis> = { none: 'before', before: 'after', after: 'none' };
@@ -36,7 +36,7 @@ function readLocation(): ViewState {
   const st = parseHash(window.location.hash);
   const r = st.route;
   if (r.page === 'experiment' && Object.keys(r.params).length === 0) {
-    const saved = loadJson<Record<string, string>>(`form:${r.name}`, {});
+    const saved = loadJson<Record<string, string>>(`form:${r.name}`, {}, isStringRecord);
     if (Object.keys(saved).length > 0) {
       const restored: ViewState = { ...st, route: { ...r, params: saved } };
       window.history.replaceState(null, '', formatHash(restored));

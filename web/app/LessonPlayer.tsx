@@ -19,7 +19,7 @@ import { Markdown } from './Markdown';
 import { collectFor } from '../views/registry';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
-import { useStoredState } from './storage';
+import { isString, useStoredState } from './storage';
 import { testHook } from './testHook';
 import { useRunner } from './useRunner';
 
@@ -42,7 +42,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const info = experiments.find((e) => e.name === s.scenario.experiment);
   const runner = useRunner();
   const [all, setAll] = useState<StepMetrics[]>(() => sessionMetrics.get(lesson.id) ?? []);
-  const [guess, setGuess] = useStoredState<string>(`pred:${lesson.id}:${i}`, '');
+  const [guess, setGuess] = useStoredState<string>(`pred:${lesson.id}:${i}`, '', isString);
   const [ranStep, setRanStep] = useState<number | null>(null);
 
   useEffect(() => {
