@@ -128,6 +128,21 @@ test('a bad parameter gets a clear message, nothing typed is lost, and the page 
   await expect(page.getByTestId('cdf-line-sim')).toBeVisible();
 });
 
+test('a link naming a parameter the experiment does not have says so and offers to remove it', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/fio?p.blocksize=8192&p.bs=8192');
+  const notice = page.getByTestId('param-unknown-blocksize');
+  await expect(notice).toContainText('no parameter called blocksize');
+  await expect(page.getByTestId('run')).toBeDisabled();
+  await page.getByTestId('param-unknown-blocksize-remove').click();
+  await expect(notice).toHaveCount(0);
+  await expect(page).not.toHaveURL(/blocksize/);
+  await expect(page).toHaveURL(/p\.bs=8192/);
+  await expect(page.getByTestId('param-bs')).toHaveValue('8192');
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+});
+
 test('stored values of the wrong shape (another version, or edited by hand) are ignored, not fatal', async ({ lab }) => {
   const { page } = lab;
   await lab.open('#/');

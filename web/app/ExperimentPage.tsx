@@ -99,6 +99,7 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
           onChange={(name, text) => onChange(nonDefault(info.params, { ...values, [name]: text }), seed)}
           onSeed={(s) => onChange(nonDefault(info.params, values), s)}
           onReset={() => onChange(nonDefault(info.params, defaultParams(info.params)), 1)}
+          onRemove={(name) => onChange(nonDefault(info.params, Object.fromEntries(Object.entries(values).filter(([k]) => k !== name))), seed)}
         />
       </aside>
       <section className="main-col">

@@ -14,6 +14,8 @@ interface Props {
   onChange(name: string, text: string): void;
   onSeed(seed: number): void;
   onReset(): void;
+  /** Drop a value the experiment has no parameter for (from an old link). */
+  onRemove(name: string): void;
   disabled?: boolean;
 }
 
@@ -24,9 +26,23 @@ function rangeText(p: ParamInfo): string {
   return lo || hi ? `${lo}…${hi}` : '';
 }
 
-export function ParamForm({ params, values, errors, seed, onChange, onSeed, onReset, disabled }: Props) {
+export function ParamForm({ params, values, errors, seed, onChange, onSeed, onReset, onRemove, disabled }: Props) {
+  // A link (or a stored form) may name a parameter this experiment does not
+  // have (renamed since, or mistyped): there is no field to fix it in, so it
+  // is shown here with a way out, not only as "Fix <name>" on a dead button.
+  const unknown = Object.keys(values).filter((k) => !params.some((p) => p.name === k));
   return (
     <form className="params" data-testid="param-form" onSubmit={(e) => e.preventDefault()} aria-label="Parameters">
+      {unknown.map((k) => (
+        <div key={k} className="field field-bad" data-testid={`param-unknown-${k}`}>
+          <div className="field-error" role="status">
+            The link sets <code>{k}={values[k]}</code>, but this experiment has no parameter called <code>{k}</code>.{' '}
+            <button type="button" className="btn-quiet" onClick={() => onRemove(k)} disabled={disabled} data-testid={`param-unknown-${k}-remove`}>
+              Remove it
+            </button>
+          </div>
+        </div>
+      ))}
       {params.map((p) => {
         const id = `param-${p.name}`;
         const err = errors[p.name];
