@@ -142,8 +142,9 @@ export function App() {
         info={info}
         params={route.params}
         seed={route.seed}
+        badSeed={route.badSeed}
         emphasis={view.emphasis}
-        onChange={(params, seed) => go({ ...view, route: { ...route, params: nonDefault(info.params, params), seed } }, true)}
+        onChange={(params, seed) => go({ ...view, route: { page: 'experiment', name: route.name, params: nonDefault(info.params, params), seed } }, true)}
       />
     ) : experiments === null ? (
       <p className="loading">Loading the engine…</p>

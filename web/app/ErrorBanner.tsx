@@ -5,7 +5,7 @@ const HINT: Record<string, string> = {
   LAB_EINVAL: 'Check the parameters and run again.',
   LAB_ERANGE: 'A parameter is outside its range; the form shows the allowed values.',
   LAB_ENOENT: 'The engine does not know that name.',
-  LAB_ENOMEM: 'The simulation ran out of memory: try a smaller workload (scale).',
+  LAB_ENOMEM: 'The simulation ran out of memory: try a smaller workload.',
   LAB_EENGINE: 'This is a bug in the engine; the page still works.',
   WORKER_CRASHED: 'The engine will restart on the next run.',
 };

@@ -22,12 +22,14 @@ interface Props {
   info: ExperimentInfo;
   params: Record<string, string>;
   seed: number;
+  /** The link's seed, when it was not a seed (seed 1 is used instead). */
+  badSeed?: string;
   emphasis: Emphasis;
   /** Replace the URL's parameters and seed (what the user typed is never dropped). */
   onChange(params: Record<string, string>, seed: number): void;
 }
 
-export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props) {
+export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange }: Props) {
   const values = useMemo(() => withDefaults(info.params, params), [info, params]);
   const errors = useMemo(() => validateAll(info.params, values), [info, values]);
   const invalid = Object.keys(errors).length > 0;
@@ -117,6 +119,11 @@ export function ExperimentPage({ info, params, seed, emphasis, onChange }: Props
           onRun={run}
           onCancel={runner.cancel}
         />
+        {badSeed !== undefined && (
+          <p className="notice" role="status" data-testid="bad-seed">
+            The link&apos;s seed <code>{badSeed}</code> is not a whole number from 0 to 999,999,999,999,999, so seed {seed} is used.
+          </p>
+        )}
         {state.error && <ErrorBanner error={state.error} />}
         <Results info={info} params={values} variants={info.variants} runs={state.results} emphasis={emphasis} stale={stale} previous={previous} seed={state.specs?.[0]?.seed ?? seed} onParams={runWith} />
       </section>

@@ -24,8 +24,13 @@ describe('urlState', () => {
     expect(parseHash('#/nonsense/x').route).toEqual({ page: 'home' });
     expect(parseHash('').route).toEqual({ page: 'home' });
     const r = parseHash('#/exp/fio?seed=-3&emph=sideways&step=x&p.=1');
-    expect(r.route).toEqual({ page: 'experiment', name: 'fio', params: {}, seed: 1 });
+    expect(r.route).toEqual({ page: 'experiment', name: 'fio', params: {}, seed: 1, badSeed: '-3' });
     expect(r.emphasis).toBe('none');
+    // a seed that is not one is reported (the page says so), and the
+    // corrected link no longer carries it
+    expect(parseHash('#/exp/fio?seed=99999999999999999999').route).toMatchObject({ seed: 1, badSeed: '99999999999999999999' });
+    expect(formatHash(parseHash('#/exp/fio?seed=abc&p.bs=512'))).toBe('#/exp/fio?p.bs=512');
+    expect(parseHash('#/exp/fio?seed=7').route).not.toHaveProperty('badSeed');
   });
 
   it('does not throw on a malformed escape: the segment is kept as typed', () => {

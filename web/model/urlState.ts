@@ -8,14 +8,16 @@
  *   #/lesson/ssd-4k-write?step=2         a lesson at step 2 (0-based)
  *   ...&emph=after&focus=1               emphasis and projector mode
  *
- * Pure: parseHash and formatHash are inverses on every Route they produce.
+ * Pure: parseHash and formatHash are inverses on every Route they produce
+ * (but for badSeed, which formatHash drops: the URL is then corrected).
  */
 
 export type Emphasis = 'none' | 'before' | 'after';
 
 export type Route =
   | { page: 'home' }
-  | { page: 'experiment'; name: string; params: Record<string, string>; seed: number }
+  /** badSeed: the link's seed when it was not one (shown, then dropped) */
+  | { page: 'experiment'; name: string; params: Record<string, string>; seed: number; badSeed?: string }
   | { page: 'lesson'; id: string; step: number };
 
 export interface ViewState {
@@ -55,8 +57,9 @@ export function parseHash(hash: string): ViewState {
     const params: Record<string, string> = {};
     for (const [k, v] of query) if (k.startsWith('p.') && k.length > 2) params[k.slice(2)] = v;
     const seedText = query.get('seed');
-    const seed = seedText !== null && /^\d{1,15}$/.test(seedText) ? Number(seedText) : DEFAULT_SEED;
-    st.route = { page: 'experiment', name: path[1], params, seed };
+    const ok = seedText !== null && /^\d{1,15}$/.test(seedText);
+    st.route = { page: 'experiment', name: path[1], params, seed: ok ? Number(seedText) : DEFAULT_SEED };
+    if (seedText !== null && !ok) st.route.badSeed = seedText;
   } else if (path[0] === 'lesson' && path[1]) {
     const stepText = query.get('step');
     const step = stepText !== null && /^\d{1,4}$/.test(stepText) ? Number(stepText) : 0;
