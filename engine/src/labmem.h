@@ -25,7 +25,7 @@ extern uint64_t lab_oom_events;
 extern uint64_t lab_alloc_count;
 extern uint64_t lab_alloc_fail_at;
 
-/* Hold the reserve again if it was used (lab_open, lab_step, lab_close). */
+/* Hold the reserve again if it was used (lab_open and lab_step do). */
 void lab_reserve_arm(void);
 
 void *lab_malloc(size_t n);
