@@ -29,14 +29,16 @@ int bt_tree_init(fs_info *fs, bt_tree *tr, uint64_t id, task *t)
 	return 0;
 }
 
-/* Drop one in-memory reference; free memory (recursively) at zero. */
+/* Drop one in-memory reference; free memory (recursively) at zero. A NULL
+ * child is one a subvolume drop in progress has already dropped. */
 static void node_put_mem(bt_node *n)
 {
 	if (--n->mrefs > 0)
 		return;
 	if (n->level)
 		for (int i = 0; i < n->nritems; i++)
-			node_put_mem(n->ptrs[i].child);
+			if (n->ptrs[i].child)
+				node_put_mem(n->ptrs[i].child);
 	btx_node_free_mem(n);
 }
 

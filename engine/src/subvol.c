@@ -345,6 +345,16 @@ void subvol_pic_json(const subvol_ctx *sc, strbuf *out)
 	js_obj_end(out);
 }
 
+/* The child at the cursor of `level` is dropped (freed, or its shared ref
+ * given up): unlink it from its parent, which stays in memory until the
+ * walk frees it too, so that a run closed mid-drop (bt_tree_destroy)
+ * does not put it a second time. Nothing else walks a deleted root. */
+static void drop_slot_done(subvol_ctx *sc, int level)
+{
+	sc->nodes[level]->ptrs[sc->slots[level]].child = NULL;
+	sc->slots[level]++;
+}
+
 /*
  * One iteration of the drop loop: walk_down_tree to the next leaf
  * (skipping shared children), free it (walk_up_proc at level 0), then
@@ -385,7 +395,7 @@ static int drop_iteration(subvol_ctx *sc, task *t)
 		if (child->mrefs > 1) {
 			pic_mark(sc, leaves_under(child), t->clock);
 			drop_shared_child(sc, t, child);
-			sc->slots[level]++;
+			drop_slot_done(sc, level);
 			continue;
 		}
 		sc->nodes[level - 1] = child;
@@ -406,7 +416,7 @@ static int drop_iteration(subvol_ctx *sc, task *t)
 			sc->level = level;
 			return 1;
 		}
-		sc->slots[level]++;
+		drop_slot_done(sc, level);
 	}
 	/* walk_up_tree: free every node whose children are all done */
 	while (level <= sc->top && sc->slots[level] >= sc->nodes[level]->nritems) {
@@ -416,7 +426,7 @@ static int drop_iteration(subvol_ctx *sc, task *t)
 		sc->nodes[level] = NULL;
 		level++;
 		if (level <= sc->top)
-			sc->slots[level]++;
+			drop_slot_done(sc, level);
 	}
 	sc->level = level;
 	if (level > sc->top)
