@@ -91,9 +91,12 @@ void trans_destroy(trans_mgr *tm)
 	}
 	free(tm->commits);
 	tm->commits = NULL;
-	/* a run closed before the kthread exited (cancelled, or failed) */
-	free(tm->kthread_ctx);
-	tm->kthread_ctx = NULL;
+	/* a run closed before the kthread exited (cancelled, or failed): its
+	 * task is still in the sim, which the caller destroys after this */
+	if (tm->kthread) {
+		free(tm->kthread->ctx);
+		tm->kthread = NULL;
+	}
 }
 
 /*
@@ -407,7 +410,6 @@ static int kthread_step(sim *s, task *t)
 	if (tm->kthread_stop) {
 		free(k);
 		tm->kthread = NULL;
-		tm->kthread_ctx = NULL;
 		return TASK_DONE;
 	}
 	simtime_t delay = tm->commit_interval;
@@ -435,7 +437,6 @@ static int kthread_step(sim *s, task *t)
 	if (tm->kthread_stop) {
 		free(k);
 		tm->kthread = NULL;
-		tm->kthread_ctx = NULL;
 		return TASK_DONE;
 	}
 	task_wait_until(t, t->clock + delay);
@@ -455,7 +456,6 @@ int trans_kthread_start(trans_mgr *tm, simtime_t at)
 		free(k);
 		return LAB_ENOMEM;
 	}
-	tm->kthread_ctx = k;
 	return 0;
 }
 

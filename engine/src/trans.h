@@ -102,7 +102,6 @@ typedef struct trans_mgr {
 	commit_rec *commits;
 	int ncommits, commits_cap;
 	task *kthread;
-	void *kthread_ctx;           /* its state, freed here if the run ends first */
 	int kthread_stop;
 	void (*wake_cleaner)(void *ctx, simtime_t at); /* kthread's wake_up_process(cleaner) */
 	void *cleaner_ctx;
@@ -113,6 +112,8 @@ typedef struct trans_mgr {
 
 /* Set up the manager over fs (registers the delayed-ref hooks). */
 int trans_init(trans_mgr *tm, fs_info *fs);
+/* Free the manager; before sim_destroy (a kthread still running is freed
+ * through its task). */
 void trans_destroy(trans_mgr *tm);
 
 /* The running transaction, created if none (models join_transaction

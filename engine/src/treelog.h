@@ -176,12 +176,13 @@ int treelog_set_phase(treelog *tl, const char *name);
  * part is done. new_extents: file extents changed since the inode was
  * last logged (what a fast fsync logs). Returns 0 or LAB_EINVAL.
  */
+int treelog_fsync_init(tl_fsync *f, struct btrfs_root *root,
+		       struct inode *inode, uint32_t new_extents);
+
 /* Free what an fsync that will never finish owns (the run ended under it:
  * cancelled, or failed). Call before treelog_destroy. */
 void treelog_fsync_abandon(treelog *tl, tl_fsync *f);
 
-int treelog_fsync_init(tl_fsync *f, struct btrfs_root *root,
-		       struct inode *inode, uint32_t new_extents);
 /*
  * Like treelog_fsync_init, and the parent directory is logged as well:
  * its inode item and its dir index items in leaves changed in this

@@ -12,21 +12,12 @@
 
 #include "lab.h"
 #include "t.h"
-
-static lab_run *open_run(const char *exp, const char *variant, const char *params)
-{
-	lab_run *r = NULL;
-	char *err = NULL;
-	int rc = lab_open(exp, variant, params, 7, 0, &r, &err);
-	CHECK_EQ(rc, 0);
-	lab_free(err);
-	return r;
-}
+#include "t_lab.h"
 
 /* Events the whole run takes, and its result. */
 static uint64_t full_run(const char *exp, const char *variant, const char *params, char **json)
 {
-	lab_run *r = open_run(exp, variant, params);
+	lab_run *r = t_open(exp, variant, params, 7);
 	int done = 0;
 	while (!done)
 		if (lab_step(r, 100000, &done))
@@ -45,7 +36,7 @@ static void cancel_sweep(const char *exp, const char *variant, const char *param
 	int closes = 0;
 	/* every event of a short run, else 1, 2, 3, 5, 8, ... (Fibonacci) */
 	for (uint64_t a = 1, b = 2; a < total; total < 100 ? (a++, b++) : (b += a, a = b - a)) {
-		lab_run *r = open_run(exp, variant, params);
+		lab_run *r = t_open(exp, variant, params, 7);
 		int done = 0;
 		uint64_t left = a;
 		while (left > 0 && !done) {

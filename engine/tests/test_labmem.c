@@ -14,16 +14,7 @@
 #include "lab.h"
 #include "labmem.h"
 #include "t.h"
-
-static lab_run *open_run(const char *exp, const char *variant, const char *params)
-{
-	lab_run *r = NULL;
-	char *err = NULL;
-	int rc = lab_open(exp, variant, params, 1, 0, &r, &err);
-	CHECK_EQ(rc, 0);
-	lab_free(err);
-	return r;
-}
+#include "t_lab.h"
 
 /* Run to the end; 0 or the error code of the step that failed. */
 static int finish(lab_run *r)
@@ -37,13 +28,13 @@ static int finish(lab_run *r)
 static void test_oom_fails_its_run_only(void)
 {
 	const char *p = "ops=300";
-	lab_run *ref = open_run("torture", "base", p);
+	lab_run *ref = t_open("torture", "base", p, 1);
 	CHECK_EQ(finish(ref), 0);
 	char *want = NULL;
 	CHECK_EQ(lab_result_json(ref, &want), 0);
 	lab_close(ref);
 
-	lab_run *a = open_run("torture", "base", p), *b = open_run("torture", "base", p);
+	lab_run *a = t_open("torture", "base", p, 1), *b = t_open("torture", "base", p, 1);
 	int done = 0;
 	CHECK_EQ(lab_step(b, 10, &done), 0);
 	/* a's next allocation fails (torture allocates as it runs: inodes,
