@@ -655,10 +655,6 @@ static int setup_all(struct lab_run *r, tort *c)
 	return 0;
 }
 
-/* Mount on an "ideal" device, attach transactions and the data path (and
- * for mix=all quota, the cleaner, the log), make the subvolumes, commit,
- * spawn the main task. */
-
 /* A commit of the setup (mkfs's subvolumes, quota enable) is checked and
  * counted like the operations' ones: "after every commit" means every one
  * the commit chart shows. */
@@ -672,6 +668,9 @@ static int setup_commit(tort *c)
 	return 0;
 }
 
+/* Mount on an "ideal" device, attach transactions and the data path (and
+ * for mix=all quota, the cleaner, the log), make the subvolumes, commit,
+ * spawn the main task. */
 static int torture_setup(struct lab_run *r)
 {
 	tort *c = lab_calloc(1, sizeof(*c));
