@@ -80,6 +80,7 @@ test('every point measured on the 860 PRO, checked in the browser: the counts th
   const { page } = lab;
   await lab.open('#/exp/fio?p.device=consumer-ssd');
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('fit-check-replicates')).toHaveCount(0); // each 860 PRO job was measured once
   // a sweep can be stopped like any long run; what it did stays
   await page.getByTestId('fit-check-run').click();
   await expect(page.getByTestId('fit-check-summary')).toBeVisible({ timeout: 60_000 });
@@ -262,4 +263,15 @@ test("the first lesson's checks all pass in the browser", async ({ lab }) => {
   const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
   expect(Object.keys(all)).toHaveLength(steps);
   expect(Object.values(all).flat().every(Boolean)).toBe(true);
+});
+
+test('the device page compares the measured drive with itself where a job was measured twice', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/fio?p.device=nvme-dc');
+  // measured data only, shown before any check is run; the same count as
+  // engine/tests/test_fio_fidelity.c's "the drive against itself"
+  const self = page.getByTestId('fit-check-replicates');
+  await expect(self).toHaveAttribute('data-pairs', '50');
+  await expect(self).toHaveAttribute('data-within', '40');
+  await expect(self).toContainText('50 of these jobs were measured twice');
 });

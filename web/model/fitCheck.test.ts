@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { PublishedRow } from '../engine/types';
-import { distinctJobs, layoutErrors, measuredPoints, scorePoint, summarise } from './fitCheck';
+import { distinctJobs, layoutErrors, measuredPoints, replicateAgreement, scorePoint, summarise } from './fitCheck';
 
 const row = (device: string, job: [string, number, number, number], metric: string, value: number, source: string, tolerance: number): PublishedRow => ({
   variant: 'base',
@@ -66,5 +66,14 @@ describe('fit check model', () => {
     expect(b!.y).toBeGreaterThan(L.band[1]); // below the band, at the edge
     expect(a!.x).toBeLessThan(b!.x); // 120 us left of 50 ms
     for (let i = 1; i < L.xTicks.length; i++) expect(L.xTicks[i]!.pos - L.xTicks[i - 1]!.pos).toBeGreaterThanOrEqual(60);
+  });
+
+  it('compares the drive with itself on the jobs measured twice', () => {
+    // b2 is within 15% of b on all three: one pair, agreeing
+    expect(replicateAgreement(measuredPoints(rows, 'd'))).toEqual({ pairs: 1, within: 1 });
+    const far = [...rows, ...point('d', ['randwrite', 4096, 128, 9], [190000, 5100, 18000], 'c2.txt', 0.1)];
+    // c2's p99 is 64% below c's: a second pair, not agreeing
+    expect(replicateAgreement(measuredPoints(far, 'd'))).toEqual({ pairs: 2, within: 1 });
+    expect(replicateAgreement(measuredPoints(rows, 'other'))).toEqual({ pairs: 0, within: 0 });
   });
 });

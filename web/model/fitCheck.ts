@@ -164,3 +164,30 @@ export function layoutErrors(points: ScoredPoint[], metric: 'iops' | 'p50' | 'p9
     zero: y(0),
   };
 }
+
+export interface ReplicateAgreement {
+  /** jobs measured twice (a replicate run) */
+  pairs: number;
+  /** of those, the second run within WITHIN of the first on every metric both have */
+  within: number;
+}
+
+/**
+ * How well the measured drive reproduces itself: for each job measured in
+ * two runs, compare the second run with the first as the model is compared
+ * with a run. A model cannot be held closer to one run than the drive's own
+ * second run is, so this is the yardstick the 15% target sits beside.
+ */
+export function replicateAgreement(points: MeasuredFioPoint[]): ReplicateAgreement {
+  const byJob = new Map<string, MeasuredFioPoint[]>();
+  for (const p of points) byJob.set(jobKey(p), [...(byJob.get(jobKey(p)) ?? []), p]);
+  let pairs = 0;
+  let within = 0;
+  for (const runs of byJob.values()) {
+    const [a, b] = runs; // a third run, if any, is left out (as in the C test)
+    if (!a || !b) continue;
+    pairs++;
+    if (scorePoint(a, { iops: b.iops, clat_p50_us: b.p50, clat_p99_us: b.p99 }).within) within++;
+  }
+  return { pairs, within };
+}

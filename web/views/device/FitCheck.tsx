@@ -19,6 +19,7 @@ import {
   jobParams,
   layoutErrors,
   measuredPoints,
+  replicateAgreement,
   scorePoint,
   summarise,
   WITHIN,
@@ -68,6 +69,7 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
   const byJob = new Map(done.map((d) => [d.key, d.metrics]));
   const scored: ScoredPoint[] = points.filter((p) => byJob.has(jobKey(p))).map((p) => scorePoint(p, byJob.get(jobKey(p))!));
   const sums = summarise(scored);
+  const selfCheck = replicateAgreement(points);
   const misses = scored.filter((p) => p.status === 'fitted' && !p.within);
   const pw = Math.max(260, Math.floor(boxWidth >= 840 ? (boxWidth - 40) / 3 : boxWidth));
   if (points.length === 0) return null;
@@ -79,6 +81,12 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
         {Number(params.ios ?? 200000) === 200000 && seed === 1 ? ' (as the C test runs them)' : ' (the C test runs 200,000 IOs with seed 1, so its counts can differ)'}{' '}
         <SweepButton state={state} done={done.length} total={jobs.length} label="Check every measured point" testId="fit-check-run" onRun={() => void run()} onStop={stop} />
       </figcaption>
+      {selfCheck.pairs > 0 && (
+        <p className="muted" data-testid="fit-check-replicates" data-pairs={selfCheck.pairs} data-within={selfCheck.within}>
+          The drive against itself: {selfCheck.pairs} of these jobs were measured twice, and the second run is within {Math.round(WITHIN * 100)}% of the first on IOPS, median and p99 for {selfCheck.within} of
+          them. No model can be held closer to one run than the drive&apos;s own second run is.
+        </p>
+      )}
       {err && <p className="error">{err}</p>}
       {scored.length > 0 && (
         <>
