@@ -274,4 +274,18 @@ test('the device page compares the measured drive with itself where a job was me
   await expect(self).toHaveAttribute('data-pairs', '50');
   await expect(self).toHaveAttribute('data-within', '40');
   await expect(self).toContainText('50 of these jobs were measured twice');
+  // a job measured twice draws its second run hollow beside the first:
+  // the 9-job 4 KiB write p99 was 18.7 ms in one run and 53.7 ms in the other
+  await page.getByTestId('measured-job').selectOption({ label: 'randwrite 4 KiB, QD128 × 9 jobs' });
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('cdf-marker-other')).toHaveCount(4);
+  await expect(page.getByTestId('cdf-chart')).toContainText('53.7 ms');
+  await expect(page.getByTestId('measured-other')).toContainText('5G_3.19/4k_w_9.txt');
+  await expect(page.getByTestId('measured-other')).toContainText('held out of the fit');
+  // a job measured once has none
+  await page.getByTestId('measured-job').selectOption({ label: 'randwrite 8 KiB, QD128 × 2 jobs' });
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('cdf-marker')).not.toHaveCount(0);
+  await expect(page.getByTestId('cdf-marker-other')).toHaveCount(0);
+  await expect(page.getByTestId('measured-other')).toHaveCount(0);
 });

@@ -150,6 +150,12 @@ const bdev_profile *bdev_profile_find(const char *name)
 	return NULL;
 }
 
+int bdev_point_same_job(const bdev_point *a, const bdev_point *b)
+{
+	return a->bs == b->bs && a->iodepth == b->iodepth && a->numjobs == b->numjobs &&
+	       strcmp(a->profile, b->profile) == 0 && strcmp(a->rw, b->rw) == 0;
+}
+
 /*
  * bdev_point_find - the measured fio point of this shape, or NULL. A drive
  * measured in two runs (the 980 PRO) can have two points of one shape:

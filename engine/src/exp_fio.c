@@ -249,10 +249,36 @@ static int fio_collect(struct lab_run *r)
 	return 0;
 }
 
+/* A measured fio point as the page reads it (web/model/fioDetails.ts). */
+static void point_json(strbuf *out, const bdev_point *p)
+{
+	js_obj(out);
+	js_knum(out, "iops", p->iops);
+	js_knum(out, "bw_mib_s", p->bw_mib_s);
+	js_key(out, "clat_us");
+	js_obj(out);
+	const char *names[] = { "avg", "p50", "p90", "p99", "p999" };
+	double vals[] = { p->clat_avg_us, p->clat_p50_us, p->clat_p90_us, p->clat_p99_us,
+			  p->clat_p999_us };
+	for (int i = 0; i < 5; i++) {
+		js_key(out, names[i]);
+		if (vals[i] < 0)
+			js_null(out);
+		else
+			js_num(out, vals[i]);
+	}
+	js_obj_end(out);
+	js_kbool(out, "fitted", p->fit);
+	js_kstr(out, "why", p->why ? p->why : "");
+	js_kstr(out, "source", p->source);
+	js_obj_end(out);
+}
+
 /*
  * fio_details - for the front end: the simulated clat CDF (101 quantiles,
  * in us), the device's counters, and the measured point of the same shape
- * with its source file, when the calibration data has one.
+ * with its source file, when the calibration data has one, and any other
+ * runs of that shape (measured_also).
  */
 static void fio_details(struct lab_run *r, strbuf *out)
 {
@@ -282,30 +308,21 @@ static void fio_details(struct lab_run *r, strbuf *out)
 	const bdev_point *p = bdev_point_find(c->prof->name, rw, (uint32_t)c->bs,
 					      c->depth, c->njobs);
 	js_key(out, "measured");
-	if (!p) {
+	if (!p)
 		js_null(out);
-	} else {
-		js_obj(out);
-		js_knum(out, "iops", p->iops);
-		js_knum(out, "bw_mib_s", p->bw_mib_s);
-		js_key(out, "clat_us");
-		js_obj(out);
-		const char *names[] = { "avg", "p50", "p90", "p99", "p999" };
-		double vals[] = { p->clat_avg_us, p->clat_p50_us, p->clat_p90_us,
-				  p->clat_p99_us, p->clat_p999_us };
-		for (int i = 0; i < 5; i++) {
-			js_key(out, names[i]);
-			if (vals[i] < 0)
-				js_null(out);
-			else
-				js_num(out, vals[i]);
-		}
-		js_obj_end(out);
-		js_kbool(out, "fitted", p->fit);
-		js_kstr(out, "why", p->why ? p->why : "");
-		js_kstr(out, "source", p->source);
-		js_obj_end(out);
+	else
+		point_json(out, p);
+	/* The same job measured in other runs (a replicate, another drive
+	 * state): the page draws them beside the first, so the drive's own
+	 * scatter is in view. */
+	js_key(out, "measured_also");
+	js_arr(out);
+	for (int i = 0; p && i < bdev_npoints; i++) {
+		const bdev_point *q = &bdev_points[i];
+		if (q != p && bdev_point_same_job(q, p))
+			point_json(out, q);
 	}
+	js_arr_end(out);
 	js_obj_end(out);
 }
 

@@ -603,12 +603,55 @@ static void test_point_find(void)
 	CHECK(q != NULL && strstr(q->source, "4k_w_1") != NULL);
 	CHECK(bdev_point_find("nvme-dc", "randwrite", 4096, 3, 1) == NULL);
 	CHECK(bdev_point_find("no-such", "randread", 4096, 1, 1) == NULL);
+	/* the pair is the same job; another shape is not */
+	const bdev_point *a = bdev_point_find("consumer-nvme", "randread", 4096, 16, 1);
+	for (int i = 0; a && i < bdev_npoints; i++) {
+		const bdev_point *b = &bdev_points[i];
+		int same = strcmp(b->profile, "consumer-nvme") == 0 && strcmp(b->rw, "randread") == 0 &&
+			   b->bs == 4096 && b->iodepth == 16 && b->numjobs == 1;
+		CHECK_EQ(bdev_point_same_job(a, b), same);
+	}
+}
+
+/* The fio run's details name the job's other measured runs (the page draws
+ * them beside the first): the P4510's 9-job 4 KiB write was measured twice,
+ * its 2-job 8 KiB write once. */
+static void test_details_other_runs(void)
+{
+	static const struct {
+		const char *params, *want;
+	} cases[] = {
+		{ "device=nvme-dc\nrw=randwrite\nbs=4096\niodepth=128\nnumjobs=9\nios=2000",
+		  "\"measured_also\":[{" },
+		{ "device=nvme-dc\nrw=randwrite\nbs=8192\niodepth=128\nnumjobs=2\nios=2000",
+		  "\"measured_also\":[]" },
+	};
+	for (int k = 0; k < 2; k++) {
+		lab_run *r = NULL;
+		char *msg = NULL, *json = NULL;
+		CHECK_EQ(lab_open("fio", "base", cases[k].params, 1, 0, &r, &msg), 0);
+		int done = 0;
+		while (r && !done && lab_step(r, 1u << 20, &done) == 0)
+			;
+		CHECK(done);
+		CHECK_EQ(r ? lab_result_json(r, &json) : -1, 0);
+		CHECK(json && strstr(json, cases[k].want) != NULL);
+		if (k == 0) {
+			const char *also = json ? strstr(json, "\"measured_also\"") : NULL;
+			CHECK(also && strstr(also, "5G_3.19/4k_w_9.txt") != NULL);
+			CHECK(also && strstr(also, "\"fitted\":false") != NULL);
+		}
+		lab_free(json);
+		lab_free(msg);
+		lab_close(r);
+	}
 }
 
 int main(void)
 {
 	test_bad_input();
 	test_point_find();
+	test_details_other_runs();
 	test_ideal();
 	test_qd1_service_time();
 	test_partial_page_read();

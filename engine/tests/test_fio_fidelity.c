@@ -124,13 +124,6 @@ static void acc_print(const char *label, const acc *a)
 	       100 * sqrt(a->se_p50 / a->n), 100 * sqrt(a->se_p99 / a->n));
 }
 
-/* Same fio job (profile and shape), measured in another run. */
-static int same_job(const bdev_point *a, const bdev_point *b)
-{
-	return strcmp(a->profile, b->profile) == 0 && strcmp(a->rw, b->rw) == 0 &&
-	       a->bs == b->bs && a->iodepth == b->iodepth && a->numjobs == b->numjobs;
-}
-
 /*
  * The drive against itself: for each job measured twice, the second run's
  * error against the first on iops, p50 and p99, counted as a model's would
@@ -146,7 +139,7 @@ static void report_replicates(const char *profile)
 			continue;
 		int earlier = 0;
 		for (int j = 0; j < i; j++)
-			if (same_job(&bdev_points[j], b) && !earlier++)
+			if (bdev_point_same_job(&bdev_points[j], b) && !earlier++)
 				a = &bdev_points[j];
 		if (earlier != 1)
 			continue; /* the first run of a job, or a third one */

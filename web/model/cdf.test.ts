@@ -29,6 +29,24 @@ describe('cdf layout', () => {
     for (const g of gaps) expect(g).toBeCloseTo(gaps[0] ?? 0, 6);
   });
 
+  it('places another run\'s markers with their labels clear of the first run\'s', () => {
+    const L = layoutCdf({
+      width: 800,
+      height: 400,
+      series: [],
+      measured: [{ p: 0.5, us: 4752, label: 'p50' }, { p: 0.99, us: 18744, label: 'p99' }, { p: 0.9, us: 6456, label: 'p90' }],
+      others: [{ p: 0.5, us: 4555, label: 'p50' }, { p: 0.99, us: 53740, label: 'p99' }, { p: 0.9999, us: 1e5, label: 'p99.99' }],
+    });
+    expect(L.domain).toEqual([1000, 100000]); // the other run's 53.7 ms is inside
+    const side = (ms: typeof L.markers, label: string) => ms.find((m) => m.label === label)?.side;
+    // p50: the other run is left of the first: labels outwards, left and right
+    expect([side(L.otherMarkers, 'p50'), side(L.markers, 'p50')]).toEqual(['left', 'right']);
+    // p99: the other run is right of the first: the two swap sides
+    expect([side(L.markers, 'p99'), side(L.otherMarkers, 'p99')]).toEqual(['left', 'right']);
+    expect(side(L.markers, 'p90')).toBe('right'); // alone on its row
+    expect(L.otherMarkers.map((m) => m.label)).toEqual(['p50', 'p99']); // p99.99 is above the chart
+  });
+
   it('adds 2x and 5x ticks when the axis spans few decades', () => {
     const L = layoutCdf({ width: 600, height: 300, series: [{ id: 's', label: 's', points: [{ p: 0.5, us: 300 }, { p: 0.99, us: 700 }] }], measured: [] });
     expect(L.domain).toEqual([100, 1000]);

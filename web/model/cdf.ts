@@ -29,6 +29,8 @@ export interface CdfLayoutInput {
   height: number;
   series: CdfSeries[];
   measured: MeasuredMarker[];
+  /** the same job's percentiles from its other measured runs, drawn hollow */
+  others?: MeasuredMarker[];
   /** Highest percentile shown (0.999 by default; 0.9999 if data reach it). */
   maxP?: number;
 }
@@ -38,6 +40,9 @@ export interface Tick {
   label: string;
 }
 
+/** A marker where it is drawn, with the side its label goes to. */
+export type PlacedMarker = MeasuredMarker & { x: number; y: number; side: 'left' | 'right' };
+
 export interface CdfLayout {
   width: number;
   height: number;
@@ -45,7 +50,8 @@ export interface CdfLayout {
   xTicks: Tick[];
   yTicks: Tick[];
   paths: { id: string; label: string; d: string }[];
-  markers: (MeasuredMarker & { x: number; y: number })[];
+  markers: PlacedMarker[];
+  otherMarkers: PlacedMarker[];
   /** x domain in us, for captions and tests. */
   domain: [number, number];
 }
@@ -77,7 +83,8 @@ export function formatUs(us: number): string {
 export function layoutCdf(input: CdfLayoutInput): CdfLayout {
   const margin = { top: 28, right: 44, bottom: 52, left: 68 };
   const maxP = input.maxP ?? 0.999;
-  const all = [...input.series.flatMap((s) => s.points), ...input.measured].map((q) => q.us).filter((u) => u > 0 && Number.isFinite(u));
+  const others = input.others ?? [];
+  const all = [...input.series.flatMap((s) => s.points), ...input.measured, ...others].map((q) => q.us).filter((u) => u > 0 && Number.isFinite(u));
   const lo = all.length ? Math.min(...all) : 1;
   const hi = all.length ? Math.max(...all) : 1000;
   const d0 = 10 ** Math.floor(Math.log10(lo));
@@ -102,10 +109,30 @@ export function layoutCdf(input: CdfLayoutInput): CdfLayout {
     const pts = s.points.filter((q) => q.p > 0 && q.p <= maxP + 1e-12 && q.us > 0).sort((a, b) => a.p - b.p);
     return { id: s.id, label: s.label, d: gen(pts) ?? '' };
   });
-  const markers = input.measured
-    .filter((m) => m.p > 0 && m.p <= maxP + 1e-12 && m.us > 0)
-    .map((m) => ({ ...m, x: x(m.us), y: y(nines(m.p)) }));
-  return { width: input.width, height: input.height, margin, xTicks, yTicks, paths, markers, domain: [d0, d1] };
+  const inRange = (m: MeasuredMarker) => m.p > 0 && m.p <= maxP + 1e-12 && m.us > 0;
+  const shown = input.measured.filter(inRange);
+  const shownOthers = others.filter(inRange);
+  // Labels go right of the first run's markers and left of the other runs'
+  // unless, at the same percentile, the other run lies left of the first:
+  // then they swap, so two labels on one row never run into each other.
+  const place = (ms: MeasuredMarker[], peers: MeasuredMarker[], own: 'left' | 'right'): PlacedMarker[] =>
+    ms.map((m) => {
+      const peer = peers.find((q) => Math.abs(q.p - m.p) < 1e-9);
+      const away: 'left' | 'right' = own === 'right' ? 'left' : 'right';
+      const swap = peer !== undefined && (own === 'right' ? m.us < peer.us : m.us > peer.us);
+      return { ...m, x: x(m.us), y: y(nines(m.p)), side: swap ? away : own };
+    });
+  return {
+    width: input.width,
+    height: input.height,
+    margin,
+    xTicks,
+    yTicks,
+    paths,
+    markers: place(shown, shownOthers, 'right'),
+    otherMarkers: place(shownOthers, shown, 'left'),
+    domain: [d0, d1],
+  };
 }
 
 /**

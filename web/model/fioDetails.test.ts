@@ -36,8 +36,20 @@ describe('fio details', () => {
   });
 
   it('survives a missing measurement and garbage', () => {
-    const pic = readFioDetails({ measured: null, cdf: 'nope' });
+    const pic = readFioDetails({ measured: null, cdf: 'nope', measured_also: 'nope' });
     expect(pic.measured).toBeNull();
     expect(pic.simulated).toEqual([]);
+    expect(pic.others).toEqual([]);
+  });
+
+  it('reads the same job\'s other measured runs, skipping what is not a point', () => {
+    const pic = readFioDetails({
+      measured: { clat_us: { p50: 4752, p99: 18744 }, fitted: true, why: '', source: '4G/4k_w_9.txt' },
+      measured_also: [{ clat_us: { p50: 4555, p99: 53740 }, fitted: false, why: 'held out: the replicate depth-128 run', source: '5G/4k_w_9.txt' }, null, 7],
+    });
+    expect(pic.others).toHaveLength(1);
+    expect(pic.others[0]?.source).toBe('5G/4k_w_9.txt');
+    expect(pic.others[0]?.markers).toEqual([{ p: 0.5, us: 4555, label: 'p50' }, { p: 0.99, us: 53740, label: 'p99' }]);
+    expect(pic.others[0]?.notFitted).toEqual({ kind: 'held out', reason: 'the replicate depth-128 run' });
   });
 });

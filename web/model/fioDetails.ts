@@ -7,7 +7,8 @@
  *    "device": {"reads", "writes", "busy_ns", "max_inflight"},
  *    "measured": null | {"iops", "bw_mib_s",
  *                        "clat_us": {"avg", "p50", "p90", "p99", "p999"},
- *                        "fitted": bool, "why": "...", "source": "file"}}
+ *                        "fitted": bool, "why": "...", "source": "file"},
+ *    "measured_also": [the same job's other measured runs, same form]}
  *
  * `measured.fitted` says whether the model was fitted to that very point
  * (so agreement is expected); if not, `why` says whether it was held out
@@ -35,6 +36,8 @@ export interface FioPicture {
   notes: string;
   simulated: Quantile[];
   measured: MeasuredPoint | null;
+  /** the same job measured in other runs (a replicate, another drive state) */
+  others: MeasuredPoint[];
   device: Record<string, number>;
 }
 
@@ -109,6 +112,9 @@ export function readFioDetails(details: Record<string, unknown>): FioPicture {
     notes: str(details.notes),
     simulated: readQuantiles(details.cdf),
     measured: readMeasured(details.measured),
+    others: Array.isArray(details.measured_also)
+      ? details.measured_also.map(readMeasured).filter((m): m is MeasuredPoint => m !== null)
+      : [],
     device,
   };
 }

@@ -40,4 +40,23 @@ describe('CdfChart', () => {
     expect((html.match(/data-testid="cdf-marker"/g) ?? []).length).toBe(2);
     await expect(normalise(html)).toMatchFileSnapshot('./__snapshots__/CdfChart.svg.html');
   });
+
+  it('draws the same job\'s other measured runs hollow, inside the x domain', () => {
+    const html = renderToStaticMarkup(
+      <CdfChart
+        height={300}
+        series={[{ id: 'sim', label: 'simulated', color: '#009E73', points: [{ p: 0.5, us: 4400 }, { p: 0.99, us: 7800 }] }]}
+        measured={[{ p: 0.99, us: 18744, label: 'p99' }]}
+        others={[
+          { p: 0.5, us: 4555, label: 'p50' },
+          { p: 0.99, us: 53740, label: 'p99' },
+        ]}
+        othersLabel="5G/4k_w_9.txt"
+      />,
+    );
+    expect((html.match(/data-testid="cdf-marker-other"/g) ?? []).length).toBe(2);
+    expect((html.match(/data-testid="cdf-marker"/g) ?? []).length).toBe(1);
+    expect(html).toContain('53.7 ms');
+    expect(html).toContain('in another run: 53.7 ms (5G/4k_w_9.txt)');
+  });
 });

@@ -1,7 +1,10 @@
 /*
  * CdfChart.tsx - draw a latency CDF laid out by model/cdf.ts: a log-x
  * latency axis, percentiles on a nines scale, a line per simulated series
- * and a diamond per measured percentile. Drawing only; no data logic here.
+ * and a diamond per measured percentile (hollow for the same job's other
+ * measured runs, labelled on the left). Drawing only; no data logic here.
+ * A <title> gets one string: React renders a title of several children
+ * empty on the server (the snapshot test renders there).
  */
 import { useWidth } from '../../app/useWidth';
 import { Axes } from '../Axes';
@@ -11,13 +14,15 @@ interface Props {
   series: (CdfSeries & { color: string; dash?: string })[];
   measured: MeasuredMarker[];
   measuredLabel?: string;
+  others?: MeasuredMarker[];
+  othersLabel?: string;
   height?: number;
 }
 
-export function CdfChart({ series, measured, measuredLabel, height }: Props) {
+export function CdfChart({ series, measured, measuredLabel, others, othersLabel, height }: Props) {
   const [box, width] = useWidth<HTMLDivElement>();
   height ??= Math.round(Math.min(420, Math.max(260, width * 0.38)));
-  const L = layoutCdf({ width, height, series, measured });
+  const L = layoutCdf({ width, height, series, measured, others });
   const { margin: m } = L;
   return (
     <div ref={box} className="chart-box">
@@ -32,13 +37,19 @@ export function CdfChart({ series, measured, measuredLabel, height }: Props) {
       {L.markers.map((mk) => (
         <g key={mk.label} transform={`translate(${mk.x},${mk.y})`} data-testid="cdf-marker">
           <rect x={-6} y={-6} width={12} height={12} transform="rotate(45)" fill="#000" stroke="#fff" strokeWidth={1.5} />
-          <text x={10} y={-8} className="marker-label">
+          <text x={mk.side === 'right' ? 10 : -10} y={-8} className="marker-label" textAnchor={mk.side === 'right' ? undefined : 'end'}>
             {mk.label} {formatUs(mk.us)}
           </text>
-          <title>
-            measured {mk.label}: {formatUs(mk.us)}
-            {measuredLabel ? ` (${measuredLabel})` : ''}
-          </title>
+          <title>{`measured ${mk.label}: ${formatUs(mk.us)}${measuredLabel ? ` (${measuredLabel})` : ''}`}</title>
+        </g>
+      ))}
+      {L.otherMarkers.map((mk) => (
+        <g key={`other-${mk.label}`} transform={`translate(${mk.x},${mk.y})`} data-testid="cdf-marker-other">
+          <rect x={-5} y={-5} width={10} height={10} transform="rotate(45)" fill="#fff" stroke="#000" strokeWidth={2} />
+          <text x={mk.side === 'right' ? 10 : -10} y={-8} className="marker-label" textAnchor={mk.side === 'right' ? undefined : 'end'}>
+            {formatUs(mk.us)}
+          </text>
+          <title>{`measured ${mk.label} in another run: ${formatUs(mk.us)}${othersLabel ? ` (${othersLabel})` : ''}`}</title>
         </g>
       ))}
     </svg>

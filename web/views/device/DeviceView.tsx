@@ -6,7 +6,7 @@
  */
 import type { RunResult } from '../../engine/types';
 import type { Quantile } from '../../model/cdf';
-import { readFioDetails } from '../../model/fioDetails';
+import { readFioDetails, type MeasuredPoint } from '../../model/fioDetails';
 import { jobKey, measuredJobs } from '../../model/fioJobs';
 import { fmtNum, fmtPct } from '../../model/format';
 import { splitProfileNotes } from '../../model/profileNotes';
@@ -44,6 +44,13 @@ const GHOST = '#7a8491';
 function withTail(points: Quantile[], p999: number | undefined): Quantile[] {
   if (p999 === undefined || points.some((q) => Math.abs(q.p - 0.999) < 1e-9)) return points;
   return [...points, { p: 0.999, us: p999 }].sort((a, b) => a.p - b.p);
+}
+
+/** How a measured point stands to the fit, for the legend. */
+function whyText(m: MeasuredPoint): string {
+  if (m.usedForFit) return 'the profile was fitted to this point';
+  if (m.notFitted?.kind === 'outside the model') return `outside the model: ${m.notFitted.reason}`;
+  return 'held out of the fit: a prediction';
 }
 
 export function DeviceView({ info, params, runs, previous, seed, onParams }: ViewProps) {
@@ -96,6 +103,8 @@ export function DeviceView({ info, params, runs, previous, seed, onParams }: Vie
               series={series}
               measured={meas?.markers ?? []}
               measuredLabel={meas?.source}
+              others={pic.others.flatMap((o) => o.markers)}
+              othersLabel={pic.others.map((o) => o.source).join(', ')}
             />
           ) : (
             <p className="muted">This run reported no latency distribution.</p>
@@ -123,17 +132,22 @@ export function DeviceView({ info, params, runs, previous, seed, onParams }: Vie
                 <>
                   measured by fio: <span className="source" data-testid="measured-source">{meas.source}</span>{' '}
                   <span className="muted" data-testid="measured-fit">
-                    {meas.usedForFit
-                      ? '(the profile was fitted to this point)'
-                      : meas.notFitted?.kind === 'outside the model'
-                        ? `(outside the model: ${meas.notFitted.reason})`
-                        : '(held out of the fit: a prediction)'}
+                    ({whyText(meas)})
                   </span>
                 </>
               ) : (
                 <span data-testid="measured-none">no measurement of this exact job: the model extrapolates</span>
               )}
             </span>
+            {pic.others.map((o) => (
+              <span key={o.source} data-testid="measured-other">
+                <svg width="14" height="14" aria-hidden="true">
+                  <rect x="3.5" y="3.5" width="7" height="7" transform="rotate(45 7 7)" fill="#fff" stroke="#000" strokeWidth="1.6" />
+                </svg>{' '}
+                the same job in another run: <span className="source">{o.source}</span>{' '}
+                <span className="muted">({whyText(o)}; the drive&apos;s own scatter)</span>
+              </span>
+            ))}
           </div>
         </figure>
         <div className="device-side">
