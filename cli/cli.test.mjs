@@ -159,3 +159,14 @@ test('fidelity --json lists published beside simulated, within tolerance', () =>
   }
   assert.deepEqual(failures, []);
 });
+
+test('fidelity table: each row names its whole setup (no params cut short)', () => {
+  const r = lab('native', ['fidelity', '--experiment', 'fio']);
+  assert.equal(r.status, 0, r.err);
+  const [head, ...rows] = r.out.trimEnd().split('\n');
+  assert.match(head, /^experiment +variant +params +metric/);
+  assert.ok(rows.length > 100);
+  // every fio row carries its depth and job count, so two jobs of one block size never read alike
+  for (const row of rows) assert.match(row, /iodepth=\d+ numjobs=\d+ +(iops|clat_p50_us|clat_p99_us) /, row);
+  assert.ok(rows.some((row) => /device=nvme-dc rw=write bs=131072 iodepth=128 numjobs=10 +clat_p50_us /.test(row)));
+});

@@ -332,10 +332,22 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 		free(cache);
 		return bad(err, "no such experiment (see: lab list)", only);
 	}
+	/* The params column is as wide as the widest row's: cut short, the fio
+	 * rows of one block size would all read alike (no depth, no jobs). */
+	int pw = (int)strlen("params");
+	for (int i = 0; !json && i < exp_count(); i++) {
+		const lab_exp *e = exp_get(i);
+		for (int k = 0; (!only || !strcmp(only, e->name)) && k < e->npublished; k++) {
+			const char *ps = e->published[k].params;
+			int n = ps ? (int)strlen(ps) : 0;
+			if (n > pw)
+				pw = n;
+		}
+	}
 	if (json)
 		js_arr(out);
 	else
-		sb_printf(out, "%-12s %-8s %-30s %-20s %12s %12s %8s  %s\n", "experiment", "variant",
+		sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %8s  %s\n", "experiment", "variant", pw,
 			  "params", "metric", "published", "simulated", "error", "source");
 	for (int i = 0; i < exp_count(); i++) {
 		const lab_exp *e = exp_get(i);
@@ -375,21 +387,20 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 				js_kstr(out, "source", row->source);
 				js_obj_end(out);
 			} else {
-				char pbuf[31];
-				snprintf(pbuf, sizeof pbuf, "%s", row->params ? row->params : "");
-				for (char *q = pbuf; *q; q++)
-					if (*q == '\n')
-						*q = ' ';
-				strbuf a, b;
+				strbuf a, b, ps;
 				sb_init(&a);
 				sb_init(&b);
+				sb_init(&ps);
+				for (const char *q = row->params ? row->params : ""; *q; q++)
+					sb_putc(&ps, *q == '\n' ? ' ' : *q);
 				sb_num(&a, row->value);
 				sb_num(&b, simv);
-				sb_printf(out, "%-12s %-8s %-30s %-20s %12s %12s %+7.1f%%  %s\n", e->name,
-					  row->variant, pbuf, row->metric, a.buf, b.buf, error * 100,
-					  row->source);
+				sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %+7.1f%%  %s\n", e->name,
+					  row->variant, pw, ps.buf ? ps.buf : "", row->metric, a.buf, b.buf,
+					  error * 100, row->source);
 				sb_free(&a);
 				sb_free(&b);
+				sb_free(&ps);
 			}
 		}
 	}
