@@ -2,7 +2,8 @@
  * CdfChart.tsx - draw a latency CDF laid out by model/cdf.ts: a log-x
  * latency axis, percentiles on a nines scale, a line per simulated series
  * and a diamond per measured percentile (hollow for the same job's other
- * measured runs, labelled on the left). Drawing only; no data logic here.
+ * measured runs: larger and beneath, so where two runs agree the filled
+ * diamond sits in a ring). Drawing only; no data logic here.
  * A <title> gets one string: React renders a title of several children
  * empty on the server (the snapshot test renders there).
  */
@@ -34,6 +35,15 @@ export function CdfChart({ series, measured, measuredLabel, others, othersLabel,
           <title>{p.label}</title>
         </path>
       ))}
+      {L.otherMarkers.map((mk) => (
+        <g key={`other-${mk.label}`} transform={`translate(${mk.x},${mk.y})`} data-testid="cdf-marker-other">
+          <rect x={-7.5} y={-7.5} width={15} height={15} transform="rotate(45)" fill="#fff" stroke="#000" strokeWidth={2} />
+          <text x={mk.side === 'right' ? 10 : -10} y={-8} className="marker-label" textAnchor={mk.side === 'right' ? undefined : 'end'}>
+            {formatUs(mk.us)}
+          </text>
+          <title>{`measured ${mk.label} in another run: ${formatUs(mk.us)}${othersLabel ? ` (${othersLabel})` : ''}`}</title>
+        </g>
+      ))}
       {L.markers.map((mk) => (
         <g key={mk.label} transform={`translate(${mk.x},${mk.y})`} data-testid="cdf-marker">
           <rect x={-6} y={-6} width={12} height={12} transform="rotate(45)" fill="#000" stroke="#fff" strokeWidth={1.5} />
@@ -41,15 +51,6 @@ export function CdfChart({ series, measured, measuredLabel, others, othersLabel,
             {mk.label} {formatUs(mk.us)}
           </text>
           <title>{`measured ${mk.label}: ${formatUs(mk.us)}${measuredLabel ? ` (${measuredLabel})` : ''}`}</title>
-        </g>
-      ))}
-      {L.otherMarkers.map((mk) => (
-        <g key={`other-${mk.label}`} transform={`translate(${mk.x},${mk.y})`} data-testid="cdf-marker-other">
-          <rect x={-5} y={-5} width={10} height={10} transform="rotate(45)" fill="#fff" stroke="#000" strokeWidth={2} />
-          <text x={mk.side === 'right' ? 10 : -10} y={-8} className="marker-label" textAnchor={mk.side === 'right' ? undefined : 'end'}>
-            {formatUs(mk.us)}
-          </text>
-          <title>{`measured ${mk.label} in another run: ${formatUs(mk.us)}${othersLabel ? ` (${othersLabel})` : ''}`}</title>
         </g>
       ))}
     </svg>
