@@ -94,7 +94,7 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
             {sums
               .filter((s) => s.points > 0)
               .map((s) => (
-                <span key={s.status} data-testid={`fit-check-${s.status.replace(/ /g, '-')}`} data-within={s.within} data-points={s.points} style={{ marginRight: '1.5rem' }}>
+                <span key={s.status} data-testid={`fit-check-${s.status.replace(/ /g, '-')}`} data-within={s.within} data-points={s.points} style={{ marginRight: '1.5rem', display: 'inline-block' }}>
                   <strong>{s.status}</strong>: {s.within} of {s.points} within {Math.round(WITHIN * 100)}% on all three
                 </span>
               ))}
