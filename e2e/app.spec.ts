@@ -289,3 +289,23 @@ test('the device page compares the measured drive with itself where a job was me
   await expect(page.getByTestId('cdf-marker-other')).toHaveCount(0);
   await expect(page.getByTestId('measured-other')).toHaveCount(0);
 });
+
+test('on the device page the keyboard walks the jobs fio measured (n / p, arrows), for a projector', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/fio?p.device=nvme-dc&p.rw=randwrite&p.bs=4096&p.iodepth=1&p.numjobs=1');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  const job = page.getByTestId('measured-job');
+  const label = async () => job.evaluate((s: HTMLSelectElement) => s.selectedOptions[0]?.textContent ?? '');
+  expect(await label()).toBe('randwrite 4 KiB, QD1 × 1 job');
+  await page.keyboard.press('n');
+  await expect.poll(label).toBe('randwrite 4 KiB, QD1 × 2 jobs');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('param-numjobs')).toHaveValue('2'); // the form and the URL follow
+  expect(page.url()).toContain('p.numjobs=2');
+  await page.keyboard.press('ArrowLeft');
+  await expect.poll(label).toBe('randwrite 4 KiB, QD1 × 1 job');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  // the help lists it
+  await page.keyboard.press('?');
+  await expect(page.getByText('on the device page: the next job fio measured')).toBeVisible();
+});

@@ -5,12 +5,12 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ExperimentInfo, RunSpec } from '../engine/types';
-import { defaultParams, nonDefault, validateAll, withDefaults } from '../model/params';
+import { defaultParams, nonDefault, stepParams, validateAll, withDefaults } from '../model/params';
 import type { Emphasis } from '../model/urlState';
 import { usePageCommands } from './commands';
 import { ErrorBanner } from './ErrorBanner';
 import { ParamForm } from './ParamForm';
-import { collectFor } from '../views/registry';
+import { collectFor, stepsFor } from '../views/registry';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { saveJson } from './storage';
@@ -87,7 +87,14 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange
       collectFor(info.name),
     );
   };
-  usePageCommands({ run, cancel: runner.cancel });
+  // The keyboard's next / previous walk the view's parameter sets (the
+  // device page: the measured jobs), each one shown and run.
+  const steps = stepsFor(info, values);
+  const step = (dir: 1 | -1) => (): void => {
+    const p = stepParams(steps, values, dir);
+    if (p) runWith(p);
+  };
+  usePageCommands({ run, cancel: runner.cancel, ...(steps.length > 0 ? { next: step(1), prev: step(-1) } : {}) });
 
   return (
     <div className="exp-page" data-testid={`exp-${info.name}`}>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ParamInfo } from '../engine/types';
-import { defaultParams, nonDefault, validateAll, validateParam } from './params';
+import { defaultParams, nonDefault, stepParams, validateAll, validateParam } from './params';
 
 const P: ParamInfo[] = [
   { name: 'bs', type: 'int', default: 4096, min: 512, max: 1048576, multiple_of: 512, unit: 'bytes', help: '' },
@@ -40,5 +40,18 @@ describe('params', () => {
 
   it('keeps only non-default values for URLs', () => {
     expect(nonDefault(P, { ...defaultParams(P), bs: '8192' })).toEqual({ bs: '8192' });
+  });
+
+  it('steps through a list of parameter sets, stopping at the ends', () => {
+    const sets = [{ rw: 'randread', iodepth: '1' }, { rw: 'randread', iodepth: '128' }, { rw: 'randwrite', iodepth: '1' }];
+    const at = (rw: string, iodepth: string) => ({ device: 'nvme-dc', rw, iodepth, bs: '4096' });
+    expect(stepParams(sets, at('randread', '1'), 1)).toEqual(sets[1]);
+    expect(stepParams(sets, at('randread', '128'), -1)).toEqual(sets[0]);
+    expect(stepParams(sets, at('randwrite', '1'), 1)).toBeNull(); // the last: no wrap
+    expect(stepParams(sets, at('randread', '1'), -1)).toBeNull();
+    // a setting in no set starts from the first (next) or the last (previous)
+    expect(stepParams(sets, at('write', '7'), 1)).toEqual(sets[0]);
+    expect(stepParams(sets, at('write', '7'), -1)).toEqual(sets[2]);
+    expect(stepParams([], at('randread', '1'), 1)).toBeNull();
   });
 });

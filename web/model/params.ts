@@ -79,3 +79,16 @@ export function nonDefault(params: ParamInfo[], values: Record<string, string>):
   for (const [k, v] of Object.entries(values)) if (d[k] !== v) out[k] = v;
   return out;
 }
+
+/**
+ * The parameter set `dir` steps (+1 next, -1 previous) from `values` in a
+ * list of sets (each naming some parameters): the neighbour of the first set
+ * `values` matches, or, when none matches, the first set (next) or the last
+ * (previous). Null at either end: stepping stops there rather than wrap.
+ */
+export function stepParams(sets: Record<string, string>[], values: Record<string, string>, dir: 1 | -1): Record<string, string> | null {
+  if (sets.length === 0) return null;
+  const at = sets.findIndex((s) => Object.entries(s).every(([k, v]) => values[k] === v));
+  if (at < 0) return (dir > 0 ? sets[0] : sets[sets.length - 1]) ?? null;
+  return sets[at + dir] ?? null;
+}

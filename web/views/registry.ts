@@ -9,7 +9,8 @@
  *   'qgroup-drop': { component: QgroupView, collect: { snapshots: ['tree:dropping'] } },
  */
 import type { ComponentType } from 'react';
-import type { CollectSpec } from '../engine/types';
+import type { CollectSpec, ExperimentInfo } from '../engine/types';
+import { measuredJobs } from '../model/fioJobs';
 import type { ViewProps } from './types';
 import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
@@ -20,10 +21,14 @@ export interface ViewEntry {
   component: ComponentType<ViewProps>;
   /** Snapshots / trace the view needs from each finished run. */
   collect?: CollectSpec;
+  /** Parameter sets the keyboard's next / previous step through on the
+   * experiment's page (a lesson keeps its own steps). */
+  steps?: (info: ExperimentInfo, values: Record<string, string>) => Record<string, string>[];
 }
 
 export const VIEWS: Record<string, ViewEntry> = {
-  fio: { component: DeviceView },
+  // → / ← walk the jobs fio measured on the profile, as the job picker lists them
+  fio: { component: DeviceView, steps: (info, v) => measuredJobs(info.published, v.device ?? '').map((j) => j.params) },
   'qgroup-drop': { component: QgroupView },
   'sparse-cp': { component: SparseCpView },
   torture: { component: TortureView, collect: { trace: true } },
@@ -37,4 +42,9 @@ export function viewFor(experiment: string): ComponentType<ViewProps> | null {
 /** What the experiment's view wants collected from each run (undefined: nothing). */
 export function collectFor(experiment: string): CollectSpec | undefined {
   return VIEWS[experiment]?.collect;
+}
+
+/** The parameter sets next / previous step through on the experiment's page (none: []). */
+export function stepsFor(info: ExperimentInfo, values: Record<string, string>): Record<string, string>[] {
+  return VIEWS[info.name]?.steps?.(info, values) ?? [];
 }
