@@ -84,3 +84,21 @@ test('the sparse-cp lesson plays through with every check passing', async ({ lab
   const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
   expect(Object.values(all).flat().every(Boolean)).toBe(true);
 });
+
+test('sparse-cp: → and ← step through the published setups (the three cache states), each run', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/sparse-cp?p.file_mib=16&p.state=delalloc');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  const state = page.getByTestId('param-state');
+  await page.keyboard.press('ArrowRight');
+  await expect(state).toHaveValue('cached');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await page.keyboard.press('n');
+  await expect(state).toHaveValue('cold');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  expect(page.url()).toContain('p.file_mib=16'); // the rest of the setting stays
+  await page.keyboard.press('n'); // the last: stays
+  await expect(state).toHaveValue('cold');
+  await page.keyboard.press('p');
+  await expect(state).toHaveValue('cached');
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ParamInfo } from '../engine/types';
-import { defaultParams, nonDefault, stepParams, validateAll, validateParam } from './params';
+import { defaultParams, nonDefault, publishedSetups, stepParams, validateAll, validateParam } from './params';
 
 const P: ParamInfo[] = [
   { name: 'bs', type: 'int', default: 4096, min: 512, max: 1048576, multiple_of: 512, unit: 'bytes', help: '' },
@@ -53,5 +53,14 @@ describe('params', () => {
     expect(stepParams(sets, at('write', '7'), 1)).toEqual(sets[0]);
     expect(stepParams(sets, at('write', '7'), -1)).toEqual(sets[2]);
     expect(stepParams([], at('randread', '1'), 1)).toBeNull();
+  });
+
+  it('lists the published rows\' distinct setups in order', () => {
+    const row = (variant: 'before' | 'after', params: Record<string, string | number>) => ({ variant, params, metric: 'm', value: 1, source: 's', tolerance: 0.1 });
+    const info = {
+      name: 'x', title: '', seed: '004', variants: ['before', 'after'] as ('before' | 'after')[], params: P, metrics: [],
+      published: [row('before', {}), row('before', { bs: 8192 }), row('after', { bs: 8192 }), row('after', { threshold: Infinity }), row('before', { bs: 8192, device: 'consumer-ssd' })],
+    };
+    expect(publishedSetups(info as never)).toEqual([{ bs: '8192' }, { threshold: 'inf' }, { bs: '8192', device: 'consumer-ssd' }]);
   });
 });

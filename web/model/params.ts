@@ -4,7 +4,7 @@
  * type and range, with a message a student can act on. The engine validates
  * again at its boundary; this only gives earlier, clearer feedback.
  */
-import type { ParamInfo, ParamValue } from '../engine/types';
+import type { ExperimentInfo, ParamInfo, ParamValue } from '../engine/types';
 
 /** The text form of a parameter value ("4096", "inf", "nvme-dc", "true"). */
 export function valueText(p: ParamInfo, v: ParamValue): string {
@@ -91,4 +91,23 @@ export function stepParams(sets: Record<string, string>[], values: Record<string
   const at = sets.findIndex((s) => Object.entries(s).every(([k, v]) => values[k] === v));
   if (at < 0) return (dir > 0 ? sets[0] : sets[sets.length - 1]) ?? null;
   return sets[at + dir] ?? null;
+}
+
+/**
+ * The distinct setups of an experiment's published rows, as parameter text,
+ * in the rows' order (a row at the defaults names no parameter and adds
+ * none): what an instructor steps through on the experiment's page.
+ */
+export function publishedSetups(info: ExperimentInfo): Record<string, string>[] {
+  const seen = new Map<string, Record<string, string>>();
+  for (const r of info.published) {
+    const set: Record<string, string> = {};
+    for (const [k, v] of Object.entries(r.params)) {
+      const p = info.params.find((x) => x.name === k);
+      set[k] = p ? valueText(p, v) : String(v);
+    }
+    const key = JSON.stringify(Object.entries(set).sort());
+    if (Object.keys(set).length > 0 && !seen.has(key)) seen.set(key, set);
+  }
+  return [...seen.values()];
 }

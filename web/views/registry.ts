@@ -11,6 +11,7 @@
 import type { ComponentType } from 'react';
 import type { CollectSpec, ExperimentInfo } from '../engine/types';
 import { measuredJobs } from '../model/fioJobs';
+import { publishedSetups } from '../model/params';
 import type { ViewProps } from './types';
 import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
@@ -22,7 +23,8 @@ export interface ViewEntry {
   /** Snapshots / trace the view needs from each finished run. */
   collect?: CollectSpec;
   /** Parameter sets the keyboard's next / previous step through on the
-   * experiment's page (a lesson keeps its own steps). */
+   * experiment's page (default: the published rows' setups; a lesson keeps
+   * its own steps). */
   steps?: (info: ExperimentInfo, values: Record<string, string>) => Record<string, string>[];
 }
 
@@ -46,5 +48,6 @@ export function collectFor(experiment: string): CollectSpec | undefined {
 
 /** The parameter sets next / previous step through on the experiment's page (none: []). */
 export function stepsFor(info: ExperimentInfo, values: Record<string, string>): Record<string, string>[] {
-  return VIEWS[info.name]?.steps?.(info, values) ?? [];
+  const steps = VIEWS[info.name]?.steps;
+  return steps ? steps(info, values) : publishedSetups(info);
 }
