@@ -127,8 +127,9 @@ static void acc_print(const char *label, const acc *a)
 /*
  * The drive against itself: for each job measured twice, the second run's
  * error against the first on iops, p50 and p99, counted as a model's would
- * be. A model cannot be held closer to one run than the drive's own second
- * run is; the device page prints the same count (web/model/fitCheck.ts).
+ * be. A model should not be asked to come closer to one run than the
+ * drive's own second run does; the device page prints the same count
+ * (web/model/fitCheck.ts).
  */
 static void report_replicates(const char *profile)
 {

@@ -175,8 +175,9 @@ export interface ReplicateAgreement {
 /**
  * How well the measured drive reproduces itself: for each job measured in
  * two runs, compare the second run with the first as the model is compared
- * with a run. A model cannot be held closer to one run than the drive's own
- * second run is, so this is the yardstick the 15% target sits beside.
+ * with a run. A model should not be asked to come closer to one run than
+ * the drive's own second run does: this is the yardstick the 15% target
+ * sits beside.
  */
 export function replicateAgreement(points: MeasuredFioPoint[]): ReplicateAgreement {
   const byJob = new Map<string, MeasuredFioPoint[]>();
