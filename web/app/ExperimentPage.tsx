@@ -87,8 +87,9 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange
       collectFor(info.name),
     );
   };
-  // The keyboard's next / previous walk the view's parameter sets (the
-  // device page: the measured jobs), each one shown and run.
+  // The keyboard's next / previous walk the experiment's steps (its
+  // published setups; the device page: the measured jobs), each one shown
+  // and run.
   const steps = stepsFor(info, values);
   const step = (dir: 1 | -1) => (): void => {
     const p = stepParams(steps, values, dir);
