@@ -62,3 +62,20 @@ test('the qgroup-drop page draws the commits and runs the threshold sweep', asyn
   });
   expect(lab.consoleErrors).toEqual([]);
 });
+
+test('qgroup-drop: → and ← step the threshold through the RFC table, each run', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/qgroup-drop?p.subvols=4&p.files=128');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  const threshold = page.getByTestId('param-threshold');
+  await expect(threshold).toHaveValue('4096');
+  await page.keyboard.press('ArrowRight');
+  await expect(threshold).toHaveValue('8192');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await page.keyboard.press('p');
+  await page.keyboard.press('p');
+  await expect(threshold).toHaveValue('2048');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  expect(page.url()).toContain('p.threshold=2048');
+  expect(page.url()).toContain('p.files=128'); // the rest of the setting stays
+});

@@ -15,6 +15,7 @@ import { publishedSetups } from '../model/params';
 import type { ViewProps } from './types';
 import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
+import { SWEEP_THRESHOLDS } from './qgroup/model';
 import { SparseCpView } from './sparsecp/SparseCpView';
 import { TortureView } from './torture/TortureView';
 
@@ -31,7 +32,8 @@ export interface ViewEntry {
 export const VIEWS: Record<string, ViewEntry> = {
   // → / ← walk the jobs fio measured on the profile, as the job picker lists them
   fio: { component: DeviceView, steps: (info, v) => measuredJobs(info.published, v.device ?? '').map((j) => j.params) },
-  'qgroup-drop': { component: QgroupView },
+  // → / ← walk the sweep's thresholds (the RFC table's 1K-8K and infinite, and 16K)
+  'qgroup-drop': { component: QgroupView, steps: () => SWEEP_THRESHOLDS.map((threshold) => ({ threshold })) },
   'sparse-cp': { component: SparseCpView },
   torture: { component: TortureView, collect: { trace: true } },
 };
