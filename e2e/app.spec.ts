@@ -307,5 +307,5 @@ test('on the device page the keyboard walks the jobs fio measured (n / p, arrows
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
   // the help lists it
   await page.keyboard.press('?');
-  await expect(page.getByText('the device page: the next measured job')).toBeVisible();
+  await expect(page.getByText('its next setup (published setup, threshold, or measured job)')).toBeVisible();
 });

@@ -51,8 +51,8 @@ export const ACTIONS: readonly Action[] = [
       if (!c.closeOverlay()) c.cancel();
     },
   },
-  { id: 'next', label: 'Next lesson step; on an experiment page, the next published setup (the device page: the next measured job)', keys: ['→', 'n'], test: key('ArrowRight', 'n', 'N'), perform: (c) => c.next() },
-  { id: 'prev', label: 'Previous lesson step; on an experiment page, the previous published setup (or measured job)', keys: ['←', 'p'], test: key('ArrowLeft', 'p', 'P'), perform: (c) => c.prev() },
+  { id: 'next', label: 'Next lesson step; on an experiment page, its next setup (published setup, threshold, or measured job)', keys: ['→', 'n'], test: key('ArrowRight', 'n', 'N'), perform: (c) => c.next() },
+  { id: 'prev', label: 'Previous lesson step; on an experiment page, its previous setup', keys: ['←', 'p'], test: key('ArrowLeft', 'p', 'P'), perform: (c) => c.prev() },
   { id: 'emphasis', label: 'Emphasise before, then after, then neither', keys: ['e'], test: key('e', 'E'), perform: (c) => c.cycleEmphasis() },
   { id: 'focus', label: 'Focus mode for projectors (bigger type, no chrome)', keys: ['f'], test: key('f', 'F'), perform: (c) => c.toggleFocus() },
   { id: 'help', label: 'Show or hide this help', keys: ['?'], test: (e) => !e.ctrlKey && !e.metaKey && e.key === '?', perform: (c) => c.toggleHelp() },
