@@ -273,7 +273,10 @@ test('the device page compares the measured drive with itself where a job was me
   const self = page.getByTestId('fit-check-replicates');
   await expect(self).toHaveAttribute('data-pairs', '50');
   await expect(self).toHaveAttribute('data-within', '40');
-  await expect(self).toContainText('50 of these jobs were measured twice');
+  await expect(self).toHaveText(
+    'The drive against itself: 50 of these jobs were measured twice, and the second run is within 15% of the first on IOPS, median and p99 for 40 of them. ' +
+      "A model should not be asked to come closer to one run than the drive's own second run does.",
+  );
   // a job measured twice draws its second run hollow beside the first:
   // the 9-job 4 KiB write p99 was 18.7 ms in one run and 53.7 ms in the other
   await page.getByTestId('measured-job').selectOption({ label: 'randwrite 4 KiB, QD128 × 9 jobs' });

@@ -90,7 +90,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange
   // The keyboard's next / previous walk the experiment's steps (its
   // published setups; the device page: the measured jobs), each one shown
   // and run.
-  const steps = stepsFor(info, values);
+  const steps = useMemo(() => stepsFor(info, values), [info, values]);
   const step = (dir: 1 | -1) => (): void => {
     const p = stepParams(steps, values, dir);
     if (p) runWith(p);

@@ -84,7 +84,7 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
       {selfCheck.pairs > 0 && (
         <p className="muted" data-testid="fit-check-replicates" data-pairs={selfCheck.pairs} data-within={selfCheck.within}>
           The drive against itself: {selfCheck.pairs} of these jobs were measured twice, and the second run is within {Math.round(WITHIN * 100)}% of the first on IOPS, median and p99 for {selfCheck.within} of
-          them. A model should not be asked to come closer to one run than the drivethem. No model can be held closer to one run than the drive&apos;s own second run is.apos;s own second run does.
+          them. A model should not be asked to come closer to one run than the drive&apos;s own second run does.
         </p>
       )}
       {err && <p className="error">{err}</p>}
