@@ -1,6 +1,6 @@
 // cli/lab.mjs - the headless CLI over the WASM engine, under Node.
 //
-// The CLI itself is lab_cli() in the engine (engine/src/cli.c), so this file
+// The CLI itself is lab_cli() in the engine (engine/src/exp/cli.c), so this file
 // only moves argv into WASM memory and the two output strings out. Under
 // Node 20 the Emscripten 3.1.6 loader cannot find or fetch its .wasm, so the
 // bytes are passed in as wasmBinary.

@@ -2,7 +2,7 @@
  * lab.h - the whole public API of the btrfs patch lab engine.
  *
  * The WASM bridge (web/engine/bridge.ts), the Node CLI (cli/lab.mjs) and the
- * native CLI (engine/src/main.c) use nothing else. Handles are opaque; struct
+ * native CLI (engine/src/exp/main.c) use nothing else. Handles are opaque; struct
  * layouts live in the engine/src headers.
  *
  * Error convention: every function that can fail returns an int, 0 on

@@ -6,6 +6,7 @@
 
 #include "bdev.h"
 #include "bdev_profile.h"
+#include "fio_points.h"
 #include "exp.h"
 #include "lab.h"
 #include "t.h"
@@ -66,12 +67,12 @@ static void test_bad_input(void)
 	CHECK_EQ(bdev_create(NULL, "ideal", &d), LAB_EINVAL);
 	CHECK(bdev_profile_find("nope") == NULL);
 	/* every name the experiments accept is a real profile */
-	for (int i = 0; exp_device_values[i]; i++) {
-		CHECK_EQ(bdev_create(s, exp_device_values[i], &d), 0);
-		CHECK(strcmp(bdev_profile_name(d), exp_device_values[i]) == 0);
+	for (int i = 0; bdev_profile_names[i]; i++) {
+		CHECK_EQ(bdev_create(s, bdev_profile_names[i], &d), 0);
+		CHECK(strcmp(bdev_profile_name(d), bdev_profile_names[i]) == 0);
 		bdev_destroy(d);
 	}
-	CHECK(strcmp(exp_device_values[0], "nvme-dc") == 0);
+	CHECK(strcmp(bdev_profile_names[0], "nvme-dc") == 0);
 	sim_destroy(s);
 }
 

@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "bdev_points.h"
+#include "fio_points.h"
 #include "bdev_profile.h"
 #include "exp.h"
 #include "lab.h"

@@ -27,7 +27,7 @@ test('fit-device --eval regenerates the committed profiles and points', () => {
       maxBuffer: 64 << 20,
     });
     assert.equal(r.status, 0, r.stderr);
-    for (const f of ['bdev_profiles.c', 'bdev_points.c', 'bdev_points.h'])
+    for (const f of ['kernel/bdev_profiles.c', 'exp/bdev_points.c', 'exp/bdev_points.h'])
       assert.equal(readFileSync(join(out, f), 'utf8'), readFileSync(join(root, 'engine/src', f), 'utf8'),
         `engine/src/${f} differs from what fit-device.mjs --eval writes: rerun it and commit the result`);
   } finally {

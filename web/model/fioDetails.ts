@@ -1,5 +1,5 @@
 /*
- * fioDetails.ts - read the fio experiment's `details` (engine/src/exp_fio.c,
+ * fioDetails.ts - read the fio experiment's `details` (engine/src/exp/exp_fio.c,
  * fio_details) into what the device view draws:
  *
  *   {"profile": "nvme-dc", "title": "...", "notes": "...",

@@ -71,4 +71,8 @@ typedef struct bdev_stats {
 } bdev_stats;
 const bdev_stats *bdev_get_stats(const bdev *d);
 
+/* Every profile by name, NULL-terminated, the default (nvme-dc) first:
+ * what an experiment offers as its `device` parameter. */
+extern const char *const bdev_profile_names[];
+
 #endif /* BDEV_H */

@@ -10,7 +10,7 @@
  * (tolerance -1).
  */
 #include "bdev_points.h"
-#include "bdev_profile.h"
+#include "fio_points.h"
 #include "exp.h"
 
 const bdev_point bdev_points[] = {

@@ -169,14 +169,4 @@ typedef struct bdev_point {
 	const char *source;       /* calibration file */
 } bdev_point;
 
-extern const bdev_point bdev_points[];
-extern const int bdev_npoints;
-
-/* 1 if a and b measured the same fio job (profile and shape) in two runs. */
-int bdev_point_same_job(const bdev_point *a, const bdev_point *b);
-
-/* Find the first measured point with this shape; NULL if none. */
-const bdev_point *bdev_point_find(const char *profile, const char *rw,
-				  uint32_t bs, int iodepth, int numjobs);
-
 #endif /* BDEV_PROFILE_H */

@@ -66,7 +66,7 @@ static const param_desc qd_params[] = {
 	  "fraction of each subvolume's leaves still shared with a kept snapshot when it is deleted (the RFC's hidden pitfall); 0 = no snapshot" },
 	{ "commit_interval", PT_INT, 30, 1, 300, 0, NULL, "s",
 	  "transaction kthread period (commit=)" },
-	{ "device", PT_ENUM, 0, 0, 0, 0, exp_device_values, NULL,
+	{ "device", PT_ENUM, 0, 0, 0, 0, bdev_profile_names, NULL,
 	  "device profile (fitted to measured drives)" },
 };
 

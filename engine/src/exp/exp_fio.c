@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "bdev.h"
-#include "bdev_points.h"
+#include "fio_points.h"
 #include "bdev_profile.h"
 #include "exp.h"
 #include "sortutil.h"
@@ -28,7 +28,7 @@
 static const char *const rw_values[] = { "randread", "randwrite", "read", "write", NULL };
 
 static const param_desc fio_params[] = {
-	{ "device", PT_ENUM, 0, 0, 0, 0, exp_device_values, NULL,
+	{ "device", PT_ENUM, 0, 0, 0, 0, bdev_profile_names, NULL,
 	  "device profile (fitted to measured drives)" },
 	{ "rw", PT_ENUM, 0, 0, 0, 0, rw_values, NULL,
 	  "fio rw: random or sequential, read or write" },

@@ -125,7 +125,5 @@ int exp_count(void);
 const lab_exp *exp_get(int i);
 const lab_exp *exp_find(const char *name);
 
-/* Common parameter vocabularies */
-extern const char *const exp_device_values[]; /* fitted device profiles */
 
 #endif /* EXP_H */

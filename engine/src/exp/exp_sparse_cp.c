@@ -48,7 +48,7 @@ static const param_desc sc_params[] = {
 	  "length of the hole after each extent (a multiple of 4)", 4 },
 	{ "state", PT_ENUM, 2, 0, 0, 0, state_values, NULL,
 	  "cache state at cp time; default cold: the ~100x case, where patch 1/9 alone matters" },
-	{ "device", PT_ENUM, 0, 0, 0, 0, exp_device_values, NULL,
+	{ "device", PT_ENUM, 0, 0, 0, 0, bdev_profile_names, NULL,
 	  "device profile (fitted to measured drives)" },
 	{ "dirty_expire_s", PT_FLOAT, 30, 0, 3600, 1, NULL, "s",
 	  "writeback expiry (vm.dirty_expire_centisecs); scale it down for small files" },
