@@ -63,17 +63,44 @@ const bad = [
   ['run', 'fio', '--bogus'],
   ['list', '--yaml'],
   ['fidelity', '--experiment', 'nope'],
+  // what a refusal echoes is quoted and escaped: a newline, an escape
+  // sequence, a terminal title, a bidi override stay inside one line
+  [],
+  ['frob\nnicate'],
+  ['run', 'fio\x1b[2J'],
+  ['run', 'fio', '--set', 'rw=\x1b]0;pwned\x07'],
+  ['run', 'fio', '--set', 'rw=a\nb'],
+  ['run', 'fio', '--set', 'rw=\u202eevil\u0085x'],
+  ['run', 'qgroup-drop', '--set', 'threshold=17179869184G'],
+  ['run', 'qgroup-drop', '--set', 'threshold=9223372036854775808'],
 ];
 for (const args of bad) {
-  test(`refuses bad arguments with one line and exit 2: ${args.join(' ')}`, () => {
+  test(`refuses bad arguments with one line and exit 2: ${JSON.stringify(args)}`, () => {
+    const errs = [];
     for (const mode of ['wasm', 'native']) {
       const r = lab(mode, args);
       assert.equal(r.status, 2, `${mode}: exit status`);
       assert.equal(r.out, '', `${mode}: nothing on stdout`);
-      assert.equal(r.err.trim().split('\n').length, 1, `${mode}: one line on stderr, got: ${r.err}`);
+      // exactly one line: the only control character is its final newline
+      assert.match(r.err, /^lab: [^\x00-\x1f\x7f\x80-\x9f\u2028\u2029\u202a-\u202e]+\n$/, `${mode}: one clean line on stderr, got: ${JSON.stringify(r.err)}`);
+      errs.push(r.err);
     }
+    assert.equal(errs[0], errs[1], 'both builds print the same refusal');
   });
 }
+
+test('bare lab prints one line naming lab --help; lab --help prints the usage', () => {
+  const r = lab('native', []);
+  assert.match(r.err, /lab --help/);
+  const h = lab('native', ['--help']);
+  assert.equal(h.status, 0);
+  assert.match(h.out, /^usage: lab list/);
+});
+
+test('a refusal shows the value it refuses, escaped', () => {
+  const r = lab('native', ['run', 'fio', '--set', 'rw=\x1b[31mred\tx']);
+  assert.match(r.err, /not '\\x1b\[31mred\\tx'\n$/);
+});
 
 test('out-of-range values are refused for every experiment parameter', () => {
   for (const e of list.experiments) {

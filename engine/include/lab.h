@@ -81,9 +81,12 @@ double lab_events(const lab_run *run);
 int lab_result_json(lab_run *run, char **out);
 
 /*
- * Incremental trace: events with sequence number > since (the bounded buffer
- * may have dropped older ones; "dropped" says how many), plus the sampled
- * time series. {"next":N,"dropped":D,"events":[...],"series":{...}}.
+ * Incremental trace: events with sequence number > since (events are
+ * numbered from 1, so since = 0 gives every event kept; the bounded buffer
+ * may have dropped older ones, "dropped" says how many), plus the sampled
+ * time series. {"next":N,"dropped":D,"events":[...],"series":{...}}: N is
+ * the last event's number, the `since` of the next call. since must be a
+ * number in [0, 2^64) (LAB_EINVAL otherwise: NaN, infinities).
  */
 int lab_trace_json(lab_run *run, double since, char **out);
 

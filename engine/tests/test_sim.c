@@ -189,8 +189,8 @@ static void test_series_trace(void)
 	CHECK(strstr(sb.buf, "\"dropped\":3616") != NULL); /* 20000 - 16384 */
 	sb_free(&sb);
 	sb_init(&sb);
-	sim_trace_json(s, 19999, &sb);
-	CHECK(strstr(sb.buf, "[19999,0,0,1,19999,0,0]") != NULL);
+	sim_trace_json(s, 19999, &sb); /* strictly after: the last one, numbered 20000 */
+	CHECK(strstr(sb.buf, "\"events\":[[20000,0,0,1,19999,0,0]]") != NULL);
 	sb_free(&sb);
 
 	int c = sim_counter_id(s, "pages");

@@ -23,17 +23,25 @@ describe('params', () => {
   it('explains each kind of bad value', () => {
     const [bs, dev, thr, scale, share, fsync] = P as [ParamInfo, ParamInfo, ParamInfo, ParamInfo, ParamInfo, ParamInfo];
     expect(validateParam(share, '0')).toBeNull(); // an inclusive minimum
-    expect(validateParam(bs, '4k')).toMatch(/whole number/);
+    expect(validateParam(bs, '4k')).toBeNull(); // K, M, G: x1024, as the engine reads them
+    expect(validateParam(bs, '4KB')).toMatch(/whole number/);
+    expect(validateParam(bs, '2G')).toMatch(/at most 1048576 bytes/); // the range after the suffix
+    expect(validateParam(bs, ' 4096')).toMatch(/spaces/);
     expect(validateParam(bs, '100')).toMatch(/at least 512 bytes/);
     expect(validateParam(bs, '527')).toBe('bs must be a multiple of 512 bytes.');
     expect(validateParam(bs, '1536')).toBeNull();
     expect(validateParam(bs, '')).toMatch(/needs a value/);
     expect(validateParam(dev, 'floppy')).toMatch(/one of: nvme-dc, consumer-ssd/);
     expect(validateParam(thr, '0')).toMatch(/at least 1/);
-    expect(validateParam(thr, 'infinity')).toMatch(/"inf"/);
+    expect(validateParam(thr, 'infinity')).toBeNull();
+    expect(validateParam(thr, 'Inf')).toMatch(/"inf"/);
+    expect(validateParam(thr, '9223372036854775808')).toBeNull(); // no max declared: unbounded, exactly
     expect(validateParam(scale, '0')).toMatch(/greater than 0/);
     expect(validateParam(scale, '1.5')).toMatch(/at most 1/);
     expect(validateParam(scale, 'abc')).toMatch(/a number/);
+    expect(validateParam(scale, '0x1p-1')).toMatch(/a number/);
+    expect(validateParam(scale, '1e999')).toMatch(/at most 1/); // overflow is out of range
+    expect(validateParam(fsync, 'on')).toBeNull();
     expect(validateParam(fsync, 'maybe')).toMatch(/true or false/);
     expect(validateAll(P, { nope: '1' })).toEqual({ nope: 'There is no parameter called "nope".' });
   });

@@ -1,8 +1,10 @@
 /*
  * params.ts - the parameter form's model: default text for each parameter,
  * and validation of what the user typed against the experiment's declared
- * type and range, with a message a student can act on. The engine validates
- * again at its boundary; this only gives earlier, clearer feedback.
+ * type and range, with a message a student can act on. The grammar is the
+ * engine's (parseParam), so the form calls a value valid exactly when the
+ * engine (and the CLI) accepts it; the engine still validates at its
+ * boundary.
  */
 import type { ExperimentInfo, ParamInfo, ParamValue } from '../engine/types';
 
@@ -22,38 +24,64 @@ export function defaultParams(params: ParamInfo[]): Record<string, string> {
 
 const fmt = (x: number): string => (Number.isInteger(x) ? String(x) : String(Number(x.toPrecision(6))));
 
-/** Why `text` is not a valid value of `p`, or null if it is. */
-export function validateParam(p: ParamInfo, text: string): string | null {
-  const t = text.trim();
-  if (t === '') return `${p.name} needs a value.`;
-  const range = (x: number): string | null => {
-    if (p.min !== undefined && x < p.min) return `${p.name} must be at least ${fmt(p.min)}${p.unit ? ` ${p.unit}` : ''}.`;
-    if (p.max !== undefined && x > p.max) return `${p.name} must be at most ${fmt(p.max)}${p.unit ? ` ${p.unit}` : ''}.`;
-    return null;
-  };
+/**
+ * What the engine makes of a parameter's text: its value, or why it is
+ * refused ('syntax': not of the type's grammar, LAB_EINVAL; 'range': well
+ * formed but outside the declared range, LAB_ERANGE).
+ */
+export type ParamCheck = { ok: true; value: number | string } | { ok: false; kind: 'syntax' | 'range'; message: string };
+
+/* The grammar of engine/src/exp/exp.c (parse_one), over the ranges `list`
+ * declares; a Vitest test runs one table of values through both. */
+const INT = /^([+-]?)(\d+)([KkMmGg]?)$/;
+const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const SHIFT: Record<string, bigint> = { '': 0n, k: 10n, m: 20n, g: 30n };
+const INF = ['inf', 'infinite', 'infinity'];
+const TRUE = ['true', '1', 'on'];
+const FALSE = ['false', '0', 'off'];
+
+/** Parse `text` as the engine does: no spaces, K/M/G = x1024^n on integers, exact ranges. */
+export function parseParam(p: ParamInfo, text: string): ParamCheck {
+  const unit = p.unit ? ` ${p.unit}` : '';
+  const syntax = (message: string): ParamCheck => ({ ok: false, kind: 'syntax', message });
+  const range = (message: string): ParamCheck => ({ ok: false, kind: 'range', message });
+  if (text === '') return syntax(`${p.name} needs a value.`);
+  if (text !== text.trim() && parseParam(p, text.trim()).ok) return syntax(`${p.name} has spaces around it: remove them.`);
+  const outside = (below: boolean): ParamCheck =>
+    range(below ? `${p.name} must be ${p.min_exclusive ? 'greater than' : 'at least'} ${fmt(p.min ?? 0)}${unit}.` : `${p.name} must be at most ${fmt(p.max ?? 0)}${unit}.`);
   switch (p.type) {
-    case 'int': {
-      if (!/^-?\d+$/.test(t)) return `${p.name} must be a whole number.`;
-      const x = Number(t);
-      const r = range(x);
-      if (r || !p.multiple_of || x % p.multiple_of === 0) return r;
-      return `${p.name} must be a multiple of ${fmt(p.multiple_of)}${p.unit ? ` ${p.unit}` : ''}.`;
+    case 'int':
+    case 'int-or-inf': {
+      if (p.type === 'int-or-inf' && INF.includes(text)) return { ok: true, value: Infinity };
+      const m = INT.exec(text);
+      if (!m) return syntax(`${p.name} must be a whole number${p.type === 'int-or-inf' ? ' or "inf"' : ''} (K, M, G: ×1024ⁿ).`);
+      const mag = BigInt(m[2] ?? '0') << (SHIFT[(m[3] ?? '').toLowerCase()] ?? 0n);
+      const x = m[1] === '-' ? -mag : mag;
+      if (p.min !== undefined && x < BigInt(p.min)) return outside(true);
+      if (p.max !== undefined && x > BigInt(p.max)) return outside(false);
+      if (p.multiple_of && x % BigInt(p.multiple_of) !== 0n) return range(`${p.name} must be a multiple of ${fmt(p.multiple_of)}${unit}.`);
+      return { ok: true, value: Number(x) };
     }
-    case 'int-or-inf':
-      if (t === 'inf') return null;
-      if (!/^-?\d+$/.test(t)) return `${p.name} must be a whole number or "inf".`;
-      return range(Number(t));
     case 'float': {
-      const x = Number(t);
-      if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t) || !Number.isFinite(x)) return `${p.name} must be a number.`;
-      if (p.min_exclusive && p.min !== undefined && x <= p.min) return `${p.name} must be greater than ${fmt(p.min)}${p.unit ? ` ${p.unit}` : ''}.`;
-      return range(x);
+      if (!FLOAT.test(text)) return syntax(`${p.name} must be a number.`);
+      const x = Number(text); // the nearest double, as strtod; overflow is ±Infinity
+      if (p.min !== undefined && (p.min_exclusive ? x <= p.min : x < p.min)) return outside(true);
+      if (p.max !== undefined && x > p.max) return outside(false);
+      return { ok: true, value: x + 0 };
     }
     case 'enum':
-      return p.values && p.values.includes(t) ? null : `${p.name} must be one of: ${(p.values ?? []).join(', ')}.`;
+      return p.values && p.values.includes(text) ? { ok: true, value: text } : syntax(`${p.name} must be one of: ${(p.values ?? []).join(', ')}.`);
     case 'bool':
-      return ['true', 'false', '0', '1'].includes(t) ? null : `${p.name} must be true or false.`;
+      if (TRUE.includes(text)) return { ok: true, value: 1 };
+      if (FALSE.includes(text)) return { ok: true, value: 0 };
+      return syntax(`${p.name} must be true or false.`);
   }
+}
+
+/** Why `text` is not a valid value of `p`, or null if it is. */
+export function validateParam(p: ParamInfo, text: string): string | null {
+  const r = parseParam(p, text);
+  return r.ok ? null : r.message;
 }
 
 /** Every invalid field's message, by parameter name (empty when all are valid). */

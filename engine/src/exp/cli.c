@@ -30,10 +30,17 @@ static double wall_ms_now(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Print a one-line error and return exit status 2. */
+/* Print a one-line error and return exit status 2. The argument is the
+ * user's: quoted and escaped, so a newline or an escape sequence in it
+ * can neither make a second line nor reach the terminal. */
 static int bad(strbuf *err, const char *msg, const char *arg)
 {
-	sb_printf(err, "lab: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	sb_printf(err, "lab: %s", msg);
+	if (arg) {
+		sb_puts(err, ": ");
+		sb_quote(err, arg, 60);
+	}
+	sb_putc(err, '\n');
 	return 2;
 }
 
@@ -94,10 +101,7 @@ static int cmd_list(int json, strbuf *out)
 				sb_puts(&v, d->min_open ? ", range (" : ", range [");
 				sb_num(&v, d->min);
 				sb_puts(&v, ", ");
-				if (d->type == PT_INT_OR_INF && !(d->max > d->min))
-					sb_puts(&v, "inf");
-				else
-					sb_num(&v, d->max);
+				sb_num(&v, d->max);
 				sb_puts(&v, d->type == PT_INT_OR_INF ? "] or inf" : "]");
 			}
 			sb_printf(out, "  --set %s=...  %s%s%s; %s\n", d->name, d->unit ? d->unit : "",
@@ -423,8 +427,7 @@ int lab_cli(int argc, const char *const *argv, char **out, char **err)
 	sb_init(&e);
 	int status;
 	if (argc < 2) {
-		sb_puts(&e, usage);
-		status = 2;
+		status = bad(&e, "no command given (list, run, fidelity); see: lab --help", NULL);
 	} else if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		sb_puts(&o, usage);
 		status = 0;

@@ -11,6 +11,7 @@
 
 #include "exp.h"
 #include "lab.h"
+#include "labmem.h"
 
 #define X(n) extern const lab_exp exp_##n;
 #include "experiments.def"
@@ -103,54 +104,135 @@ static const char *type_name(ptype t)
 	return "?";
 }
 
-/* Parse an integer with an optional binary suffix (K, M, G: x1024^n), as
- * thresholds and sizes are written in the seeds ("4K"). The whole string
- * must be consumed. */
-static int parse_int(const char *v, double *out)
+/*
+ * The grammar of a parameter value. web/model/params.ts (parseParam)
+ * implements the same one over the same `list` ranges, and a Vitest test
+ * runs one table of values through both, so the page never calls a value
+ * valid that the engine refuses, nor the reverse. No surrounding spaces.
+ *
+ *   int         [+-]?[0-9]+ with an optional binary suffix K, M or G
+ *               (x1024^n, either case), as sizes and thresholds are written
+ *               in the seeds ("4K"). The value is computed exactly (any
+ *               number of digits: too many is out of range, never "not an
+ *               integer") and the range is checked after the suffix.
+ *   int-or-inf  an int, or inf / infinite / infinity
+ *   float       [+-]?(digits[.digits] | .digits)([eE][+-]?digits)?, read
+ *               as the nearest double; overflow is out of range
+ *   bool        true false 1 0 on off
+ *   enum        one of the listed values, exactly
+ *
+ * Every numeric parameter declares a finite range, integers within
+ * +-2^53 (engine/tests/test_params.c checks the registry), so a value
+ * that passes is exact in a double and every cast an experiment makes
+ * of it (to int, uint64_t, simtime_t) is defined.
+ */
+
+/* An int as text: sign, magnitude and whether the magnitude (after the
+ * suffix) exceeds 2^64 - 1. Returns -1 if the text is not an int. */
+static int parse_int(const char *v, int *neg, uint64_t *mag, int *over)
 {
 	const char *q = v;
+	*neg = *q == '-';
 	if (*q == '-' || *q == '+')
 		q++;
 	if (*q < '0' || *q > '9')
 		return -1;
-	double x = 0;
+	uint64_t x = 0;
+	*over = 0;
 	for (; *q >= '0' && *q <= '9'; q++) {
-		x = x * 10 + (*q - '0');
-		if (x > 9.0e15)
-			return -1;
+		unsigned d = (unsigned)(*q - '0');
+		if (x > (UINT64_MAX - d) / 10)
+			*over = 1;
+		else
+			x = x * 10 + d;
 	}
-	if (*q == 'K' || *q == 'k') {
-		x *= 1024;
-		q++;
-	} else if (*q == 'M' || *q == 'm') {
-		x *= 1024.0 * 1024;
-		q++;
-	} else if (*q == 'G' || *q == 'g') {
-		x *= 1024.0 * 1024 * 1024;
-		q++;
+	int shift = 0;
+	switch (*q) {
+	case 'K': case 'k': shift = 10; q++; break;
+	case 'M': case 'm': shift = 20; q++; break;
+	case 'G': case 'g': shift = 30; q++; break;
 	}
 	if (*q)
 		return -1;
-	*out = v[0] == '-' ? -x : x;
+	if (shift && x > UINT64_MAX >> shift)
+		*over = 1;
+	else
+		x <<= shift;
+	*mag = x;
 	return 0;
 }
 
+/* A float as text (the grammar above), then strtod: the nearest double,
+ * +-HUGE_VAL on overflow. Returns -1 if the text is not a float. */
 static int parse_float(const char *v, double *out)
 {
-	char *end;
-	if (!*v)
+	const char *q = v;
+	if (*q == '-' || *q == '+')
+		q++;
+	int digits = 0;
+	while (*q >= '0' && *q <= '9')
+		q++, digits++;
+	if (*q == '.')
+		for (q++; *q >= '0' && *q <= '9'; q++)
+			digits++;
+	if (!digits)
 		return -1;
-	double x = strtod(v, &end);
-	if (*end || x != x || isinf(x))
+	if (*q == 'e' || *q == 'E') {
+		q++;
+		if (*q == '-' || *q == '+')
+			q++;
+		if (*q < '0' || *q > '9')
+			return -1;
+		while (*q >= '0' && *q <= '9')
+			q++;
+	}
+	if (*q)
 		return -1;
-	*out = x;
+	*out = strtod(v, NULL);
 	return 0;
 }
 
+/* "parameter 'NAME' " then fmt, then ", not 'VALUE'" (quoted: the value
+ * is the user's). */
+static int refuse(char *err, size_t errlen, int code, const param_desc *d, const char *v,
+		  const char *fmt, ...)
+{
+	strbuf m;
+	sb_init(&m);
+	sb_printf(&m, "parameter '%s' ", d->name);
+	char tmp[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	sb_puts(&m, tmp);
+	sb_puts(&m, ", not ");
+	sb_quote(&m, v, 40);
+	snprintf(err, errlen, "%s", m.buf && !m.oom ? m.buf : "bad parameter value");
+	sb_free(&m);
+	return code;
+}
+
+/* The range of d as text: "[1, 4096]", "(0, 1]". */
+static void range_text(const param_desc *d, char *buf, size_t n)
+{
+	strbuf m;
+	sb_init(&m);
+	sb_putc(&m, d->min_open ? '(' : '[');
+	sb_num(&m, d->min);
+	sb_puts(&m, ", ");
+	sb_num(&m, d->max);
+	sb_putc(&m, ']');
+	snprintf(buf, n, "%s", m.buf && !m.oom ? m.buf : "?");
+	sb_free(&m);
+}
+
+/* One value of d: 0 and *out, or LAB_EINVAL (not of the type's grammar)
+ * or LAB_ERANGE (well formed, outside the range) with a message. */
 static int parse_one(const param_desc *d, const char *v, double *out,
 		     char *err, size_t errlen)
 {
-	double x;
+	char range[96];
 	switch (d->type) {
 	case PT_BOOL:
 		if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "on")) {
@@ -161,8 +243,7 @@ static int parse_one(const param_desc *d, const char *v, double *out,
 			*out = 0;
 			return 0;
 		}
-		snprintf(err, errlen, "parameter '%s' takes true or false, not '%s'", d->name, v);
-		return LAB_EINVAL;
+		return refuse(err, errlen, LAB_EINVAL, d, v, "takes true or false");
 	case PT_ENUM: {
 		for (int i = 0; d->values[i]; i++) {
 			if (!strcmp(v, d->values[i])) {
@@ -170,54 +251,48 @@ static int parse_one(const param_desc *d, const char *v, double *out,
 				return 0;
 			}
 		}
-		int n = snprintf(err, errlen, "parameter '%s' takes one of", d->name);
-		for (int i = 0; d->values[i] && n > 0 && (size_t)n < errlen; i++)
-			n += snprintf(err + n, errlen - (size_t)n, " %s", d->values[i]);
-		if (n > 0 && (size_t)n < errlen)
-			snprintf(err + n, errlen - (size_t)n, ", not '%s'", v);
-		return LAB_EINVAL;
+		char list[120];
+		int n = 0;
+		list[0] = 0;
+		for (int i = 0; d->values[i] && n >= 0 && (size_t)n < sizeof list; i++)
+			n += snprintf(list + n, sizeof list - (size_t)n, " %s", d->values[i]);
+		return refuse(err, errlen, LAB_EINVAL, d, v, "takes one of%s", list);
 	}
 	case PT_INT_OR_INF:
-		if (!strcmp(v, "inf") || !strcmp(v, "infinite") || !strcmp(v, "infinity")) {
+	case PT_INT: {
+		int inf_ok = d->type == PT_INT_OR_INF;
+		if (inf_ok && (!strcmp(v, "inf") || !strcmp(v, "infinite") || !strcmp(v, "infinity"))) {
 			*out = INFINITY;
 			return 0;
 		}
-		/* fall through */
-	case PT_INT:
-		if (parse_int(v, &x)) {
-			snprintf(err, errlen, "parameter '%s' takes an integer%s, not '%s'", d->name,
-				 d->type == PT_INT_OR_INF ? " or inf" : "", v);
-			return LAB_EINVAL;
-		}
-		if (x < d->min || (d->type == PT_INT && x > d->max) ||
-		    (d->type == PT_INT_OR_INF && d->max > d->min && x > d->max)) {
-			if (d->type == PT_INT_OR_INF && !(d->max > d->min))
-				snprintf(err, errlen, "parameter '%s' must be >= %.0f or inf, not %s",
-					 d->name, d->min, v);
-			else
-				snprintf(err, errlen, "parameter '%s' must be in [%.0f, %.0f], not %s",
-					 d->name, d->min, d->max, v);
-			return LAB_ERANGE;
-		}
-		if (d->multiple_of > 0 && isfinite(x) && fmod(x, d->multiple_of) != 0) {
-			snprintf(err, errlen, "parameter '%s' must be a multiple of %.0f, not %s",
-				 d->name, d->multiple_of, v);
-			return LAB_ERANGE;
-		}
+		range_text(d, range, sizeof range);
+		int neg, over;
+		uint64_t mag;
+		if (parse_int(v, &neg, &mag, &over))
+			return refuse(err, errlen, LAB_EINVAL, d, v, "takes an integer%s (K, M, G: x1024^n)",
+				      inf_ok ? " or inf" : "");
+		/* the ranges lie within +-2^53, where a double is exact */
+		double x = over || mag > (1ull << 53) ? (neg ? -HUGE_VAL : HUGE_VAL)
+				: neg ? -(double)mag : (double)mag;
+		if (x < d->min || x > d->max)
+			return refuse(err, errlen, LAB_ERANGE, d, v, "must be in %s%s", range,
+				      inf_ok ? " or inf" : "");
+		if (d->multiple_of > 0 && fmod(x, d->multiple_of) != 0)
+			return refuse(err, errlen, LAB_ERANGE, d, v, "must be a multiple of %.0f",
+				      d->multiple_of);
+		*out = x + 0.0; /* -0 is 0 */
+		return 0;
+	}
+	case PT_FLOAT: {
+		double x;
+		if (parse_float(v, &x))
+			return refuse(err, errlen, LAB_EINVAL, d, v, "takes a number");
+		range_text(d, range, sizeof range);
+		if ((d->min_open ? x <= d->min : x < d->min) || x > d->max)
+			return refuse(err, errlen, LAB_ERANGE, d, v, "must be in %s", range);
 		*out = x;
 		return 0;
-	case PT_FLOAT:
-		if (parse_float(v, &x)) {
-			snprintf(err, errlen, "parameter '%s' takes a number, not '%s'", d->name, v);
-			return LAB_EINVAL;
-		}
-		if ((d->min_open ? x <= d->min : x < d->min) || x > d->max) {
-			snprintf(err, errlen, "parameter '%s' must be in %c%g, %g], not %s", d->name,
-				 d->min_open ? '(' : '[', d->min, d->max, v);
-			return LAB_ERANGE;
-		}
-		*out = x;
-		return 0;
+	}
 	}
 	snprintf(err, errlen, "parameter '%s' has an unknown type", d->name);
 	return LAB_EINVAL;
@@ -231,36 +306,49 @@ int exp_parse_params(const lab_exp *e, const char *text, double *p,
 	if (!text)
 		return 0;
 	const char *line = text;
-	while (*line) {
+	int rc = 0;
+	while (*line && !rc) {
 		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
 		if (n > 0) {
-			char buf[256];
-			if (n >= sizeof buf) {
-				snprintf(err, errlen, "setting too long");
-				return LAB_EINVAL;
+			/* any length: a value of many digits is an integer (out of
+			 * range), not a refusal of its length */
+			char *buf = lab_malloc(n + 1);
+			if (!buf) {
+				snprintf(err, errlen, "out of memory");
+				return LAB_ENOMEM;
 			}
 			memcpy(buf, line, n);
 			buf[n] = 0;
 			char *eq = strchr(buf, '=');
+			int idx = -1;
+			if (eq && eq != buf) {
+				*eq = 0;
+				idx = param_index(e, buf);
+			}
+			strbuf m;
+			sb_init(&m);
 			if (!eq || eq == buf) {
-				snprintf(err, errlen, "setting '%s' is not KEY=VALUE", buf);
-				return LAB_EINVAL;
+				sb_puts(&m, "setting ");
+				sb_quote(&m, buf, 40);
+				sb_puts(&m, " is not KEY=VALUE");
+				rc = LAB_EINVAL;
+			} else if (idx < 0) {
+				sb_printf(&m, "experiment '%s' has no parameter ", e->name);
+				sb_quote(&m, buf, 40);
+				sb_puts(&m, " (see: lab list)");
+				rc = LAB_ENOENT;
+			} else {
+				rc = parse_one(&e->params[idx], eq + 1, &p[idx], err, errlen);
 			}
-			*eq = 0;
-			int idx = param_index(e, buf);
-			if (idx < 0) {
-				snprintf(err, errlen, "experiment '%s' has no parameter '%s' (see: lab list)",
-					 e->name, buf);
-				return LAB_ENOENT;
-			}
-			int rc = parse_one(&e->params[idx], eq + 1, &p[idx], err, errlen);
-			if (rc)
-				return rc;
+			if (m.len)
+				snprintf(err, errlen, "%s", m.oom ? "bad setting" : m.buf);
+			sb_free(&m);
+			free(buf);
 		}
 		line += n + (nl ? 1 : 0);
 	}
-	return 0;
+	return rc;
 }
 
 static void param_value_json(const param_desc *d, double v, strbuf *out)
@@ -309,8 +397,7 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 		param_value_json(d, d->def, out);
 		if (d->type == PT_INT || d->type == PT_FLOAT || d->type == PT_INT_OR_INF) {
 			js_knum(out, "min", d->min);
-			if (d->type != PT_INT_OR_INF || d->max > d->min)
-				js_knum(out, "max", d->max);
+			js_knum(out, "max", d->max);
 			if (d->min_open)
 				js_kbool(out, "min_exclusive", 1);
 			if (d->multiple_of > 0)

@@ -20,7 +20,7 @@ typedef enum ptype {
 	PT_INT,        /* integer in [min,max] */
 	PT_FLOAT,      /* real in [min,max] (min exclusive if min_open) */
 	PT_ENUM,       /* one of values[]; stored as its index */
-	PT_INT_OR_INF, /* integer >= min, or "inf" (stored as INFINITY) */
+	PT_INT_OR_INF, /* integer in [min,max], or "inf" (stored as INFINITY) */
 	PT_BOOL,       /* 0/1, true/false */
 } ptype;
 
@@ -28,7 +28,8 @@ typedef struct param_desc {
 	const char *name;
 	ptype type;
 	double def;                /* default (enum: index) */
-	double min, max;           /* range; unused for enum/bool */
+	double min, max;           /* range, finite (ints within +-2^53); unused
+				    * for enum/bool */
 	int min_open;              /* PT_FLOAT: min itself is not allowed */
 	const char *const *values; /* PT_ENUM: NULL-terminated */
 	const char *unit;          /* "MiB", "files", ... or NULL */

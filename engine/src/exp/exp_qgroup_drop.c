@@ -58,7 +58,10 @@ static const param_desc qd_params[] = {
 	  "size of the first file of each pair (the RFC's file_inline_*)" },
 	{ "regular_bytes", PT_INT, 4096, 1, 16777216, 0, NULL, "bytes",
 	  "size of the second file of each pair (the RFC's file_reg_*)" },
-	{ "threshold", PT_INT_OR_INF, 4096, 1, 0, 0, NULL, "extents",
+	/* max: the kernel counts in an atomic64, the lab in doubles, exact to
+	 * 2^53; no simulated device holds that many extents (2^53 of 4 KiB is
+	 * 32 EiB), so every count up there already acts as inf */
+	{ "threshold", PT_INT_OR_INF, 4096, 1, 9007199254740991.0, 0, NULL, "extents",
 	  "after: commit the drop's transaction once this many dirty extents are queued (inf = never); before has no threshold" },
 	{ "max_inline", PT_INT, 0, 0, 4096, 0, NULL, "bytes",
 	  "mount option: a file of at most this many bytes (and under one sector) is stored inline in its leaf, with no data extent and no qgroup record. The kernel default 2048 inlines the 2 KiB files; the default 0 stores them as extents, which is what the seed's visible rows imply (see fidelity)" },

@@ -48,6 +48,21 @@ static int set_err(char **errmsg, int code, const char *msg)
 	return code;
 }
 
+/* A message that echoes the caller's text, quoted (strbuf.h: sb_quote). */
+static int set_err_quoted(char **errmsg, int code, const char *pre, const char *arg,
+			  const char *post)
+{
+	strbuf m;
+	sb_init(&m);
+	sb_puts(&m, pre);
+	sb_quote(&m, arg, 60);
+	sb_puts(&m, post);
+	if (errmsg)
+		*errmsg = m.oom ? NULL : sb_take(&m);
+	sb_free(&m);
+	return code;
+}
+
 int lab_list_json(char **out)
 {
 	if (!out)
@@ -88,10 +103,9 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 		return set_err(errmsg, LAB_EINVAL, "missing argument");
 	*out = NULL;
 	const lab_exp *e = exp_find(experiment);
-	if (!e) {
-		snprintf(err, sizeof err, "no experiment '%s' (see: lab list)", experiment);
-		return set_err(errmsg, LAB_ENOENT, err);
-	}
+	if (!e)
+		return set_err_quoted(errmsg, LAB_ENOENT, "no experiment ", experiment,
+				      " (see: lab list)");
 	int var;
 	if (!strcmp(variant, "before"))
 		var = VAR_BEFORE;
@@ -99,10 +113,9 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 		var = VAR_AFTER;
 	else if (!strcmp(variant, "base"))
 		var = VAR_BASE;
-	else {
-		snprintf(err, sizeof err, "variant must be before, after or base, not '%s'", variant);
-		return set_err(errmsg, LAB_EINVAL, err);
-	}
+	else
+		return set_err_quoted(errmsg, LAB_EINVAL, "variant must be before, after or base, not ",
+				      variant, "");
 	if (e->has_variants ? var == VAR_BASE : var != VAR_BASE) {
 		snprintf(err, sizeof err, e->has_variants
 			 ? "experiment '%s' has variants before and after"
@@ -218,7 +231,9 @@ int lab_result_json(lab_run *r, char **out)
 
 int lab_trace_json(lab_run *r, double since, char **out)
 {
-	if (!r || !out || since < 0)
+	/* a sequence number: refuse what no uint64_t holds (NaN, inf, < 0,
+	 * >= 2^64) rather than cast it (undefined behaviour) */
+	if (!r || !out || !(since >= 0 && since < 18446744073709551616.0))
 		return LAB_EINVAL;
 	strbuf sb;
 	sb_init(&sb);

@@ -60,7 +60,8 @@ struct sim {
 	char kind_names[MAX_NAMED][32];
 	int nkinds;
 	trace_ev *ring;
-	uint64_t trace_seq; /* sequence number of the next trace event */
+	uint64_t trace_seq; /* events traced so far = the last one's number
+			     * (events are numbered from 1) */
 	int trace_on;
 };
 
@@ -536,8 +537,8 @@ void sim_trace(sim *s, int kind, int taskid, int64_t a, int64_t b, int64_t c)
 {
 	if (!s->trace_on || kind < 0)
 		return;
-	trace_ev *e = &s->ring[s->trace_seq % TRACE_CAP];
-	e->seq = s->trace_seq++;
+	trace_ev *e = &s->ring[++s->trace_seq % TRACE_CAP];
+	e->seq = s->trace_seq;
 	e->t = s->now;
 	e->kind = (int16_t)kind;
 	e->task = (int16_t)taskid;
@@ -547,14 +548,17 @@ void sim_trace(sim *s, int kind, int taskid, int64_t a, int64_t b, int64_t c)
 	e->c = c;
 }
 
-/* {"next":N,"dropped":D,"events":[[seq,t,kind,task,a,b,c],...],"kinds":[..]} */
+/* {"next":N,"dropped":D,"events":[[seq,t,kind,task,a,b,c],...],"kinds":[..]}:
+ * the events numbered after `since` (from 1: since = 0 gives all), next =
+ * the last one's number, to pass as the next call's since. */
 void sim_trace_json(const sim *s, uint64_t since, strbuf *out)
 {
-	uint64_t oldest = s->trace_seq > TRACE_CAP ? s->trace_seq - TRACE_CAP : 0;
-	uint64_t from = since > oldest ? since : oldest;
+	/* the ring keeps the last TRACE_CAP: numbers oldest..trace_seq */
+	uint64_t oldest = s->trace_seq > TRACE_CAP ? s->trace_seq - TRACE_CAP + 1 : 1;
+	uint64_t from = since >= oldest ? since + 1 : oldest;
 	js_obj(out);
 	js_kint(out, "next", (int64_t)s->trace_seq);
-	js_kint(out, "dropped", (int64_t)(since < oldest ? oldest - since : 0));
+	js_kint(out, "dropped", (int64_t)(since + 1 < oldest ? oldest - 1 - since : 0));
 	js_key(out, "kinds");
 	js_arr(out);
 	for (int i = 0; i < s->nkinds; i++)
@@ -562,7 +566,7 @@ void sim_trace_json(const sim *s, uint64_t since, strbuf *out)
 	js_arr_end(out);
 	js_key(out, "events");
 	js_arr(out);
-	for (uint64_t q = from; q < s->trace_seq; q++) {
+	for (uint64_t q = from; q <= s->trace_seq; q++) {
 		const trace_ev *e = &s->ring[q % TRACE_CAP];
 		js_arr(out);
 		js_int(out, (int64_t)e->seq);

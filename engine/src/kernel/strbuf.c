@@ -111,6 +111,63 @@ void sb_num(strbuf *sb, double v)
 	}
 }
 
+/* The length of the valid UTF-8 sequence at s (2-4), or 0; its code
+ * point in *cp. Overlong forms and surrogates are invalid. */
+static int utf8_seq(const unsigned char *s, uint32_t *cp)
+{
+	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	if (s[0] >= 0xf5)
+		n = 0;
+	if (!n)
+		return 0;
+	uint32_t c = s[0] & (0x7f >> n);
+	for (int i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+void sb_quote(strbuf *sb, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), i = 0;
+	sb_putc(sb, '\'');
+	while (i < len && (!max || i < max)) {
+		unsigned char c = p[i];
+		uint32_t cp = 0;
+		int n;
+		if (c == '\n' || c == '\r' || c == '\t' || c == '\\' || c == '\'') {
+			sb_putc(sb, '\\');
+			sb_putc(sb, c == '\n' ? 'n' : c == '\r' ? 'r' : c == '\t' ? 't' : (char)c);
+			i++;
+		} else if (c >= 0x20 && c < 0x7f) {
+			sb_putc(sb, (char)c);
+			i++;
+		} else if (c < 0x80 || !(n = utf8_seq(p + i, &cp))) {
+			sb_printf(sb, "\\x%02x", c);
+			i++;
+		} else if ((cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 ||
+			   (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069) ||
+			   cp == 0x200e || cp == 0x200f || cp == 0x061c) {
+			sb_printf(sb, "\\u{%04x}", (unsigned)cp);
+			i += (size_t)n;
+		} else {
+			for (int k = 0; k < n; k++)
+				sb_putc(sb, (char)p[i + (size_t)k]);
+			i += (size_t)n;
+		}
+	}
+	sb_putc(sb, '\'');
+	if (i < len)
+		sb_puts(sb, "...");
+}
+
 /* ---- JSON ---- */
 
 static void js_sep(strbuf *sb)

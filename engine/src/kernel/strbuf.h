@@ -33,6 +33,14 @@ void sb_printf(strbuf *sb, const char *fmt, ...)
 /* Format a double the engine's one way: integers exactly, others %.10g,
  * non-finite as "inf"/"-inf"/"nan" (JSON: see js_num). */
 void sb_num(strbuf *sb, double v);
+/* Echo text the user gave (a refused argument, a setting) so that it can
+ * neither break the line nor reach the terminal as control bytes: in
+ * single quotes, with \n \r \t \\ \' escaped, other control bytes, DEL,
+ * invalid UTF-8 and the code points a terminal or editor may treat as a
+ * line break or a reordering (C1 controls, U+2028/9, bidi controls) as
+ * \xHH or \u{HHHH}. At most `max` input bytes are shown (0: all), then
+ * "..." outside the quotes. */
+void sb_quote(strbuf *sb, const char *s, size_t max);
 
 /* JSON writer. Keys and values are separated automatically. */
 void js_obj(strbuf *sb);             /* { */
