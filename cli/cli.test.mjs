@@ -73,6 +73,8 @@ const bad = [
   ['run', 'fio', '--set', 'rw=\u202eevil\u0085x'],
   ['run', 'qgroup-drop', '--set', 'threshold=17179869184G'],
   ['run', 'qgroup-drop', '--set', 'threshold=9223372036854775808'],
+  // each value in range, together more than the simulated device holds
+  ['run', 'qgroup-drop', '--set', 'subvols=64', '--set', 'files=2048', '--set', 'regular_bytes=16777216'],
 ];
 for (const args of bad) {
   test(`refuses bad arguments with one line and exit 2: ${JSON.stringify(args)}`, () => {
@@ -160,6 +162,17 @@ test('at the size cap, with both variants open at once, the builds still agree',
   const wd = stripWall(JSON.parse(w.out));
   assert.equal(wd.runs.before.metrics.dirty_extents, wd.runs.after.metrics.dirty_extents);
   assert.deepEqual(wd, stripWall(JSON.parse(n.out)));
+});
+
+test('qgroup-drop at the device\'s edge: the files that fit run, one 4 KiB step more is refused up front', () => {
+  const at = (rb) => ['run', 'qgroup-drop', '--variant', 'after', '--json', '--set', 'subvols=64', '--set', 'files=2048',
+    '--set', 'inline_bytes=4096', '--set', `regular_bytes=${rb}`];
+  const fits = lab('native', at(8323072));
+  assert.equal(fits.status, 0, fits.err);
+  assert.equal(JSON.parse(fits.out).runs.after.metrics.dirty_extents > 0, true);
+  const over = lab('native', at(8327168));
+  assert.equal(over.status, 2);
+  assert.match(over.err, /^lab: 64 subvolumes x 2048 file pairs of 4096 \+ 8327168 bytes do not fit the simulated 1024 GiB device/);
 });
 
 test('the same seed gives the same result; the seed matters', () => {

@@ -194,8 +194,32 @@ static void test_deep_tree(void)
 	lab_close(r);
 }
 
+/* Parameters each in range whose files cannot fit the simulated device
+ * are refused by lab_open (LAB_ERANGE, one line saying why), before any
+ * file is built: by the sum alone (2 TiB of data), and at the edge by
+ * packing the data extents into block groups as the allocator does
+ * (8327168-byte files leave each 1 GiB chunk a tail too small for the
+ * next; 8323072 bytes fit, cli.test.mjs runs it). */
+static void test_space_up_front(void)
+{
+	const char *cases[] = {
+		"subvols=64\nfiles=2048\nregular_bytes=16777216",
+		"subvols=64\nfiles=2048\ninline_bytes=4096\nregular_bytes=8327168",
+		"subvols=16\nfiles=8192\ninline_bytes=1048576\nregular_bytes=16777216",
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		lab_run *r = NULL;
+		char *err = NULL;
+		CHECK_EQ(lab_open("qgroup-drop", "after", cases[i], 1, 0, &r, &err), LAB_ERANGE);
+		CHECK(r == NULL);
+		CHECK(err && strstr(err, "do not fit the simulated 1024 GiB device") && !strchr(err, '\n'));
+		lab_free(err);
+	}
+}
+
 int main(void)
 {
+	test_space_up_front();
 	test_deep_tree();
 	test_threshold_sweep();
 	test_max_inline();

@@ -154,12 +154,13 @@ static int qd_writeback(qd_ctx *c, struct inode *in, uint64_t size)
 		rc = fs_file_extent_insert_inline(fs, NULL, in, size);
 		c->inline_files++;
 	} else {
+		/* data extents of at most BTRFS_MAX_EXTENT_SIZE */
 		uint64_t off = 0, total = (size + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE;
 		rc = 0;
 		while (!rc && off < total) {
 			uint64_t len = total - off;
-			if (len > (128ull << 20))
-				len = 128ull << 20;
+			if (len > SPACE_MAX_EXTENT)
+				len = SPACE_MAX_EXTENT;
 			uint64_t bytenr;
 			rc = alloc_extent(&fs->alloc, ALLOC_DATA, len, &bytenr);
 			if (!rc)
@@ -185,6 +186,89 @@ static int qd_rewrite(qd_ctx *c, struct inode *in)
 	if (!rc)
 		rc = fs_inode_update(c->fs, NULL, in);
 	return rc;
+}
+
+/* The data bytes qd_writeback allocates for one file of `size` bytes. */
+static uint64_t qd_data_bytes(uint64_t size, uint32_t max_inline)
+{
+	return qd_inline_ok(size, max_inline) ? 0 : (size + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE;
+}
+
+/*
+ * Refuse up front a build the device cannot hold (as subvols x files is
+ * refused), rather than fail with ENOSPC part-way. The space arithmetic
+ * is the engine's own: a scratch allocator (alloc.h) laid out as the
+ * mounted one, given a lower bound of the metadata the build writes
+ * (every item's bytes and header packed into full leaves: inode item,
+ * inode ref, dir item and dir index per file, a file extent item each,
+ * an extent item per data extent, a 4-byte checksum per data sector),
+ * then every data extent qd_writeback will allocate, in its order and
+ * sizes, so the packing into block groups is the real one. Errs towards
+ * running: nothing refused here could have fit. (shared_fraction's
+ * rewrites, decided leaf by leaf after the build, are not counted.)
+ */
+/* Lay out a scratch allocator as a, give it `meta` bytes of metadata
+ * chunks, then allocate the data of `pairs` file pairs of sizes sz as
+ * qd_writeback does: 0, LAB_ENOSPC or LAB_ENOMEM. */
+static int qd_pack(const alloc_ctl *a, uint64_t meta, uint64_t pairs, const uint64_t sz[2],
+		   uint32_t mi)
+{
+	alloc_ctl t;
+	int rc = alloc_init(&t, a->dev_bytes);
+	if (rc)
+		return rc;
+	for (int i = 0; !rc && i < a->nbgs; i++)
+		rc = alloc_chunk_new(&t, a->bgs[i].kind);
+	uint64_t have = alloc_room(a, ALLOC_METADATA);
+	while (!rc && have < meta) {
+		uint64_t before = t.total[ALLOC_METADATA];
+		rc = alloc_chunk_new(&t, ALLOC_METADATA);
+		have += t.total[ALLOC_METADATA] - before;
+	}
+	for (uint64_t p = 0; !rc && p < pairs; p++) {
+		for (int k = 0; !rc && k < 2; k++) {
+			uint64_t d = qd_data_bytes(sz[k], mi);
+			for (uint64_t off = 0; !rc && off < d; off += SPACE_MAX_EXTENT) {
+				uint64_t bytenr;
+				rc = alloc_extent(&t, ALLOC_DATA,
+						  d - off < SPACE_MAX_EXTENT ? d - off : SPACE_MAX_EXTENT, &bytenr);
+			}
+		}
+	}
+	alloc_destroy(&t);
+	return rc;
+}
+
+static int qd_space_check(struct lab_run *r, qd_ctx *c)
+{
+	const alloc_ctl *a = &c->fs->alloc;
+	uint32_t mi = c->fs->opts.max_inline;
+	uint64_t files = (uint64_t)exp_param(r, "files"), pairs = (uint64_t)c->nsubs * files;
+	uint64_t sz[2] = { (uint64_t)exp_param(r, "inline_bytes"), (uint64_t)exp_param(r, "regular_bytes") };
+	uint64_t items = 0, data = 0;
+	for (int k = 0; k < 2; k++) {
+		uint64_t d = qd_data_bytes(sz[k], mi);
+		uint64_t extents = (d + SPACE_MAX_EXTENT - 1) / SPACE_MAX_EXTENT;
+		data += d;
+		items += SZ_INODE_ITEM + SZ_INODE_REF_BASE + 2 * SZ_DIR_ITEM_BASE + 4 * BT_ITEM_HEADER;
+		items += d ? extents * (SZ_FE_REG + SZ_EXTENT_ITEM + SZ_INLINE_DATA_REF + 2 * BT_ITEM_HEADER) +
+			     d / SECTORSIZE * SZ_CSUM_PER_SECTOR
+			   : SZ_FE_INLINE_BASE + sz[k] + BT_ITEM_HEADER;
+	}
+	uint64_t meta = (pairs * items + BT_LEAF_DATA_SIZE - 1) / BT_LEAF_DATA_SIZE * BT_NODESIZE;
+	/* more than the whole room needs no packing to be refused */
+	int rc = pairs * data + meta > alloc_room(a, ALLOC_KINDS) ? LAB_ENOSPC
+		 : qd_pack(a, meta, pairs, sz, mi);
+	if (rc == LAB_ENOMEM)
+		return exp_fail(r, rc, "out of memory");
+	if (!rc)
+		return 0;
+	return exp_fail(r, LAB_ERANGE,
+			"%d subvolumes x %.0f file pairs of %.0f + %.0f bytes do not fit the simulated "
+			"%.0f GiB device (%.1f GiB of data, at least %.1f GiB of metadata): use fewer or "
+			"smaller files", c->nsubs, (double)files, (double)sz[0], (double)sz[1],
+			(double)a->dev_bytes / (1 << 30), (double)(pairs * data) / (1 << 30),
+			(double)meta / (1 << 30));
 }
 
 /* Build one subvolume: create all files, then write them back. */
@@ -219,7 +303,9 @@ static int qd_build_subvol(struct lab_run *r, qd_ctx *c, struct btrfs_root *top,
 	}
 	free(ins);
 	if (rc)
-		return exp_fail(r, rc, "building %s: %s", c->names[j], lab_strerror(rc));
+		return exp_fail(r, rc, "building %s: %s%s", c->names[j], lab_strerror(rc),
+				rc == LAB_ENOSPC ? " (the files fill the device; their metadata took more "
+				"than the up-front estimate: use fewer or smaller files)" : "");
 	return 0;
 }
 
@@ -340,6 +426,8 @@ static int qd_setup(struct lab_run *r)
 	rc = fs_mount(r->sim, c->dev, &o, &c->fs);
 	if (rc)
 		return exp_fail(r, rc, "mount: %s", lab_strerror(rc));
+	if ((rc = qd_space_check(r, c)))
+		return rc;
 	fs_info *fs = c->fs;
 	if ((rc = trans_init(&c->tm, fs)) || (rc = qgroup_init(&c->q, fs, &c->tm)) ||
 	    (rc = subvol_init(&c->sc, fs, &c->tm, &c->q)))

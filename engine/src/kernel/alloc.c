@@ -45,13 +45,19 @@ static int bit_get(const uint64_t *bm, uint64_t i)
 	return (int)((bm[i >> 6] >> (i & 63)) & 1u);
 }
 
+/* Set or clear bits [start, start + n), a word at a time (a 128 MiB
+ * extent is 32768 bits). */
 static void bits_set(uint64_t *bm, uint64_t start, uint64_t n, int on)
 {
-	for (uint64_t i = start; i < start + n; i++) {
+	uint64_t i = start, end = start + n;
+	while (i < end) {
+		uint64_t lo = i & 63, len = 64 - lo < end - i ? 64 - lo : end - i;
+		uint64_t mask = (len == 64 ? ~0ull : ((1ull << len) - 1)) << lo;
 		if (on)
-			bm[i >> 6] |= 1ull << (i & 63);
+			bm[i >> 6] |= mask;
 		else
-			bm[i >> 6] &= ~(1ull << (i & 63));
+			bm[i >> 6] &= ~mask;
+		i += len;
 	}
 }
 
@@ -258,6 +264,17 @@ int alloc_free_now(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
 	a->frees++;
 	changed(a);
 	return 0;
+}
+
+uint64_t alloc_room(const alloc_ctl *a, int kind)
+{
+	uint64_t room = (a->dev_bytes - a->dev_alloc) / ALLOC_SECTOR * ALLOC_SECTOR;
+	for (int i = 0; i < a->nbgs; i++) {
+		const block_group *bg = &a->bgs[i];
+		if (kind == ALLOC_KINDS || bg->kind == kind)
+			room += bg->length - bg->used - bg->reserved - bg->pinned;
+	}
+	return room;
 }
 
 void alloc_unpin_all(alloc_ctl *a)

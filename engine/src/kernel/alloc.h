@@ -84,6 +84,12 @@ int alloc_free_now(alloc_ctl *a, uint64_t bytenr, uint64_t bytes);
 int alloc_chunk_new(alloc_ctl *a, int kind);
 /* Whether a new chunk of kind would still fit on the device. */
 int alloc_chunk_fits(const alloc_ctl *a, int kind);
+/* Bytes the allocator could still hand out for `kind` (ALLOC_KINDS: for
+ * either): free space in the block groups of that kind plus the device
+ * not yet carved into chunks. An upper bound (a free run may be split, a
+ * last chunk too small), so a workload needing more cannot fit: what an
+ * experiment checks up front. */
+uint64_t alloc_room(const alloc_ctl *a, int kind);
 /* Commit: pinned extents become free. */
 void alloc_unpin_all(alloc_ctl *a);
 /* The block group containing bytenr, or NULL. */
