@@ -252,9 +252,9 @@ test("the first lesson's checks all pass in the browser", async ({ lab }) => {
       await expect(page.locator('[data-testid="check"][data-pass="false"]')).toHaveCount(0);
       await expect(page.getByTestId('why')).toBeVisible();
       if (await prediction.count()) {
-        await expect(page.getByTestId('verdict')).toContainText(i % 2 ? 'your 50' : 'your 1500');
+        await expect(page.getByTestId('verdict')).toContainText(i % 2 ? 'your 50' : 'your 1,500');
         await prediction.fill('1.5k');
-        await expect(page.getByTestId('verdict')).toContainText('your 1500');
+        await expect(page.getByTestId('verdict')).toContainText('your 1,500');
         await prediction.blur(); // arrow keys move the caret while the field has focus
       }
       if (i < steps - 1) await page.keyboard.press('ArrowRight');

@@ -10,6 +10,8 @@ import { loadLessons } from '../lessons';
 import { actionFor, type ActionContext } from '../model/actions';
 import { nonDefault } from '../model/params';
 import { formatHash, parseHash, type Emphasis, type ViewState } from '../model/urlState';
+import { ChartThemeContext, chartTheme, useWindowWidth } from '../views/common/theme';
+import { KERNEL_COLOR } from '../views/common/palette';
 import { PageCommandsContext, type PageCommands } from './commands';
 import { engine } from './engine';
 import { ErrorBanner } from './ErrorBanner';
@@ -51,7 +53,12 @@ export function App() {
   const [experiments, setExperiments] = useState<ExperimentInfo[] | null>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
+  /** Bumped by every navigation from outside the page (a link, back / forward,
+   * an edited address): the experiment page runs what the new URL says. */
+  const [navKey, setNavKey] = useState(0);
   const commands = useRef<PageCommands>({});
+  const windowWidth = useWindowWidth();
+  const theme = useMemo(() => chartTheme(windowWidth, view.focus, !!view.contrast), [windowWidth, view.focus, view.contrast]);
 
   /** Go to a state: the URL is the source of truth (push for pages, replace for edits). */
   const go = useCallback((st: ViewState, replace = false) => {
@@ -61,7 +68,10 @@ export function App() {
   }, []);
 
   useEffect(() => {
-    const onHash = (): void => setView(readLocation());
+    const onHash = (): void => {
+      setView(readLocation());
+      setNavKey((k) => k + 1);
+    };
     window.addEventListener('hashchange', onHash);
     window.addEventListener('popstate', onHash);
     return () => {
@@ -83,6 +93,8 @@ export function App() {
       });
   }, []);
 
+  const route = view.route;
+
   const lessonLoad = useMemo(
     () =>
       loadLessons(
@@ -96,11 +108,17 @@ export function App() {
     testHook().lessons = lessonLoad.lessons.map((l) => l.id);
   }, [lessonLoad]);
 
-  const route = view.route;
-
   useEffect(() => {
     document.documentElement.classList.toggle('focus-mode', view.focus);
-  }, [view.focus]);
+    document.documentElement.classList.toggle('contrast', !!view.contrast);
+  }, [view.focus, view.contrast]);
+
+  // A new page or lesson step opens at its top, not at the scroll position
+  // of the one before (→ in a lesson used to land mid-text).
+  const pageKey = route.page === 'lesson' ? `lesson/${route.id}/${route.step}` : route.page === 'experiment' ? `exp/${route.name}` : 'home';
+  useEffect(() => {
+    window.scrollTo(0, 0);
+  }, [pageKey]);
 
   // Keyboard: one handler, driven by the actions table.
   const viewRef = useRef(view);
@@ -115,6 +133,7 @@ export function App() {
       prev: () => commands.current.prev?.(),
       cycleEmphasis: () => go({ ...viewRef.current, emphasis: NEXT_EMPHASIS[viewRef.current.emphasis] }, true),
       toggleFocus: () => go({ ...viewRef.current, focus: !viewRef.current.focus }, true),
+      toggleContrast: () => go({ ...viewRef.current, contrast: !viewRef.current.contrast || undefined }, true),
       toggleHelp: () => setHelp((h) => !h),
       closeOverlay: () => {
         if (!helpRef.current) return false;
@@ -144,7 +163,20 @@ export function App() {
         seed={route.seed}
         badSeed={route.badSeed}
         emphasis={view.emphasis}
-        onChange={(params, seed) => go({ ...view, route: { page: 'experiment', name: route.name, params: nonDefault(info.params, params), seed } }, true)}
+        view={route.view ?? {}}
+        navKey={navKey}
+        onChange={(params, seed) => {
+          // the view's state stays (a cursor), but a sweep was run for the old parameters
+          const { sweep: _sweep, ...keep } = route.view ?? {};
+          go({ ...view, route: { page: 'experiment', name: route.name, params: nonDefault(info.params, params), seed, ...(Object.keys(keep).length > 0 ? { view: keep } : {}) } }, true);
+        }}
+        onView={(patch) => {
+          const next = { ...(route.view ?? {}) };
+          for (const [k, v] of Object.entries(patch)) if (v === undefined) delete next[k];
+          else next[k] = v;
+          const { view: _old, ...rest } = route;
+          go({ ...view, route: Object.keys(next).length > 0 ? { ...rest, view: next } : rest }, true);
+        }}
       />
     ) : experiments === null ? (
       <p className="loading">Loading the engine…</p>
@@ -171,35 +203,43 @@ export function App() {
     page = <Home experiments={experiments} lessons={lessonLoad.lessons} />;
   }
 
+  const emphBadge = view.emphasis !== 'none' && (
+    <span className="emph-badge" style={{ borderColor: KERNEL_COLOR[view.emphasis] }} data-testid="emph-badge">
+      emphasis: {view.emphasis} <kbd>e</kbd>
+    </span>
+  );
   return (
     <PageCommandsContext.Provider value={commands}>
-      <div className={`app${view.focus ? ' app-focus' : ''}${view.emphasis !== 'none' ? ` emph-${view.emphasis}` : ''}`}>
-        <Header
-          experiments={experiments}
-          lessons={lessonLoad.lessons}
-          route={route}
-          onHelp={() => setHelp((h) => !h)}
-          onFocus={() => go({ ...view, focus: !view.focus }, true)}
-        />
-        <main className="page">
-          {loadError && <ErrorBanner error={`The engine did not load: ${loadError}`} />}
-          {lessonLoad.errors.map((e) => (
-            <ErrorBanner key={e} error={`A lesson failed validation: ${e}`} />
-          ))}
-          {page}
-        </main>
-        {view.focus && (
-          <button type="button" className="focus-exit" onClick={() => go({ ...view, focus: false }, true)} title="Leave focus mode (f)">
-            exit focus <kbd>f</kbd>
-          </button>
-        )}
-        {view.emphasis !== 'none' && (
-          <div className="emph-badge" style={{ borderColor: view.emphasis === 'before' ? '#D55E00' : '#0072B2' }}>
-            emphasis: {view.emphasis} <kbd>e</kbd>
-          </div>
-        )}
-        {help && <HelpOverlay onClose={() => setHelp(false)} />}
-      </div>
+      <ChartThemeContext.Provider value={theme}>
+        <div className={`app${view.focus ? ' app-focus' : ''}${view.emphasis !== 'none' ? ` emph-${view.emphasis}` : ''}`}>
+          <Header
+            experiments={experiments}
+            lessons={lessonLoad.lessons}
+            route={route}
+            badge={emphBadge}
+            contrast={!!view.contrast}
+            onHelp={() => setHelp((h) => !h)}
+            onFocus={() => go({ ...view, focus: !view.focus }, true)}
+            onContrast={() => go({ ...view, contrast: !view.contrast || undefined }, true)}
+          />
+          {view.focus && (
+            <div className="focus-strip">
+              {emphBadge}
+              <button type="button" className="focus-exit" onClick={() => go({ ...view, focus: false }, true)} title="Leave focus mode (f)">
+                exit focus <kbd>f</kbd>
+              </button>
+            </div>
+          )}
+          <main className="page">
+            {loadError && <ErrorBanner error={`The engine did not load: ${loadError}`} />}
+            {lessonLoad.errors.map((e) => (
+              <ErrorBanner key={e} error={`A lesson failed validation: ${e}`} />
+            ))}
+            {page}
+          </main>
+          {help && <HelpOverlay onClose={() => setHelp(false)} />}
+        </div>
+      </ChartThemeContext.Provider>
     </PageCommandsContext.Provider>
   );
 }

@@ -7,6 +7,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ExperimentInfo, RunSpec } from '../engine/types';
 import { defaultParams, nonDefault, stepParams, validateAll, withDefaults } from '../model/params';
 import type { Emphasis } from '../model/urlState';
+import { useWindowWidth } from '../views/common/theme';
 import { usePageCommands } from './commands';
 import { ErrorBanner } from './ErrorBanner';
 import { ParamForm } from './ParamForm';
@@ -25,11 +26,16 @@ interface Props {
   /** The link's seed, when it was not a seed (seed 1 is used instead). */
   badSeed?: string;
   emphasis: Emphasis;
+  /** The view's own state from the URL (v.* keys: a cursor, a sweep run). */
+  view: Record<string, string>;
+  /** Changes with every navigation from outside the page: run what the URL now says. */
+  navKey: number;
   /** Replace the URL's parameters and seed (what the user typed is never dropped). */
   onChange(params: Record<string, string>, seed: number): void;
+  onView(patch: Record<string, string | undefined>): void;
 }
 
-export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange }: Props) {
+export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, navKey, onChange, onView }: Props) {
   const values = useMemo(() => withDefaults(info.params, params), [info, params]);
   const errors = useMemo(() => validateAll(info.params, values), [info, values]);
   const invalid = Object.keys(errors).length > 0;
@@ -38,6 +44,11 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange
     [info, values, seed],
   );
   const runner = useRunner();
+  // below 1200 px the form is one column with the results, folded (the
+  // comparison must not start a screen down); it opens by itself on an error
+  const wide = useWindowWidth() >= 1200;
+  const [openNarrow, setOpenNarrow] = useState(false);
+  const changed = Object.keys(nonDefault(info.params, values)).length + (seed !== 1 ? 1 : 0);
   const { state } = runner;
   const stale = state.key !== null && state.key !== specKey(specs);
 
@@ -55,6 +66,17 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange
     void runner.run(specs, collectFor(info.name));
   }, [info.name, invalid, specs, runner]);
 
+  // A link with other parameters opened on this page (or back / forward):
+  // run what it says, as opening it fresh would.
+  const ranNav = useRef(navKey);
+  useEffect(() => {
+    if (ranNav.current === navKey) return;
+    ranNav.current = navKey;
+    if (invalid || state.key === specKey(specs)) return;
+    userRan.current = info.name;
+    void runner.run(specs, collectFor(info.name));
+  }, [navKey, invalid, specs, runner, info.name, state.key]);
+
   // The last two finished runs: the one before the current is shown as a ghost.
   const [history, setHistory] = useState<{ key: string; params: Record<string, string>; seed: number; runs: RunnerState['results'] }[]>([]);
   useEffect(() => {
@@ -64,6 +86,10 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange
     setHistory((h) => (h.at(-1)?.key === key ? h : [...h.slice(-1), entry]));
   }, [state]);
   const prevEntry = history.filter((e) => e.key !== state.key).at(-1);
+  // while a run is under way the last finished one stays on screen, dimmed
+  // (the panels used to say "Not run yet" during every run)
+  const running = state.status === 'running';
+  const shownRuns = running && Object.keys(state.results).length === 0 ? (history.at(-1)?.runs ?? {}) : state.results;
   const previous: PreviousRun | undefined = prevEntry && {
     label: diffLabel(prevEntry.params, state.specs?.[0]?.params ?? values, prevEntry.seed, state.specs?.[0]?.seed ?? seed),
     params: prevEntry.params,
@@ -100,7 +126,16 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange
   return (
     <div className="exp-page" data-testid={`exp-${info.name}`}>
       <aside className="sidebar chrome">
-        <h2 className="sidebar-title">Parameters</h2>
+        <details
+          className="params-box"
+          open={wide || openNarrow || invalid}
+          onToggle={(e) => {
+            if (!wide) setOpenNarrow(e.currentTarget.open);
+          }}
+        >
+          <summary className="sidebar-title" data-testid="params-summary">
+            Parameters{changed > 0 ? ` (${changed} changed)` : ''}
+          </summary>
         <ParamForm
           params={info.params}
           values={values}
@@ -111,6 +146,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange
           onReset={() => onChange(nonDefault(info.params, defaultParams(info.params)), 1)}
           onRemove={(name) => onChange(nonDefault(info.params, Object.fromEntries(Object.entries(values).filter(([k]) => k !== name))), seed)}
         />
+        </details>
       </aside>
       <section className="main-col">
         <header className="exp-head">
@@ -133,7 +169,20 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, onChange
           </p>
         )}
         {state.error && <ErrorBanner error={state.error} />}
-        <Results info={info} params={values} variants={info.variants} runs={state.results} emphasis={emphasis} stale={stale} previous={previous} seed={state.specs?.[0]?.seed ?? seed} onParams={runWith} />
+        <Results
+          info={info}
+          params={values}
+          variants={info.variants}
+          runs={shownRuns}
+          running={running}
+          emphasis={emphasis}
+          stale={stale || running}
+          previous={previous}
+          seed={state.specs?.[0]?.seed ?? seed}
+          onParams={runWith}
+          view={view}
+          onView={onView}
+        />
       </section>
     </div>
   );

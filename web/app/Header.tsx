@@ -1,4 +1,4 @@
-/* Header.tsx - the brand, navigation (the device, patches by seed, lessons) and the help / focus buttons. */
+/* Header.tsx - the brand, navigation (the device, patches by number, lessons), the emphasis badge and the focus / contrast / help buttons. */
 import type { ExperimentInfo } from '../engine/types';
 import type { Lesson } from '../model/lessonFormat';
 import type { Route } from '../model/urlState';
@@ -7,11 +7,15 @@ interface Props {
   experiments: ExperimentInfo[] | null;
   lessons: Lesson[];
   route: Route;
+  /** what the presenter emphasises, shown in the header (it covered the form's Reset when it floated) */
+  badge?: React.ReactNode;
+  contrast: boolean;
   onHelp(): void;
   onFocus(): void;
+  onContrast(): void;
 }
 
-export function Header({ experiments, lessons, route, onHelp, onFocus }: Props) {
+export function Header({ experiments, lessons, route, badge, contrast, onHelp, onFocus, onContrast }: Props) {
   const cur = route.page === 'experiment' ? `exp/${route.name}` : route.page === 'lesson' ? `lesson/${route.id}` : '';
   const link = (to: string, label: React.ReactNode, testid: string, title?: string) => (
     <a key={to} href={`#/${to}`} className={`nav-link${cur === to ? ' nav-on' : ''}`} aria-current={cur === to ? 'page' : undefined} data-testid={testid} title={title}>
@@ -37,7 +41,7 @@ export function Header({ experiments, lessons, route, onHelp, onFocus }: Props) 
               <span className="seed">{e.seed}</span> {e.name}
             </>,
             `nav-exp-${e.name}`,
-            e.title,
+            `patch ${e.seed}: ${e.title}`,
           ),
         )}
         <span className="nav-sep" aria-hidden="true" />
@@ -45,6 +49,10 @@ export function Header({ experiments, lessons, route, onHelp, onFocus }: Props) 
         {lessons.map((l, i) => link(`lesson/${l.id}`, <>{i + 1}</>, `nav-lesson-${l.id}`, l.title))}
       </nav>
       <div className="top-actions">
+        {badge}
+        <button type="button" className="btn-quiet" onClick={onContrast} aria-pressed={contrast} title="High-contrast projector theme (c)" data-testid="contrast-toggle">
+          Contrast <kbd>c</kbd>
+        </button>
         <button type="button" className="btn-quiet" onClick={onFocus} title="Focus mode (f)" data-testid="focus-toggle">
           Focus <kbd>f</kbd>
         </button>

@@ -131,7 +131,9 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
         <h1 data-testid="step-title">
           <span className="step-no">{i + 1}.</span> {s.title}
         </h1>
-        <Markdown text={s.text} />
+        <div className="lesson-prose">
+          <Markdown text={s.text} />
+        </div>
         <div className="look">
           <strong>Look at:</strong> <Markdown text={s.look} className="md-inline" />
         </div>
@@ -168,12 +170,16 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
           </div>
         )}
         {outcomes && (
-          <div className="why" data-testid="why">
+          <div className="why lesson-prose" data-testid="why">
             <h2>Why</h2>
             <Markdown text={s.why} />
           </div>
         )}
-        {s.diff && <DiffView title={s.diff.title} text={s.diff.text} />}
+        {s.diff && (
+          <div className="lesson-prose">
+            <DiffView title={s.diff.title} text={s.diff.text} />
+          </div>
+        )}
       </section>
       <section className="lesson-picture">
         <div className="scenario">
@@ -182,7 +188,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             {Object.entries(s.scenario.params)
               .map(([k, v]) => `${k}=${v}`)
               .join(' ')}{' '}
-            · seed {s.scenario.seed}
+            · random seed {s.scenario.seed}
           </code>{' '}
           <a href={labLink}>open in the lab →</a>
         </div>

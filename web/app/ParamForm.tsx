@@ -91,7 +91,7 @@ export function ParamForm({ params, values, errors, seed, onChange, onSeed, onRe
         );
       })}
       <div className="field field-seed">
-        <label htmlFor="param-seed">seed</label>
+        <label htmlFor="param-seed">random seed</label>
         <input
           id="param-seed"
           data-testid="param-seed"

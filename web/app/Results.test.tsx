@@ -32,17 +32,29 @@ const render = (params: Record<string, string>) =>
   );
 
 describe('Results', () => {
-  it('shows both panels, the change and the matching published rows with their error', () => {
+  it('opens with the headline comparison, then the table with the change and the matching published rows', () => {
     const html = render({ threshold: '4096' });
-    expect(html).toContain('data-testid="panel-before"');
-    expect(html).toContain('data-testid="panel-after"');
+    expect(html.indexOf('data-testid="headline"')).toBeLessThan(html.indexOf('data-testid="metrics"'));
+    expect(html).toContain('data-testid="headline-bar-before"');
+    expect(html).toContain('data-testid="headline-bar-after"');
     expect(html).toContain('4.93× less');
     expect(html).toContain('data-testid="published-before-account_max_ms"');
     expect(html).toContain('data-testid="published-after-account_max_ms"');
     expect(html).toContain('seed 002, row 4K');
     expect(html).toMatch(/sim \+3\.4%/); // 151 vs 146
     expect((html.match(/tag-simulated/g) ?? []).length).toBeGreaterThanOrEqual(4); // every simulated cell + legend
-    expect(html).toMatch(/panel panel-dim[^>]*data-testid="panel-before"/); // emphasis on after dims before
+    // what belongs to a kernel says so: emphasis (e) dims the other kernel's marks by CSS
+    expect(html).toMatch(/<th[^>]*data-variant="before"/);
+    expect(html).toMatch(/<td[^>]*col-dim[^>]*data-variant="before"/);
+  });
+
+  it('collapses the table to the rows that differ or have a published figure, the rest behind "show all"', () => {
+    const html = renderToStaticMarkup(
+      <Results info={info} params={{ threshold: '8192' }} variants={info.variants} runs={{ before: run(745, 5), after: run(150, 5) }} emphasis="none" stale={false} />,
+    );
+    expect(html).toMatch(/data-testid="metric-commits" data-differs="false" hidden=""/);
+    expect(html).toMatch(/data-testid="metric-account_max_ms" data-differs="true"/);
+    expect(html).toContain('Show all 2 metrics (1 the same in both kernels)');
   });
 
   it('hides a row whose own parameters differ, and sets apart one published at other settings', () => {

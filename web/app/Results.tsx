@@ -1,15 +1,22 @@
 /*
- * Results.tsx - what a finished run shows: the experiment's own picture
- * (from the view registry), one panel per variant with its headline numbers,
- * and the metrics table where every number says where it comes from.
+ * Results.tsx - what a finished run shows, in the order a reader needs it
+ * (web/DESIGN.md): first the headline comparison (the patch's figure,
+ * before against after on one scale), then the experiment's mechanism
+ * pictures (its view, from the registry), then the metrics table collapsed
+ * to the rows where the kernels differ or a published figure applies, the
+ * rest behind "show all". Every number says where it comes from.
  */
-import { Fragment } from 'react';
-import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
+import { useState } from 'react';
+import type { ExperimentInfo, MetricInfo, RunResult, Variant } from '../engine/types';
 import { fmtChange, fmtNs, fmtNum, fmtPct, fmtUnit } from '../model/format';
 import { publishedFor, relError } from '../model/provenance';
 import type { Emphasis } from '../model/urlState';
-import { viewFor } from '../views/registry';
-import { VARIANT_COLOR, VARIANT_LABEL, type PreviousRun } from '../views/types';
+import { KERNEL_COLOR, KERNEL_LABEL } from '../views/common/palette';
+import { Headline } from '../views/common/Headline';
+import { headlineOf, labelOf, viewFor } from '../views/registry';
+import type { PreviousRun, ViewProps } from '../views/types';
+import { RunExport } from './RunExport';
+import { Tag } from './Tag';
 
 interface Props {
   info: ExperimentInfo;
@@ -18,32 +25,24 @@ interface Props {
   runs: Partial<Record<Variant, RunResult>>;
   emphasis: Emphasis;
   stale: boolean;
+  /** a run is under way: what is shown is the last finished one */
+  running?: boolean;
   previous?: PreviousRun;
   seed?: number;
   onParams?: (params: Record<string, string>) => void;
+  /** a kernel shown only as a pinned reference (a lesson step runs the other) */
+  reference?: Variant;
+  view?: Record<string, string>;
+  onView?: ViewProps['onView'];
 }
 
 const dim = (emphasis: Emphasis, v: Variant): boolean => emphasis !== 'none' && v !== 'base' && v !== emphasis;
 
-export function Tag({ kind, title }: { kind: 'simulated' | 'published' | 'fitted' | 'measured'; title?: string }) {
-  const short = { simulated: 'sim', published: 'pub', fitted: 'fit', measured: 'meas' }[kind];
+/** A single run's headline numbers (pages without a patch: the device, torture). */
+function Panel({ info, variant, run, running }: { info: ExperimentInfo; variant: Variant; run: RunResult | undefined; running?: boolean }) {
+  const head = headlineOf(info);
   return (
-    <span className={`tag tag-${kind}`} title={title ?? kind}>
-      {short}
-    </span>
-  );
-}
-
-function Panel({ info, variant, run, emphasis }: { info: ExperimentInfo; variant: Variant; run: RunResult | undefined; emphasis: Emphasis }) {
-  const head = info.metricInfo.slice(0, 3);
-  return (
-    <section
-      className={`panel${dim(emphasis, variant) ? ' panel-dim' : ''}`}
-      style={{ borderTopColor: VARIANT_COLOR[variant] }}
-      data-testid={`panel-${variant}`}
-      aria-label={VARIANT_LABEL[variant]}
-    >
-      <h3 style={{ color: VARIANT_COLOR[variant] }}>{VARIANT_LABEL[variant]}</h3>
+    <section className="panel" style={{ borderTopColor: KERNEL_COLOR[variant] }} data-testid={`panel-${variant}`} data-variant={variant} aria-label={KERNEL_LABEL[variant]}>
       {run ? (
         <>
           <div className="headline">
@@ -53,49 +52,55 @@ function Panel({ info, variant, run, emphasis }: { info: ExperimentInfo; variant
                   {fmtNum(run.metrics[m.name])}
                   <span className="headline-unit"> {fmtUnit(m.unit)}</span>
                 </div>
-                <div className="headline-label">{m.name}</div>
+                <div className="headline-label" title={`${m.name}: ${m.help}`}>
+                  {labelOf(info, m)}
+                </div>
               </div>
             ))}
           </div>
-          <div className="panel-foot muted">
-            {fmtNs(run.simNs)} simulated · {fmtNum(run.events)} events · {fmtNum(run.wallMs)} ms on this computer
-          </div>
+          <RunFoot run={run} />
         </>
       ) : (
-        <div className="panel-empty muted">Not run yet: press Run (<kbd>r</kbd>).</div>
+        <div className="panel-empty muted">{running ? 'Running…' : <>Not run yet: press Run (<kbd>r</kbd>).</>}</div>
       )}
     </section>
   );
 }
 
-/** A snake_case name that may wrap after its underscores (not mid-word) in a narrow column. */
-function breakAfterUnderscores(name: string) {
-  const parts = name.split('_');
-  return parts.map((p, i) => (
-    <Fragment key={i}>
-      {p}
-      {i < parts.length - 1 && (
-        <>
-          _<wbr />
-        </>
-      )}
-    </Fragment>
-  ));
+function RunFoot({ run, variant }: { run: RunResult; variant?: Variant }) {
+  return (
+    <div className="panel-foot muted prose">
+      {variant && <span style={{ color: KERNEL_COLOR[variant] }}>{variant}: </span>}
+      {fmtNs(run.simNs)} simulated · {fmtNum(run.events)} events · {fmtNum(run.wallMs)} ms on this computer
+    </div>
+  );
 }
 
-export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Props, 'stale' | 'onParams' | 'previous'>) {
+/** Do the kernels' values of a metric differ as displayed? */
+const differs = (m: MetricInfo, variants: Variant[], runs: Partial<Record<Variant, RunResult>>): boolean =>
+  new Set(variants.filter((v) => runs[v]).map((v) => fmtNum(runs[v]?.metrics[m.name]))).size > 1;
+
+export function MetricsTable({ info, params, variants, runs, emphasis, reference }: Omit<Props, 'stale' | 'onParams' | 'previous'>) {
+  const [all, setAll] = useState(false);
   const pair = variants.includes('before') && variants.includes('after');
+  const shown = variants.filter((v) => runs[v] || !reference);
+  const rows = info.metricInfo.map((m) => {
+    const pubs = shown.flatMap((v) => (v === reference ? [] : publishedFor(info.published, m.name, v, info.params, params).map((pm) => ({ v, m: pm }))));
+    return { m, pubs, keep: !pair || differs(m, shown, runs) || pubs.some((p) => p.m.differs.length === 0) };
+  });
+  const hidden = rows.filter((r) => !r.keep).length;
   return (
     // A before/after table with its published column can be wider than a
     // lesson's right-hand column: it scrolls there instead of widening the page.
-    <div className="table-scroll">
+    <div className="table-scroll prose">
       <table className="metrics" data-testid="metrics">
         <thead>
           <tr>
             <th scope="col">metric</th>
-            {variants.map((v) => (
-              <th scope="col" key={v} className={dim(emphasis, v) ? 'col-dim' : ''} style={{ color: VARIANT_COLOR[v] }}>
-                {VARIANT_LABEL[v]}
+            {shown.map((v) => (
+              <th scope="col" key={v} className={dim(emphasis, v) ? 'col-dim' : ''} style={{ color: KERNEL_COLOR[v] }} data-variant={v}>
+                {KERNEL_LABEL[v]}
+                {v === reference ? ' (reference)' : ''}
               </th>
             ))}
             {pair && <th scope="col">after vs before</th>}
@@ -103,82 +108,103 @@ export function MetricsTable({ info, params, variants, runs, emphasis }: Omit<Pr
           </tr>
         </thead>
         <tbody>
-          {info.metricInfo.map((m) => {
-            const pubs = variants.flatMap((v) => publishedFor(info.published, m.name, v, info.params, params).map((pm) => ({ v, m: pm })));
-            return (
-              <tr key={m.name} data-testid={`metric-${m.name}`}>
-                <th scope="row" title={m.help}>
-                  {breakAfterUnderscores(m.name)}
-                  <div className="metric-help">{m.help}</div>
-                </th>
-                {variants.map((v) => (
-                  <td key={v} className={`num${dim(emphasis, v) ? ' col-dim' : ''}`}>
-                    {runs[v] ? (
-                      <>
-                        <span className="val">
-                          <span data-testid={`cell-${v}-${m.name}`}>{fmtNum(runs[v]?.metrics[m.name])}</span>
-                          <span className="unit"> {fmtUnit(m.unit)}</span>
-                        </span>{' '}
-                        <Tag kind="simulated" title="simulated by this run" />
-                      </>
-                    ) : (
-                      '–'
-                    )}
-                  </td>
-                ))}
-                {pair && <td className="num">{fmtChange(runs.before?.metrics[m.name], runs.after?.metrics[m.name])}</td>}
-                <td className="pub">
-                  {pubs.length === 0 ? (
-                    <span className="muted">–</span>
+          {rows.map(({ m, pubs, keep }) => (
+            <tr key={m.name} data-testid={`metric-${m.name}`} data-differs={keep} hidden={!all && !keep}>
+              <th scope="row" title={`${m.name}: ${m.help}`}>
+                {labelOf(info, m)}
+                <div className="metric-id">{m.name}</div>
+              </th>
+              {shown.map((v) => (
+                <td key={v} className={`num${dim(emphasis, v) ? ' col-dim' : ''}`} data-variant={v}>
+                  {runs[v] ? (
+                    <>
+                      <span className="val">
+                        <span data-testid={`cell-${v}-${m.name}`}>{fmtNum(runs[v]?.metrics[m.name])}</span>
+                        <span className="unit"> {fmtUnit(m.unit)}</span>
+                      </span>{' '}
+                      <Tag kind="simulated" title="simulated by this run" />
+                    </>
                   ) : (
-                    pubs.map(({ v, m: { row: r, differs } }, i) => {
-                      const sim = runs[v]?.metrics[m.name];
-                      const exact = differs.length === 0;
-                      return (
-                        <div key={i} className={exact ? '' : 'pub-other'} data-testid={`published-${v}-${m.name}`} data-exact={exact}>
-                          <span className="num" style={{ color: VARIANT_COLOR[v] }}>
-                            {fmtNum(r.value)}
-                          </span>{' '}
-                          <Tag kind="published" title={r.source} /> <span className="source">{r.source}</span>
-                          {exact && sim !== undefined && (
-                            <span className={Math.abs(relError(sim, r.value)) <= r.tolerance ? 'err-ok' : 'err-bad'}>
-                              {' '}
-                              (sim {fmtPct(relError(sim, r.value))})
-                            </span>
-                          )}
-                          {!exact && <span className="muted"> (compared at the default {differs.join(', ')}; this run differs)</span>}
-                        </div>
-                      );
-                    })
+                    '–'
                   )}
                 </td>
-              </tr>
-            );
-          })}
+              ))}
+              {pair && <td className="num">{fmtChange(runs.before?.metrics[m.name], runs.after?.metrics[m.name])}</td>}
+              <td className="pub">
+                {pubs.length === 0 ? (
+                  <span className="muted">–</span>
+                ) : (
+                  pubs.map(({ v, m: { row: r, differs: d } }, i) => {
+                    const sim = runs[v]?.metrics[m.name];
+                    const exact = d.length === 0;
+                    return (
+                      <div key={i} className={exact ? '' : 'pub-other'} data-testid={`published-${v}-${m.name}`} data-exact={exact}>
+                        <span className="num" style={{ color: KERNEL_COLOR[v] }}>
+                          {fmtNum(r.value)}
+                        </span>{' '}
+                        <Tag kind="published" title={r.source} /> <span className="source">{r.source}</span>
+                        {exact && sim !== undefined && (
+                          <span className={Math.abs(relError(sim, r.value)) <= r.tolerance ? 'err-ok' : 'err-bad'}>
+                            {' '}
+                            (sim {fmtPct(relError(sim, r.value))})
+                          </span>
+                        )}
+                        {!exact && <span className="muted"> (compared at the default {d.join(', ')}; this run differs)</span>}
+                      </div>
+                    );
+                  })
+                )}
+              </td>
+            </tr>
+          ))}
         </tbody>
       </table>
+      {hidden > 0 && (
+        <button type="button" className="btn-quiet show-all" onClick={() => setAll((x) => !x)} aria-expanded={all} data-testid="metrics-show-all">
+          {all ? `Show only the rows that differ` : `Show all ${rows.length} metrics (${hidden} the same in both kernels)`}
+        </button>
+      )}
     </div>
   );
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, previous, seed, onParams }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView }: Props) {
   const View = viewFor(info.name);
   const any = variants.some((v) => runs[v]);
+  const pair = variants.includes('before') && variants.includes('after');
+  const label = (m: MetricInfo): string => labelOf(info, m);
   return (
-    <div className={`results${stale ? ' results-stale' : ''}`} data-testid="results">
-      {View && any && <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} />}
-      <div className={`panels panels-${variants.length}`}>
-        {variants.map((v) => (
-          <Panel key={v} info={info} variant={v} run={runs[v]} emphasis={emphasis} />
-        ))}
-      </div>
+    <div className={`results${stale ? ' results-stale' : ''}`} data-testid="results" data-running={running ? '1' : '0'}>
+      {pair && any && <Headline info={info} params={params} runs={runs} metrics={headlineOf(info)} label={label} reference={reference} running={running} />}
+      {!pair && (
+        <div className={`panels panels-${variants.length}`}>
+          {variants.map((v) => (
+            <Panel key={v} info={info} variant={v} run={runs[v]} running={running} />
+          ))}
+        </div>
+      )}
+      {pair && !any && <div className="panel-empty muted">{running ? 'Running…' : <>Not run yet: press Run (<kbd>r</kbd>).</>}</div>}
+      {View && any && (
+        <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} />
+      )}
       {any && (
         <>
-          <p className="legend muted">
-            <Tag kind="simulated" /> simulated by this run · <Tag kind="published" /> published (hover for the source) · <Tag kind="fitted" /> a constant fitted to
-            measurements · <Tag kind="measured" /> measured on real hardware
-          </p>
-          <MetricsTable info={info} params={params} variants={variants} runs={runs} emphasis={emphasis} />
+          {pair && (
+            <div className="run-feet">
+              {variants.map((v) => {
+                const r = runs[v];
+                return r ? <RunFoot key={v} run={r} variant={v} /> : null;
+              })}
+            </div>
+          )}
+          <div className="table-head prose">
+            <p className="legend muted">
+              <Tag kind="simulated" /> simulated by this run · <Tag kind="published" /> published (hover for the source) · <Tag kind="fitted" /> a constant fitted to measurements ·{' '}
+              <Tag kind="measured" /> measured on real hardware
+            </p>
+            <RunExport info={info} params={params} seed={seed ?? 1} runs={runs} />
+          </div>
+          <MetricsTable info={info} params={params} variants={variants} runs={runs} emphasis={emphasis} reference={reference} />
         </>
       )}
     </div>

@@ -6,6 +6,9 @@
  * flight is cancelled in the worker; the rows done stay). Used by the
  * views' parameter sweeps.
  *
+ * `autoRun`: start the sweep as soon as its setting shows no rows (the
+ * view's URL says it was run: a link to a swept page shows the sweep).
+ *
  * A view is unmounted while the page runs (its results are cleared), so a
  * finished or stopped sweep's rows are kept here by sweep and setting, and
  * come back when the view does: loading a point's job from the fit check
@@ -46,6 +49,7 @@ export function useSweep<T, R>(
   points: T[],
   runPoint: SweepRunner<T, R>,
   setting: string,
+  autoRun = false,
 ): { rows: R[]; state: SweepState; err: string; run: () => Promise<void>; stop: () => void } {
   const key = `${id}|${setting}`;
   const [rows, setRows] = useState<R[]>(() => (kept.get(key)?.rows as R[] | undefined) ?? []);
@@ -99,6 +103,13 @@ export function useSweep<T, R>(
       setState('error');
     }
   };
+  // a link that says the sweep was run: run it (once per setting)
+  const auto = useRef<string | null>(null);
+  useEffect(() => {
+    if (!autoRun || auto.current === key || kept.has(key) || ctl.current) return;
+    auto.current = key;
+    void run();
+  });
   return { rows, state, err, run, stop };
 }
 

@@ -13,6 +13,7 @@ export interface ActionContext {
   prev(): void;
   cycleEmphasis(): void;
   toggleFocus(): void;
+  toggleContrast(): void;
   toggleHelp(): void;
   /** Close the help overlay if open; true if it was. */
   closeOverlay(): boolean;
@@ -54,7 +55,8 @@ export const ACTIONS: readonly Action[] = [
   { id: 'next', label: 'Next lesson step; on an experiment page, its next setup (published setup, threshold, or measured job)', keys: ['→', 'n'], test: key('ArrowRight', 'n', 'N'), perform: (c) => c.next() },
   { id: 'prev', label: 'Previous lesson step; on an experiment page, its previous setup', keys: ['←', 'p'], test: key('ArrowLeft', 'p', 'P'), perform: (c) => c.prev() },
   { id: 'emphasis', label: 'Emphasise before, then after, then neither', keys: ['e'], test: key('e', 'E'), perform: (c) => c.cycleEmphasis() },
-  { id: 'focus', label: 'Focus mode for projectors (bigger type, no chrome)', keys: ['f'], test: key('f', 'F'), perform: (c) => c.toggleFocus() },
+  { id: 'focus', label: 'Focus mode for projectors: one large before/after pair, chart text from 24 px, no prose', keys: ['f'], test: key('f', 'F'), perform: (c) => c.toggleFocus() },
+  { id: 'contrast', label: 'High-contrast projector theme (black text, thicker lines, larger chart text)', keys: ['c'], test: key('c', 'C'), perform: (c) => c.toggleContrast() },
   { id: 'help', label: 'Show or hide this help', keys: ['?'], test: (e) => !e.ctrlKey && !e.metaKey && e.key === '?', perform: (c) => c.toggleHelp() },
 ];
 

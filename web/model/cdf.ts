@@ -7,6 +7,8 @@
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
 import { line } from 'd3-shape';
+import { axisTitle, logTicks, marginsFor } from '../views/common/axis';
+import { fmtNum, fmtUs } from './format';
 
 /** A point of a latency distribution: fraction p in (0,1) completes within us microseconds. */
 export interface Quantile {
@@ -33,6 +35,8 @@ export interface CdfLayoutInput {
   others?: MeasuredMarker[];
   /** Highest percentile shown (0.999 by default; 0.9999 if data reach it). */
   maxP?: number;
+  /** chart font size (px) the margins and ticks are laid out for */
+  fontPx?: number;
 }
 
 export interface Tick {
@@ -54,6 +58,9 @@ export interface CdfLayout {
   otherMarkers: PlacedMarker[];
   /** x domain in us, for captions and tests. */
   domain: [number, number];
+  fontPx: number;
+  /** the x axis's title with the one unit its ticks are in */
+  xTitle: string;
 }
 
 /** The nines transform: 0 -> 0, 0.9 -> 1, 0.99 -> 2, 0.999 -> 3. */
@@ -68,12 +75,8 @@ const Y_TICKS: [number, string][] = [
   [0.9999, 'p99.99'],
 ];
 
-/** "1 us", "10 us", "1 ms", "10 ms" tick labels. */
-export function formatUs(us: number): string {
-  if (us >= 1e6) return `${Number((us / 1e6).toPrecision(3))} s`;
-  if (us >= 1e3) return `${Number((us / 1e3).toPrecision(3))} ms`;
-  return `${Number(us.toPrecision(3))} µs`;
-}
+/** A latency for a marker's label: "9.8 µs", "1.7 ms" (the one formatter). */
+export const formatUs = fmtUs;
 
 /**
  * Compute the chart layout. The x domain is padded out to whole powers of ten
@@ -81,7 +84,8 @@ export function formatUs(us: number): string {
  * dropped from the paths (p = 1 has no place on a nines scale).
  */
 export function layoutCdf(input: CdfLayoutInput): CdfLayout {
-  const margin = { top: 28, right: 44, bottom: 52, left: 68 };
+  const fontPx = input.fontPx ?? 16;
+  const margin = { ...marginsFor(fontPx, ['p99.9']), top: Math.round(fontPx * 1.8), right: Math.round(fontPx * 2.6) };
   const maxP = input.maxP ?? 0.999;
   const others = input.others ?? [];
   const all = [...input.series.flatMap((s) => s.points), ...input.measured, ...others].map((q) => q.us).filter((u) => u > 0 && Number.isFinite(u));
@@ -92,15 +96,9 @@ export function layoutCdf(input: CdfLayoutInput): CdfLayout {
   if (d1 <= d0) d1 = d0 * 10;
   const x = scaleLog().domain([d0, d1]).range([margin.left, input.width - margin.right]);
   const y = scaleLinear().domain([0, nines(maxP)]).range([input.height - margin.bottom, margin.top]);
-  const decades = Math.round(Math.log10(d1 / d0));
-  const xTicks: Tick[] = [];
-  // Decades only, unless the axis spans two decades or fewer: then 2x and 5x too.
-  const steps = decades <= 2 ? [1, 2, 5] : [1];
-  for (let i = 0; i <= decades; i++)
-    for (const k of steps) {
-      const v = d0 * 10 ** i * k;
-      if (v <= d1 * (1 + 1e-9)) xTicks.push({ pos: x(v), label: formatUs(v) });
-    }
+  // one unit on the axis: µs up to 10 ms, ms beyond (ticks at 1, 2, 5 x 10^k when they fit)
+  const inMs = d1 > 1e4;
+  const xTicks = logTicks(x, 'x', input.width - margin.left - margin.right, fontPx, (v) => fmtNum(inMs ? v / 1000 : v));
   const yTicks = Y_TICKS.filter(([p]) => p <= maxP + 1e-12).map(([p, label]) => ({ pos: y(nines(p)), label }));
   const gen = line<Quantile>()
     .x((q) => x(q.us))
@@ -132,6 +130,8 @@ export function layoutCdf(input: CdfLayoutInput): CdfLayout {
     markers: place(shown, shownOthers, 'right'),
     otherMarkers: place(shownOthers, shown, 'left'),
     domain: [d0, d1],
+    fontPx,
+    xTitle: axisTitle('completion latency, log scale', inMs ? 'ms' : 'µs'),
   };
 }
 

@@ -5,6 +5,7 @@
  * be compared with the drive point by point. Pure.
  */
 import type { PublishedRow } from '../engine/types';
+import { fmtBytes } from './format';
 
 export interface MeasuredJob {
   rw: string;
@@ -20,12 +21,8 @@ export interface MeasuredJob {
 
 const RW_ORDER = ['randread', 'randwrite', 'read', 'write'];
 
-/** "4 KiB", "128 KiB", "512 B", "1 MiB". */
-export function fmtBytes(n: number): string {
-  if (n >= 1 << 20 && n % (1 << 20) === 0) return `${n / (1 << 20)} MiB`;
-  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
-  return `${n} B`;
-}
+/** "4 KiB", "128 KiB", "512 B", "1 MiB": the one formatter's. */
+export { fmtBytes };
 
 type Shape = { rw: string; bs: number; iodepth: number; numjobs: number };
 

@@ -8,7 +8,7 @@
  * the error chart. No drawing, no engine.
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
-import type { ChartFrame } from '../views/Axes';
+import { logTicks, marginsFor, thinTicks, type ChartFrame } from '../views/common/axis';
 import type { PublishedRow } from '../engine/types';
 import { jobKey } from './fioJobs';
 import { readWhy } from './fioDetails';
@@ -129,8 +129,8 @@ export const ERR_CLIP = 0.6;
  * One metric's errors: x the measured value (log), y simulated/measured - 1
  * (linear, clipped at +-60%), with the +-15% band.
  */
-export function layoutErrors(points: ScoredPoint[], metric: 'iops' | 'p50' | 'p99', width: number, height: number): ErrorLayout {
-  const margin = { top: 10, right: 12, bottom: 40, left: 70 };
+export function layoutErrors(points: ScoredPoint[], metric: 'iops' | 'p50' | 'p99', width: number, height: number, fontPx = 16): ErrorLayout {
+  const margin = marginsFor(fontPx, ['+60%']);
   const vals = points.map((p) => p[metric]).filter((v) => Number.isFinite(v) && v > 0);
   const lo = vals.length ? Math.min(...vals) : 1;
   const hi = vals.length ? Math.max(...vals) : 10;
@@ -145,20 +145,19 @@ export function layoutErrors(points: ScoredPoint[], metric: 'iops' | 'p50' | 'p9
     const c = Math.max(-ERR_CLIP, Math.min(ERR_CLIP, e));
     dots.push({ x: x(p[metric]), y: y(c), clipped: c !== e, point: p, err: e });
   }
-  const unit = metric === 'iops' ? '' : ' µs';
-  const fmt = (v: number): string => (v >= 1e6 ? `${+(v / 1e6).toPrecision(2)}M` : v >= 1e3 ? `${+(v / 1e3).toPrecision(2)}k` : `${+v.toPrecision(2)}`);
-  // powers of ten, at least 60 px apart (labels like "100k µs" are wide)
-  const xTicks: { pos: number; label: string }[] = [];
-  for (const v of x.ticks(4).filter((t) => Number.isInteger(Math.log10(t)))) {
-    const last = xTicks[xTicks.length - 1];
-    if (!last || x(v) - last.pos >= 60) xTicks.push({ pos: x(v), label: `${fmt(v)}${unit}` });
-  }
+  // powers of ten only, thinned: the unit is in the axis title
+  const xTicks = logTicks(x, 'x', width - margin.left - margin.right, fontPx).filter((t) => /^1(0|,0)*$/.test(t.label));
   return {
     width,
     height,
     margin,
+    fontPx,
     xTicks,
-    yTicks: [-0.6, -0.3, -0.15, 0, 0.15, 0.3, 0.6].map((v) => ({ pos: y(v), label: `${v > 0 ? '+' : ''}${Math.round(v * 100)}%` })),
+    yTicks: thinTicks(
+      [-0.6, -0.3, -0.15, 0, 0.15, 0.3, 0.6].map((v) => ({ pos: y(v), label: `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(Math.round(v * 100))}%` })),
+      'y',
+      fontPx,
+    ),
     dots,
     band: [y(WITHIN), y(-WITHIN)],
     zero: y(0),

@@ -98,7 +98,7 @@ describe('lesson checks', () => {
     const p = l.steps[0]!.prediction!;
     expect(judgePrediction(p, 6, all[0]!)?.verdict).toBe('close');
     expect(judgePrediction(p, 100, all[0]!)?.verdict).toBe('off');
-    expect(judgePrediction(p, 100, all[0]!)?.message).toMatch(/11.11x lower than your 100 µs/);
+    expect(judgePrediction(p, 100, all[0]!)?.message).toMatch(/11.1× lower than your 100 µs/);
     expect(judgePrediction(p, -1, all[0]!)).toBeNull();
   });
 });

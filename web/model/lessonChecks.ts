@@ -5,6 +5,7 @@
  * the browser and in CI.
  */
 import type { Variant } from '../engine/types';
+import { fmtNum } from './format';
 import type { Check, LessonStep, Prediction } from './lessonFormat';
 
 /** Metrics of one step's runs, by variant. */
@@ -21,7 +22,8 @@ export interface CheckOutcome {
   detail: string;
 }
 
-const show = (x: number): string => (Number.isFinite(x) ? String(Number(x.toPrecision(4))) : String(x));
+/** Numbers as the panels print them (the one formatter): 16,414, not 16410. */
+const show = fmtNum;
 
 /**
  * Evaluate one check. `stepIndex` is the index of the step it belongs to and
@@ -121,14 +123,14 @@ export function judgePrediction(p: Prediction, guess: number, metrics: StepMetri
   const ratio = actual / guess;
   const close = ratio <= p.factor && ratio >= 1 / p.factor;
   const unit = p.unit ? ` ${p.unit}` : '';
-  const how = ratio >= 1 ? `${show(ratio)}x higher than` : `${show(1 / ratio)}x lower than`;
+  const how = ratio >= 1 ? `${show(ratio)}× higher than` : `${show(1 / ratio)}× lower than`;
   return {
     verdict: close ? 'close' : 'off',
     guess,
     actual,
     ratio,
     message: close
-      ? `Close: the simulation gives ${show(actual)}${unit}, within ${p.factor}x of your ${show(guess)}${unit}.`
+      ? `Close: the simulation gives ${show(actual)}${unit}, within ${p.factor}× of your ${show(guess)}${unit}.`
       : `The simulation gives ${show(actual)}${unit}, ${how} your ${show(guess)}${unit}.`,
   };
 }

@@ -25,7 +25,7 @@ describe('actions table', () => {
 
   it('Escape closes the overlay first, then cancels', () => {
     const ctx: ActionContext = {
-      run: vi.fn(), cancel: vi.fn(), next: vi.fn(), prev: vi.fn(), cycleEmphasis: vi.fn(), toggleFocus: vi.fn(), toggleHelp: vi.fn(),
+      run: vi.fn(), cancel: vi.fn(), next: vi.fn(), prev: vi.fn(), cycleEmphasis: vi.fn(), toggleFocus: vi.fn(), toggleContrast: vi.fn(), toggleHelp: vi.fn(),
       closeOverlay: vi.fn().mockReturnValueOnce(true).mockReturnValueOnce(false),
     };
     const esc = actionFor(ev('Escape'), false);

@@ -6,7 +6,8 @@
  *   #/                                   home
  *   #/exp/fio?seed=1&p.rw=randwrite      an experiment (params prefixed "p.")
  *   #/lesson/ssd-4k-write?step=2         a lesson at step 2 (0-based)
- *   ...&emph=after&focus=1               emphasis and projector mode
+ *   ...&v.cursor=0.4&v.sweep=1           the view's own state (a cursor, a sweep run)
+ *   ...&emph=after&focus=1&hc=1          emphasis, focus mode, high-contrast projector theme
  *
  * Pure: parseHash and formatHash are inverses on every Route they produce
  * (but for badSeed, which formatHash drops: the URL is then corrected).
@@ -17,13 +18,15 @@ export type Emphasis = 'none' | 'before' | 'after';
 export type Route =
   | { page: 'home' }
   /** badSeed: the link's seed when it was not one (shown, then dropped) */
-  | { page: 'experiment'; name: string; params: Record<string, string>; seed: number; badSeed?: string }
+  | { page: 'experiment'; name: string; params: Record<string, string>; seed: number; badSeed?: string; view?: Record<string, string> }
   | { page: 'lesson'; id: string; step: number };
 
 export interface ViewState {
   route: Route;
   emphasis: Emphasis;
   focus: boolean;
+  /** the high-contrast projector theme (absent: off) */
+  contrast?: boolean;
 }
 
 export const DEFAULT_SEED = 1;
@@ -52,13 +55,19 @@ export function parseHash(hash: string): ViewState {
   const emph = query.get('emph');
   if (isEmphasis(emph)) st.emphasis = emph;
   st.focus = query.get('focus') === '1';
+  if (query.get('hc') === '1') st.contrast = true;
 
   if (path[0] === 'exp' && path[1]) {
     const params: Record<string, string> = {};
-    for (const [k, v] of query) if (k.startsWith('p.') && k.length > 2) params[k.slice(2)] = v;
+    const view: Record<string, string> = {};
+    for (const [k, v] of query) {
+      if (k.startsWith('p.') && k.length > 2) params[k.slice(2)] = v;
+      if (k.startsWith('v.') && k.length > 2) view[k.slice(2)] = v;
+    }
     const seedText = query.get('seed');
     const ok = seedText !== null && /^\d{1,15}$/.test(seedText);
     st.route = { page: 'experiment', name: path[1], params, seed: ok ? Number(seedText) : DEFAULT_SEED };
+    if (Object.keys(view).length > 0) st.route.view = view;
     if (seedText !== null && !ok) st.route.badSeed = seedText;
   } else if (path[0] === 'lesson' && path[1]) {
     const stepText = query.get('step');
@@ -77,12 +86,14 @@ export function formatHash(st: ViewState): string {
     path = `/exp/${encodeURIComponent(r.name)}`;
     if (r.seed !== DEFAULT_SEED) query.set('seed', String(r.seed));
     for (const k of Object.keys(r.params).sort()) query.set(`p.${k}`, r.params[k] ?? '');
+    for (const k of Object.keys(r.view ?? {}).sort()) query.set(`v.${k}`, r.view?.[k] ?? '');
   } else if (r.page === 'lesson') {
     path = `/lesson/${encodeURIComponent(r.id)}`;
     if (r.step !== 0) query.set('step', String(r.step));
   }
   if (st.emphasis !== 'none') query.set('emph', st.emphasis);
   if (st.focus) query.set('focus', '1');
+  if (st.contrast) query.set('hc', '1');
   const qs = query.toString();
   return `#${path}${qs ? `?${qs}` : ''}`;
 }

@@ -6,9 +6,11 @@
 import type { ReactNode } from 'react';
 
 /** A series: its line, and a dot per point carrying a hover title. */
-export function PointSeries<P extends { x: number; y: number }>({ d, color, points, r = 4, testId, title }: {
+export function PointSeries<P extends { x: number; y: number }>({ d, color, dash, points, r = 4, testId, title }: {
   d: string;
   color: string;
+  /** a dash pattern, where several series share the kernel's colour */
+  dash?: string;
   points: P[];
   r?: number;
   testId: string;
@@ -16,7 +18,7 @@ export function PointSeries<P extends { x: number; y: number }>({ d, color, poin
 }) {
   return (
     <g>
-      <path d={d} fill="none" stroke={color} strokeWidth={2.5} />
+      <path d={d} fill="none" stroke={color} strokeWidth={2.5} strokeDasharray={dash} />
       {points.map((p, i) => (
         <circle key={i} cx={p.x} cy={p.y} r={r} fill={color} data-testid={testId}>
           <title>{title(p)}</title>

@@ -7,9 +7,14 @@
  * To add a view: write web/views/<name>/<Name>View.tsx exporting a component
  * that takes ViewProps, and add one line below, e.g.
  *   'qgroup-drop': { component: QgroupView, collect: { snapshots: ['tree:dropping'] } },
+ * An experiment also names its headline metrics (the page's big
+ * before/after comparison and the panels) and human labels for its
+ * metrics (LABELS); without them the page uses the first metrics and the
+ * engine's help lines.
  */
 import type { ComponentType } from 'react';
-import type { CollectSpec, ExperimentInfo } from '../engine/types';
+import type { CollectSpec, ExperimentInfo, MetricInfo } from '../engine/types';
+import { metricLabel } from './common/labels';
 import { measuredJobs } from '../model/fioJobs';
 import { publishedSetups } from '../model/params';
 import type { ViewProps } from './types';
@@ -28,6 +33,83 @@ export interface ViewEntry {
    * its own steps). */
   steps?: (info: ExperimentInfo, values: Record<string, string>) => Record<string, string>[];
 }
+
+/**
+ * Per experiment: the headline metrics, first the one the patch is about
+ * (the page opens with it, before and after on one scale), and what each
+ * metric is called on the page (the identifier stays in the tooltip, the
+ * CSV and the CLI). A metric missing here is named from the engine's help.
+ */
+export const METRICS: Record<string, { headline: string[]; labels: Record<string, string> }> = {
+  fio: {
+    headline: ['iops', 'clat_p50_us', 'clat_p99_us'],
+    labels: {
+      iops: 'IOPS',
+      bw_mib_s: 'bandwidth',
+      clat_avg_us: 'mean latency',
+      clat_p50_us: 'median latency (p50)',
+      clat_p90_us: 'p90 latency',
+      clat_p99_us: 'p99 latency',
+      clat_p999_us: 'p99.9 latency',
+    },
+  },
+  'qgroup-drop': {
+    headline: ['account_max_ms', 'account_calls', 'account_total_ms'],
+    labels: {
+      account_calls: 'accounting calls',
+      account_avg_ms: 'average accounting call',
+      account_max_ms: 'longest accounting call',
+      account_total_ms: 'all accounting calls together',
+      dirty_extents: 'qgroup records',
+      commits: 'transaction commits',
+      drop_s: 'time to drop the subvolumes',
+      run_s: 'delete to last commit',
+      rec_data: 'records: data extents',
+      rec_leaves: 'records: freed leaves',
+      rec_nodes: 'records: freed nodes',
+      rec_parent: 'records: parent tree blocks',
+      rec_subtree: 'records: under shared subtrees',
+      leaves_per_subvol: 'leaves per subvolume',
+      inline_files: 'inline files',
+    },
+  },
+  'sparse-cp': {
+    headline: ['cp_ms', 'records_per_lseek_avg', 'lseek_calls'],
+    labels: {
+      cp_ms: 'cp time',
+      lseek_calls: 'lseek calls',
+      tree_nodes_visited: 'tree nodes visited',
+      cache_hits: 'page cache hits',
+      cache_misses: 'page cache misses',
+      metadata_reads: 'tree blocks read',
+      records_per_lseek_avg: 'io_tree records per lseek',
+      records_per_lseek_max: 'most records in one lseek',
+      lock_records_avg: 'records per range lock',
+      search_records_avg: 'records per delalloc search',
+      state_cache_hits: 'cached-state hits',
+      state_cache_misses: 'cached-state misses',
+      create_s: 'file creation time',
+      delalloc_extents_at_cp: 'delalloc extents at cp',
+      iotree_records_max: 'most io_tree records',
+      lseek_wait_ms: 'lseek waits on locked ranges',
+      flushes: 'writeback passes',
+    },
+  },
+  torture: {
+    headline: ['check_failures', 'commits', 'ops'],
+    labels: { ops: 'operations', commits: 'commits (each checked)', fsyncs: 'fsyncs', check_failures: 'invariant violations', max_tree_height: 'tallest tree' },
+  },
+};
+
+/** What the page calls a metric of an experiment. */
+export const labelOf = (info: ExperimentInfo, m: MetricInfo | string): string =>
+  metricLabel(METRICS[info.name]?.labels, typeof m === 'string' ? (info.metricInfo.find((x) => x.name === m) ?? { name: m }) : m);
+
+/** The experiment's headline metrics (declared, else its first three). */
+export const headlineOf = (info: ExperimentInfo): MetricInfo[] => {
+  const names = METRICS[info.name]?.headline ?? info.metricInfo.slice(0, 3).map((m) => m.name);
+  return names.map((n) => info.metricInfo.find((m) => m.name === n)).filter((m): m is MetricInfo => m !== undefined);
+};
 
 export const VIEWS: Record<string, ViewEntry> = {
   // → / ← walk the jobs fio measured on the profile, as the job picker lists them

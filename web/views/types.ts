@@ -1,10 +1,12 @@
 /*
  * types.ts - what every experiment view receives: the experiment's
  * metadata, the parameters the runs used, the finished runs by variant and
- * which variant the presenter emphasises.
+ * which variant the presenter emphasises; in a lesson, which kernel is only
+ * a pinned reference; and the view's own state in the URL.
  */
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import type { Emphasis } from '../model/urlState';
+import { KERNEL_COLOR, KERNEL_LABEL } from './common/palette';
 
 export interface PreviousRun {
   /** What distinguishes it ("iodepth=1", "step 1"). */
@@ -25,17 +27,15 @@ export interface ViewProps {
   seed?: number;
   /** Set some parameters and run again (absent where parameters are fixed, as in a lesson). */
   onParams?: (params: Record<string, string>) => void;
+  /** A kernel whose run is only a pinned reference (a lesson step runs the
+   * other): drawn beside it, hollow or faded, and labelled so. */
+  reference?: Variant;
+  /** The view's own state, kept in the URL (`v.cursor=0.25`, `v.sweep=1`). */
+  view?: Record<string, string>;
+  /** Change it (undefined removes a key); absent where the URL is not the view's (a lesson). */
+  onView?: (patch: Record<string, string | undefined>) => void;
 }
 
-/** The colour of each variant (Okabe-Ito), used everywhere. */
-export const VARIANT_COLOR: Record<Variant, string> = {
-  before: '#D55E00',
-  after: '#0072B2',
-  base: '#009E73',
-};
-
-export const VARIANT_LABEL: Record<Variant, string> = {
-  before: 'before (no patch)',
-  after: 'after (patched)',
-  base: 'simulated',
-};
+/** The kernels' colours and names: views/common/palette.ts (kept here under their old names). */
+export const VARIANT_COLOR = KERNEL_COLOR;
+export const VARIANT_LABEL = KERNEL_LABEL;

@@ -10,9 +10,9 @@ import { readFioDetails, type MeasuredPoint } from '../../model/fioDetails';
 import { jobKey, measuredJobs } from '../../model/fioJobs';
 import { fmtNum, fmtPct } from '../../model/format';
 import { splitProfileNotes } from '../../model/profileNotes';
-import { Tag } from '../../app/Results';
+import { Tag } from '../../app/Tag';
 import type { ViewProps } from '../types';
-import { VARIANT_COLOR } from '../types';
+import { ChartFigure, GHOST, KERNEL_COLOR as VARIANT_COLOR } from '../common';
 import { CdfChart } from './CdfChart';
 import { FitCheck } from './FitCheck';
 
@@ -36,9 +36,6 @@ function Compare({ label, unit, sim, meas }: { label: string; unit: string; sim:
     </tr>
   );
 }
-
-/** The previous run's ghost line: a grey that stays distinct from every Okabe-Ito hue. */
-const GHOST = '#7a8491';
 
 /** The engine's CDF has 101 quantiles (p0..p100 in steps of 1%); add the simulated p99.9 metric so the line reaches the tail markers. */
 function withTail(points: Quantile[], p999: number | undefined): Quantile[] {
@@ -93,11 +90,18 @@ export function DeviceView({ info, params, runs, previous, seed, onParams }: Vie
         </div>
       )}
       <div className="device-grid">
-        <figure className="figure">
-          <figcaption>
-            <strong>{pic.profile || params.device}</strong> · {job}
-            {pic.title && <div className="muted">{pic.title}</div>}
-          </figcaption>
+        <ChartFigure
+          testId="device-cdf"
+          exportName={`fio-${params.device ?? ''}-${params.rw ?? ''}-${params.bs ?? ''}-qd${params.iodepth ?? ''}-j${params.numjobs ?? ''}`}
+          title={
+            <>
+              <strong>{pic.profile || params.device}</strong> · {job}
+              {pic.title && <span className="muted"> · {pic.title}</span>}
+            </>
+          }
+        >
+          {() => (
+            <>
           {pic.simulated.length > 0 ? (
             <CdfChart
               series={series}
@@ -149,7 +153,9 @@ export function DeviceView({ info, params, runs, previous, seed, onParams }: Vie
               </span>
             ))}
           </div>
-        </figure>
+            </>
+          )}
+        </ChartFigure>
         <div className="device-side">
           <table className="metrics compare" data-testid="device-compare">
             <thead>

@@ -26,12 +26,13 @@ import {
   type PointStatus,
   type ScoredPoint,
 } from '../../model/fitCheck';
-import { Axes } from '../Axes';
+import { Axes, NEUTRAL, axisTitle, fmtNum, useChartTheme } from '../common';
 
+/* categories, so neutral (orange and blue are the kernels'): filled, hollow, faint */
 const STATUS_STYLE: Record<PointStatus, { fill: string; stroke: string; r: number; label: string }> = {
-  fitted: { fill: '#009E73', stroke: '#009E73', r: 4, label: 'fitted on' },
-  'held out': { fill: '#fff', stroke: '#0072B2', r: 4, label: 'held out (a prediction)' },
-  'outside the model': { fill: '#b9bfc7', stroke: '#b9bfc7', r: 3, label: 'outside the model (reported only)' },
+  fitted: { fill: NEUTRAL.strong, stroke: NEUTRAL.strong, r: 4, label: 'fitted on' },
+  'held out': { fill: '#fff', stroke: NEUTRAL.strong, r: 4.5, label: 'held out (a prediction)' },
+  'outside the model': { fill: NEUTRAL.light, stroke: NEUTRAL.light, r: 3, label: 'outside the model (reported only)' },
 };
 
 /** One decimal: a miss at +15.1% must not read "+15%". */
@@ -71,13 +72,14 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
   const sums = summarise(scored);
   const selfCheck = replicateAgreement(points);
   const misses = scored.filter((p) => p.status === 'fitted' && !p.within);
+  const theme = useChartTheme();
   const pw = Math.max(260, Math.floor(boxWidth >= 840 ? (boxWidth - 40) / 3 : boxWidth));
   if (points.length === 0) return null;
   return (
     <figure className="figure" data-testid="fit-check" data-state={state} style={{ marginTop: '1rem' }}>
       <div ref={box} style={{ width: '100%' }} />
       <figcaption>
-        Every point measured on <code>{device}</code>: {points.length} points, {jobs.length} fio jobs, {Number(params.ios ?? 200000).toLocaleString('en')} IOs each, seed {seed}
+        Every point measured on <code>{device}</code>: {points.length} points, {jobs.length} fio jobs, {fmtNum(Number(params.ios ?? 200000))} IOs each, random seed {seed}
         {Number(params.ios ?? 200000) === 200000 && seed === 1 ? ' (as the C test runs them)' : ' (the C test runs 200,000 IOs with seed 1, so its counts can differ)'}{' '}
         <SweepButton state={state} done={done.length} total={jobs.length} label="Check every measured point" testId="fit-check-run" onRun={() => void run()} onStop={stop} />
       </figcaption>
@@ -101,11 +103,11 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
           </p>
           <div style={{ display: 'flex', flexWrap: 'wrap', gap: 16 }}>
             {METRICS.map(([m, title]) => {
-              const L = layoutErrors(scored, m, pw, 230);
+              const L = layoutErrors(scored, m, pw, Math.round(theme.fontPx * 15), theme.fontPx);
               return (
                 <svg key={m} className="chart" style={{ width: pw }} width={pw} height={L.height} viewBox={`0 0 ${pw} ${L.height}`} role="img" aria-label={`error in ${title} at every measured point`} data-testid={`fit-check-${m}`}>
-                  <rect x={L.margin.left} y={L.band[0]} width={pw - L.margin.left - L.margin.right} height={L.band[1] - L.band[0]} fill="#009E73" opacity={0.1} />
-                  <Axes {...L} clampEnds xTitle={`measured ${title} (log)`} yTitle="simulated error" />
+                  <rect x={L.margin.left} y={L.band[0]} width={pw - L.margin.left - L.margin.right} height={L.band[1] - L.band[0]} fill={NEUTRAL.faint} />
+                  <Axes {...L} clampEnds xTitle={axisTitle(`measured ${title}, log`, m === 'iops' ? 'IO/s' : 'µs')} yTitle={axisTitle('simulated error', '%')} />
                   <line x1={L.margin.left} x2={pw - L.margin.right} y1={L.zero} y2={L.zero} stroke="#555" />
                   {(['outside the model', 'held out', 'fitted'] as PointStatus[]).flatMap((st) =>
                     L.dots

@@ -9,6 +9,9 @@
  */
 import { scaleBand, scaleLinear, scaleLog } from 'd3-scale';
 import { line } from 'd3-shape';
+import { axisTitle, logTicks, marginsFor, scaleTicks, thinTicks, type ChartFrame } from '../common/axis';
+import { NEUTRAL, greys } from '../common/palette';
+import { fmtMs, fmtNum, pickTimeUnit } from '../../model/format';
 
 export const PHASES = ['wait_writers', 'delayed_refs', 'qgroup_account', 'write_blocks'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -18,12 +21,13 @@ export const PHASE_LABEL: Record<Phase, string> = {
   qgroup_account: 'qgroup accounting',
   write_blocks: 'write blocks + super',
 };
-/** Okabe-Ito, one per phase; accounting is the one that matters, so the strong orange. */
+/** Neutral greys, one per phase (orange and blue are the kernels'); accounting,
+ * the phase that matters, is the darkest. */
 export const PHASE_COLOR: Record<Phase, string> = {
-  wait_writers: '#999999',
-  delayed_refs: '#56B4E9',
-  qgroup_account: '#D55E00',
-  write_blocks: '#009E73',
+  wait_writers: NEUTRAL.faint,
+  delayed_refs: NEUTRAL.light,
+  qgroup_account: NEUTRAL.strong,
+  write_blocks: NEUTRAL.mid,
 };
 
 export interface Call {
@@ -116,18 +120,7 @@ export function readQgroupDetails(details: Record<string, unknown> | undefined):
   return { calls, commits, dirty, breakdown: nums(d.breakdown), structure: nums(d.structure), drop: nums(d.drop), tree };
 }
 
-export interface Tick {
-  pos: number;
-  label: string;
-}
-export const MARGIN = { top: 22, right: 16, bottom: 44, left: 78 };
-
-/** "1.2 s", "35 ms", "950 µs" */
-export function fmtMs(ms: number): string {
-  if (ms >= 1000) return `${(ms / 1000).toPrecision(3)} s`;
-  if (ms >= 1) return `${Number(ms.toPrecision(3))} ms`;
-  return `${Math.round(ms * 1000)} µs`;
-}
+export { fmtMs };
 
 /* ---- commit bars ---------------------------------------------------- */
 
@@ -138,48 +131,88 @@ export interface CommitBar {
   label: string;
   records: number;
   totalMs: number;
+  /** the record count fits above the bar */
+  showLabel: boolean;
   segments: { phase: Phase; y: number; height: number; ms: number }[];
 }
-export interface CommitLayout {
+export interface CommitLayout extends ChartFrame {
   bars: CommitBar[];
-  yTicks: Tick[];
-  height: number;
-  width: number;
+  /** the y axis's title, with the unit it was drawn in */
+  yTitle: string;
+  xTitle: string;
 }
 
-/** One bar per commit (in order), height = commit duration, split into phases bottom-up. */
-export function layoutCommits(commits: Commit[], width: number, height: number): CommitLayout {
-  const m = MARGIN;
+const commitMs = (c: Commit): number => PHASES.reduce((s, p) => s + c.phasesMs[p], 0);
+
+/** The longest commit of several runs: the shared top of a before/after pair of timelines. */
+export const longestCommitMs = (...runs: Commit[][]): number => Math.max(1, ...runs.flat().map(commitMs));
+
+/**
+ * One bar per commit (in order), height = commit duration, split into
+ * phases bottom-up, on a y axis from 0 to yMaxMs (the pair's shared top:
+ * longestCommitMs of both runs), in one time unit.
+ */
+export function layoutCommits(commits: Commit[], width: number, height: number, fontPx = 16, yMaxMs = longestCommitMs(commits)): CommitLayout {
+  const tu = pickTimeUnit(yMaxMs);
+  const y0 = scaleLinear().domain([0, yMaxMs / tu.per]).nice();
+  const yLabels = y0.ticks(5).map(fmtNum);
+  const m = marginsFor(fontPx, yLabels, { top: Math.round(fontPx * 1.6) });
+  const y = y0.range([height - m.bottom, m.top]);
   const x = scaleBand<number>()
     .domain(commits.map((_, i) => i))
     .range([m.left, width - m.right])
     .padding(0.25);
-  const total = (c: Commit): number => PHASES.reduce((s, p) => s + c.phasesMs[p], 0);
-  const maxMs = Math.max(1, ...commits.map(total));
-  const y = scaleLinear().domain([0, maxMs]).nice().range([height - m.bottom, m.top]);
   const bars = commits.map((c, i) => {
     let acc = 0;
     const segments = PHASES.map((p) => {
-      const y0 = y(acc);
+      const b = y(acc / tu.per);
       acc += c.phasesMs[p];
-      const y1 = y(acc);
-      return { phase: p, y: y1, height: Math.max(0, y0 - y1), ms: c.phasesMs[p] };
+      const t = y(acc / tu.per);
+      return { phase: p, y: t, height: Math.max(0, b - t), ms: c.phasesMs[p] };
     });
-    return { index: i, x: x(i) ?? 0, width: x.bandwidth(), label: `${c.endS.toFixed(c.endS < 10 ? 2 : 1)} s`, records: c.records, totalMs: total(c), segments };
+    const label = fmtNum(c.records);
+    return {
+      index: i,
+      x: x(i) ?? 0,
+      width: x.bandwidth(),
+      label: fmtNum(c.endS),
+      records: c.records,
+      totalMs: commitMs(c),
+      showLabel: false,
+      segments,
+      recLabel: label,
+    };
   });
-  const yTicks = y.ticks(5).map((v) => ({ pos: y(v), label: fmtMs(v) }));
-  return { bars, yTicks, height, width };
+  // a record count above every bar when they all fit, else none (each bar keeps its tooltip)
+  const fit = bars.every((b) => b.width + x.step() * x.paddingInner() >= (b.recLabel.length * 0.64 + 0.6) * fontPx * 0.9);
+  for (const b of bars) b.showLabel = fit;
+  const xTicks = thinTicks(
+    bars.map((b) => ({ pos: b.x + b.width / 2, label: b.label })),
+    'x',
+    fontPx,
+  );
+  return {
+    width,
+    height,
+    margin: m,
+    fontPx,
+    bars: bars.map(({ recLabel: _r, ...b }) => b),
+    xTicks,
+    yTicks: scaleTicks(y, 'y', height - m.top - m.bottom, fontPx),
+    yTitle: axisTitle('commit duration', tu.unit),
+    xTitle: axisTitle('each commit, by when it ended', 's'),
+  };
 }
 
 /* ---- dirty extents over time -------------------------------------- */
 
-export interface DirtyLayout {
+export interface DirtyLayout extends ChartFrame {
   paths: { id: string; d: string }[];
-  xTicks: Tick[];
-  yTicks: Tick[];
   /** The periodic commit far to the right, shown as a note, not to scale. */
   lateCommitS: number | null;
   threshold: { y: number; label: string } | null;
+  xTitle: string;
+  yTitle: string;
 }
 
 /**
@@ -188,18 +221,21 @@ export interface DirtyLayout {
  * A commit long after that (the 30 s kthread) is reported as lateCommitS instead of
  * squeezing the drop into a sliver; each path is held flat to the edge.
  */
-export function layoutDirty(series: { id: string; points: [number, number][] }[], commits: Commit[], threshold: number | null, dropEndS: number, width: number, height: number): DirtyLayout {
-  const m = MARGIN;
+export function layoutDirty(series: { id: string; points: [number, number][] }[], commits: Commit[], threshold: number | null, dropEndS: number, width: number, height: number, fontPx = 16): DirtyLayout {
   const all = series.flatMap((s) => s.points);
   const lastT = all.length ? Math.max(...all.map((p) => p[0])) : 1;
   const late = commits.filter((c) => c.startS > dropEndS * 3 + 1).sort((a, b) => a.startS - b.startS)[0];
   const tMax = Math.max(1e-3, late ? dropEndS : lastT) * 1.05;
   const thr = threshold !== null && Number.isFinite(threshold) ? threshold : 0;
   const vMax = Math.max(1, ...all.filter(([t]) => t <= tMax).map((p) => p[1]), thr);
-  const x = scaleLinear().domain([0, tMax]).range([m.left, width - m.right]);
-  const y = scaleLinear().domain([0, vMax]).nice().range([height - m.bottom, m.top]);
+  const tu = pickTimeUnit(tMax * 1000);
+  const k = 1000 / tu.per; // seconds -> the axis's unit
+  const y0 = scaleLinear().domain([0, vMax]).nice();
+  const m = marginsFor(fontPx, y0.ticks(5).map(fmtNum));
+  const x = scaleLinear().domain([0, tMax * k]).range([m.left, width - m.right]);
+  const y = y0.range([height - m.bottom, m.top]);
   const mk = line<[number, number]>()
-    .x((p) => x(p[0]))
+    .x((p) => x(p[0] * k))
     .y((p) => y(p[1]));
   const paths = series.map((s) => {
     const shown = s.points.filter(([t]) => t <= tMax);
@@ -208,11 +244,17 @@ export function layoutDirty(series: { id: string; points: [number, number][] }[]
     return { id: s.id, d: mk(shown) ?? '' };
   });
   return {
+    width,
+    height,
+    margin: m,
+    fontPx,
     paths,
-    xTicks: x.ticks(5).map((v) => ({ pos: x(v), label: `${Number(v.toPrecision(3))} s` })),
-    yTicks: y.ticks(5).map((v) => ({ pos: y(v), label: String(v) })),
+    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
+    yTicks: scaleTicks(y, 'y', height - m.top - m.bottom, fontPx),
     lateCommitS: late ? late.startS : null,
-    threshold: thr > 0 && thr <= (y.domain()[1] ?? 0) ? { y: y(thr), label: `threshold ${thr}` } : null,
+    threshold: thr > 0 && thr <= (y.domain()[1] ?? 0) ? { y: y(thr), label: `threshold ${fmtNum(thr)}` } : null,
+    xTitle: axisTitle('time since the delete', tu.unit),
+    yTitle: axisTitle('queued records'),
   };
 }
 
@@ -226,11 +268,12 @@ export interface LeafCell {
   shared: boolean;
   title: string;
 }
-export const COMMIT_COLORS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
 
 /**
  * Leaves in key order, row-major, coloured by the accounting call (commit)
- * whose records included them; cells shrink to fit up to ~1000 leaves.
+ * whose records included them: sequential greys, the first call lightest,
+ * so the order of the calls reads left to right and top to bottom however
+ * many there are. Cells shrink to fit up to ~1000 leaves.
  */
 export function layoutTree(tree: TreePicture, calls: Call[], width: number): { cells: LeafCell[]; height: number; legend: { color: string; label: string }[] } {
   const n = tree.leaves.length;
@@ -238,9 +281,10 @@ export function layoutTree(tree: TreePicture, calls: Call[], width: number): { c
   const size = Math.max(4, Math.min(22, Math.floor(Math.sqrt((width * 260) / Math.max(n, 1))) - 2));
   const cols = Math.max(1, Math.floor(width / (size + 2)));
   const order = [...new Set(calls.filter((c) => c.records > 0).map((c) => c.transid))];
+  const ramp = greys(order.length);
   const colorOf = (tid: number): string => {
     const i = order.indexOf(tid);
-    return i < 0 ? '#bbbbbb' : (COMMIT_COLORS[i % COMMIT_COLORS.length] ?? '#bbbbbb');
+    return i < 0 ? '#ffffff' : (ramp[i] ?? NEUTRAL.mid);
   };
   const cells = tree.leaves.map((l, i) => ({
     x: (i % cols) * (size + 2),
@@ -248,11 +292,11 @@ export function layoutTree(tree: TreePicture, calls: Call[], width: number): { c
     size,
     color: colorOf(l.transid),
     shared: l.shared,
-    title: `leaf ${i}: ${l.nritems} items, ${Math.round(l.fill * 100)}% full, ${l.data} data extents${l.shared ? ', shared with the snapshot' : ''}; freed in transaction ${l.transid} at ${l.freedS.toFixed(3)} s`,
+    title: `leaf ${i}: ${l.nritems} items, ${Math.round(l.fill * 100)}% full, ${l.data} data extents${l.shared ? ', shared with the snapshot' : ''}; accounted by call ${order.indexOf(l.transid) + 1} (transaction ${l.transid}) at ${fmtNum(l.freedS)} s`,
   }));
   const rows = Math.ceil(n / cols);
   const used = new Set(tree.leaves.map((l) => l.transid));
-  const legend = order.filter((t) => used.has(t)).map((t) => ({ color: colorOf(t), label: `call ${order.indexOf(t) + 1} (transaction ${t})` }));
+  const legend = order.filter((t) => used.has(t)).map((t) => ({ color: colorOf(t), label: `call ${order.indexOf(t) + 1}` }));
   return { cells, height: rows * (size + 2), legend };
 }
 
@@ -283,14 +327,15 @@ export function sweepRow(threshold: string, metrics: Record<string, number>): Sw
 export interface SweepSeries {
   id: string;
   label: string;
-  color: string;
+  /** the line's dash pattern: every series is the patched kernel (blue); the dash says which figure */
+  dash?: string;
   d: string;
   points: { x: number; y: number; v: number }[];
 }
-export interface SweepLayout {
-  xTicks: Tick[];
-  yTicks: Tick[];
+export interface SweepLayout extends ChartFrame {
   series: SweepSeries[];
+  yTitle: string;
+  xTitle: string;
 }
 
 /**
@@ -298,30 +343,29 @@ export interface SweepLayout {
  * value; y: log scale (counts or ms span two decades). `which` picks the
  * panel: counts (calls, commits beyond the first) or times (avg, max, total).
  */
-export function layoutSweep(rows: SweepRow[], which: 'counts' | 'ms', width: number, height: number): SweepLayout {
-  const m = MARGIN;
+export function layoutSweep(rows: SweepRow[], which: 'counts' | 'ms', width: number, height: number, fontPx = 16): SweepLayout {
   const sorted = [...rows].sort((a, b) => a.threshold - b.threshold);
   const finite = sorted.filter((r) => Number.isFinite(r.threshold)).map((r) => r.threshold);
   const lo = Math.min(...finite, 1024);
   const hiFinite = Math.max(...finite, lo * 2);
   const infAt = hiFinite * 2;
   const xv = (t: number): number => (Number.isFinite(t) ? t : infAt);
-  const x = scaleLog().base(2).domain([lo, infAt]).range([m.left, width - m.right]);
-  const defs: { id: string; label: string; color: string; get: (r: SweepRow) => number }[] =
+  const defs: { id: string; label: string; dash?: string; get: (r: SweepRow) => number }[] =
     which === 'counts'
       ? [
-          { id: 'calls', label: 'accounting calls', color: '#0072B2', get: (r) => r.calls },
-          { id: 'extra', label: 'extra commits (vs one)', color: '#E69F00', get: (r) => r.commits - 1 },
+          { id: 'calls', label: 'accounting calls', get: (r) => r.calls },
+          { id: 'extra', label: 'extra commits (vs one)', dash: '7 5', get: (r) => r.commits - 1 },
         ]
       : [
-          { id: 'max', label: 'worst call (ms)', color: '#D55E00', get: (r) => r.maxMs },
-          { id: 'avg', label: 'average call (ms)', color: '#0072B2', get: (r) => r.avgMs },
-          { id: 'total', label: 'total accounting (ms)', color: '#000000', get: (r) => r.totalMs },
+          { id: 'max', label: 'longest call', get: (r) => r.maxMs },
+          { id: 'avg', label: 'average call', dash: '7 5', get: (r) => r.avgMs },
+          { id: 'total', label: 'all calls together', dash: '2 4', get: (r) => r.totalMs },
         ];
   const vals = sorted.flatMap((r) => defs.map((d) => d.get(r))).filter((v) => Number.isFinite(v) && v > 0);
-  const y = scaleLog()
-    .domain([Math.max(0.5, Math.min(...vals) * 0.7), Math.max(...vals, 2) * 1.3])
-    .range([height - m.bottom, m.top]);
+  const y0 = scaleLog().domain([Math.max(0.5, Math.min(...vals, 1) * 0.7), Math.max(...vals, 2) * 1.3]);
+  const m = marginsFor(fontPx, ['10,000']);
+  const x = scaleLog().base(2).domain([lo, infAt]).range([m.left, width - m.right]);
+  const y = y0.range([height - m.bottom, m.top]);
   const series = defs.map((d) => {
     const pts = sorted
       .map((r) => ({ t: xv(r.threshold), v: d.get(r) }))
@@ -331,13 +375,18 @@ export function layoutSweep(rows: SweepRow[], which: 'counts' | 'ms', width: num
       line<{ x: number; y: number }>()
         .x((p) => p.x)
         .y((p) => p.y)(pts) ?? '';
-    return { id: d.id, label: d.label, color: d.color, d: path, points: pts };
+    return { id: d.id, label: d.label, dash: d.dash, d: path, points: pts };
   });
-  const xTicks = [...finite.map((t) => ({ pos: x(t), label: t >= 1024 ? `${t / 1024}K` : String(t) })), { pos: x(infAt), label: '∞' }];
-  const mantissa = (v: number): number => Math.round(v / 10 ** Math.floor(Math.log10(v)));
-  const yTicks = y
-    .ticks(4)
-    .filter((v) => [1, 2, 5].includes(mantissa(v)))
-    .map((v) => ({ pos: y(v), label: Number(v.toPrecision(3)).toString() }));
-  return { xTicks, yTicks, series };
+  const xTicks = thinTicks([...finite.map((t) => ({ pos: x(t), label: t >= 1024 ? `${t / 1024}K` : String(t) })), { pos: x(infAt), label: '∞' }], 'x', fontPx);
+  return {
+    width,
+    height,
+    margin: m,
+    fontPx,
+    xTicks,
+    yTicks: logTicks(y, 'y', height - m.top - m.bottom, fontPx),
+    series,
+    yTitle: which === 'counts' ? axisTitle('count, log scale') : axisTitle('time, log scale', 'ms'),
+    xTitle: axisTitle('threshold', 'dirty extents'),
+  };
 }

@@ -66,7 +66,8 @@ describe('sparse-cp view model', () => {
     expect(c.dots).toHaveLength(4);
     expect(c.dots[0]!.x).toBeLessThan(c.dots[3]!.x);
     expect(c.dots[0]!.y).toBeLessThan(c.dots[3]!.y); // 5 µs is higher than 3 µs
-    expect(c.yTicks.map((t) => t.label)).toContain('1k µs');
+    expect(c.yTicks.map((t) => t.label)).toContain('1,000');
+    expect(c.yTitle).toBe('per lseek, log (µs)');
     const r = layoutRecordsChart(d.iotree, 400, 150);
     expect(r.path.startsWith('M')).toBe(true);
     expect(r.path.split('L')).toHaveLength(3);

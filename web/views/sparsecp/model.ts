@@ -5,7 +5,8 @@
  * lseek against the offset, io_tree records over cp's run). No drawing.
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
-import type { ChartFrame } from '../Axes';
+import { axisTitle, logTicks, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
+import { fmtBytes, fmtNum, pickByteUnit, pickTimeUnit } from '../../model/format';
 
 export interface LseekCall {
   tMs: number;
@@ -120,62 +121,64 @@ export interface ChartLayout extends ChartFrame {
   path: string;
   /** positioned points (scatter charts) */
   dots: { x: number; y: number; i: number }[];
-}
-
-const MIB = 1 << 20;
-
-const MARGIN = { top: 12, right: 16, bottom: 36, left: 72 };
-
-function fmtTick(v: number): string {
-  if (v >= 1e6) return `${+(v / 1e6).toPrecision(3)}M`;
-  if (v >= 1e3) return `${+(v / 1e3).toPrecision(3)}k`;
-  return `${+v.toPrecision(3)}`;
-}
-
-function fmtBytes(v: number): string {
-  if (v >= 1 << 30) return `${+(v / (1 << 30)).toPrecision(3)} GiB`;
-  if (v >= 1 << 20) return `${+(v / (1 << 20)).toPrecision(3)} MiB`;
-  if (v >= 1 << 10) return `${+(v / (1 << 10)).toPrecision(3)} KiB`;
-  return `${v} B`;
+  xTitle: string;
+  yTitle: string;
+  /** x position of a file offset (the call chart) */
+  xOf?: (off: number) => number;
 }
 
 /**
- * Time per lseek (µs, log scale) against the file offset; yMax lets the
- * before and after panels share an axis so they can be compared by eye.
+ * Time per lseek (µs, log scale) against the file offset; yMax (the
+ * largest time of both runs) makes the before and after panels share
+ * their y axis, and the file is the same, so they share x too.
  */
-export function layoutCallChart(calls: LseekCall[], fileBytes: number, width: number, height: number, yMax?: number): ChartLayout {
-  const m = MARGIN;
-  // the offset axis in MiB, so its ticks land on round sizes
-  const x = scaleLinear().domain([0, Math.max(1, fileBytes) / MIB]).range([m.left, width - m.right]);
+export function layoutCallChart(calls: LseekCall[], fileBytes: number, width: number, height: number, yMax?: number, fontPx = 16): ChartLayout {
   const top = Math.max(10, yMax ?? Math.max(10, ...calls.map((c) => c.us)));
-  const y = scaleLog().domain([0.5, top]).range([height - m.bottom, m.top]).clamp(true);
+  const y0 = scaleLog().domain([0.5, 10 ** Math.ceil(Math.log10(top))]).clamp(true);
+  const bu = pickByteUnit(Math.max(1, fileBytes));
+  const m = marginsFor(fontPx, ['10,000']);
+  const x = scaleLinear().domain([0, Math.max(1, fileBytes) / bu.per]).range([m.left, width - m.right]);
+  const y = y0.range([height - m.bottom, m.top]);
   return {
     width,
     height,
     margin: m,
-    xTicks: x.ticks(Math.max(2, Math.floor(width / 150))).map((v) => ({ pos: x(v), label: fmtBytes(v * MIB) })),
-    yTicks: y.ticks(4).filter((v) => Number.isInteger(Math.log10(v))).map((v) => ({ pos: y(v), label: `${fmtTick(v)} µs` })),
+    fontPx,
+    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
+    yTicks: logTicks(y, 'y', height - m.top - m.bottom, fontPx).filter((t) => /^1(0|,0)*$/.test(t.label)),
     path: '',
-    dots: calls.map((c, i) => ({ x: x(c.off / MIB), y: y(Math.max(0.5, c.us)), i })),
+    dots: calls.map((c, i) => ({ x: x(c.off / bu.per), y: y(Math.max(0.5, c.us)), i })),
+    xTitle: axisTitle('offset in the file', bu.unit),
+    yTitle: axisTitle('per lseek, log', 'µs'),
+    xOf: (off: number) => x(off / bu.per),
   };
 }
 
-/** io_tree records over cp's run (ms). */
-export function layoutRecordsChart(points: [number, number][], width: number, height: number, yMax?: number): ChartLayout {
-  const m = MARGIN;
+/**
+ * io_tree records through cp's run. x is the share of cp's own run
+ * (0-100%), the same axis for both kernels even when one copies 100 times
+ * faster (its time is in the panel's title); yMax, the most records of
+ * both runs, shares the y axis.
+ */
+export function layoutRecordsChart(points: [number, number][], width: number, height: number, yMax?: number, fontPx = 16): ChartLayout {
   const tMax = Math.max(1e-3, ...points.map((p) => p[0]));
   const vMax = Math.max(1, yMax ?? Math.max(1, ...points.map((p) => p[1])));
-  const x = scaleLinear().domain([0, tMax]).range([m.left, width - m.right]);
-  const y = scaleLinear().domain([0, vMax]).nice().range([height - m.bottom, m.top]);
-  const path = points.map((p, i) => `${i ? 'L' : 'M'}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join('');
+  const y0 = scaleLinear().domain([0, vMax]).nice();
+  const m = marginsFor(fontPx, y0.ticks(4).map(fmtNum));
+  const x = scaleLinear().domain([0, 100]).range([m.left, width - m.right]);
+  const y = y0.range([height - m.bottom, m.top]);
+  const path = points.map((p, i) => `${i ? 'L' : 'M'}${x((p[0] / tMax) * 100).toFixed(1)},${y(p[1]).toFixed(1)}`).join('');
   return {
     width,
     height,
     margin: m,
-    xTicks: x.ticks(Math.max(2, Math.floor(width / 150))).map((v) => ({ pos: x(v), label: `${fmtTick(v)} ms` })),
-    yTicks: y.ticks(4).map((v) => ({ pos: y(v), label: fmtTick(v) })),
+    fontPx,
+    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
+    yTicks: scaleTicks(y, 'y', height - m.top - m.bottom, fontPx),
     path,
     dots: [],
+    xTitle: axisTitle("share of cp's run", '%'),
+    yTitle: axisTitle('io_tree records'),
   };
 }
 
@@ -214,6 +217,8 @@ export interface CreationLayout extends ChartFrame {
   series: { variant: 'before' | 'after'; d: string; points: { x: number; y: number; v: number; row: CreationRow }[] }[];
   /** published values as horizontal lines */
   refs: { variant: 'before' | 'after'; value: number; y: number }[];
+  xTitle: string;
+  yTitle: string;
 }
 
 /**
@@ -221,40 +226,39 @@ export interface CreationLayout extends ChartFrame {
  * kernel, with the published rows as horizontal lines: where the curves
  * cross a line is the creation that gives that published time.
  */
-export function layoutCreationSweep(rows: CreationRow[], refs: { variant: 'before' | 'after'; value: number }[], width: number, height: number): CreationLayout {
-  const m = MARGIN;
+export function layoutCreationSweep(rows: CreationRow[], refs: { variant: 'before' | 'after'; value: number }[], width: number, height: number, fontPx = 16): CreationLayout {
   const ok = rows.filter((r) => Number.isFinite(r.createS)).sort((a, b) => a.createS - b.createS);
   const xs = ok.map((r) => r.createS);
   const lo = Math.min(...xs, Infinity);
   const hi = Math.max(...xs, -Infinity);
   const pad = Number.isFinite(lo) ? Math.max(0.05, (hi - lo) * 0.05) : 1;
+  const vals = [...ok.flatMap((r) => [r.beforeMs, r.afterMs]), ...refs.map((r) => r.value)].filter((v) => Number.isFinite(v) && v > 0);
+  const tu = pickTimeUnit(vals.length ? Math.max(...vals) : 1);
+  const y0 = scaleLog().domain(vals.length ? [Math.max(0.1, Math.min(...vals) * 0.7) / tu.per, (Math.max(...vals) * 1.4) / tu.per] : [1, 10]);
+  const m = marginsFor(fontPx, ['10,000']);
   const x = scaleLinear()
     .domain(Number.isFinite(lo) ? [lo - pad, hi + pad] : [0, 1])
     .range([m.left, width - m.right]);
-  const vals = [...ok.flatMap((r) => [r.beforeMs, r.afterMs]), ...refs.map((r) => r.value)].filter((v) => Number.isFinite(v) && v > 0);
-  const y = scaleLog()
-    .domain(vals.length ? [Math.max(0.1, Math.min(...vals) * 0.7), Math.max(...vals) * 1.4] : [1, 10])
-    .range([height - m.bottom, m.top]);
+  const y = y0.range([height - m.bottom, m.top]);
   const series = (['before', 'after'] as const).map((variant) => {
     const points = ok
       .map((row) => ({ row, v: variant === 'before' ? row.beforeMs : row.afterMs }))
       .filter((p) => Number.isFinite(p.v) && p.v > 0)
-      .map((p) => ({ x: x(p.row.createS), y: y(p.v), v: p.v, row: p.row }));
+      .map((p) => ({ x: x(p.row.createS), y: y(p.v / tu.per), v: p.v, row: p.row }));
     const d = points.map((p, i) => `${i ? 'L' : 'M'}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join('');
     return { variant, d, points };
   });
-  const mantissa = (v: number): number => Math.round(v / 10 ** Math.floor(Math.log10(v)));
   return {
     width,
     height,
     margin: m,
-    xTicks: x.ticks(Math.max(2, Math.floor(width / 120))).map((v) => ({ pos: x(v), label: `${+v.toPrecision(4)} s` })),
-    yTicks: y
-      .ticks(5)
-      .filter((v) => [1, 2, 5].includes(mantissa(v)))
-      .map((v) => ({ pos: y(v), label: `${fmtTick(v)} ms` })),
+    fontPx,
+    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
+    yTicks: logTicks(y, 'y', height - m.top - m.bottom, fontPx),
     series,
-    refs: refs.filter((r) => Number.isFinite(r.value) && r.value > 0).map((r) => ({ ...r, y: y(r.value) })),
+    refs: refs.filter((r) => Number.isFinite(r.value) && r.value > 0).map((r) => ({ ...r, y: y(r.value / tu.per) })),
+    xTitle: axisTitle('how long creation took', 's'),
+    yTitle: axisTitle("cp's time, log", tu.unit),
   };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commitSummary, layoutCommits, layoutSeries, readSeries } from './model';
+import { commitSummary, commitWindow, layoutCommits, layoutSeries, readSeries } from './model';
 import { readQgroupDetails } from '../qgroup/model';
 
 describe('torture view model', () => {
@@ -59,5 +59,21 @@ describe('torture view model', () => {
     expect(L.bars.map((b) => b.key)).toEqual(['7-wait_writers', '7-delayed_refs', '7-write_blocks', '8-delayed_refs', '8-qgroup_account', '8-write_blocks']);
     expect(L.bars[1]!.y + L.bars[1]!.height).toBeCloseTo(L.bars[0]!.y);
     expect(L.bars[3]!.x).toBeGreaterThan(L.bars[0]!.x);
+  });
+
+  it('draws all commits from 0, or the window of the last ones the engine kept, in one time unit per axis', () => {
+    const mk = (n: number, t0: number) =>
+      readQgroupDetails({ commits: Array.from({ length: n }, (_, i) => ({ transid: i, start_s: t0 + i * 0.01, end_s: t0 + i * 0.01 + 0.002, phases_ms: { write_blocks: 2 } })) }).commits;
+    expect(commitWindow(mk(34, 0), 34, 430)).toEqual({ all: true, window: [0, 430] });
+    const last = mk(400, 52);
+    const w = commitWindow(last, 3754, 60_000);
+    expect(w.all).toBe(false);
+    expect(w.window).toEqual([52_000, 60_000]);
+    const L = layoutCommits(last, 60_000, 800, 200, 16, w.window);
+    expect(L.xTitle).toBe('simulated time the commit started (s)');
+    expect(L.xTicks.every((t) => /^[\d,.]+$/.test(t.label))).toBe(true);
+    expect(Number(L.xTicks[0]!.label)).toBeGreaterThanOrEqual(52);
+    expect(Math.min(...L.bars.map((b) => b.x))).toBeGreaterThanOrEqual(L.margin.left);
+    expect(L.yTitle).toBe('duration (ms)');
   });
 });

@@ -5,8 +5,9 @@
  * laid out for small charts. No drawing.
  */
 import { scaleLinear } from 'd3-scale';
-import type { ChartFrame } from '../Axes';
+import { axisTitle, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
 import { PHASES, type Commit, type Phase } from '../qgroup/model';
+import { fmtBytes, fmtMs, fmtNum, pickByteUnit, pickTimeUnit } from '../../model/format';
 
 /** What each series the engine samples means, in the order they are shown. */
 export const SERIES_INFO: { name: string; label: string; unit: string }[] = [
@@ -71,48 +72,49 @@ export function readSeries(trace: unknown): Series[] {
 export interface SeriesLayout extends ChartFrame {
   /** a step line: the value holds until the next sample */
   path: string;
+  xTitle: string;
+  yTitle: string;
 }
 
-const MARGIN = { top: 8, right: 14, bottom: 30, left: 64 };
-
+/** A series' value with its unit, for a caption ("peak 1.5 MiB", "peak 12 tickets"). */
 export function fmtValue(v: number, unit: string): string {
-  if (unit === 'bytes') {
-    if (v >= 1 << 30) return `${+(v / (1 << 30)).toPrecision(3)} GiB`;
-    if (v >= 1 << 20) return `${+(v / (1 << 20)).toPrecision(3)} MiB`;
-    if (v >= 1 << 10) return `${+(v / (1 << 10)).toPrecision(3)} KiB`;
-    return `${v} B`;
-  }
-  if (Math.abs(v) >= 1e6) return `${+(v / 1e6).toPrecision(3)}M`;
-  if (Math.abs(v) >= 1e3) return `${+(v / 1e3).toPrecision(3)}k`;
-  return `${+v.toPrecision(3)}`;
+  if (unit === 'bytes') return fmtBytes(v);
+  if (unit === 'ms') return fmtMs(v);
+  return unit ? `${fmtNum(v)} ${unit}` : fmtNum(v);
 }
 
-export function fmtMs(ms: number): string {
-  if (ms >= 1000) return `${+(ms / 1000).toPrecision(3)} s`;
-  return `${+ms.toPrecision(3)} ms`;
-}
+export { fmtMs };
 
-/** One series over [0, tMaxMs] as a step line in a width x height box. */
-export function layoutSeries(s: Series, tMaxMs: number, width: number, height: number): SeriesLayout {
-  const m = MARGIN;
-  const x = scaleLinear().domain([0, Math.max(1e-6, tMaxMs)]).range([m.left, width - m.right]);
-  const vMax = Math.max(1, ...s.points.map((p) => p[1]));
-  const y = scaleLinear().domain([0, vMax]).nice(3).range([height - m.bottom, m.top]);
+/** The time axis of the run: one unit (ms or s), from tMaxMs. */
+const timeAxis = (tMaxMs: number) => pickTimeUnit(Math.max(1e-6, tMaxMs));
+
+/** One series over [0, tMaxMs] as a step line in a width x height box; its unit on the y axis. */
+export function layoutSeries(s: Series, tMaxMs: number, width: number, height: number, fontPx = 16): SeriesLayout {
+  const tu = timeAxis(tMaxMs);
+  const vMax = Math.max(s.unit === 'bytes' ? 1024 : 1, ...s.points.map((p) => p[1]));
+  const bu = s.unit === 'bytes' ? pickByteUnit(vMax) : { unit: s.unit === 'ms' ? 'ms' : s.unit, per: 1 };
+  const y0 = scaleLinear().domain([0, vMax / bu.per]).nice(3);
+  const m = marginsFor(fontPx, y0.ticks(3).map(fmtNum), { top: Math.round(fontPx * 0.6) });
+  const x = scaleLinear().domain([0, Math.max(1e-6, tMaxMs) / tu.per]).range([m.left, width - m.right]);
+  const y = y0.range([height - m.bottom, m.top]);
   let path = '';
   s.points.forEach(([t, v], i) => {
-    const px = x(t).toFixed(1);
-    const py = y(v).toFixed(1);
+    const px = x(t / tu.per).toFixed(1);
+    const py = y(v / bu.per).toFixed(1);
     path += i === 0 ? `M${px},${py}` : `H${px}V${py}`;
   });
   const last = s.points.at(-1);
-  if (last) path += `H${x(tMaxMs).toFixed(1)}`;
+  if (last) path += `H${x(tMaxMs / tu.per).toFixed(1)}`;
   return {
     width,
     height,
     margin: m,
-    xTicks: x.ticks(Math.max(2, Math.floor(width / 140))).map((v) => ({ pos: x(v), label: fmtMs(v) })),
-    yTicks: y.ticks(3).map((v) => ({ pos: y(v), label: fmtValue(v, s.unit) })),
+    fontPx,
+    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
+    yTicks: scaleTicks(y, 'y', height - m.top - m.bottom, fontPx),
     path,
+    xTitle: axisTitle('simulated time', tu.unit),
+    yTitle: bu.unit || '0 to 1',
   };
 }
 
@@ -123,35 +125,66 @@ export function commitSummary(commits: Commit[]): { phases: [Phase, number][]; l
   return { phases: PHASES.map((p) => [p, commits.reduce((s, c) => s + c.phasesMs[p], 0)]), longest };
 }
 
-export interface CommitLayout extends ChartFrame {
-  bars: { key: string; phase: Phase; x: number; y: number; height: number; ms: number; commit: Commit }[];
+/**
+ * The time span a commit chart draws (ms): the whole run when every commit
+ * is there, else from the first commit given (the engine keeps the last
+ * 400) to the end, so no part of the axis is empty for want of data.
+ */
+export function commitWindow(commits: Commit[], total: number, tMaxMs: number): { all: boolean; window: [number, number] } {
+  const all = commits.length >= total || commits.length === 0;
+  return { all, window: all ? [0, tMaxMs] : [commits[0]!.startS * 1000, tMaxMs] };
 }
 
-/** Each commit as a thin bar at its start time, its phases stacked bottom-up. */
-export function layoutCommits(commits: Commit[], tMaxMs: number, width: number, height: number): CommitLayout {
-  const m = { top: 12, right: 14, bottom: 34, left: 72 };
-  const x = scaleLinear().domain([0, Math.max(1e-6, tMaxMs)]).range([m.left, width - m.right]);
+export interface CommitLayout extends ChartFrame {
+  bars: { key: string; phase: Phase; x: number; y: number; height: number; ms: number; commit: Commit }[];
+  /** the time window drawn, in ms (all commits: from 0; a window of the last ones: from the first's start) */
+  window: [number, number];
+  xTitle: string;
+  yTitle: string;
+  barWidth: number;
+}
+
+/**
+ * Each commit as a thin bar at its start time, its phases stacked bottom-up.
+ * `window` is the time span drawn (ms): the whole run when every commit is
+ * there, else from the first commit given (the engine keeps the last 400),
+ * so no part of the axis is empty for want of data. One time unit per axis.
+ */
+export function layoutCommits(commits: Commit[], tMaxMs: number, width: number, height: number, fontPx = 16, window: [number, number] = [0, tMaxMs]): CommitLayout {
+  const [w0, w1] = window;
+  const tu = timeAxis(w1);
   const total = (c: Commit): number => PHASES.reduce((s, p) => s + c.phasesMs[p], 0);
-  const y = scaleLinear()
-    .domain([0, Math.max(1e-3, ...commits.map(total))])
-    .nice(4)
-    .range([height - m.bottom, m.top]);
+  const du = pickTimeUnit(Math.max(1e-3, ...commits.map(total)));
+  const y0 = scaleLinear()
+    .domain([0, Math.max(1e-3, ...commits.map(total)) / du.per])
+    .nice(4);
+  const m = marginsFor(fontPx, y0.ticks(4).map(fmtNum));
+  const x = scaleLinear()
+    .domain([w0 / tu.per, Math.max(w0 + 1e-6, w1) / tu.per])
+    .range([m.left, width - m.right]);
+  const y = y0.range([height - m.bottom, m.top]);
   const bars: CommitLayout['bars'] = [];
   for (const c of commits) {
     let acc = 0;
     for (const p of PHASES) {
-      const y0 = y(acc);
+      const b = y(acc / du.per);
       acc += c.phasesMs[p];
-      const y1 = y(acc);
-      if (y0 - y1 > 0) bars.push({ key: `${c.transid}-${p}`, phase: p, x: x(c.startS * 1000), y: y1, height: y0 - y1, ms: c.phasesMs[p], commit: c });
+      const t = y(acc / du.per);
+      if (b - t > 0) bars.push({ key: `${c.transid}-${p}`, phase: p, x: x((c.startS * 1000) / tu.per), y: t, height: b - t, ms: c.phasesMs[p], commit: c });
     }
   }
+  const n = Math.max(1, commits.length);
   return {
     width,
     height,
     margin: m,
-    xTicks: x.ticks(Math.max(2, Math.floor(width / 140))).map((v) => ({ pos: x(v), label: fmtMs(v) })),
-    yTicks: y.ticks(4).map((v) => ({ pos: y(v), label: fmtMs(v) })),
+    fontPx,
+    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
+    yTicks: scaleTicks(y, 'y', height - m.top - m.bottom, fontPx),
     bars,
+    window: [w0, w1],
+    xTitle: axisTitle('simulated time the commit started', tu.unit),
+    yTitle: axisTitle('duration', du.unit),
+    barWidth: Math.max(1.5, Math.min(8, ((width - m.left - m.right) / n) * 0.6)),
   };
 }
