@@ -143,7 +143,13 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
                           {fmtNum(r.value)}
                         </span>{' '}
                         <Tag kind="published" title={r.source} /> <span className="source">{r.source}</span>
-                        {exact && sim !== undefined && (
+                        {exact && sim !== undefined && r.noisy && (
+                          <span className="muted" title="the published figure is one run of a noisy quantity: it is judged against the spread of 20 seeds">
+                            {' '}
+                            (sim {fmtPct(relError(sim, r.value))}; one run of a noisy quantity)
+                          </span>
+                        )}
+                        {exact && sim !== undefined && !r.noisy && (
                           <span className={Math.abs(relError(sim, r.value)) <= r.tolerance ? 'err-ok' : 'err-bad'}>
                             {' '}
                             (sim {fmtPct(relError(sim, r.value))})

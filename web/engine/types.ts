@@ -39,6 +39,8 @@ export interface PublishedRow {
   value: number;
   source: string;
   tolerance: number;
+  /** One run of a noisy quantity: judged against the spread of 20 seeds, not one run. */
+  noisy?: boolean;
 }
 
 export interface ExperimentInfo {

@@ -15,12 +15,14 @@
 #include "exp.h"
 #include "lab.h"
 #include "labmem.h"
+#include "seeds.h"
+#include "variation.h"
 
 #define STEP_BUDGET (1u << 20)
 
 static const char usage[] =
 	"usage: lab list [--json]\n"
-	"       lab run EXPERIMENT [--variant before|after|both] [--set KEY=VALUE]... [--seed N] [--json]\n"
+	"       lab run EXPERIMENT [--variant before|after|both] [--set KEY=VALUE]... [--seed N] [--seeds N] [--json]\n"
 	"       lab fidelity [--experiment NAME] [--json]\n";
 
 static double wall_ms_now(void)
@@ -113,16 +115,168 @@ static int cmd_list(int json, strbuf *out)
 			sb_printf(out, " %s", e->metrics[j].name);
 		sb_puts(out, "\n");
 	}
+	sb_puts(out, "\nsources of run-to-run variation (every experiment; --set variation=on|off|NAME|-NAME,...):\n");
+	for (int i = 0; var_desc_get(i); i++) {
+		const var_desc *d = var_desc_get(i);
+		sb_printf(out, "  %-16s %s; %s\n", d->name, d->on ? "on" : "off", d->varies);
+	}
 	return 0;
 }
 
 /* ----------------------------------------------------------------- run */
 
+/* A number for a person: 4 significant digits, or whole from 1000 up. */
+static void short_num(strbuf *sb, double v)
+{
+	if (fabs(v) >= 1000 && fabs(v) < 1e15)
+		sb_printf(sb, "%.0f", v);
+	else
+		sb_printf(sb, "%.4g", v);
+}
+
+/* One table cell: the median and [p5, p95]. */
+static void spread_cell(const spread *sp, strbuf *cell)
+{
+	if (sp->n <= 0) {
+		sb_puts(cell, "-");
+		return;
+	}
+	short_num(cell, sp->p50);
+	sb_puts(cell, " [");
+	short_num(cell, sp->p5);
+	sb_puts(cell, ", ");
+	short_num(cell, sp->p95);
+	sb_puts(cell, "]");
+}
+
+static double median_of(const double *v, int n)
+{
+	spread sp;
+	double *c = lab_malloc((size_t)n * sizeof *c);
+	if (!c)
+		return NAN;
+	memcpy(c, v, (size_t)n * sizeof *c);
+	spread_of(c, n, &sp);
+	free(c);
+	return sp.p50;
+}
+
+/* `run --seeds N`: each variant over seeds seed..seed+N-1; per metric the
+ * median in `metrics` and the spread beside it (../shared/spec/lab-cli.md). */
+static int run_seeds(const lab_exp *e, const char *const *vnames, int nv, const char *params,
+		     uint64_t seed, int nseeds, int json, strbuf *out, strbuf *err)
+{
+	seeds_result res[2];
+	memset(res, 0, sizeof res);
+	int status = 0;
+	for (int i = 0; i < nv && !status; i++) {
+		int rc = seeds_run(e, vnames[i], params, seed, nseeds, &res[i]);
+		if (rc) {
+			sb_printf(err, "lab: %s run failed: %s\n", vnames[i],
+				  res[i].errmsg[0] ? res[i].errmsg : lab_strerror(rc));
+			status = 1;
+		}
+	}
+	if (status)
+		goto done;
+	double p[EXP_MAX_PARAMS];
+	char perr[200];
+	lab_run *first = NULL;
+	char *msg = NULL;
+	/* the parameters as the runs read them (validated already) */
+	if (lab_open(e->name, vnames[0], params, (uint32_t)seed, (uint32_t)(seed >> 32), &first,
+		     &msg) == 0) {
+		memcpy(p, first->p, sizeof p);
+		lab_close(first);
+	} else {
+		exp_parse_params(e, "", p, perr, sizeof perr);
+	}
+	lab_free(msg);
+	if (json) {
+		js_obj(out);
+		js_kstr(out, "experiment", e->name);
+		js_kint(out, "seed", (int64_t)seed);
+		js_kint(out, "seeds", nseeds);
+		js_key(out, "params");
+		exp_params_json(e, p, out);
+		js_key(out, "runs");
+		js_obj(out);
+		for (int i = 0; i < nv; i++) {
+			spread sp;
+			js_key(out, vnames[i]);
+			js_obj(out);
+			js_key(out, "metrics");
+			js_obj(out);
+			for (int m = 0; m < e->nmetrics; m++) {
+				seeds_spread(&res[i], m, &sp);
+				js_key(out, e->metrics[m].name);
+				if (sp.n)
+					js_num(out, sp.p50);
+				else
+					js_null(out);
+			}
+			js_obj_end(out);
+			js_key(out, "spread");
+			js_obj(out);
+			for (int m = 0; m < e->nmetrics; m++) {
+				seeds_spread(&res[i], m, &sp);
+				js_key(out, e->metrics[m].name);
+				spread_json(&sp, out);
+			}
+			js_obj_end(out);
+			js_knum(out, "sim_ns", median_of(res[i].sim_ns, res[i].n));
+			js_knum(out, "events", median_of(res[i].events, res[i].n));
+			js_knum(out, "wall_ms", floor(res[i].wall_ms * 10 + 0.5) / 10);
+			js_obj_end(out);
+		}
+		js_obj_end(out);
+		js_obj_end(out);
+		sb_putc(out, '\n');
+		goto done;
+	}
+	sb_printf(out, "%s (seed %s): %s\nseeds=%llu..%llu ", e->name, e->seed, e->title,
+		  (unsigned long long)seed, (unsigned long long)(seed + (uint64_t)nseeds - 1));
+	strbuf pj;
+	sb_init(&pj);
+	exp_params_json(e, p, &pj);
+	sb_printf(out, "params=%s\n", pj.buf ? pj.buf : "{}");
+	sb_free(&pj);
+	sb_printf(out, "each cell: the median of %d seeds [5th, 95th percentile]\n\n", nseeds);
+	sb_printf(out, "%-24s", "metric");
+	for (int i = 0; i < nv; i++)
+		sb_printf(out, " %32s", vnames[i]);
+	if (nv == 2)
+		sb_printf(out, " %14s", "after/before");
+	sb_puts(out, "\n");
+	for (int m = 0; m < e->nmetrics; m++) {
+		spread sp[2];
+		sb_printf(out, "%-24s", e->metrics[m].name);
+		for (int i = 0; i < nv; i++) {
+			strbuf cell;
+			sb_init(&cell);
+			seeds_spread(&res[i], m, &sp[i]);
+			spread_cell(&sp[i], &cell);
+			sb_printf(out, " %32s", cell.buf);
+			sb_free(&cell);
+		}
+		if (nv == 2 && sp[0].n && sp[1].n && sp[0].p50 != 0)
+			sb_printf(out, " %13.3fx", sp[1].p50 / sp[0].p50);
+		sb_printf(out, "  %s\n", e->metrics[m].unit ? e->metrics[m].unit : "");
+	}
+	for (int i = 0; i < nv; i++)
+		sb_printf(out, "%s: %d seeds, %.3f s simulated (median)\n", vnames[i], res[i].n,
+			  median_of(res[i].sim_ns, res[i].n) / 1e9);
+done:
+	for (int i = 0; i < nv; i++)
+		seeds_free(&res[i]);
+	return status;
+}
+
 static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 {
 	const char *name = NULL, *variant = NULL;
 	uint64_t seed = 1;
-	int json = 0;
+	int json = 0, nseeds = 0;
 	strbuf params;
 	sb_init(&params);
 	int status = 0;
@@ -131,7 +285,8 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 		const char *a = argv[i];
 		if (!strcmp(a, "--json")) {
 			json = 1;
-		} else if (!strcmp(a, "--variant") || !strcmp(a, "--set") || !strcmp(a, "--seed")) {
+		} else if (!strcmp(a, "--variant") || !strcmp(a, "--set") || !strcmp(a, "--seed") ||
+			   !strcmp(a, "--seeds")) {
 			if (i + 1 >= argc) {
 				status = bad(err, "missing value after", a);
 				goto out;
@@ -150,6 +305,14 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 				}
 				sb_puts(&params, v);
 				sb_putc(&params, '\n');
+			} else if (!strcmp(a, "--seeds")) {
+				char *end;
+				long k = v[0] >= '0' && v[0] <= '9' ? strtol(v, &end, 10) : -1;
+				if (k < 1 || k > SEEDS_MAX || *end) {
+					status = bad(err, "--seeds takes an integer in [1, 1000], not", v);
+					goto out;
+				}
+				nseeds = (int)k;
 			} else {
 				char *end;
 				if (!(v[0] >= '0' && v[0] <= '9')) {
@@ -213,6 +376,13 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 				lab_close(runs[j]);
 			goto out;
 		}
+	}
+	if (nseeds) {
+		for (int i = 0; i < nv; i++)
+			lab_close(runs[i]);
+		status = run_seeds(e, vnames, nv, params.buf ? params.buf : "", seed, nseeds, json,
+				   out, err);
+		goto out;
 	}
 	double wall[2] = {0, 0};
 	for (int i = 0; i < nv; i++) {
@@ -289,38 +459,50 @@ out:
 
 /* ------------------------------------------------------------ fidelity */
 
+/* The runs behind the published rows, each setup run once: a point row's
+ * one run of the deterministic model (seed 1, every source of variation
+ * off), a noisy row's FIDELITY_SEEDS seeds with the sources on. */
 typedef struct fid_cache {
 	const lab_exp *e;
 	const char *variant;
 	const char *params;
+	int noisy;
 	lab_run *run;
+	seeds_result seeds;
 	int rc;
 } fid_cache;
 
-static lab_run *fid_run(fid_cache *c, int *nc, const lab_exp *e, const published_row *row,
-			int *rc)
+static fid_cache *fid_run(fid_cache *c, int *nc, const lab_exp *e, const published_row *row)
 {
 	for (int i = 0; i < *nc; i++) {
-		if (c[i].e == e && !strcmp(c[i].variant, row->variant) &&
-		    !strcmp(c[i].params ? c[i].params : "", row->params ? row->params : "")) {
-			*rc = c[i].rc;
-			return c[i].run;
-		}
+		if (c[i].e == e && !strcmp(c[i].variant, row->variant) && c[i].noisy == row->noisy &&
+		    !strcmp(c[i].params ? c[i].params : "", row->params ? row->params : ""))
+			return &c[i];
 	}
 	fid_cache *n = &c[(*nc)++];
 	n->e = e;
 	n->variant = row->variant;
 	n->params = row->params;
+	n->noisy = row->noisy;
 	n->run = NULL;
-	char *msg = NULL;
-	n->rc = lab_open(e->name, row->variant, row->params, 1, 0, &n->run, &msg);
-	lab_free(msg);
-	if (n->rc == 0) {
-		double w;
-		n->rc = run_to_end(n->run, &w);
+	strbuf ps;
+	sb_init(&ps);
+	sb_puts(&ps, row->params ? row->params : "");
+	if (row->noisy) {
+		n->rc = seeds_run(e, row->variant, ps.buf ? ps.buf : "", 1, FIDELITY_SEEDS, &n->seeds);
+	} else {
+		char *msg = NULL;
+		sb_puts(&ps, "\nvariation=off");
+		n->rc = ps.oom ? LAB_ENOMEM
+			       : lab_open(e->name, row->variant, ps.buf, 1, 0, &n->run, &msg);
+		lab_free(msg);
+		if (n->rc == 0) {
+			double w;
+			n->rc = run_to_end(n->run, &w);
+		}
 	}
-	*rc = n->rc;
-	return n->run;
+	sb_free(&ps);
+	return n;
 }
 
 static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
@@ -331,7 +513,7 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 	fid_cache *cache = lab_calloc((size_t)total + 1, sizeof *cache);
 	if (!cache)
 		return 1;
-	int nc = 0, status = 0;
+	int nc = 0, status = 0, any_noisy = 0;
 	if (only && !exp_find(only)) {
 		free(cache);
 		return bad(err, "no such experiment (see: lab list)", only);
@@ -346,23 +528,32 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 			int n = ps ? (int)strlen(ps) : 0;
 			if (n > pw)
 				pw = n;
+			any_noisy |= e->published[k].noisy;
 		}
 	}
 	if (json)
 		js_arr(out);
 	else
-		sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %8s  %s\n", "experiment", "variant", pw,
-			  "params", "metric", "published", "simulated", "error", "source");
+		sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %8s  %s%s\n", "experiment", "variant", pw,
+			  "params", "metric", "published", "simulated", "error",
+			  any_noisy ? "5-95% of 20 seeds (noisy rows)   " : "", "source");
 	for (int i = 0; i < exp_count(); i++) {
 		const lab_exp *e = exp_get(i);
 		if (only && strcmp(only, e->name))
 			continue;
 		for (int k = 0; k < e->npublished; k++) {
 			const published_row *row = &e->published[k];
-			int rc;
-			lab_run *r = fid_run(cache, &nc, e, row, &rc);
+			fid_cache *fc = fid_run(cache, &nc, e, row);
+			int rc = fc->rc;
+			lab_run *r = fc->run;
 			double simv = NAN;
-			if (rc == 0 && r) {
+			spread sp = {0};
+			if (rc == 0 && row->noisy) {
+				for (int m = 0; m < e->nmetrics; m++)
+					if (!strcmp(e->metrics[m].name, row->metric))
+						seeds_spread(&fc->seeds, m, &sp);
+				simv = sp.n ? sp.p50 : NAN;
+			} else if (rc == 0 && r) {
 				for (int m = 0; m < e->nmetrics; m++)
 					if (!strcmp(e->metrics[m].name, row->metric) && r->m_set[m])
 						simv = r->m[m];
@@ -388,6 +579,16 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 				js_knum(out, "simulated", simv);
 				js_knum(out, "error", error);
 				js_knum(out, "tolerance", row->tolerance);
+				if (row->noisy) {
+					js_key(out, "range");
+					js_arr(out);
+					js_num(out, sp.n ? sp.p5 : NAN);
+					js_num(out, sp.n ? sp.p95 : NAN);
+					js_arr_end(out);
+					js_kbool(out, "inside", sp.n && sp.p5 <= row->value &&
+							       row->value <= sp.p95);
+					js_kint(out, "seeds", sp.n);
+				}
 				js_kstr(out, "source", row->source);
 				js_obj_end(out);
 			} else {
@@ -399,9 +600,20 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 					sb_putc(&ps, *q == '\n' ? ' ' : *q);
 				sb_num(&a, row->value);
 				sb_num(&b, simv);
-				sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %+7.1f%%  %s\n", e->name,
+				strbuf rg;
+				sb_init(&rg);
+				if (row->noisy && sp.n) {
+					sb_puts(&rg, "[");
+					short_num(&rg, sp.p5);
+					sb_puts(&rg, ", ");
+					short_num(&rg, sp.p95);
+					sb_puts(&rg, sp.p5 <= row->value && row->value <= sp.p95 ? "] inside"
+												: "] outside");
+				}
+				sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %+7.1f%%  %-*s%s\n", e->name,
 					  row->variant, pw, ps.buf ? ps.buf : "", row->metric, a.buf, b.buf,
-					  error * 100, row->source);
+					  error * 100, any_noisy ? 34 : 0, rg.buf ? rg.buf : "", row->source);
+				sb_free(&rg);
 				sb_free(&a);
 				sb_free(&b);
 				sb_free(&ps);
@@ -412,8 +624,10 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 		js_arr_end(out);
 		sb_putc(out, '\n');
 	}
-	for (int i = 0; i < nc; i++)
+	for (int i = 0; i < nc; i++) {
 		lab_close(cache[i].run);
+		seeds_free(&cache[i].seeds);
+	}
 	free(cache);
 	return status;
 }

@@ -469,6 +469,8 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 		js_knum(out, "value", r->value);
 		js_kstr(out, "source", r->source);
 		js_knum(out, "tolerance", r->tolerance);
+		if (r->noisy)
+			js_kbool(out, "noisy", 1);
 		js_obj_end(out);
 	}
 	js_arr_end(out);

@@ -54,6 +54,14 @@ typedef struct published_row {
 			       * the CLI tests: e.g. 0.25; 0 = must match exactly
 			       * (counts); negative = reported only (a held-out
 			       * point, or a row judged by a ratio test elsewhere) */
+	int noisy;            /* 1: the figure is one run of a noisy quantity (a
+			       * max latency, a race with writeback): `lab
+			       * fidelity` judges it inside the 5-95% range of
+			       * FIDELITY_SEEDS seeds with every source of
+			       * variation at its default (seeds.h, variation.def);
+			       * tolerance >= 0 asserts "inside", < 0 reports it.
+			       * 0: compared with one run of the deterministic
+			       * model (seed 1, every source of variation off). */
 } published_row;
 
 struct lab_run;

@@ -9,6 +9,7 @@
 #include "exp.h"
 #include "lab.h"
 #include "labmem.h"
+#include "variation.h"
 
 const char *lab_strerror(int code)
 {
@@ -75,6 +76,8 @@ int lab_list_json(char **out)
 	for (int i = 0; i < exp_count(); i++)
 		exp_describe_json(exp_get(i), &sb);
 	js_arr_end(&sb);
+	js_key(&sb, "variation");
+	var_table_json(&sb);
 	js_obj_end(&sb);
 	*out = sb_take(&sb);
 	return *out ? 0 : LAB_ENOMEM;
@@ -91,6 +94,43 @@ static int oom_check(lab_run *r, uint64_t oom_before)
 		 "the simulation needs more memory than the engine may use; "
 		 "try a smaller setting");
 	return r->failed = LAB_ENOMEM;
+}
+
+/* A run's `variation=` setting is not an experiment parameter: every
+ * experiment takes it (variation.h). Copy the other settings to *rest and
+ * parse the last `variation=` line into *mask (the defaults without one). */
+static int split_variation(const char *params, strbuf *rest, var_mask *mask, char *err,
+			   size_t errlen)
+{
+	static const char key[] = "variation=";
+	*mask = var_default_mask();
+	for (const char *line = params ? params : ""; *line;) {
+		const char *nl = strchr(line, '\n');
+		size_t n = nl ? (size_t)(nl - line) : strlen(line);
+		if (n >= sizeof key - 1 && !strncmp(line, key, sizeof key - 1)) {
+			char v[256];
+			size_t vn = n - (sizeof key - 1);
+			if (vn >= sizeof v) {
+				snprintf(err, errlen, "setting too long");
+				return LAB_EINVAL;
+			}
+			memcpy(v, line + sizeof key - 1, vn);
+			v[vn] = 0;
+			int rc = var_parse(v, mask, err, errlen);
+			if (rc)
+				return rc;
+		} else {
+			for (size_t i = 0; i < n; i++)
+				sb_putc(rest, line[i]);
+			sb_putc(rest, '\n');
+		}
+		line += n + (nl ? 1 : 0);
+	}
+	if (rest->oom) {
+		snprintf(err, errlen, "out of memory");
+		return LAB_ENOMEM;
+	}
+	return 0;
 }
 
 int lab_open(const char *experiment, const char *variant, const char *params,
@@ -131,13 +171,20 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 	r->exp = e;
 	r->variant = var;
 	r->seed = ((uint64_t)seed_hi << 32) | seed_lo;
-	int rc = exp_parse_params(e, params, r->p, err, sizeof err);
+	strbuf rest;
+	var_mask vmask;
+	sb_init(&rest);
+	int rc = split_variation(params, &rest, &vmask, err, sizeof err);
+	if (!rc)
+		rc = exp_parse_params(e, rest.buf ? rest.buf : "", r->p, err, sizeof err);
+	sb_free(&rest);
 	if (rc) {
 		free(r);
 		return set_err(errmsg, rc, err);
 	}
 	r->sim = sim_create(r->seed, 0);
-	if (!r->sim) {
+	if (!r->sim || var_attach(r->sim, r->seed, vmask)) {
+		sim_destroy(r->sim);
 		free(r);
 		return set_err(errmsg, LAB_ENOMEM, "out of memory");
 	}

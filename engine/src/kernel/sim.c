@@ -63,6 +63,7 @@ struct sim {
 	uint64_t trace_seq; /* events traced so far = the last one's number
 			     * (events are numbered from 1) */
 	int trace_on;
+	struct variation *var; /* variation.h */
 };
 
 /* ------------------------------------------------------------------ PRNG */
@@ -236,11 +237,19 @@ void sim_destroy(sim *s)
 	for (int i = 0; i < s->nseries; i++)
 		free(s->series[i]);
 	free(s->ring);
+	free(s->var);
 	free(s);
 }
 
 simtime_t sim_now(const sim *s) { return s->now; }
 prng *sim_prng(sim *s) { return &s->rng; }
+struct variation *sim_variation(const sim *s) { return s->var; }
+
+void sim_set_variation(sim *s, struct variation *v)
+{
+	free(s->var);
+	s->var = v;
+}
 uint64_t sim_events(const sim *s) { return s->nevents; }
 void sim_stop(sim *s) { s->stopped = 1; }
 int sim_stopped(const sim *s) { return s->stopped; }

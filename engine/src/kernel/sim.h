@@ -109,6 +109,11 @@ void sim_destroy(sim *s);
 simtime_t sim_now(const sim *s);
 prng *sim_prng(sim *s);
 uint64_t sim_events(const sim *s);
+/* The run's sources of variation (variation.h); the simulator owns and
+ * frees them. NULL: every source off. */
+struct variation;
+void sim_set_variation(sim *s, struct variation *v);
+struct variation *sim_variation(const sim *s);
 
 /* Schedule fn(arg) at an absolute time (>= now). Returns 0 or LAB_ENOMEM. */
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg);

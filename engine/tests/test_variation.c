@@ -1,0 +1,256 @@
+/*
+ * test_variation.c - the sources of run-to-run variation (variation.def):
+ * the `variation=` setting, each source switched off reproducing the
+ * deterministic run exactly and switched on changing the figures it should
+ * and no others, draws that do not shift when another source is switched,
+ * and the spreads of `lab run --seeds` (seeds.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exp.h"
+#include "lab.h"
+#include "seeds.h"
+#include "strbuf.h"
+#include "t.h"
+#include "variation.h"
+
+static void test_parse(void)
+{
+	char err[160];
+	var_mask m = 0;
+	CHECK_EQ(var_parse("on", &m, err, sizeof err), 0);
+	CHECK_EQ(m, var_default_mask());
+	CHECK_EQ(var_parse("off", &m, err, sizeof err), 0);
+	CHECK_EQ(m, VAR_ALL_OFF);
+	CHECK_EQ(var_parse("off,timer_phase", &m, err, sizeof err), 0);
+	CHECK_EQ(m, (var_mask)1 << V_TIMER_PHASE);
+	CHECK_EQ(var_parse("-timer_phase", &m, err, sizeof err), 0);
+	CHECK_EQ(m & ((var_mask)1 << V_TIMER_PHASE), 0);
+	CHECK_EQ(var_parse("nope", &m, err, sizeof err), LAB_ENOENT);
+	CHECK(strstr(err, "'nope'") != NULL);
+	CHECK_EQ(var_parse("", &m, err, sizeof err), LAB_EINVAL);
+	CHECK_EQ(var_parse("on,", &m, err, sizeof err), LAB_EINVAL);
+	CHECK_EQ(var_parse(",on", &m, err, sizeof err), LAB_EINVAL);
+	/* the mask round-trips through its string */
+	strbuf sb;
+	sb_init(&sb);
+	var_mask_str((var_mask)1 << V_TIMER_PHASE, &sb);
+	var_mask back = 0;
+	CHECK_EQ(var_parse(sb.buf, &back, err, sizeof err), 0);
+	CHECK_EQ(back, (var_mask)1 << V_TIMER_PHASE);
+	sb_free(&sb);
+	/* every source is named, described and sourced */
+	for (int i = 0; i < V_COUNT; i++) {
+		const var_desc *d = var_desc_get(i);
+		CHECK(d && d->name[0] && strlen(d->varies) > 20 && strlen(d->source) > 20);
+		CHECK_EQ(var_find(d->name), i);
+		CHECK(d->tag != 0);
+		for (int j = 0; j < i; j++)
+			CHECK(var_desc_get(j)->tag != d->tag);
+	}
+	CHECK(var_desc_get(V_COUNT) == NULL);
+}
+
+/* A simulator without sources answers as if every source were off. */
+static void test_detached(void)
+{
+	sim *s = sim_create(5, 0);
+	for (int i = 0; i < V_COUNT; i++) {
+		CHECK(var_level(s, (var_id)i) == 1.0);
+		CHECK_EQ(var_ns(s, (var_id)i, 123456789), 123456789);
+		CHECK_EQ(var_on(s, (var_id)i), 0);
+	}
+	sim *s1 = sim_create(1, 0);
+	CHECK_EQ(var_attach(s1, 1, var_default_mask()), 0);
+	CHECK(var_phase(s, V_TIMER_PHASE) == var_phase(s1, V_TIMER_PHASE));
+	CHECK_EQ(var_seed(s, V_TIMER_PHASE), var_seed(s1, V_TIMER_PHASE));
+	sim_destroy(s);
+	sim_destroy(s1);
+}
+
+/* timer_phase on draws what sparse-cp drew before it was a source (the
+ * jiffies at boot below 2^20, from seed ^ "jiffie"); off, seed 1's. */
+static void test_timer_phase_draw(void)
+{
+	for (uint64_t seed = 1; seed <= 40; seed++) {
+		prng p;
+		prng_seed(&p, seed ^ 0x6a6966666965ull);
+		uint64_t old = prng_below(&p, 1u << 20);
+		sim *on = sim_create(seed, 0), *off = sim_create(seed, 0);
+		CHECK_EQ(var_attach(on, seed, var_default_mask()), 0);
+		CHECK_EQ(var_attach(off, seed, VAR_ALL_OFF), 0);
+		CHECK_EQ((uint64_t)(var_phase(on, V_TIMER_PHASE) * (double)(1u << 20)), old);
+		prng_seed(&p, 1 ^ 0x6a6966666965ull);
+		CHECK_EQ((uint64_t)(var_phase(off, V_TIMER_PHASE) * (double)(1u << 20)),
+			 prng_below(&p, 1u << 20));
+		sim_destroy(on);
+		sim_destroy(off);
+	}
+}
+
+typedef struct res {
+	double m[EXP_MAX_METRICS];
+	const lab_exp *e;
+} res;
+
+static res run(const char *exp, const char *variant, const char *params, uint32_t seed)
+{
+	res out;
+	memset(&out, 0, sizeof out);
+	lab_run *r = NULL;
+	char *err = NULL;
+	int rc = lab_open(exp, variant, params, seed, 0, &r, &err);
+	if (rc) {
+		fprintf(stderr, "lab_open(%s, %s): %s\n", exp, params, err ? err : "?");
+		lab_free(err);
+		CHECK_EQ(rc, 0);
+		return out;
+	}
+	int done = 0;
+	while (!done && rc == 0)
+		rc = lab_step(r, 1u << 20, &done);
+	CHECK_EQ(rc, 0);
+	out.e = r->exp;
+	memcpy(out.m, r->m, sizeof out.m);
+	lab_close(r);
+	return out;
+}
+
+static double M(const res *x, const char *name)
+{
+	for (int i = 0; x->e && i < x->e->nmetrics; i++)
+		if (!strcmp(x->e->metrics[i].name, name))
+			return x->m[i];
+	return -1;
+}
+
+static int same_metrics(const res *a, const res *b)
+{
+	return a->e && a->e == b->e && !memcmp(a->m, b->m, sizeof a->m);
+}
+
+/*
+ * Each source, switched off, reproduces the deterministic run exactly;
+ * switched on alone, it changes the metrics it should over a few seeds and
+ * leaves the listed ones alone.
+ */
+typedef struct source_case {
+	var_id id;
+	const char *exp, *variant, *params;
+	const char *changes[4]; /* metrics that must differ across seeds */
+	const char *keeps[4];   /* metrics that must not (within 1e-6: a flush
+				 * that moves may still cost its writer a few ns) */
+} source_case;
+
+static const source_case cases[] = {
+	/* the flusher's first expiry flush moves against the creation: the
+	 * delalloc left at cp, so cp's time; creation itself does not move */
+	{ V_TIMER_PHASE, "sparse-cp", "after",
+	  "state=delalloc\nfile_mib=8\ndirty_expire_s=1\nwb_interval_s=0.5\n",
+	  { "delalloc_extents_at_cp", "cp_ms" }, { "create_s", "lseek_calls" } },
+};
+
+static void test_each_source(void)
+{
+	for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+		const source_case *c = &cases[k];
+		const char *name = var_desc_get(c->id)->name;
+		char off[512], only[512];
+		snprintf(off, sizeof off, "%svariation=off", c->params);
+		snprintf(only, sizeof only, "%svariation=off,%s", c->params, name);
+		/* off: every seed gives seed 1's deterministic run, whose draws
+		 * of the other streams (the device's) are the seed's own, so
+		 * compare what the source sets */
+		res base = run(c->exp, c->variant, off, 1);
+		res s1 = run(c->exp, c->variant, only, 1);
+		int differs[4] = {0};
+		for (uint32_t seed = 2; seed <= 8; seed++) {
+			res o = run(c->exp, c->variant, off, seed);
+			res on = run(c->exp, c->variant, only, seed);
+			for (int j = 0; j < 4 && c->changes[j]; j++) {
+				CHECK_NEAR(M(&o, c->changes[j]), M(&base, c->changes[j]), 0.02);
+				differs[j] |= M(&on, c->changes[j]) != M(&s1, c->changes[j]);
+			}
+			for (int j = 0; j < 4 && c->keeps[j]; j++)
+				CHECK_NEAR(M(&on, c->keeps[j]), M(&o, c->keeps[j]), 1e-6);
+		}
+		for (int j = 0; j < 4 && c->changes[j]; j++) {
+			if (!differs[j])
+				fprintf(stderr, "source %s did not move %s\n", name, c->changes[j]);
+			CHECK(differs[j]);
+		}
+	}
+}
+
+/* With every source off, seed 1 is the run the lab gave before variation
+ * had switches; and the sources' defaults at seed 1 are that run too while
+ * only the timer's phase is on. */
+static void test_off_is_todays_run(void)
+{
+	const char *p = "state=delalloc\nfile_mib=8\ndirty_expire_s=1\nwb_interval_s=0.5\n";
+	char off[256];
+	snprintf(off, sizeof off, "%svariation=off", p);
+	res a = run("sparse-cp", "before", p, 1), b = run("sparse-cp", "before", off, 1);
+	if (var_default_mask() == ((var_mask)1 << V_TIMER_PHASE))
+		CHECK(same_metrics(&a, &b));
+	/* the same settings twice: the same bytes */
+	res c = run("sparse-cp", "before", off, 1);
+	CHECK(same_metrics(&b, &c));
+}
+
+static void test_spread(void)
+{
+	double v[20];
+	for (int i = 0; i < 20; i++)
+		v[i] = 20 - i; /* unsorted on purpose */
+	spread s;
+	spread_of(v, 20, &s);
+	CHECK_EQ(s.n, 20);
+	CHECK_NEAR(s.mean, 10.5, 1e-12);
+	CHECK_NEAR(s.sd, 5.916079783, 1e-9); /* sqrt(35), the sample sd */
+	CHECK_NEAR(s.p5, 1.95, 1e-12);       /* 1 + 0.05 * 19 */
+	CHECK_NEAR(s.p50, 10.5, 1e-12);
+	CHECK_NEAR(s.p95, 19.05, 1e-12);
+	CHECK(s.min == 1 && s.max == 20);
+	double one = 7;
+	spread_of(&one, 1, &s);
+	CHECK(s.p5 == 7 && s.p95 == 7 && s.sd == 0);
+	spread_of(NULL, 0, &s);
+	CHECK_EQ(s.n, 0);
+}
+
+/* seeds_run: per seed exactly what a run of that seed gives. */
+static void test_seeds_run(void)
+{
+	const char *p = "state=delalloc\nfile_mib=4\ndirty_expire_s=1\nwb_interval_s=0.5\n";
+	const lab_exp *e = exp_find("sparse-cp");
+	seeds_result sr;
+	CHECK_EQ(seeds_run(e, "after", p, 3, 4, &sr), 0);
+	CHECK_EQ(sr.n, 4);
+	int cp = -1;
+	for (int m = 0; m < e->nmetrics; m++)
+		if (!strcmp(e->metrics[m].name, "cp_ms"))
+			cp = m;
+	CHECK_EQ(sr.nval[cp], 4);
+	for (int k = 0; k < 4; k++) {
+		res one = run("sparse-cp", "after", p, 3 + (uint32_t)k);
+		CHECK(sr.val[cp][k] == M(&one, "cp_ms"));
+	}
+	seeds_free(&sr);
+	CHECK_EQ(seeds_run(e, "after", "variation=nope", 1, 2, &sr), LAB_ENOENT);
+	CHECK(strstr(sr.errmsg, "nope") != NULL);
+	seeds_free(&sr);
+}
+
+int main(void)
+{
+	test_parse();
+	test_detached();
+	test_timer_phase_draw();
+	test_each_source();
+	test_off_is_todays_run();
+	test_spread();
+	test_seeds_run();
+	T_DONE();
+}
