@@ -216,15 +216,16 @@ static void test_stream_order(void)
 	static const int want[] = {
 		/* d */
 		SEND_MKDIR, SEND_RENAME, SEND_UTIMES, SEND_CHOWN, SEND_CHMOD, SEND_UTIMES,
-		/* file_1: 5000 bytes */
-		SEND_MKFILE, SEND_RENAME, SEND_UTIMES, SEND_WRITE, SEND_CHOWN, SEND_CHMOD,
-		SEND_UTIMES, SEND_TRUNCATE,
+		/* file_1: 5000 bytes; the TRUNCATE right after the last WRITE
+		 * (finish_inode_if_needed), then the setattrs */
+		SEND_MKFILE, SEND_RENAME, SEND_UTIMES, SEND_WRITE, SEND_TRUNCATE, SEND_CHOWN,
+		SEND_CHMOD, SEND_UTIMES,
 		/* file_2: 100 KiB in 48 KiB writes */
 		SEND_MKFILE, SEND_RENAME, SEND_UTIMES, SEND_WRITE, SEND_WRITE, SEND_WRITE,
-		SEND_CHOWN, SEND_CHMOD, SEND_UTIMES, SEND_TRUNCATE,
+		SEND_TRUNCATE, SEND_CHOWN, SEND_CHMOD, SEND_UTIMES,
 		/* d/c: 100 bytes (inline) */
-		SEND_MKFILE, SEND_RENAME, SEND_UTIMES, SEND_WRITE, SEND_CHOWN, SEND_CHMOD,
-		SEND_UTIMES, SEND_TRUNCATE,
+		SEND_MKFILE, SEND_RENAME, SEND_UTIMES, SEND_WRITE, SEND_TRUNCATE, SEND_CHOWN,
+		SEND_CHMOD, SEND_UTIMES,
 	};
 	int nw = (int)(sizeof(want) / sizeof(want[0]));
 	CHECK_EQ(st->n, nw);
@@ -246,7 +247,8 @@ static void test_stream_order(void)
 	CHECK_EQ(st->cmds[8].ino, 256); /* parent's utimes */
 	CHECK_EQ(st->cmds[9].off, 0);
 	CHECK_EQ(st->cmds[9].len, 5000);
-	CHECK_EQ(st->cmds[13].len, 5000);
+	CHECK_EQ(st->cmds[10].len, 5000);
+	CHECK_EQ(st->cmds[22].off, 0640); /* file_2's CHMOD: its mode */
 	CHECK_EQ(st->cmds[17].len, 48 * 1024);
 	CHECK_EQ(st->cmds[19].off, 96 * 1024);
 	CHECK_EQ(st->cmds[19].len, 4 * 1024);

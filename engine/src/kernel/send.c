@@ -68,9 +68,11 @@ static int st_emit(send_stream *st, task *t, sim *s, const send_cmd *c,
 		st->cmds = v;
 		st->cap = cap;
 	}
-	st->cmds[st->n++] = *c;
+	uint64_t size = CMD_HDR + tlv + (uint64_t)ntlv * TLV_HDR;
+	st->cmds[st->n] = *c;
+	st->cmds[st->n++].size = (uint32_t)size;
 	st->per_op[c->op]++;
-	st->bytes += CMD_HDR + tlv + (uint64_t)ntlv * TLV_HDR;
+	st->bytes += size;
 	if (t)
 		task_cpu(s, t, SEND_NS_CMD);
 	return 0;
@@ -275,6 +277,18 @@ static int snd_inode(fs_info *fs, task *t, const snd_ino *si, const send_cfg *cf
 	}
 	memset(&c, 0, sizeof(c));
 	c.ino = si->ino;
+	/* finish_inode_if_needed: the TRUNCATE comes first, right after the
+	 * last WRITE (so the file's pages are still dirty when receive
+	 * replays it), then CHOWN, CHMOD, UTIMES. Before ffa7c4296e93 every
+	 * regular file got one; after it, only one whose size its writes do
+	 * not reach (a trailing hole) */
+	if (!isdir && (cfg->always_truncate || sent_to < si->size)) {
+		c.op = SEND_TRUNCATE;
+		c.len = si->size;
+		if ((r = st_emit(st, t, fs->sim, &c, nlen + 8, 2)))
+			return r;
+		c.len = 0;
+	}
 	c.op = SEND_CHOWN;
 	if ((r = st_emit(st, t, fs->sim, &c, nlen + 16, 3)))
 		return r;
@@ -286,14 +300,6 @@ static int snd_inode(fs_info *fs, task *t, const snd_ino *si, const send_cfg *cf
 	c.off = 0;
 	if ((r = st_emit(st, t, fs->sim, &c, nlen + 3 * 12, 4)))
 		return r;
-	/* before ffa7c4296e93 every regular file got a TRUNCATE; after it,
-	 * only one whose size its writes do not reach (a trailing hole) */
-	if (!isdir && (cfg->always_truncate || sent_to < si->size)) {
-		c.op = SEND_TRUNCATE;
-		c.len = si->size;
-		if ((r = st_emit(st, t, fs->sim, &c, nlen + 8, 2)))
-			return r;
-	}
 	if (isdir)
 		st->dirs++;
 	else
@@ -512,6 +518,8 @@ static int rcv_truncate(recv_ctx *r, task *t, rcv_ino *ri, uint64_t size)
 	r->sync_bytes += ti.sync_bytes;
 	r->sync_inline += ti.sync_inline;
 	ri->sync_writes += (uint32_t)ti.sync_bios;
+	r->last_sync_t0 = ti.sync_start;
+	r->last_sync_ns = ti.sync_bios ? ti.sync_ns : 0;
 	if (ti.sync_bios)
 		lhist_add(&r->sync_lat, ti.sync_ns);
 	rcv_dirty_series(r, t);

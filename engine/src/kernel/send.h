@@ -7,9 +7,10 @@
  * "new") and emits per new inode, as the 2018 send did: MKFILE/MKDIR under
  * an orphan name (o<ino>-<gen>-0 in the subvolume's top directory),
  * RENAME to its path, UTIMES of the parent directory, WRITE commands of at
- * most max_write bytes over its data, CHOWN, CHMOD, UTIMES and, before
- * commit ffa7c4296e93 ("send, do not issue unnecessary truncate
- * operations"), an unconditional TRUNCATE(size) as its last command.
+ * most max_write bytes over its data then, in finish_inode_if_needed's
+ * order, TRUNCATE(size) (before commit ffa7c4296e93 "send, do not issue
+ * unnecessary truncate operations", for every regular file), CHOWN,
+ * CHMOD and UTIMES.
  * Directories are sent before files (the real send reaches the same end
  * through orphan renames). Names are not stored in the lab's trees (only
  * their hashes), so the caller provides them (send_name_fn).
@@ -58,6 +59,7 @@ typedef struct send_cmd {
 			       * CHMOD: off = mode */
 	uint32_t name;        /* MKFILE/MKDIR: orphan name; RENAME: from */
 	uint32_t name2;       /* RENAME: to (offsets into the name pool) */
+	uint32_t size;        /* bytes on the stream: header, TLVs, data */
 } send_cmd;
 
 typedef struct send_cfg {
@@ -133,6 +135,8 @@ typedef struct recv_ctx {
 	lhist file_lat;               /* MKFILE .. TRUNCATE of one file */
 	lhist sync_lat;               /* truncate's synchronous tail writeback */
 	uint64_t sync_writes, sync_bytes; /* its bios and bytes */
+	simtime_t last_sync_t0, last_sync_ns; /* the last TRUNCATE's wait for
+				       * its tail (0 ns: it waited for none) */
 	uint64_t sync_inline;         /* tails it made inline extents */
 	uint64_t data_extents, inline_extents; /* received files' items
 				       * (counted by recv_flush) */

@@ -375,8 +375,10 @@ static int setsize_wait_tail(dinode *d, task *t, uint64_t new_size, vio_trunc_in
 	/* an extent with no bio went into the leaf (cow_file_range_inline) */
 	if (info->sync_extents && !info->sync_bios)
 		info->sync_inline = info->sync_extents;
-	if (info->sync_extents)
+	if (info->sync_extents) {
 		info->sync_ns = t->clock - t0;
+		info->sync_start = t0;
+	}
 	return rc;
 }
 

@@ -125,6 +125,7 @@ typedef struct vio_trunc_info {
 	uint64_t sync_bytes;   /* bytes those bios wrote */
 	uint64_t sync_inline;  /* extents the wait made inline */
 	simtime_t sync_ns;     /* time the wait took when it wrote something */
+	simtime_t sync_start;  /* when that wait began */
 } vio_trunc_info;
 
 /* vio_truncate reporting what it did in *info (may be NULL; zeroed
