@@ -114,18 +114,29 @@ static void erase_at(emap_tree *t, emap_pos p)
 	}
 }
 
-/* Make room for a chunk at index ci. */
-static int chunk_insert(emap_tree *t, uint64_t ci)
+/* A chunk with room for cap maps. */
+static emap_chunk *chunk_new(uint32_t cap)
+{
+	emap_chunk *ch = lab_malloc(sizeof(*ch) + cap * sizeof(extent_map));
+	if (ch) {
+		ch->n = 0;
+		ch->cap = cap;
+	}
+	return ch;
+}
+
+/* Make room for a chunk of cap maps at index ci. */
+static int chunk_insert(emap_tree *t, uint64_t ci, uint32_t cap)
 {
 	if (t->nc == t->cap) {
-		uint64_t nc = t->cap ? t->cap * 2 : 16;
+		uint64_t nc = t->cap ? t->cap * 2 : 2;
 		emap_chunk **n = lab_realloc(t->c, nc * sizeof(*n));
 		if (!n)
 			return LAB_ENOMEM;
 		t->c = n;
 		t->cap = nc;
 	}
-	emap_chunk *ch = lab_calloc(1, sizeof(*ch));
+	emap_chunk *ch = chunk_new(cap);
 	if (!ch)
 		return LAB_ENOMEM;
 	memmove(t->c + ci + 1, t->c + ci, (t->nc - ci) * sizeof(*t->c));
@@ -147,7 +158,7 @@ int emap_insert(emap_tree *t, uint64_t start, uint64_t len, uint64_t block_start
 	uint64_t ci = (uint64_t)p.ci;
 	uint32_t j = p.j;
 	if (t->nc == 0) {
-		if (chunk_insert(t, 0))
+		if (chunk_insert(t, 0, 4))
 			return LAB_ENOMEM;
 		ci = 0;
 		j = 0;
@@ -157,9 +168,18 @@ int emap_insert(emap_tree *t, uint64_t start, uint64_t len, uint64_t block_start
 		j = t->c[ci]->n;
 	}
 	emap_chunk *ch = t->c[ci];
+	if (ch->n == ch->cap && ch->cap < EMAP_CHUNK) {
+		/* a small chunk grows before it splits */
+		uint32_t cap = ch->cap * 2 < EMAP_CHUNK ? ch->cap * 2 : EMAP_CHUNK;
+		emap_chunk *g = lab_realloc(ch, sizeof(*ch) + cap * sizeof(extent_map));
+		if (!g)
+			return LAB_ENOMEM;
+		g->cap = cap;
+		t->c[ci] = ch = g;
+	}
 	if (ch->n == EMAP_CHUNK) {
 		/* split: the upper half moves to a new chunk */
-		if (chunk_insert(t, ci + 1))
+		if (chunk_insert(t, ci + 1, EMAP_CHUNK))
 			return LAB_ENOMEM;
 		emap_chunk *hi = t->c[ci + 1];
 		uint32_t half = EMAP_CHUNK / 2;

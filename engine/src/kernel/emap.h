@@ -23,9 +23,11 @@ typedef struct extent_map {
 	uint64_t block_start; /* disk bytenr, or EM_HOLE */
 } extent_map;
 
+/* A chunk holds up to EMAP_CHUNK maps; a small file's only chunk starts
+ * with room for a few and grows (most inodes have one or two maps). */
 typedef struct emap_chunk {
-	uint32_t n;
-	extent_map v[EMAP_CHUNK];
+	uint32_t n, cap;
+	extent_map v[];
 } emap_chunk;
 
 typedef struct emap_tree {

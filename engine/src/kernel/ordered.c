@@ -33,7 +33,7 @@ static int room_at_end(ordered_tree *t)
 		t->v = t->base;
 		return 0;
 	}
-	uint64_t nc = t->cap ? t->cap * 2 : 64;
+	uint64_t nc = t->cap ? t->cap * 2 : 4;
 	ordered_extent *nb = lab_realloc(t->base, nc * sizeof(*nb));
 	if (!nb)
 		return LAB_ENOMEM;

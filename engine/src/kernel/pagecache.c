@@ -30,7 +30,7 @@ int pc_reserve(pc_inode *p, uint64_t npages)
 {
 	if (npages <= p->npages_cap)
 		return 0;
-	uint64_t nc = p->npages_cap ? p->npages_cap : 1024;
+	uint64_t nc = p->npages_cap ? p->npages_cap : 16;
 	while (nc < npages)
 		nc *= 2;
 	uint8_t *n = lab_realloc(p->pg, nc);

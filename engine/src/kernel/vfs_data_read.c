@@ -118,6 +118,10 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 	if (!d->i_size || w.start > last)
 		return;
 	uint64_t end = w.start + w.nr - 1 < last ? w.start + w.nr - 1 : last;
+	/* the window's pages get flags: room for them (the caller reserved
+	 * only the page it reads) */
+	if (pc_reserve(&d->pc, end + 1))
+		return;
 	fs->ra_windows++;
 	dbio *db = NULL;
 	uint64_t p = w.start;
