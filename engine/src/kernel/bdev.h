@@ -45,8 +45,9 @@ typedef struct bdev_ops {
 	void (*destroy)(bdev *d);
 } bdev_ops;
 
-/* Profiles by name: "nvme-dc", "consumer-ssd", "ideal" (zero latency,
- * infinite bandwidth, for unit tests), "hdd" (textbook seek+rotation). */
+/* Profiles by name: "nvme-dc", "consumer-ssd", "consumer-nvme", "ideal"
+ * (zero latency, infinite bandwidth, for unit tests), "hdd" (textbook
+ * seek+rotation), "vm-ssd" (a VM's disk on a consumer-ssd host). */
 int bdev_create(sim *s, const char *profile, bdev **out);
 void bdev_destroy(bdev *d);
 const char *bdev_profile_name(const bdev *d);
@@ -74,5 +75,8 @@ const bdev_stats *bdev_get_stats(const bdev *d);
 /* Every profile by name, NULL-terminated, the default (nvme-dc) first:
  * what an experiment offers as its `device` parameter. */
 extern const char *const bdev_profile_names[];
+/* The index of "vm-ssd" there (an experiment's default device; test_bdev
+ * checks it). */
+#define BDEV_PROFILE_VM_SSD 4
 
 #endif /* BDEV_H */

@@ -66,8 +66,18 @@
  *                wr_link_ns is a write command's extra time on the link
  *                (SATA: the DMA Activate handshake before the data);
  *   flush        a device with power-loss protection (plp) acknowledges a
- *                flush at once; one without waits for the cache to drain
- *                and pays a lognormal flush latency (flush_p50/p99_ns).
+ *                flush at once; one without completes it when its cache
+ *                has drained and, at the earliest, a lognormal flush
+ *                latency (flush_p50/p99_ns, measured as fdatasync after
+ *                one 4 KiB write, so it already includes programming
+ *                that write) after the command.
+ *   virtual disk (host) a VM's disk: the guest's IO crosses the
+ *                virtualisation path (a VM exit for the kick, host thread
+ *                wakeups, the host I/O thread's serial request handling,
+ *                the host syscall) to the host device profile, which
+ *                serves it with its own fitted model, and comes back by
+ *                interrupt injection; with virt_writethrough the host
+ *                flushes its device after every write.
  */
 #ifndef BDEV_PROFILE_H
 #define BDEV_PROFILE_H
@@ -137,6 +147,28 @@ typedef struct bdev_profile {
 	double flush_p99_ns;      /*   and 99th percentile (lognormal) */
 	double host_ns;           /* fio's per-IO CPU time on the rig that
 	                           * measured the profile (exp_fio only) */
+	/* A virtual disk: a VM's block device whose IOs the host serves on
+	 * its own device (the profile named host), through the
+	 * virtualisation path (bdev.c, virt_submit). host NULL: a physical
+	 * device, and the fields below are unused. */
+	const char *host;         /* host device profile */
+	double virt_exit_ns;      /* the guest's virtqueue kick: a VM exit
+	                           * to KVM's ioeventfd and back */
+	double virt_wake_ns;      /* one sleeping host thread woken (the I/O
+	                           * thread on its eventfd, a thread-pool
+	                           * worker, the halted vCPU on its
+	                           * interrupt): twice on the way in, twice
+	                           * on the way out */
+	double virt_req_ns;       /* the host I/O thread's CPU per request
+	                           * (virtqueue pop, request setup, used-ring
+	                           * push and irqfd): one thread, serial */
+	double virt_sys_ns;       /* the host's syscall and block layer for
+	                           * the request (pwritev/preadv) */
+	int virt_writethrough;    /* the host makes each write durable before
+	                           * completing it (QEMU cache=writethrough or
+	                           * directsync: a host flush after every
+	                           * write); the guest then sees no volatile
+	                           * cache, so its own flushes cost nothing */
 	bdev_qtable rd_tail;      /* read service multiplier */
 	bdev_qtable wr_tail;      /* write completion multiplier */
 	const char *notes;        /* provenance of the parameters */
