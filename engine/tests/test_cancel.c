@@ -65,6 +65,8 @@ int main(void)
 	cancel_sweep("sparse-cp", "after", "file_mib=2\nstate=delalloc\ndirty_expire_s=2");
 	cancel_sweep("sparse-cp", "before", "file_mib=2\nstate=cached");
 	cancel_sweep("qgroup-drop", "before", "subvols=2\nfiles=16");
+	cancel_sweep("receive", "before", "files_per_writer=20\nwriters=3");
+	cancel_sweep("receive", "after", "files_per_writer=20\nwriters=3");
 	cancel_sweep("qgroup-drop", "after", "subvols=2\nfiles=16\nthreshold=8\nmax_inline=2048");
 	cancel_sweep("qgroup-drop", "after", "subvols=3\nfiles=64\nthreshold=16\nshared_fraction=0.5");
 	cancel_sweep("torture", "base", "ops=400\nmix=all");

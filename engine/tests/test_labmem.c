@@ -108,6 +108,8 @@ static void test_every_allocation_may_fail(void)
 		{ "sparse-cp", "after", "file_mib=1\nstate=delalloc\ndirty_expire_s=2" },
 		{ "sparse-cp", "before", "file_mib=1\nstate=cached" },
 		{ "qgroup-drop", "before", "subvols=2\nfiles=4" },
+		{ "receive", "before", "files_per_writer=6\nwriters=2" },
+		{ "receive", "after", "files_per_writer=4\nwriters=3\nfile_bytes=9000" },
 		{ "qgroup-drop", "after", "subvols=2\nfiles=4\nthreshold=8\nmax_inline=2048" },
 		{ "torture", "base", "ops=60\nmix=all" },
 	};

@@ -255,15 +255,18 @@
  * copy). [estimate: ~4 GB/s -> 250 ns/KiB] */
 #define SEND_NS_PER_KIB 250
 /* btrfs receive's own work per command besides the syscall's file system
- * work: reading and parsing the stream, crc32c, joining the path, the
- * syscall entry and path walk of the full path, on the seed's VM.
- * [fitted: seed 003 "after" row, 12.51 s for 20,000 files = 625 us per
- * file of 8 commands, minus the simulated file system work of a file
- * (~30 us with the receive on the real data path, test_send's 40-file
- * "after" run; device independent: no IO in the receive after the
- * patch) -> 74 us per command. The "before" row is not used: its extra time
- * must come from the synchronous tail writes.] */
-#define RCV_NS_CMD 74000
+ * work: the two read(2)s of the command from the stream file, parsing,
+ * crc32c, joining the path, the syscall entry and the full path's walk,
+ * on the seed's machine (a VM: see the vm-ssd profile in bdev.c).
+ * [fitted: seed 003 "after" row, 12.51 s for 20,000 files of 8 commands
+ * each (exp_receive at its defaults, device vm-ssd): the receive minus
+ * the simulated file system work (its syscalls, the page cache reads of
+ * the stream, the subvolume create and the last commit: 1.13 s, 57 us a
+ * file), over 160,000 commands. Device independent to <0.2%: after the
+ * patch the receive waits for no IO but its two commits'. The "before"
+ * row is not used here: its extra time comes from the synchronous tail
+ * writes (the device's, see vm-ssd's virt_wake_ns).] */
+#define RCV_NS_CMD 71121
 /* btrfs_setsize's fixed part for a shrink or a same-size truncate
  * (vfs_io.c vio_setsize): two transaction start/end pairs,
  * truncate_setsize, inode_dio_wait; the orphan item, tree and data work
