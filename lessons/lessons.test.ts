@@ -10,7 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Bridge } from '../web/engine/bridge';
 import { loadNodeBridge } from '../web/engine/node';
 import { parseLesson, type LessonContext } from '../web/model/lessonFormat';
-import { runLessonHeadless } from '../web/model/lessonRun';
+import { checkStepClaims } from '../web/model/lessonClaims';
+import { runLessonHeadless, runLessonSteps } from '../web/model/lessonRun';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
@@ -31,10 +32,24 @@ describe('lessons', () => {
     it(`${f}: validates and every step's checks pass on the real engine`, () => {
       const lesson = parseLesson(readFileSync(`${dir}${f}`, 'utf8'), f, ctx);
       expect(`${lesson.id}.json`).toBe(f);
-      const outcomes = runLessonHeadless(lesson, b.list(), (spec) => b.run(spec));
+      const { outcomes, metrics } = runLessonSteps(lesson, b.list(), (spec) => b.run(spec));
       const failed = outcomes.flatMap((os, i) => os.filter((o) => !o.pass).map((o) => `step ${i}: ${o.check.label} (${o.detail})`));
       expect(failed).toEqual([]);
       expect(outcomes.flat().length).toBeGreaterThan(0);
+
+      // Every number the text states about the run is what the run gives, rounded as the text writes it.
+      const unitOf = (exp: string) => (m: string) => b.list().find((e) => e.name === exp)?.metricInfo.find((x) => x.name === m)?.unit ?? '';
+      const wrong = lesson.steps.flatMap((s, i) =>
+        checkStepClaims(s, i, metrics, unitOf(s.scenario.experiment))
+          .filter((c) => !c.ok)
+          .map((c) => `step ${i + 1}: "${c.claim.text}" (${c.claim.variant}.${c.claim.metric}) but the run gives ${c.shown}${c.problem ? `: ${c.problem}` : ''}`),
+      );
+      expect(wrong).toEqual([]);
+      // and the claims can fail: every number off by 60% is caught
+      const off = lesson.steps.flatMap((s, i) =>
+        checkStepClaims(s, i, metrics.map((m) => Object.fromEntries(Object.entries(m).map(([v, r]) => [v, Object.fromEntries(Object.entries(r ?? {}).map(([k, x]) => [k, x * 1.6 + 1]))]))), unitOf(s.scenario.experiment)),
+      );
+      expect(off.filter((c) => c.ok)).toEqual([]);
 
       // The checks can fail: with every comparison turned around, none passes.
       const FLIP = { lt: 'gt', gt: 'lt', ratio_lt: 'ratio_gt', ratio_gt: 'ratio_lt' } as const;

@@ -164,6 +164,7 @@ export function App() {
         badSeed={route.badSeed}
         emphasis={view.emphasis}
         view={route.view ?? {}}
+        lessons={lessonLoad.lessons}
         navKey={navKey}
         onChange={(params, seed) => {
           // the view's state stays (a cursor), but a sweep was run for the old parameters

@@ -7,7 +7,10 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ExperimentInfo, RunSpec } from '../engine/types';
 import { defaultParams, nonDefault, stepParams, validateAll, withDefaults } from '../model/params';
 import type { Emphasis } from '../model/urlState';
+import type { Lesson } from '../model/lessonFormat';
+import { patchToggles } from '../model/patches';
 import { useWindowWidth } from '../views/common/theme';
+import { PatchToggles } from './PatchToggles';
 import { usePageCommands } from './commands';
 import { ErrorBanner } from './ErrorBanner';
 import { ParamForm } from './ParamForm';
@@ -28,6 +31,8 @@ interface Props {
   emphasis: Emphasis;
   /** The view's own state from the URL (v.* keys: a cursor, a sweep run). */
   view: Record<string, string>;
+  /** the lessons, for a patch's diff shown in one */
+  lessons?: Lesson[];
   /** Changes with every navigation from outside the page: run what the URL now says. */
   navKey: number;
   /** Replace the URL's parameters and seed (what the user typed is never dropped). */
@@ -35,7 +40,7 @@ interface Props {
   onView(patch: Record<string, string | undefined>): void;
 }
 
-export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, navKey, onChange, onView }: Props) {
+export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, lessons, navKey, onChange, onView }: Props) {
   const values = useMemo(() => withDefaults(info.params, params), [info, params]);
   const errors = useMemo(() => validateAll(info.params, values), [info, values]);
   const invalid = Object.keys(errors).length > 0;
@@ -163,6 +168,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, na
           onRun={run}
           onCancel={runner.cancel}
         />
+        <PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onToggle={(param, on) => runWith({ [param]: on ? 'true' : 'false' })} />
         {badSeed !== undefined && (
           <p className="notice" role="status" data-testid="bad-seed">
             The link&apos;s seed <code>{badSeed}</code> is not a whole number from 0 to 999,999,999,999,999, so seed {seed} is used.

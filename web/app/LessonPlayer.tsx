@@ -10,7 +10,8 @@ import type { PreviousRun } from '../views/types';
 import { evaluateStep, judgePrediction, parseGuess, type StepMetrics } from '../model/lessonChecks';
 import type { Lesson } from '../model/lessonFormat';
 import { nonDefault, withDefaults } from '../model/params';
-import { metricsOf, stepDeps, stepSpecs } from '../model/lessonRun';
+import { checkStepClaims } from '../model/lessonClaims';
+import { metricsOf, referenceSpec, stepDeps, stepSpecs } from '../model/lessonRun';
 import { formatHash, type Emphasis } from '../model/urlState';
 import { usePageCommands } from './commands';
 import { DiffView } from './DiffView';
@@ -61,6 +62,11 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const params = useMemo(() => (info ? withDefaults(info.params, s.scenario.params) : {}), [info, s]);
   const here = ranStep === i ? all[i] : undefined;
   const outcomes = here ? evaluateStep(s, i, all) : null;
+  // the numbers the text states about the run, checked on the run drawn
+  const unitOf = (m: string): string => info?.metricInfo.find((x) => x.name === m)?.unit ?? '';
+  const claims = here ? checkStepClaims(s, i, all, unitOf) : [];
+  // a step that runs one kernel shows the other beside it, same setup, as a pinned reference
+  const refSpec = info ? referenceSpec(s, info) : null;
   const guessValue = s.prediction ? parseGuess(guess, s.prediction.unit) : null;
   const verdict = here && s.prediction && guessValue !== null ? judgePrediction(s.prediction, guessValue, here) : null;
 
@@ -78,16 +84,20 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
       runs[d] = r;
       sessionRuns.set(lesson.id, runs);
     }
-    const r = await runner.run(stepSpecs(s, info), collectFor(info.name));
+    const ref = referenceSpec(s, info);
+    const r = await runner.run([...stepSpecs(s, info), ...(ref ? [ref] : [])], collectFor(info.name));
     if (!r) return;
-    acc[i] = metricsOf(r);
+    // checks and claims read the step's own kernels only, as the headless lesson test does
+    const own = Object.fromEntries(Object.entries(r).filter(([v]) => s.scenario.variants.includes(v as Variant)));
+    acc[i] = metricsOf(own);
     sessionMetrics.set(lesson.id, acc);
     const runs = sessionRuns.get(lesson.id) ?? [];
-    runs[i] = r;
+    runs[i] = own;
     sessionRuns.set(lesson.id, runs);
     setAll(acc);
     setRanStep(i);
     testHook().lessonChecks[`${lesson.id}/${i}`] = evaluateStep(s, i, acc).map((o) => o.pass);
+    testHook().lessonClaims[`${lesson.id}/${i}`] = checkStepClaims(s, i, acc, (m) => info.metricInfo.find((x) => x.name === m)?.unit ?? '').map((c) => ({ text: c.claim.text, ok: c.ok, shown: c.shown }));
   };
 
   const next = (): void => onStep(Math.min(n - 1, i + 1));
@@ -184,11 +194,11 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
       <section className="lesson-picture">
         <div className="scenario">
           <code>
-            {s.scenario.experiment} {s.scenario.variants.join('+')} ·{' '}
-            {Object.entries(s.scenario.params)
-              .map(([k, v]) => `${k}=${v}`)
-              .join(' ')}{' '}
-            · random seed {s.scenario.seed}
+            {[
+              `${s.scenario.experiment} ${s.scenario.variants.join('+')}${refSpec ? ` (${refSpec.variant}: reference)` : ''}`,
+              ...(Object.keys(s.scenario.params).length > 0 ? [Object.entries(s.scenario.params).map(([k, v]) => `${k}=${v}`).join(' ')] : []),
+              `random seed ${s.scenario.seed}`,
+            ].join(' · ')}
           </code>{' '}
           <a href={labLink}>open in the lab →</a>
         </div>
@@ -216,6 +226,17 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
                   {o.check.label} <span className="muted">({o.detail})</span>
                 </li>
               ))}
+              {claims
+                .filter((c) => !c.ok)
+                .map((c, k) => (
+                  <li key={`claim${k}`} className="check-fail" data-testid="claim-wrong">
+                    <span className="check-mark" aria-hidden="true">
+                      ✗
+                    </span>
+                    The text says {c.claim.text} ({c.claim.variant}.{c.claim.metric}); this run gives {c.shown}
+                    {c.problem ? `: ${c.problem}` : ''}
+                  </li>
+                ))}
             </ul>
           </>
         )}
@@ -223,12 +244,14 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
           <Results
             info={info}
             params={params}
-            variants={s.scenario.variants}
+            variants={refSpec ? info.variants : s.scenario.variants}
             runs={ranStep === i ? runner.state.results : {}}
+            running={runner.state.status === 'running'}
             emphasis={emphasis}
             stale={false}
             previous={previous}
             seed={s.scenario.seed}
+            {...(refSpec ? { reference: refSpec.variant } : {})}
           />
         )}
       </section>

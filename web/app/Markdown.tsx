@@ -4,7 +4,20 @@ import { parseMd, type Inline } from '../model/mdlight';
 function Inl({ parts }: { parts: Inline[] }) {
   return (
     <>
-      {parts.map((p, i) => (p.t === 'b' ? <strong key={i}>{p.s}</strong> : p.t === 'code' ? <code key={i}>{p.s}</code> : <span key={i}>{p.s}</span>))}
+      {parts.map((p, i) =>
+        p.t === 'b' ? (
+          <strong key={i}>{p.s}</strong>
+        ) : p.t === 'code' ? (
+          <code key={i}>{p.s}</code>
+        ) : p.t === 'claim' ? (
+          // a number about the run: the lesson test checks it against the run
+          <span key={i} className="claim" data-claim={p.ref} title={`this run's ${p.ref}`}>
+            {p.s}
+          </span>
+        ) : (
+          <span key={i}>{p.s}</span>
+        ),
+      )}
     </>
   );
 }

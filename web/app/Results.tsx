@@ -11,7 +11,7 @@ import type { ExperimentInfo, MetricInfo, RunResult, Variant } from '../engine/t
 import { fmtChange, fmtNs, fmtNum, fmtPct, fmtUnit } from '../model/format';
 import { publishedFor, relError } from '../model/provenance';
 import type { Emphasis } from '../model/urlState';
-import { KERNEL_COLOR, KERNEL_LABEL } from '../views/common/palette';
+import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT } from '../views/common/palette';
 import { Headline } from '../views/common/Headline';
 import { headlineOf, labelOf, viewFor } from '../views/registry';
 import type { PreviousRun, ViewProps } from '../views/types';
@@ -70,7 +70,7 @@ function Panel({ info, variant, run, running }: { info: ExperimentInfo; variant:
 function RunFoot({ run, variant }: { run: RunResult; variant?: Variant }) {
   return (
     <div className="panel-foot muted prose">
-      {variant && <span style={{ color: KERNEL_COLOR[variant] }}>{variant}: </span>}
+      {variant && <span style={{ color: KERNEL_TEXT[variant] }}>{variant}: </span>}
       {fmtNs(run.simNs)} simulated · {fmtNum(run.events)} events · {fmtNum(run.wallMs)} ms on this computer
     </div>
   );
@@ -98,7 +98,7 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
           <tr>
             <th scope="col">metric</th>
             {shown.map((v) => (
-              <th scope="col" key={v} className={dim(emphasis, v) ? 'col-dim' : ''} style={{ color: KERNEL_COLOR[v] }} data-variant={v}>
+              <th scope="col" key={v} className={dim(emphasis, v) ? 'col-dim' : ''} style={{ color: KERNEL_TEXT[v] }} data-variant={v}>
                 {KERNEL_LABEL[v]}
                 {v === reference ? ' (reference)' : ''}
               </th>
@@ -139,7 +139,7 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
                     const exact = d.length === 0;
                     return (
                       <div key={i} className={exact ? '' : 'pub-other'} data-testid={`published-${v}-${m.name}`} data-exact={exact}>
-                        <span className="num" style={{ color: KERNEL_COLOR[v] }}>
+                        <span className="num" style={{ color: KERNEL_TEXT[v] }}>
                           {fmtNum(r.value)}
                         </span>{' '}
                         <Tag kind="published" title={r.source} /> <span className="source">{r.source}</span>
@@ -165,6 +165,7 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
           ))}
         </tbody>
       </table>
+      {hidden === rows.length && !all && <p className="muted">All {rows.length} metrics are the same in both kernels.</p>}
       {hidden > 0 && (
         <button type="button" className="btn-quiet show-all" onClick={() => setAll((x) => !x)} aria-expanded={all} data-testid="metrics-show-all">
           {all ? `Show only the rows that differ` : `Show all ${rows.length} metrics (${hidden} the same in both kernels)`}

@@ -29,7 +29,7 @@ export function RunBar({ status, progress, current, invalid, badParams, stale, o
           {label ?? 'Run'} <kbd>r</kbd>
         </button>
       )}
-      <div className="progress" role="progressbar" aria-valuemin={0} aria-valuemax={100} aria-valuenow={running ? pct : status === 'done' ? 100 : 0} data-testid="progress">
+      <div className="progress" role="progressbar" aria-label="run progress" aria-valuemin={0} aria-valuemax={100} aria-valuenow={running ? pct : status === 'done' ? 100 : 0} data-testid="progress">
         <div className="progress-fill" style={{ width: `${running ? pct : status === 'done' ? 100 : 0}%` }} />
       </div>
       <span className="runbar-status" data-testid="run-status" data-status={status}>

@@ -10,6 +10,8 @@ export interface LabTestHook {
   lastRun: { experiment: string; results: Partial<Record<Variant, RunResult>> } | null;
   /** Check outcomes of lesson steps run in this page, by "lesson/step". */
   lessonChecks: Record<string, boolean[]>;
+  /** The numbers each step's text states about its run, checked on the run drawn. */
+  lessonClaims: Record<string, { text: string; ok: boolean; shown: string }[]>;
 }
 
 declare global {
@@ -19,7 +21,7 @@ declare global {
 }
 
 export function testHook(): LabTestHook {
-  if (typeof window === 'undefined') return { experiments: [], lessons: [], lastRun: null, lessonChecks: {} };
-  window.__lab ??= { experiments: [], lessons: [], lastRun: null, lessonChecks: {} };
+  if (typeof window === 'undefined') return { experiments: [], lessons: [], lastRun: null, lessonChecks: {}, lessonClaims: {} };
+  window.__lab ??= { experiments: [], lessons: [], lastRun: null, lessonChecks: {}, lessonClaims: {} };
   return window.__lab;
 }

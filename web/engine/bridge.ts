@@ -17,6 +17,7 @@ import {
   type ExperimentInfo,
   type MetricInfo,
   type ParamInfo,
+  type PatchInfo,
   type PublishedRow,
   type RunResult,
   type RunSpec,
@@ -65,6 +66,7 @@ interface RawExperiment {
   metrics: string[];
   metric_info?: MetricInfo[];
   published?: PublishedRow[];
+  patches?: PatchInfo[];
 }
 
 /**
@@ -84,6 +86,7 @@ export function parseExperimentList(json: string): ExperimentInfo[] {
     metrics: e.metrics,
     metricInfo: e.metric_info ?? e.metrics.map((m) => ({ name: m, unit: '', help: '' })),
     published: e.published ?? [],
+    ...(Array.isArray(e.patches) ? { patches: e.patches } : {}),
   }));
 }
 

@@ -43,6 +43,25 @@ export interface PublishedRow {
   noisy?: boolean;
 }
 
+/** A patch an experiment exposes, as `list --json` declares it (engine/src/kernel/patches.def). */
+export interface PatchInfo {
+  /** "P_004_NO_HOLE_UPTODATE" */
+  id: string;
+  /** the seed file (the patch number people say: "patch 004") */
+  seed: string;
+  /** its place in its series ("1/9"; "1/1" alone) */
+  series: string;
+  /** upstream commit (12 hex digits), or null when not on file */
+  commit: string | null;
+  kernel?: string;
+  title: string;
+  help: string;
+  /** the parameter that switches it in the after kernel, or null (the before/after pair is the switch) */
+  switch: string | null;
+  /** whether each variant's kernel has it */
+  applied?: Partial<Record<Variant, boolean>>;
+}
+
 export interface ExperimentInfo {
   name: string;
   seed: string;
@@ -52,6 +71,8 @@ export interface ExperimentInfo {
   metrics: string[];
   metricInfo: MetricInfo[];
   published: PublishedRow[];
+  /** The patches it exposes (absent from an engine without a patch table). */
+  patches?: PatchInfo[];
 }
 
 /** What to run: parameters as the text the user typed ("4096", "inf", "nvme-dc"). */

@@ -12,6 +12,7 @@
  * **bold**, `code`, and lines starting with "- " as a list.
  */
 import type { Variant } from '../engine/types';
+import { claimsIn, parseShown } from './lessonClaims';
 
 export type CheckOp = 'lt' | 'gt' | 'between' | 'ratio_lt' | 'ratio_gt' | 'ratio_between';
 
@@ -169,6 +170,21 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
           if (of.step === undefined && of.variant === undefined && of.metric === undefined) err(`${cp}.of`, 'a ratio of a value to itself says nothing');
         } else if (c.of !== undefined) err(`${cp}.of`, 'only ratio_* checks take "of"');
       });
+    // numbers about the run ([[744 ms|before.account_avg_ms]]) name a variant the step runs and a metric
+    for (const k of ['text', 'look', 'why'] as const) {
+      if (typeof s[k] !== 'string') continue;
+      claimsIn(s[k] as string).forEach((c, j) => {
+        const cp = `${sp}.${k} claim ${j + 1} ("${c.text}")`;
+        const refStep = c.step ?? i;
+        if (refStep > i) return err(cp, `@${refStep}: must be this or an earlier step (0..${i})`);
+        const refS = (x.steps as unknown[])[refStep];
+        const refScenario = isObj(refS) && isObj(refS.scenario) ? refS.scenario : undefined;
+        const refVariants = refScenario && Array.isArray(refScenario.variants) ? (refScenario.variants as string[]) : [];
+        variantOk(c.variant, cp, refVariants);
+        metricOk(c.metric, cp, ctx?.experiments.find((e) => refScenario && e.name === refScenario.experiment));
+        if (parseShown(c.text) === null) err(cp, 'must show a number');
+      });
+    }
     if (s.diff !== undefined) {
       if (!isObj(s.diff)) err(`${sp}.diff`, 'must be an object {title, text}');
       else {

@@ -5,6 +5,7 @@
  * player uses the same specs through the worker).
  */
 import type { ExperimentInfo, RunResult, RunSpec } from '../engine/types';
+import { stepClaims } from './lessonClaims';
 import { evaluateStep, type CheckOutcome, type StepMetrics } from './lessonChecks';
 import type { Lesson, LessonStep } from './lessonFormat';
 import { withDefaults } from './params';
@@ -15,10 +16,12 @@ export function stepSpecs(step: LessonStep, info: ExperimentInfo): RunSpec[] {
   return step.scenario.variants.map((variant) => ({ experiment: info.name, variant, params, seed: step.scenario.seed }));
 }
 
-/** Earlier steps whose metrics step `i`'s checks refer to. */
+/** Earlier steps whose metrics step `i`'s checks, or the numbers its text states (claims), refer to. */
 export function stepDeps(lesson: Lesson, i: number): number[] {
   const deps = new Set<number>();
-  for (const c of lesson.steps[i]?.checks ?? []) if (c.of?.step !== undefined && c.of.step < i) deps.add(c.of.step);
+  const s = lesson.steps[i];
+  for (const c of s?.checks ?? []) if (c.of?.step !== undefined && c.of.step < i) deps.add(c.of.step);
+  for (const c of s ? stepClaims(s) : []) if (c.step !== undefined && c.step < i) deps.add(c.step);
   return [...deps].sort((a, b) => a - b);
 }
 
@@ -32,8 +35,13 @@ export const metricsOf = (runs: Partial<Record<string, RunResult>>): StepMetrics
  * step. Throws if a step names an experiment the registry lacks.
  */
 export function runLessonHeadless(lesson: Lesson, experiments: ExperimentInfo[], run: (spec: RunSpec) => RunResult): CheckOutcome[][] {
+  return runLessonSteps(lesson, experiments, run).outcomes;
+}
+
+/** The same, also returning each step's metrics (for the claims in its text). */
+export function runLessonSteps(lesson: Lesson, experiments: ExperimentInfo[], run: (spec: RunSpec) => RunResult): { outcomes: CheckOutcome[][]; metrics: StepMetrics[] } {
   const all: StepMetrics[] = [];
-  return lesson.steps.map((s, i) => {
+  const outcomes = lesson.steps.map((s, i) => {
     const info = experiments.find((e) => e.name === s.scenario.experiment);
     if (!info) throw new Error(`${lesson.id} step ${i}: no experiment "${s.scenario.experiment}"`);
     const runs: Record<string, RunResult> = {};
@@ -41,4 +49,19 @@ export function runLessonHeadless(lesson: Lesson, experiments: ExperimentInfo[],
     all[i] = metricsOf(runs);
     return evaluateStep(s, i, all);
   });
+  return { outcomes, metrics: all };
+}
+
+/**
+ * The pinned reference of a step that runs one kernel of a before/after
+ * experiment: the other kernel, same parameters and random seed (the
+ * player shows it beside the step's run; checks never read it). Null when
+ * the step runs both, or the experiment has one.
+ */
+export function referenceSpec(step: LessonStep, info: ExperimentInfo): RunSpec | null {
+  const v = step.scenario.variants;
+  if (v.length !== 1 || !info.variants.includes('before') || !info.variants.includes('after')) return null;
+  const other = v[0] === 'before' ? 'after' : v[0] === 'after' ? 'before' : null;
+  if (!other) return null;
+  return { experiment: info.name, variant: other, params: withDefaults(info.params, step.scenario.params), seed: step.scenario.seed };
 }

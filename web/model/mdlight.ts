@@ -5,17 +5,19 @@
  * strings, so a lesson cannot inject markup).
  */
 
-export type Inline = { t: 'text' | 'b' | 'code'; s: string };
+export type Inline = { t: 'text' | 'b' | 'code'; s: string } | { t: 'claim'; s: string; ref: string };
 export type Block = { type: 'p'; inl: Inline[] } | { type: 'ul'; items: Inline[][] };
 
-/** Split one line into text, **bold** and `code` runs. Unclosed markers stay text. */
+/** Split one line into text, **bold**, `code` and [[number|variant.metric]]
+ * runs (a claim about the run: model/lessonClaims.ts). Unclosed markers stay text. */
 export function parseInline(s: string): Inline[] {
   const out: Inline[] = [];
-  const re = /\*\*([^*]+)\*\*|`([^`]+)`/g;
+  const re = /\*\*([^*]+)\*\*|`([^`]+)`|\[\[([^|\]]+)\|([^\]]+)\]\]/g;
   let last = 0;
   for (let m = re.exec(s); m; m = re.exec(s)) {
     if (m.index > last) out.push({ t: 'text', s: s.slice(last, m.index) });
     if (m[1] !== undefined) out.push({ t: 'b', s: m[1] });
+    else if (m[3] !== undefined) out.push({ t: 'claim', s: m[3], ref: m[4] ?? '' });
     else out.push({ t: 'code', s: m[2] ?? '' });
     last = m.index + m[0].length;
   }

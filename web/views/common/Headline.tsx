@@ -10,11 +10,11 @@
 import { scaleLinear } from 'd3-scale';
 import type { ExperimentInfo, MetricInfo, RunResult, Variant } from '../../engine/types';
 import { publishedFor } from '../../model/provenance';
-import { axisTitle, marginsFor, scaleTicks, type ChartFrame } from './axis';
+import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from './axis';
 import { Axes } from './Axes';
 import { ChartFigure } from './ChartFigure';
 import { fmtChange, fmtNum, fmtQty, fmtUnit, pickTimeUnit } from '../../model/format';
-import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_SHORT, MEASURED } from './palette';
+import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_SHORT, KERNEL_TEXT, MEASURED } from './palette';
 import { pairDomain } from './scales';
 
 export interface HeadlineBar {
@@ -25,6 +25,9 @@ export interface HeadlineBar {
   x0: number;
   x1: number;
   label: string;
+  /** where the value label goes: inside the bar's end (white) when it fits, else after it, clear of a diamond */
+  labelX: number;
+  labelInside: boolean;
   published: { x: number; value: number; source: string }[];
 }
 
@@ -59,21 +62,27 @@ export function layoutHeadline(
   const us = unitScale(m, Math.max(...all.filter(Number.isFinite), 0) * baseMs);
   const k = baseMs / us.per; // metric's unit -> drawn unit
   const labels = values.map((v) => KERNEL_SHORT[v.variant]);
-  const margin = marginsFor(fontPx, labels, { yTitle: false, top: Math.round(fontPx * 0.5), right: Math.round(fontPx * 6.5) });
+  const texts = values.map((v) => (Number.isFinite(v.value) ? `${fmtNum(v.value * k)}${us.unit ? ` ${us.unit}` : ''}` : '–'));
+  const valuePx = fontPx * 1.15;
+  // room on the right for the longest value label, drawn after the longest bar
+  const right = Math.round(Math.max(...texts.map((t) => labelWidth(t, valuePx))) + fontPx);
+  const margin = marginsFor(fontPx, labels, { yTitle: false, top: Math.round(fontPx * 0.5), right });
   const height = Math.round(margin.top + margin.bottom + rowPx * values.length);
   const x = scaleLinear()
     .domain(pairDomain(all.map((v) => v * k)))
     .range([margin.left, width - margin.right]);
-  const bars = values.map((v, i) => ({
-    variant: v.variant,
-    value: v.value,
-    y: margin.top + rowPx * i + rowPx * 0.15,
-    h: rowPx * 0.7,
-    x0: x(0),
-    x1: x(Number.isFinite(v.value) ? v.value * k : 0),
-    label: Number.isFinite(v.value) ? `${fmtNum(v.value * k)}${us.unit ? ` ${us.unit}` : ''}` : '–',
-    published: v.published.map((p) => ({ x: x(p.value * k), value: p.value, source: p.source })),
-  }));
+  const bars = values.map((v, i) => {
+    const x0 = x(0);
+    const x1 = x(Number.isFinite(v.value) ? v.value * k : 0);
+    const label = texts[i]!;
+    const w = labelWidth(label, valuePx);
+    const published = v.published.map((p) => ({ x: x(p.value * k), value: p.value, source: p.source }));
+    const inside = x1 - x0 >= w + fontPx;
+    // outside: just after the bar, or after a diamond that would sit on the label
+    const hit = published.filter((p) => p.x > x1 - 8 && p.x < x1 + w + fontPx).map((p) => p.x + 9);
+    const labelX = inside ? x1 - fontPx * 0.4 : Math.max(x1, ...hit) + fontPx * 0.4;
+    return { variant: v.variant, value: v.value, y: margin.top + rowPx * i + rowPx * 0.15, h: rowPx * 0.7, x0, x1, label, labelX, labelInside: inside, published };
+  });
   return {
     width,
     height,
@@ -139,7 +148,7 @@ export function Headline({ info, params, runs, metrics, label, reference, runnin
                 const ref = bar.variant === reference;
                 return (
                   <g key={bar.variant} data-variant={bar.variant} data-testid={`headline-bar-${bar.variant}`} data-value={bar.value}>
-                    <text className="tick" x={L.margin.left - theme.fontPx * 0.45} y={bar.y + bar.h / 2} dy="0.35em" textAnchor="end" fontSize={theme.fontPx} fill={KERNEL_COLOR[bar.variant]} fontWeight={700}>
+                    <text className="tick" x={L.margin.left - theme.fontPx * 0.45} y={bar.y + bar.h / 2} dy="0.35em" textAnchor="end" fontSize={theme.fontPx} fill={KERNEL_TEXT[bar.variant]} fontWeight={700}>
                       {KERNEL_SHORT[bar.variant]}
                     </text>
                     <rect
@@ -154,9 +163,17 @@ export function Headline({ info, params, runs, metrics, label, reference, runnin
                     >
                       <title>{`${KERNEL_LABEL[bar.variant]}${ref ? ' (reference)' : ''}: ${bar.label}`}</title>
                     </rect>
-                    <text className="value-label" x={Math.max(bar.x1, ...bar.published.map((p) => p.x + 9)) + theme.fontPx * 0.4} y={bar.y + bar.h / 2} dy="0.35em" fontSize={theme.fontPx * 1.15} fontWeight={800} data-testid={`headline-value-${bar.variant}`}>
+                    <text
+                      className={bar.labelInside && !ref ? 'value-label value-inside' : 'value-label'}
+                      x={bar.labelX}
+                      y={bar.y + bar.h / 2}
+                      dy="0.35em"
+                      textAnchor={bar.labelInside ? 'end' : 'start'}
+                      fontSize={theme.fontPx * 1.15}
+                      fontWeight={800}
+                      data-testid={`headline-value-${bar.variant}`}
+                    >
                       {bar.label}
-                      {ref ? ' (ref.)' : ''}
                     </text>
                     {bar.published.map((p) => (
                       <g key={p.source} transform={`translate(${p.x},${bar.y + bar.h / 2})`} data-testid={`headline-published-${bar.variant}`}>
@@ -176,7 +193,7 @@ export function Headline({ info, params, runs, metrics, label, reference, runnin
                     {variants.map((v, i) => (
                       <span key={v}>
                         {i > 0 && ' → '}
-                        <strong style={{ color: KERNEL_COLOR[v] }} data-variant={v} data-testid={`value-${v}-${m.name}`}>
+                        <strong style={{ color: KERNEL_TEXT[v] }} data-variant={v} data-testid={`value-${v}-${m.name}`}>
                           {fmtQty(runs[v]?.metrics[m.name], m.unit)}
                         </strong>
                       </span>

@@ -74,26 +74,23 @@ export async function downloadPng(svgs: SVGSVGElement[], name: string, scale = 2
   const width = Number(m?.[1] ?? 0);
   const height = Number(m?.[2] ?? 0);
   const img = new Image();
-  const url = URL.createObjectURL(new Blob([text], { type: 'image/svg+xml' }));
-  try {
-    await new Promise<void>((ok, fail) => {
-      img.onload = () => ok();
-      img.onerror = () => fail(new Error('the chart could not be rendered to an image'));
-      img.src = url;
-    });
-    const canvas = document.createElement('canvas');
-    canvas.width = Math.round(width * scale);
-    canvas.height = Math.round(height * scale);
-    const ctx = canvas.getContext('2d');
-    if (!ctx) throw new Error('no 2D canvas');
-    ctx.scale(scale, scale);
-    ctx.drawImage(img, 0, 0, width, height);
-    const blob = await new Promise<Blob | null>((ok) => canvas.toBlob(ok, 'image/png'));
-    if (!blob) throw new Error('the PNG could not be encoded');
-    download(`${name}.png`, blob);
-  } finally {
-    URL.revokeObjectURL(url);
-  }
+  // a data: URL, not a blob: the page's CSP allows images from data: only
+  const url = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
+  await new Promise<void>((ok, fail) => {
+    img.onload = () => ok();
+    img.onerror = () => fail(new Error('the chart could not be rendered to an image'));
+    img.src = url;
+  });
+  const canvas = document.createElement('canvas');
+  canvas.width = Math.round(width * scale);
+  canvas.height = Math.round(height * scale);
+  const ctx = canvas.getContext('2d');
+  if (!ctx) throw new Error('no 2D canvas');
+  ctx.scale(scale, scale);
+  ctx.drawImage(img, 0, 0, width, height);
+  const blob = await new Promise<Blob | null>((ok) => canvas.toBlob(ok, 'image/png'));
+  if (!blob) throw new Error('the PNG could not be encoded');
+  download(`${name}.png`, blob);
 }
 
 const csvCell = (v: string | number | undefined): string => {

@@ -15,6 +15,15 @@ export const KERNEL_COLOR: Record<Variant, string> = {
   base: '#009E73',
 };
 
+/** The kernels' colours for text (names, values, column heads): the same
+ * hues, dark enough for 4.5:1 on the page's backgrounds (WCAG AA); marks
+ * (bars, lines, dots) keep KERNEL_COLOR. */
+export const KERNEL_TEXT: Record<Variant, string> = {
+  before: '#B84F00',
+  after: '#0072B2',
+  base: '#007A5A',
+};
+
 /** Long and short names of the kernels, used in every legend and panel. */
 export const KERNEL_LABEL: Record<Variant, string> = {
   before: 'before (no patch)',
@@ -47,7 +56,7 @@ export const NEUTRAL = {
 export function greys(n: number): string[] {
   const lo = 0x2a; // darkest channel value
   const hi = 0xcc; // lightest
-  if (n <= 1) return [NEUTRAL.dark];
+  if (n <= 1) return [NEUTRAL.mid]; // one call: a middle grey, so a black outline on it shows
   return Array.from({ length: n }, (_, i) => {
     const c = Math.round(hi - ((hi - lo) * i) / (n - 1));
     const h = c.toString(16).padStart(2, '0');

@@ -12,7 +12,7 @@ import { fmtNum, fmtPct } from '../../model/format';
 import { splitProfileNotes } from '../../model/profileNotes';
 import { Tag } from '../../app/Tag';
 import type { ViewProps } from '../types';
-import { ChartFigure, GHOST, KERNEL_COLOR as VARIANT_COLOR } from '../common';
+import { ChartFigure, GHOST, KERNEL_COLOR as VARIANT_COLOR, KERNEL_TEXT } from '../common';
 import { CdfChart } from './CdfChart';
 import { FitCheck } from './FitCheck';
 
@@ -161,7 +161,7 @@ export function DeviceView({ info, params, runs, previous, seed, onParams }: Vie
             <thead>
               <tr>
                 <th scope="col" />
-                <th scope="col" style={{ color: VARIANT_COLOR.base }}>
+                <th scope="col" style={{ color: KERNEL_TEXT.base }}>
                   simulated
                 </th>
                 <th scope="col">measured</th>

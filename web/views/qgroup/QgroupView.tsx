@@ -14,7 +14,7 @@ import { tracked, useSweep } from '../../app/useSweep';
 import { Tag } from '../../app/Tag';
 import { ColumnHeads, PointSeries } from '../SweepParts';
 import type { RunResult, Variant } from '../../engine/types';
-import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, NEUTRAL, fmtNum, type LegendItem } from '../common';
+import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, NEUTRAL, fmtNum, type LegendItem } from '../common';
 import type { ViewProps } from '../types';
 import {
   PHASES,
@@ -44,7 +44,7 @@ function CommitTimeline({ pic, variant, yMaxMs, reference }: { pic: QgroupPictur
       data={{ variant, ymax: String(yMaxMs) }}
       title={
         <>
-          <strong style={{ color: KERNEL_COLOR[variant] }}>{KERNEL_LABEL[variant]}</strong>
+          <strong style={{ color: KERNEL_TEXT[variant] }}>{KERNEL_LABEL[variant]}</strong>
           {reference && <span className="ref-badge">reference</span>}: {pic.commits.length === 1 ? 'its one commit' : `its ${pic.commits.length} commits`}, by phase
         </>
       }
@@ -55,7 +55,7 @@ function CommitTimeline({ pic, variant, yMaxMs, reference }: { pic: QgroupPictur
         const height = Math.round(theme.fontPx * 15);
         const L = layoutCommits(pic.commits, width, height, theme.fontPx, yMaxMs);
         return (
-          <svg className="chart" data-variant={variant} width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${KERNEL_LABEL[variant]}: commit durations by phase`}>
+          <svg className="chart" data-variant={variant} data-pair="qg-commits" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${KERNEL_LABEL[variant]}: commit durations by phase`}>
             <Axes {...L} xTitle={L.xTitle} yTitle={L.yTitle} />
             {L.bars.map((b) => (
               <g key={b.index} data-testid="qg-commit-bar" data-records={b.records}>
@@ -144,7 +144,7 @@ function DirtyNote({ pics, dropEnd }: { pics: [Variant, QgroupPicture][]; dropEn
       {late.map(([v, c], i) => (
         <span key={v}>
           {i > 0 && ', '}
-          <span style={{ color: KERNEL_COLOR[v] }}>{v}</span> at {fmtNum(c!.startS)} s
+          <span style={{ color: KERNEL_TEXT[v] }}>{v}</span> at {fmtNum(c!.startS)} s
         </span>
       ))}
       , off the chart's right edge: there it falls to zero.
@@ -161,7 +161,7 @@ function TreePicture({ pic, variant }: { pic: QgroupPicture; variant: Variant })
       exportName="qgroup-dropped-leaves"
       title={
         <>
-          The {fmtNum(tree.leaves.length)} dropped leaves, shaded by the accounting call that took them (<span style={{ color: KERNEL_COLOR[variant] }}>{variant}</span>)
+          The {fmtNum(tree.leaves.length)} dropped leaves, shaded by the accounting call that took them (<span style={{ color: KERNEL_TEXT[variant] }}>{variant}</span>)
         </>
       }
       note={

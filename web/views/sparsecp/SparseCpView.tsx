@@ -16,7 +16,7 @@ import { ColumnHeads, PointSeries } from '../SweepParts';
 import { publishedFor } from '../../model/provenance';
 import type { ExperimentInfo, Variant } from '../../engine/types';
 import type { ViewProps } from '../types';
-import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, MEASURED, NEUTRAL, fmtMs, fmtNum, fmtOrdinal } from '../common';
+import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, MEASURED, NEUTRAL, fmtMs, fmtNum, fmtOrdinal } from '../common';
 import {
   callNear,
   creationRow,
@@ -64,7 +64,7 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
       data={{ variant }}
       title={
         <>
-          <strong style={{ color }}>{KERNEL_LABEL[variant]}</strong>
+          <strong style={{ color: KERNEL_TEXT[variant] }}>{KERNEL_LABEL[variant]}</strong>
           {reference && <span className="ref-badge">reference</span>} · {variant === 'after' ? seriesLabel(info, params) : 'kernel 6.1'} · cp {cpMs !== undefined ? fmtMs(cpMs) : '–'}
         </>
       }
@@ -111,14 +111,14 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
                 <span className="muted">no lseek calls recorded</span>
               )}
             </div>
-            <svg className="chart" data-variant={variant} width={width} height={calls.height} viewBox={`0 0 ${width} ${calls.height}`} role="img" aria-label="time per lseek against the file offset" data-testid={`sparsecp-calls-${variant}`}>
+            <svg className="chart" data-variant={variant} data-pair="sp-calls" width={width} height={calls.height} viewBox={`0 0 ${width} ${calls.height}`} role="img" aria-label="time per lseek against the file offset" data-testid={`sparsecp-calls-${variant}`}>
               <Axes {...calls} clampEnds xTitle={calls.xTitle} yTitle={calls.yTitle} />
               {calls.dots.map((p) => (
                 <circle key={p.i} cx={p.x} cy={p.y} r={theme.focus ? 2.6 : 1.8} fill={color} opacity={0.6} />
               ))}
               {call && <line x1={callX} x2={callX} y1={calls.margin.top} y2={calls.height - calls.margin.bottom} stroke={MEASURED} strokeWidth={2} strokeDasharray="4 3" />}
             </svg>
-            <svg className="chart" data-variant={variant} width={width} height={recs.height} viewBox={`0 0 ${width} ${recs.height}`} role="img" aria-label="io_tree records during the copy" data-testid={`sparsecp-iotree-${variant}`}>
+            <svg className="chart" data-variant={variant} data-pair="sp-iotree" width={width} height={recs.height} viewBox={`0 0 ${width} ${recs.height}`} role="img" aria-label="io_tree records during the copy" data-testid={`sparsecp-iotree-${variant}`}>
               <Axes {...recs} clampEnds xTitle={recs.xTitle} yTitle={recs.yTitle} />
               <path d={recs.path} fill="none" stroke={color} strokeWidth={theme.strokePx} />
             </svg>
@@ -232,7 +232,7 @@ function CreationSweep({ info, params, seed, view, onView }: { info: ExperimentI
             {rows.length > 0 && (
               <table className="metrics prose" data-testid="sparsecp-sweep-table">
                 <ColumnHeads
-                  cols={['spawn_us', 'creation', 'delalloc left', { label: 'before', color: KERNEL_COLOR.before }, { label: 'after', color: KERNEL_COLOR.after }, 'before / after']}
+                  cols={['spawn_us', 'creation', 'delalloc left', { label: 'before', color: KERNEL_TEXT.before }, { label: 'after', color: KERNEL_TEXT.after }, 'before / after']}
                 />
                 <tbody>
                   {rows.map((r) => (

@@ -1,0 +1,70 @@
+/*
+ * PatchToggles.tsx - the experiment's patches as a row of switches above
+ * the results (model/patches.ts): flipping one changes the after kernel's
+ * switch parameter and runs again, so only the after picture moves. A
+ * patch without a switch (the before/after pair is the switch) is shown
+ * as applied, with its title and diff link, not as a dead control.
+ */
+import type { PatchToggle } from '../model/patches';
+import { KERNEL_TEXT } from '../views/common/palette';
+
+interface Props {
+  patch: string;
+  toggles: PatchToggle[];
+  disabled?: boolean;
+  onToggle(param: string, on: boolean): void;
+}
+
+export function PatchToggles({ patch, toggles, disabled, onToggle }: Props) {
+  if (toggles.length === 0) return null;
+  const switches = toggles.filter((t) => t.param);
+  return (
+    <section className="patch-toggles" aria-label={`the patches of ${patch}`} data-testid="patch-toggles">
+      <div className="patch-toggles-head">
+        <span className="patch-toggles-title">
+          {switches.length > 0 ? (
+            <>
+              Patches in the <span style={{ color: KERNEL_TEXT.after }}>after</span> kernel
+            </>
+          ) : (
+            <>
+              The patch (<span style={{ color: KERNEL_TEXT.after }}>after</span> has it, <span style={{ color: KERNEL_TEXT.before }}>before</span> does not)
+            </>
+          )}
+        </span>
+        {switches.length > 1 && <span className="muted prose"> · switch one off to see what it alone does</span>}
+      </div>
+      <ul className="patch-list">
+        {toggles.map((t) => (
+          <li key={t.key} className={`patch${t.on ? ' patch-on' : ' patch-off'}`} data-testid={`patch-${t.param ?? t.key}`} data-on={t.on}>
+            {t.param ? (
+              <button
+                type="button"
+                role="switch"
+                aria-checked={t.on}
+                className="switch"
+                disabled={disabled}
+                title={`${t.on ? 'Switch off' : 'Switch on'} ${t.series ? `${t.series} ` : ''}in the after kernel (${t.param}), and run`}
+                onClick={() => onToggle(t.param!, !t.on)}
+                data-testid={`toggle-${t.param}`}
+              >
+                <span className="switch-knob" aria-hidden="true" />
+                <span className="sr">{t.title}</span>
+              </button>
+            ) : (
+              <span className="switch switch-fixed" aria-hidden="true" title="applied in the after kernel" />
+            )}
+            <span className="patch-text" title={t.help}>
+              {t.series && <span className="patch-series">{t.series}</span>} {t.title}
+            </span>
+            {t.href && (
+              <a className="patch-diff" href={t.href} title={t.hrefLabel} {...(t.href.startsWith('http') ? { target: '_blank', rel: 'noreferrer' } : {})}>
+                diff
+              </a>
+            )}
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}

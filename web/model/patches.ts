@@ -1,0 +1,68 @@
+/*
+ * patches.ts - the row of patch switches an experiment page opens with:
+ * one per patch the experiment exposes (list --json's `patches`, from the
+ * engine's patch table), each with its place in its series, its commit
+ * title, whether the after kernel has it (its switch parameter's value),
+ * and where to read its diff: upstream when the commit is on file, else
+ * the lesson step that shows it. An engine without a patch table still
+ * gets toggles for its switch parameters ("after: 1/9, ..." in their help).
+ * Pure; the page draws it (app/PatchToggles.tsx).
+ */
+import type { ExperimentInfo, ParamInfo } from '../engine/types';
+import type { Lesson } from './lessonFormat';
+
+export interface PatchToggle {
+  key: string;
+  /** "1/9"; "" when unknown */
+  series: string;
+  title: string;
+  help: string;
+  /** the switch parameter; null: the before/after pair is the switch */
+  param: string | null;
+  /** applied in the after kernel as the form stands */
+  on: boolean;
+  /** where its diff is: upstream commit, or a lesson step */
+  href: string | null;
+  hrefLabel: string;
+}
+
+const truthy = (t: string | undefined): boolean => t === undefined || !(t === '0' || t === 'false');
+
+/** The upstream commit's page (torvalds/linux). */
+export const commitUrl = (commit: string): string => `https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git/commit/?id=${commit}`;
+
+/** The first lesson step showing a diff of patch `seed` ("#/lesson/qgroup-drop?step=1"). */
+export function lessonDiffLink(lessons: Lesson[], seed: string): string | null {
+  for (const l of lessons) {
+    if (l.seed !== seed) continue;
+    const k = l.steps.findIndex((s) => s.diff);
+    if (k >= 0) return `#/lesson/${l.id}${k > 0 ? `?step=${k}` : ''}`;
+  }
+  return null;
+}
+
+/** A switch parameter without a patch table: "after: 1/9, reading a hole leaves no EXTENT_UPTODATE record". */
+function fromParam(p: ParamInfo): { series: string; help: string } | null {
+  if (p.type !== 'bool') return null;
+  const m = /^after:\s*([0-9+/]+)?,?\s*(.*)$/.exec(p.help);
+  return m ? { series: m[1] ?? '', help: m[2] ?? '' } : null;
+}
+
+export function patchToggles(info: ExperimentInfo, values: Record<string, string>, lessons: Lesson[] = []): PatchToggle[] {
+  const lessonLink = lessonDiffLink(lessons, info.seed);
+  if (info.patches && info.patches.length > 0)
+    return info.patches.map((p) => ({
+      key: p.id,
+      series: p.series,
+      title: p.title,
+      help: p.help,
+      param: p.switch,
+      on: p.switch ? truthy(values[p.switch]) : p.applied?.after !== false,
+      href: p.commit ? commitUrl(p.commit) : lessonLink,
+      hrefLabel: p.commit ? `commit ${p.commit}` : 'the diff, in the lesson',
+    }));
+  return info.params.flatMap((p) => {
+    const f = fromParam(p);
+    return f ? [{ key: p.name, series: f.series, title: f.help, help: p.help, param: p.name, on: truthy(values[p.name]), href: lessonLink, hrefLabel: 'the diff, in the lesson' }] : [];
+  });
+}
