@@ -6,13 +6,15 @@
 #   always:  Debian packages emscripten, node-acorn (emcc's optimiser needs it)
 #            and make/gcc; the npm dependencies from package-lock.json
 #   --test:  also chromium (Playwright drives Debian's browser; a browser
-#            download cannot work here) and btrfs-progs (the tree oracle)
+#            download cannot work here), btrfs-progs (the tree oracle), and
+#            clang with its runtimes (libFuzzer, ASan, UBSan: the fuzz
+#            targets of engine/fuzz/, whose corpus `npm test` replays)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 want=(emscripten node-acorn make gcc)
 if [ "${1:-}" = "--test" ]; then
-  want+=(chromium btrfs-progs)
+  want+=(chromium btrfs-progs clang libclang-rt-dev)
 fi
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test.sh - `npm test`: install what is missing, build, then run
-# every suite: C unit tests (ASan+UBSan), the headless CLI checks on both
+# every suite: C unit tests (ASan+UBSan), the fuzzers' seed corpus
+# replayed (engine/fuzz/), the headless CLI checks on both
 # builds, the tree oracle against btrfs-progs (inside the C suite), that
 # the committed device fit is what engine/tools/fit-device.mjs writes, the
 # TypeScript typecheck, Vitest, and Playwright in Debian's Chromium.
@@ -21,13 +22,14 @@ suite() {
 }
 
 suite "C unit tests (native, ASan+UBSan)" make -s -C engine test
+suite "fuzz corpus replay (libFuzzer targets, ASan+UBSan)" make -s -C engine fuzz-replay
 suite "headless CLI (WASM and native)" node --test cli/
 suite "device fit (the committed profiles are the script's)" node --test engine/tools/
 suite "TypeScript (strict)" npx tsc -p tsconfig.json --noEmit
 suite "Vitest" npx vitest run
 suite "Playwright (Debian chromium)" npx playwright test
 
-total=6
+total=7
 echo "suites: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'failed suite: %s\n' "${failed[@]}"

@@ -63,6 +63,16 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 	     uint32_t seed_lo, uint32_t seed_hi, lab_run **out, char **errmsg);
 
 /*
+ * The work a run with these settings would do, in the experiment's own
+ * unit (`list` names it: work_unit), from the parameters alone (nothing is
+ * set up or run), and the work of its defaults: a front end asks before
+ * running a setting much larger than the default unasked. Errors as
+ * lab_open's parameter errors (*errmsg likewise).
+ */
+int lab_estimate(const char *experiment, const char *params, double *work,
+		 double *default_work, char **errmsg);
+
+/*
  * Advance a run by at most max_events simulated events. *done becomes 1 when
  * the run has finished. Runs can be stepped in slices so a worker can report
  * progress and honour cancellation between slices.

@@ -260,8 +260,35 @@ static void trace_edges(void)
 	lab_close(r);
 }
 
+/* lab_estimate: every experiment says what a run's work is, from its
+ * parameters alone, and refuses bad parameters as lab_open does. */
+static void estimates(void)
+{
+	for (int i = 0; i < exp_count(); i++) {
+		const lab_exp *e = exp_get(i);
+		double w = -1, d = -1;
+		CHECK(e->estimate != NULL && e->work_unit != NULL);
+		CHECK_EQ(lab_estimate(e->name, "", &w, &d, NULL), 0);
+		CHECK(w == d && d > 0);
+	}
+	double w, d;
+	char *msg = NULL;
+	CHECK_EQ(lab_estimate("torture", "ops=200000", &w, &d, NULL), 0);
+	CHECK(w == 200000 && d == 20000);
+	CHECK_EQ(lab_estimate("qgroup-drop", "subvols=64\nfiles=2K", &w, &d, NULL), 0);
+	CHECK(w == 2 * 64 * 2048 && d == 2 * 16 * 512);
+	CHECK_EQ(lab_estimate("torture", "ops=0", &w, &d, &msg), LAB_ERANGE);
+	CHECK(msg && strstr(msg, "'ops'"));
+	lab_free(msg);
+	CHECK_EQ(lab_estimate("nope\x1b", "", &w, &d, &msg), LAB_ENOENT);
+	CHECK(msg && one_clean_line(msg));
+	lab_free(msg);
+	CHECK_EQ(lab_estimate("torture", "", NULL, &d, NULL), LAB_EINVAL);
+}
+
 int main(void)
 {
+	estimates();
 	registry_ranges();
 	parser_table();
 	quoting();

@@ -377,6 +377,8 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 	js_kstr(out, "name", e->name);
 	js_kstr(out, "seed", e->seed);
 	js_kstr(out, "title", e->title);
+	if (e->work_unit)
+		js_kstr(out, "work_unit", e->work_unit);
 	js_key(out, "variants");
 	js_arr(out);
 	if (e->has_variants) {

@@ -92,6 +92,12 @@ typedef struct lab_exp {
 	int (*check)(struct lab_run *r);
 	/* Free r->ctx (r->sim is freed by the engine). */
 	void (*teardown)(struct lab_run *r);
+	/* The run's work from its parameters alone (r->p set, no simulation),
+	 * in the experiment's own unit (work_unit: "operations", "IOs"...):
+	 * the page compares a link's with the default setup's before running
+	 * it unasked (lab_estimate). Every experiment declares one. */
+	double (*estimate)(const struct lab_run *r);
+	const char *work_unit;
 } lab_exp;
 
 enum { VAR_BASE = 0, VAR_BEFORE = 1, VAR_AFTER = 2 };

@@ -340,6 +340,12 @@ static void fio_teardown(struct lab_run *r)
 	r->ctx = NULL;
 }
 
+/* lab_estimate: the IOs measured. */
+static double fio_estimate(const struct lab_run *r)
+{
+	return exp_param(r, "ios");
+}
+
 const lab_exp exp_fio = {
 	.name = "fio",
 	.seed = "-",
@@ -356,4 +362,6 @@ const lab_exp exp_fio = {
 	.collect = fio_collect,
 	.details = fio_details,
 	.teardown = fio_teardown,
+	.estimate = fio_estimate,
+	.work_unit = "IOs",
 };

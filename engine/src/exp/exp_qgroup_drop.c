@@ -641,7 +641,7 @@ static int qd_snapshot(struct lab_run *r, const char *what, strbuf *out)
 static int qd_check(struct lab_run *r)
 {
 	qd_ctx *c = r->ctx;
-	return c && c->fs ? check_fs(c->fs) : 0;
+	return c && c->fs ? check_fs_midrun(c->fs) : 0;
 }
 
 /* Free everything the setup built. */
@@ -664,6 +664,12 @@ static void qd_teardown(struct lab_run *r)
 	r->ctx = NULL;
 }
 
+/* lab_estimate: the files each run creates, writes back and drops. */
+static double qd_estimate(const struct lab_run *r)
+{
+	return 2 * exp_param(r, "subvols") * exp_param(r, "files");
+}
+
 const lab_exp exp_qgroup_drop = {
 	.name = "qgroup-drop",
 	.seed = "002",
@@ -682,4 +688,6 @@ const lab_exp exp_qgroup_drop = {
 	.snapshot = qd_snapshot,
 	.check = qd_check,
 	.teardown = qd_teardown,
+	.estimate = qd_estimate,
+	.work_unit = "files",
 };

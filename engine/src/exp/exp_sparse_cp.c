@@ -602,17 +602,15 @@ static int sc_snapshot(struct lab_run *r, const char *what, strbuf *sb)
 	return 0;
 }
 
-/* The data path's invariants; once the extent tree has caught up with
- * the fs tree (no queued refs: after the sync's commit, before any new
- * completion), the whole file system's checker, which runs the data
- * path's registered check against the real trees too. */
+/* The whole file system's checker, between two steps (check.h), which
+ * runs the data path's registered check against the real trees too. */
 static int sc_check(struct lab_run *r)
 {
 	sc_ctx *c = r->ctx;
 	if (!c || !c->d)
 		return 0;
-	if (c->fsi && c->fsi->nrefq == 0)
-		return check_fs(c->fsi);
+	if (c->fsi)
+		return check_fs_midrun(c->fsi);
 	return vd_check(c->d);
 }
 
@@ -635,6 +633,12 @@ static void sc_teardown(struct lab_run *r)
 	r->ctx = NULL;
 }
 
+/* lab_estimate: the extents (each a hole and data pair) cp walks. */
+static double sc_estimate(const struct lab_run *r)
+{
+	return exp_param(r, "file_mib") * 1024 / (exp_param(r, "extent_kib") + exp_param(r, "hole_kib"));
+}
+
 const lab_exp exp_sparse_cp = {
 	.name = "sparse-cp",
 	.seed = "004",
@@ -653,4 +657,6 @@ const lab_exp exp_sparse_cp = {
 	.snapshot = sc_snapshot,
 	.check = sc_check,
 	.teardown = sc_teardown,
+	.estimate = sc_estimate,
+	.work_unit = "extents",
 };

@@ -96,6 +96,27 @@ static const metric_desc torture_metrics[] = {
 
 
 
+/* A draw in [0, n) for the op mix: from the run's PRNG, or from a script
+ * of bytes when one is set (engine/fuzz/fuzz_torture.c decodes the
+ * fuzzer's input into operations this way: one or two bytes choose an
+ * operation, more bytes its arguments). A spent script ends the run after
+ * the current operation (the final commit and check follow). */
+uint64_t tort_below(tort *c, uint64_t n)
+{
+	if (!c->script)
+		return prng_below(&c->rng, n);
+	uint64_t v = 0;
+	int bytes = n <= 256 ? 1 : n <= 65536 ? 2 : 4;
+	for (int i = 0; i < bytes; i++) {
+		if (c->script_at >= c->script_len) {
+			c->target = c->ops;
+			break;
+		}
+		v = v << 8 | c->script[c->script_at++];
+	}
+	return n ? v % n : 0;
+}
+
 /* The name of entry number n ("n<n>"; buf holds 16 bytes). */
 static void tname(char *buf, uint32_t n)
 {
@@ -165,7 +186,7 @@ int tort_fsyncs_busy(const tort *c)
 /* A random live subvolume slot. */
 int tort_pick_sv(tort *c)
 {
-	int i = (int)prng_below(&c->rng, (uint64_t)c->nsv);
+	int i = (int)tort_below(c, (uint64_t)c->nsv);
 	while (!c->sv[i])
 		i = (i + 1) % c->nsv;
 	return i;
@@ -177,7 +198,7 @@ int tort_pick(tort *c, int want_dir)
 	if (!c->nents)
 		return -1;
 	for (int tries = 0; tries < 8; tries++) {
-		int i = (int)prng_below(&c->rng, (uint64_t)c->nents);
+		int i = (int)tort_below(c, (uint64_t)c->nents);
 		if (want_dir < 0 || c->ents[i].is_dir == want_dir)
 			return i;
 	}
@@ -226,9 +247,9 @@ static void recent_add(tort *c, const tent *e)
 /* A length or offset: whole 4 KiB blocks mostly, any byte sometimes. */
 static uint64_t rnd_bytes(tort *c, uint64_t blocks)
 {
-	uint64_t v = prng_below(&c->rng, blocks) * SECTORSIZE;
-	if (prng_below(&c->rng, 4) == 0)
-		v += prng_below(&c->rng, SECTORSIZE);
+	uint64_t v = tort_below(c, blocks) * SECTORSIZE;
+	if (tort_below(c, 4) == 0)
+		v += tort_below(c, SECTORSIZE);
 	return v;
 }
 
@@ -261,9 +282,9 @@ static void op_write(tort *c, task *t)
 	if (!in)
 		return;
 	uint64_t off, len;
-	if (in->size == 0 && prng_below(&c->rng, 3) == 0) {
+	if (in->size == 0 && tort_below(c, 3) == 0) {
 		off = 0;
-		len = 1 + prng_below(&c->rng, c->fs->opts.max_inline);
+		len = 1 + tort_below(c, c->fs->opts.max_inline);
 	} else {
 		off = rnd_bytes(c, 256);
 		len = 1 + rnd_bytes(c, 16);
@@ -285,8 +306,8 @@ static void op_truncate(tort *c, task *t)
 	struct inode *in = pick_file(c, 1, "truncate: inode", &e);
 	if (!in)
 		return;
-	uint64_t ns = prng_below(&c->rng, 4) == 0 ? in->size + rnd_bytes(c, 16)
-						 : prng_below(&c->rng, in->size + 1);
+	uint64_t ns = tort_below(c, 4) == 0 ? in->size + rnd_bytes(c, 16)
+						 : tort_below(c, in->size + 1);
 	int rc = vio_truncate(c->fs, t, in, ns);
 	if (rc == 1)
 		rc = LAB_ESTATE; /* parked on writeback: there is none here */
@@ -307,7 +328,7 @@ static void op_read(tort *c, task *t)
 	struct inode *in = pick_file(c, 0, "read: inode", &e);
 	if (!in)
 		return;
-	uint64_t off = in->size ? prng_below(&c->rng, in->size + SECTORSIZE) : 0;
+	uint64_t off = in->size ? tort_below(c, in->size + SECTORSIZE) : 0;
 	uint64_t len = 1 + rnd_bytes(c, 32), got = 0;
 	uint64_t want = off >= in->size ? 0 : in->size - off < len ? in->size - off : len;
 	int rc = vio_read(c->fs, t, in, off, len, &got);
@@ -328,8 +349,8 @@ static void op_lseek(tort *c, task *t)
 	struct inode *in = pick_file(c, 0, "lseek: inode", &e);
 	if (!in)
 		return;
-	uint64_t off = in->size ? prng_below(&c->rng, in->size) : 0, res = 0;
-	int whence = prng_below(&c->rng, 2) ? LSEEK_DATA : LSEEK_HOLE;
+	uint64_t off = in->size ? tort_below(c, in->size) : 0, res = 0;
+	int whence = tort_below(c, 2) ? LSEEK_DATA : LSEEK_HOLE;
 	int rc = vio_lseek(c->fs, t, in, off, whence, &res);
 	if (rc == LSEEK_ENXIO) {
 		/* no data at or after off (SEEK_DATA), or off at/after EOF */
@@ -505,7 +526,7 @@ void tort_want_commit(tort *c, int why)
 /* One operation inside the handle c->h. */
 static void run_op(tort *c, task *t)
 {
-	uint64_t x = prng_below(&c->rng, 1000);
+	uint64_t x = tort_below(c, 1000);
 	if (x < 220)
 		op_create(c, t, 0);
 	else if (x < 270)
@@ -850,17 +871,12 @@ static int torture_snapshot(struct lab_run *r, const char *what, strbuf *out)
 	return 0;
 }
 
-/* lab_check: the full checker now (queued refs run first). */
+/* lab_check: the full checker now, between two steps (read-only: the
+ * queued refs count as run, check.h). */
 static int torture_check(struct lab_run *r)
 {
 	tort *c = r->ctx;
-	if (c->fs->nrefq) {
-		/* run the queued refs so the extent tree is comparable */
-		int rc = fs_run_refs(c->fs, NULL);
-		if (rc)
-			return rc;
-	}
-	return check_fs(c->fs);
+	return check_fs_midrun(c->fs);
 }
 
 /* Free everything, subsystems before the fs, the device last. */
@@ -895,6 +911,12 @@ static void torture_teardown(struct lab_run *r)
 	r->ctx = NULL;
 }
 
+/* lab_estimate: the operations asked for. */
+static double torture_estimate(const struct lab_run *r)
+{
+	return exp_param(r, "ops");
+}
+
 const lab_exp exp_torture = {
 	.name = "torture",
 	.seed = "-",
@@ -913,4 +935,6 @@ const lab_exp exp_torture = {
 	.snapshot = torture_snapshot,
 	.check = torture_check,
 	.teardown = torture_teardown,
+	.estimate = torture_estimate,
+	.work_unit = "operations",
 };

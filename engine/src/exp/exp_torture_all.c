@@ -100,7 +100,7 @@ static int fsync_start(tort *c, task *t, int i)
 	tfsync *w = &c->fsw[slot];
 	struct inode *parent = NULL;
 	/* a new name in this transaction, sometimes: log the parent too */
-	if (!e->is_dir && prng_below(&c->rng, 4) == 0)
+	if (!e->is_dir && tort_below(c, 4) == 0)
 		parent = fs_inode_get(root, e->dir);
 	int rc = treelog_fsync_init_parent(&w->f, root, in, e->new_ext, parent);
 	if (rc) {
@@ -125,9 +125,9 @@ static int fsync_start(tort *c, task *t, int i)
 /* The entry of a recently written inode, or a random one. */
 static int pick_recent(tort *c)
 {
-	if (c->nrecent && prng_below(&c->rng, 4)) {
+	if (c->nrecent && tort_below(c, 4)) {
 		int n = c->nrecent < TS_RECENT ? c->nrecent : TS_RECENT;
-		const uint64_t *r = c->recent[prng_below(&c->rng, (uint64_t)n)];
+		const uint64_t *r = c->recent[tort_below(c, (uint64_t)n)];
 		for (int i = 0; i < c->nents; i++)
 			if (c->ents[i].ino == r[1] && c->sv[c->ents[i].sv]->id == r[0])
 				return i;
@@ -138,7 +138,7 @@ static int pick_recent(tort *c)
 /* Several tasks fsync at once (one to four). */
 void tort_op_fsync_storm(tort *c, task *t)
 {
-	int n = 1 + (int)prng_below(&c->rng, 4);
+	int n = 1 + (int)tort_below(c, 4);
 	c->storms++;
 	for (int k = 0; k < n; k++) {
 		int i = pick_recent(c);
@@ -278,7 +278,7 @@ void tort_op_snap_delete(tort *c, task *t)
 	(void)t;
 	if (!c->nsnaps)
 		return;
-	int i = (int)prng_below(&c->rng, (uint64_t)c->nsnaps);
+	int i = (int)tort_below(c, (uint64_t)c->nsnaps);
 	tsnap sn = c->snaps[i];
 	c->snaps[i] = c->snaps[--c->nsnaps];
 	free(sn.names);
@@ -298,8 +298,8 @@ void tort_op_send(tort *c, task *t)
 {
 	if (!c->nsnaps)
 		return;
-	tsnap *sn = &c->snaps[prng_below(&c->rng, (uint64_t)c->nsnaps)];
-	recv_cfg cfg = { .skip_same_size_writeback = (int)prng_below(&c->rng, 2) };
+	tsnap *sn = &c->snaps[tort_below(c, (uint64_t)c->nsnaps)];
+	recv_cfg cfg = { .skip_same_size_writeback = (int)tort_below(c, 2) };
 	send_stream st;
 	int rc = send_build(c->fs, t, sn->root, NULL, snap_name_of, sn, &st);
 	if (rc)

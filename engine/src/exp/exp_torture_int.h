@@ -94,9 +94,13 @@ typedef struct tort {
 	uint64_t reads, read_bytes, lseeks;
 	int fsync_sv;        /* mix=files: the file fsync flushes before its commit */
 	uint64_t fsync_ino;
+	/* the fuzzer's script (tort_below), set after lab_open; NULL: the PRNG */
+	const uint8_t *script;
+	size_t script_len, script_at;
 } tort;
 
 /* ---- helpers of exp_torture.c */
+uint64_t tort_below(tort *c, uint64_t n);
 void tort_ents_del(tort *c, int i);
 int tort_fsyncs_busy(const tort *c);
 void tort_note_check(tort *c, fs_info *fs, int f);

@@ -202,6 +202,35 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 	return 0;
 }
 
+int lab_estimate(const char *experiment, const char *params, double *work,
+		 double *default_work, char **errmsg)
+{
+	char err[200];
+	if (errmsg)
+		*errmsg = NULL;
+	if (!experiment || !work || !default_work)
+		return set_err(errmsg, LAB_EINVAL, "missing argument");
+	const lab_exp *e = exp_find(experiment);
+	if (!e)
+		return set_err_quoted(errmsg, LAB_ENOENT, "no experiment ", experiment,
+				      " (see: lab list)");
+	if (!e->estimate)
+		return set_err(errmsg, LAB_ENOTSUP, "this experiment has no work estimate");
+	/* a run with parameters and nothing else: what estimate() reads */
+	struct lab_run r;
+	memset(&r, 0, sizeof r);
+	r.exp = e;
+	int rc = exp_parse_params(e, NULL, r.p, err, sizeof err);
+	if (!rc)
+		*default_work = e->estimate(&r);
+	if (!rc)
+		rc = exp_parse_params(e, params, r.p, err, sizeof err);
+	if (rc)
+		return set_err(errmsg, rc, err);
+	*work = e->estimate(&r);
+	return 0;
+}
+
 int lab_step(lab_run *r, uint32_t max_events, int *done)
 {
 	if (!r || !done)

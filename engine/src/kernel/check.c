@@ -219,6 +219,63 @@ typedef struct ext_rec {
 	int is_tree;
 } ext_rec;
 
+/* The queued ref changes (fs->refq) summed per extent, sorted by bytenr:
+ * between two steps the extent tree lags the trees by exactly these. */
+typedef struct pend {
+	uint64_t bytenr, len;
+	int64_t delta;
+	int is_tree, adds; /* adds: +1 changes among them (an extent written
+			    * and dropped again has a net 0 but its csums
+			    * until the changes run) */
+} pend;
+
+static int pend_cmp(const void *a, const void *b)
+{
+	const pend *x = a, *y = b;
+	return x->bytenr < y->bytenr ? -1 : x->bytenr > y->bytenr;
+}
+
+/* fs->refq summed per extent (*n entries; NULL with *n = 0 if none). */
+static pend *pending_refs(const fs_info *fs, size_t *n)
+{
+	*n = 0;
+	if (!fs->nrefq)
+		return NULL;
+	pend *v = lab_malloc((size_t)fs->nrefq * sizeof *v);
+	if (!v)
+		return NULL;
+	for (uint64_t i = 0; i < fs->nrefq; i++) {
+		const fs_ref_op *op = &fs->refq[i];
+		v[i] = (pend){ op->bytenr, op->is_tree ? BT_NODESIZE : op->num_bytes, op->delta,
+			       op->is_tree, op->delta > 0 };
+	}
+	qsort(v, (size_t)fs->nrefq, sizeof *v, pend_cmp);
+	size_t m = 0;
+	for (size_t i = 0; i < fs->nrefq; i++) {
+		if (m && v[m - 1].bytenr == v[i].bytenr) {
+			v[m - 1].delta += v[i].delta;
+			v[m - 1].adds += v[i].adds;
+		} else
+			v[m++] = v[i];
+	}
+	*n = m;
+	return v;
+}
+
+/* The pending delta of bytenr (0 if none). */
+static const pend *pending_of(const pend *v, size_t n, uint64_t bytenr)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid].bytenr < bytenr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].bytenr == bytenr ? &v[lo] : NULL;
+}
+
 /* The extent tree against the references found and the block groups. */
 static void check_extents(walk *w)
 {
@@ -233,6 +290,11 @@ static void check_extents(walk *w)
 		return;
 	}
 	bt_tree *et = &fs->extent_tree;
+	/* block group items are rewritten at commit (block_group_items,
+	 * btrfs_write_dirty_block_groups): they equal the counters unless the
+	 * running transaction has changed the extent tree since (lab_check
+	 * between two steps) */
+	int items_current = et->root && et->root->generation < fs->transid;
 	bt_path p;
 	bt_path_init(&p, et, NULL);
 	bt_key k0 = bt_mkkey(0, 0, 0);
@@ -268,7 +330,7 @@ static void check_extents(walk *w)
 			if (!bg || bg->start != it->key.objectid || bg->length != it->key.offset)
 				fail(w, "block group item %llu matches no block group",
 				     (unsigned long long)it->key.objectid);
-			else if (it->v[0] != bg->used)
+			else if (items_current && it->v[0] != bg->used)
 				fail(w, "block group %llu item used %llu, counter %llu",
 				     (unsigned long long)bg->start, (unsigned long long)it->v[0],
 				     (unsigned long long)bg->used);
@@ -281,6 +343,10 @@ static void check_extents(walk *w)
 	et->bsearch_steps = bs;
 	fs->cpu_untasked_ns = cpu;
 
+	/* between two steps (check_fs_midrun): the queued changes as if run;
+	 * an extent they insert has no item yet but counts for coverage */
+	size_t npend = 0;
+	pend *pd = fs->check_midrun ? pending_refs(fs, &npend) : NULL;
 	uint64_t prev_end = 0;
 	for (size_t i = 0; i < n; i++) {
 		ext_rec *e = &ex[i];
@@ -300,6 +366,9 @@ static void check_extents(walk *w)
 		}
 		uint64_t want = e->is_tree ? count_of(&w->tree_refs, e->bytenr)
 					   : count_of(&w->data_refs, e->bytenr);
+		const pend *pe = pending_of(pd, npend, e->bytenr);
+		if (pe)
+			e->refs = (uint64_t)((int64_t)e->refs + pe->delta);
 		if (want != e->refs)
 			fail(w, "%s extent %llu has %llu refs, %llu references found",
 			     e->is_tree ? "tree" : "data", (unsigned long long)e->bytenr,
@@ -321,7 +390,9 @@ static void check_extents(walk *w)
 			else
 				hi = mid;
 		}
-		if (lo >= n || ex[lo].bytenr != b || !ex[lo].is_tree)
+		const pend *pe = pending_of(pd, npend, b);
+		if ((lo >= n || ex[lo].bytenr != b || !ex[lo].is_tree) &&
+		    !(pe && pe->is_tree && pe->delta == (int64_t)count_of(&w->tree_refs, b)))
 			fail(w, "tree block %llu has no extent item", (unsigned long long)b);
 	}
 	for (size_t i = 0; i < w->data_refs.n; i++) {
@@ -336,7 +407,9 @@ static void check_extents(walk *w)
 			else
 				hi = mid;
 		}
-		if (lo >= n || ex[lo].bytenr != b || ex[lo].is_tree)
+		const pend *pe = pending_of(pd, npend, b);
+		if ((lo >= n || ex[lo].bytenr != b || ex[lo].is_tree) &&
+		    !(pe && !pe->is_tree && pe->delta == (int64_t)count_of(&w->data_refs, b)))
 			fail(w, "data extent %llu has no extent item", (unsigned long long)b);
 	}
 	/* checksum items lie inside data extents and do not overlap */
@@ -371,11 +444,27 @@ static void check_extents(walk *w)
 				else
 					hi = mid;
 			}
+			/* by data extent items, or (between two steps) by data
+			 * extents whose items the queued refs insert */
 			uint64_t pos = a;
-			while (lo < n && pos < b && ex[lo].bytenr <= pos) {
-				if (!ex[lo].is_tree)
-					pos = ex[lo].bytenr + ex[lo].len;
-				lo++;
+			size_t k = 0;
+			for (int moved = 1; pos < b && moved;) {
+				moved = 0;
+				while (lo < n && ex[lo].bytenr <= pos) {
+					if (!ex[lo].is_tree && ex[lo].bytenr + ex[lo].len > pos) {
+						pos = ex[lo].bytenr + ex[lo].len;
+						moved = 1;
+					}
+					lo++;
+				}
+				while (k < npend && pd[k].bytenr <= pos) {
+					if (!pd[k].is_tree && pd[k].adds &&
+					    pd[k].bytenr + pd[k].len > pos) {
+						pos = pd[k].bytenr + pd[k].len;
+						moved = 1;
+					}
+					k++;
+				}
 			}
 			if (pos < b)
 				fail(w, "csum item [%llu,%llu) covers sectors of no data extent",
@@ -388,6 +477,7 @@ static void check_extents(walk *w)
 	ct->nodes_visited = nv;
 	ct->bsearch_steps = bs;
 	fs->cpu_untasked_ns = cpu;
+	free(pd);
 	free(ex);
 	free(bg_sum);
 }
@@ -433,7 +523,7 @@ int check_fs(fs_info *fs)
 			qsort(w.data_refs.v, w.data_refs.n, sizeof(uint64_t), cmp_u64);
 		if (w.blocks.n)
 			qsort(w.blocks.v, w.blocks.n, sizeof(uint64_t), cmp_u64);
-		if (fs->nrefq)
+		if (fs->nrefq && !fs->check_midrun)
 			fail(&w, "%llu extent ref changes not yet run", (unsigned long long)fs->nrefq);
 		else
 			check_extents(&w);
@@ -453,4 +543,13 @@ int check_fs(fs_info *fs)
 	fs->accounting_off--;
 	fs->check_failures_total += (uint64_t)total;
 	return total;
+}
+
+int check_fs_midrun(fs_info *fs)
+{
+	int saved = fs->check_midrun;
+	fs->check_midrun = 1;
+	int f = check_fs(fs);
+	fs->check_midrun = saved;
+	return f;
 }

@@ -35,6 +35,12 @@ typedef int (*check_fn)(struct fs_info *fs, void *ctx);
 int check_register(struct fs_info *fs, const char *name, check_fn fn, void *ctx);
 /* Run all built-in and registered checks; returns total failures. */
 int check_fs(struct fs_info *fs);
+/* The same between two steps of a run (lab_check), read-only: the
+ * extent ref changes still queued count as applied (not run), and what
+ * only a commit establishes is not expected (block group items equal to
+ * the counters, the log tree idle: fs->check_midrun tells registered
+ * checks). */
+int check_fs_midrun(struct fs_info *fs);
 /* Record a failure message (the last few are kept in fs for the report;
  * printed to stderr when fs->check_verbose). */
 void check_report(struct fs_info *fs, const char *fmt, ...)

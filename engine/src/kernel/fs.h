@@ -188,6 +188,8 @@ typedef struct fs_info {
 	char check_msg[4][200];
 	uint64_t check_failures_total;
 	int check_verbose;
+	int check_midrun;      /* check_fs_midrun: between two steps, not at a
+				* commit (check.h) */
 	uint32_t check_epoch;
 	int accounting_off;    /* the checker walks: no visits, no CPU charged */
 	dir_collision *collisions;
