@@ -277,6 +277,8 @@ static void estimates(void)
 	CHECK(w == 200000 && d == 20000);
 	CHECK_EQ(lab_estimate("qgroup-drop", "subvols=64\nfiles=2K", &w, &d, NULL), 0);
 	CHECK(w == 2 * 64 * 2048 && d == 2 * 16 * 512);
+	CHECK_EQ(lab_estimate("torture", "variation=off\nops=40000", &w, &d, NULL), 0);
+	CHECK(w == 40000);
 	CHECK_EQ(lab_estimate("torture", "ops=0", &w, &d, &msg), LAB_ERANGE);
 	CHECK(msg && strstr(msg, "'ops'"));
 	lab_free(msg);

@@ -220,11 +220,17 @@ int lab_estimate(const char *experiment, const char *params, double *work,
 	struct lab_run r;
 	memset(&r, 0, sizeof r);
 	r.exp = e;
-	int rc = exp_parse_params(e, NULL, r.p, err, sizeof err);
+	strbuf rest;
+	var_mask vmask;
+	sb_init(&rest);
+	int rc = split_variation(params, &rest, &vmask, err, sizeof err);
+	if (!rc)
+		rc = exp_parse_params(e, NULL, r.p, err, sizeof err);
 	if (!rc)
 		*default_work = e->estimate(&r);
 	if (!rc)
-		rc = exp_parse_params(e, params, r.p, err, sizeof err);
+		rc = exp_parse_params(e, rest.buf ? rest.buf : "", r.p, err, sizeof err);
+	sb_free(&rest);
 	if (rc)
 		return set_err(errmsg, rc, err);
 	*work = e->estimate(&r);
