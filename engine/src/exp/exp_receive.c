@@ -805,6 +805,13 @@ static void rc_teardown(struct lab_run *r)
 	r->ctx = NULL;
 }
 
+/* lab_estimate: the pwrites of the loops (each name written by every
+ * writer; the send and the receive replay one per name). */
+static double rc_estimate(const struct lab_run *r)
+{
+	return exp_param(r, "writers") * exp_param(r, "files_per_writer") * exp_param(r, "scale");
+}
+
 const lab_exp exp_receive = {
 	.name = "receive",
 	.seed = "003",
@@ -822,4 +829,6 @@ const lab_exp exp_receive = {
 	.details = rc_details,
 	.check = rc_check,
 	.teardown = rc_teardown,
+	.estimate = rc_estimate,
+	.work_unit = "writes",
 };
