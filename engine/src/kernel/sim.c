@@ -27,6 +27,12 @@ typedef struct event {
 #define TRACE_CAP 16384   /* events kept in the trace ring */
 #define MAX_NAMED 128     /* counters, series, trace kinds: each */
 
+/* A busy CPU: when it is free, and the task that ran on it last. */
+typedef struct cpu_ent {
+	simtime_t t;
+	task *owner;
+} cpu_ent;
+
 typedef struct series {
 	char name[40];
 	uint32_t n, stride, skip;
@@ -48,7 +54,8 @@ struct sim {
 	int ntasks, captasks;
 
 	int ncpus;
-	simtime_t *cpu_free;
+	cpu_ent *cpu_free;    /* busy CPUs by free time, a min-heap */
+	int nbusy, nidle;     /* nidle CPUs are free since before `now` */
 
 	char counter_names[MAX_NAMED][40];
 	int64_t counters[MAX_NAMED];
@@ -218,10 +225,13 @@ void sim_set_ncpus(sim *s, int ncpus)
 	free(s->cpu_free);
 	s->cpu_free = NULL;
 	s->ncpus = 0;
+	s->nbusy = s->nidle = 0;
 	if (ncpus > 0) {
 		s->cpu_free = lab_calloc((size_t)ncpus, sizeof *s->cpu_free);
-		if (s->cpu_free)
+		if (s->cpu_free) {
 			s->ncpus = ncpus;
+			s->nidle = ncpus;
+		}
 	}
 }
 
@@ -337,6 +347,66 @@ task *task_spawn(sim *s, const char *name, task_step_fn step, void *ctx,
  * Charge ns of CPU to a task. With a CPU limit the task takes the CPU that
  * frees up first; the delay before it gets one is runqueue time.
  */
+/* The busy CPUs' heap. An entry names the task running on it while that
+ * is the task's current CPU, and the task knows the entry's place
+ * (cpu_slot - 1). */
+static void cpu_put(sim *s, int i, cpu_ent e)
+{
+	s->cpu_free[i] = e;
+	if (e.owner)
+		e.owner->cpu_slot = i + 1;
+}
+
+static void cpu_sift_down(sim *s, int i)
+{
+	cpu_ent *h = s->cpu_free, v = h[i];
+	int n = s->nbusy;
+	for (;;) {
+		int l = 2 * i + 1;
+		if (l >= n)
+			break;
+		int m = l + 1 < n && h[l + 1].t < h[l].t ? l + 1 : l;
+		if (h[m].t >= v.t)
+			break;
+		cpu_put(s, i, h[m]);
+		i = m;
+	}
+	cpu_put(s, i, v);
+}
+
+/* Take the earliest CPU out of the heap. */
+static void cpu_pop(sim *s)
+{
+	cpu_ent *h = s->cpu_free;
+	if (h[0].owner)
+		h[0].owner->cpu_slot = 0;
+	cpu_ent last = h[--s->nbusy];
+	if (s->nbusy) {
+		h[0] = last;
+		cpu_sift_down(s, 0);
+	}
+}
+
+/* t runs on a CPU until v: its current CPU. */
+static void cpu_push(sim *s, task *t, simtime_t v)
+{
+	cpu_ent *h = s->cpu_free;
+	int i = s->nbusy++;
+	while (i > 0 && h[(i - 1) / 2].t > v) {
+		cpu_put(s, i, h[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	cpu_put(s, i, (cpu_ent){v, t});
+}
+
+/*
+ * Charge ns of CPU to a task. With a CPU limit, a task that keeps
+ * computing keeps its CPU; one that comes back from a wait takes the CPU
+ * that frees up first, from max(its clock, that time); the delay is
+ * runqueue time. A CPU free since before `now` is as good as any other
+ * such (every task's clock is at least `now`): those are only counted
+ * (nidle); the busy ones are a min-heap.
+ */
 void task_cpu(sim *s, task *t, uint64_t ns)
 {
 	if (s->ncpus <= 0) {
@@ -344,18 +414,37 @@ void task_cpu(sim *s, task *t, uint64_t ns)
 		t->cpu_ns += ns;
 		return;
 	}
-	int best = 0;
-	for (int i = 1; i < s->ncpus; i++)
-		if (s->cpu_free[i] < s->cpu_free[best])
-			best = i;
+	assert(t->clock >= s->now);
+	while (s->nbusy && s->cpu_free[0].t <= s->now) {
+		cpu_pop(s);
+		s->nidle++;
+	}
+	t->cpu_ns += ns;
+	int k = t->cpu_slot - 1;
+	if (k >= 0 && s->cpu_free[k].t == t->clock) {
+		/* still on its CPU: it is busy longer */
+		t->clock += ns;
+		s->cpu_free[k].t = t->clock;
+		cpu_sift_down(s, k);
+		return;
+	}
+	if (k >= 0) {
+		/* it waited: that CPU is no longer its own */
+		s->cpu_free[k].owner = NULL;
+		t->cpu_slot = 0;
+	}
 	simtime_t start = t->clock;
-	if (s->cpu_free[best] > start) {
-		t->runq_ns += s->cpu_free[best] - start;
-		start = s->cpu_free[best];
+	if (s->nidle) {
+		s->nidle--;
+	} else {
+		if (s->cpu_free[0].t > start) {
+			t->runq_ns += s->cpu_free[0].t - start;
+			start = s->cpu_free[0].t;
+		}
+		cpu_pop(s);
 	}
 	t->clock = start + ns;
-	t->cpu_ns += ns;
-	s->cpu_free[best] = t->clock;
+	cpu_push(s, t, t->clock);
 }
 
 void task_wait_until(task *t, simtime_t when)

@@ -81,6 +81,8 @@ struct task {
 	int queued;         /* an event is pending for it */
 	simtime_t parked_at;
 	struct task *wq_next; /* link while parked on a waitq */
+	int cpu_slot;       /* with a CPU limit: its CPU in the busy heap + 1
+			     * (0: none) */
 };
 
 /* A FIFO of parked tasks. */
