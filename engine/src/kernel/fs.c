@@ -347,9 +347,12 @@ void fs_root_forget(fs_info *fs, struct btrfs_root *root)
 
 /* ---------------------------------------------------------------- inodes */
 
+/* Fibonacci hashing: the top bits of ino * 2^64/phi (the low bits of the
+ * product repeat with a short period for consecutive inode numbers, which
+ * made long probe chains). cap is a power of two. */
 static uint64_t ino_hash(uint64_t ino, uint64_t cap)
 {
-	return (ino * 0x9e3779b97f4a7c15ull) >> 17 & (cap - 1);
+	return (ino * 0x9e3779b97f4a7c15ull) >> (64 - __builtin_ctzll(cap));
 }
 
 static int inode_table_grow(inode_table *tb)
