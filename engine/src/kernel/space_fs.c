@@ -94,6 +94,7 @@ void fs_space_destroy(fs_info *fs)
 	for (int i = 0; i < x->nw; i++)
 		free(x->w[i]);
 	free(x->w);
+	free(x->spare);
 	free(x->droots);
 	free(x->lpos);
 	free(x);
@@ -164,17 +165,23 @@ static int wait_index(const sfs *x, const sfs_wait *e)
 	return -1;
 }
 
+/* Room for one more waiter entry; 0 or LAB_ENOMEM. */
+static int wait_grow(sfs *x)
+{
+	int nc = x->wcap ? x->wcap * 2 : 8;
+	sfs_wait **n = lab_realloc(x->w, (size_t)nc * sizeof *n);
+	if (!n)
+		return LAB_ENOMEM;
+	x->w = n;
+	x->wcap = nc;
+	return 0;
+}
+
 /* A new waiter entry for (t, kind, prio); NULL when out of memory. */
 static sfs_wait *wait_new(sfs *x, const task *t, int kind, int prio)
 {
-	if (x->nw == x->wcap) {
-		int nc = x->wcap ? x->wcap * 2 : 8;
-		sfs_wait **n = lab_realloc(x->w, (size_t)nc * sizeof *n);
-		if (!n)
-			return NULL;
-		x->w = n;
-		x->wcap = nc;
-	}
+	if (x->nw == x->wcap && wait_grow(x))
+		return NULL;
 	sfs_wait *e = lab_calloc(1, sizeof *e);
 	if (!e)
 		return NULL;
@@ -277,25 +284,31 @@ int fs_space_reserve_flush(fs_info *fs, task *t, int kind, uint64_t bytes, int f
 			return r;
 		/* 1: the grant fell short of this request: reserve anew */
 	}
-	sfs_wait *e = wait_new(x, t, kind, prio);
-	if (!e)
+	/* The ticket lives in a spare entry, which joins the table only if
+	 * the reservation queues (most are granted at once: no allocation) */
+	if (!x->spare && !(x->spare = lab_calloc(1, sizeof *x->spare)))
 		return LAB_ENOMEM;
+	if (x->nw == x->wcap && wait_grow(x))
+		return LAB_ENOMEM;
+	sfs_wait *e = x->spare;
 	int r = space_reserve(sc, kind, t, bytes, flush, &e->tk);
-	if (r == SPACE_WAIT) {
-		e->bytes = bytes;
+	if (r != SPACE_WAIT && r != SPACE_PRIORITY)
+		return r;
+	x->spare = NULL;
+	e->task_id = t->id;
+	e->kind = kind;
+	e->prio = prio;
+	e->held = e->flushing = 0;
+	e->bytes = bytes;
+	x->w[x->nw++] = e;
+	if (r == SPACE_WAIT)
 		return FS_SPACE_WAIT;
-	}
-	if (r == SPACE_PRIORITY) {
-		e->bytes = bytes;
-		x->st.prio_tickets++;
-		if (!x->rc_ready && sfs_start_workers(fs, x, t->clock))
-			return wait_collect(fs, x, e, t, bytes) ? LAB_ENOSPC : 0;
-		reclaim_priority_begin(&x->rc, &e->p, &e->tk, flush);
-		e->flushing = 1;
-		return prio_step(fs, x, e, t, bytes);
-	}
-	wait_del(x, x->nw - 1);
-	return r;
+	x->st.prio_tickets++;
+	if (!x->rc_ready && sfs_start_workers(fs, x, t->clock))
+		return wait_collect(fs, x, e, t, bytes) ? LAB_ENOSPC : 0;
+	reclaim_priority_begin(&x->rc, &e->p, &e->tk, flush);
+	e->flushing = 1;
+	return prio_step(fs, x, e, t, bytes);
 }
 
 /* The default flush modes: FLUSH_DATA for data, FLUSH_ALL for metadata. */

@@ -60,6 +60,7 @@ typedef struct sfs {
 	reclaim_ctl rc;
 	sfs_wait **w;      /* pointers: tickets are linked by address */
 	int nw, wcap;
+	sfs_wait *spare;   /* the next reservation's ticket (space_fs.c) */
 	uint64_t handle_held;
 	/* the delalloc lists: roots in the order they got delalloc, each
 	 * root's inodes in the order they did (list_seq orders both) */
