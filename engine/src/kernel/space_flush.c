@@ -18,14 +18,11 @@
 
 /* ------------------------------------------- the delalloc operations */
 
-/* fs_info->delalloc_bytes: the data path's inodes' delalloc. */
+/* fs_info->delalloc_bytes: the data path's running total. */
 static uint64_t dl_bytes(void *ctx)
 {
 	sfs *x = ctx;
-	uint64_t n = 0;
-	for (int i = 0; x->df && i < x->df->ninodes; i++)
-		n += x->df->inodes[i]->delalloc_bytes;
-	return n;
+	return x->df ? x->df->delalloc_total : 0;
 }
 
 /* An inode on the delalloc lists: it has delalloc and is not evicted. */
@@ -35,7 +32,7 @@ int sfs_on_list(const dinode *d)
 }
 
 /* The delalloc_roots entry of root id, added if absent; NULL when out of
- * memory (the inode is then listed without its root's position). */
+ * memory (the inode then joins no list: reclaim does not see it). */
 static sfs_droot *droot_get(sfs *x, uint64_t root)
 {
 	for (int i = 0; i < x->ndroots; i++)
@@ -68,16 +65,34 @@ void sfs_list_update(sfs *x, dinode *d, int evict)
 		return;
 	sfs_droot *r = droot_get(x, want ? d->inode->root->id : d->sp_root_id);
 	if (want) {
+		if (!r)
+			return;
 		d->sp_on_list = 1;
 		d->sp_root_id = d->inode->root->id;
-		d->sp_list_seq = ++x->list_seq;
-		if (r && r->n++ == 0)
+		if (r->n++ == 0)
 			r->seq = ++x->list_seq;
+		d->sp_lprev = r->tail;
+		d->sp_lnext = NULL;
+		if (r->tail)
+			r->tail->sp_lnext = d;
+		else
+			r->head = d;
+		r->tail = d;
 		x->nr_listed++;
 	} else {
 		d->sp_on_list = 0;
-		if (r && r->n)
+		if (r) {
 			r->n--;
+			if (d->sp_lprev)
+				d->sp_lprev->sp_lnext = d->sp_lnext;
+			else
+				r->head = d->sp_lnext;
+			if (d->sp_lnext)
+				d->sp_lnext->sp_lprev = d->sp_lprev;
+			else
+				r->tail = d->sp_lprev;
+		}
+		d->sp_lnext = d->sp_lprev = NULL;
 		x->nr_listed--;
 	}
 }
@@ -89,12 +104,10 @@ static uint64_t dl_nr_inodes(void *ctx)
 	return x->nr_listed;
 }
 
-/* Order of the delalloc lists: root position, then the inode's. */
-static int lpos_cmp(const void *a, const void *b)
+/* Order of delalloc_roots: when each root (last) joined it. */
+static int droot_cmp(const void *a, const void *b)
 {
-	const sfs_lpos *p = a, *q = b;
-	if (p->root_seq != q->root_seq)
-		return p->root_seq < q->root_seq ? -1 : 1;
+	const sfs_droot *p = *(const sfs_droot *const *)a, *q = *(const sfs_droot *const *)b;
 	return p->seq < q->seq ? -1 : p->seq > q->seq;
 }
 
@@ -103,28 +116,26 @@ static int lpos_cmp(const void *a, const void *b)
 uint64_t sfs_list(void *ctx, void **out, uint64_t max)
 {
 	sfs *x = ctx;
-	if (!x->df || !max)
+	if (!x->df || !max || !x->ndroots)
 		return 0;
-	if (x->lpos_cap < (uint64_t)x->df->ninodes) {
-		sfs_lpos *n = lab_realloc(x->lpos, (size_t)x->df->ninodes * sizeof *n);
-		if (!n)
+	sfs_droot *one[1], **rs = one;
+	if (x->ndroots > 1) {
+		rs = lab_malloc((size_t)x->ndroots * sizeof *rs);
+		if (!rs)
 			return 0;
-		x->lpos = n;
-		x->lpos_cap = (uint64_t)x->df->ninodes;
 	}
+	int nr = 0;
+	for (int i = 0; i < x->ndroots; i++)
+		if (x->droots[i].n)
+			rs[nr++] = &x->droots[i];
+	if (nr > 1)
+		qsort(rs, (size_t)nr, sizeof *rs, droot_cmp);
 	uint64_t n = 0;
-	for (int i = 0; i < x->df->ninodes; i++) {
-		dinode *d = x->df->inodes[i];
-		if (!sfs_on_list(d))
-			continue;
-		sfs_droot *r = droot_get(x, d->sp_root_id);
-		x->lpos[n++] = (sfs_lpos){r ? r->seq : 0, d->sp_list_seq, d};
-	}
-	qsort(x->lpos, n, sizeof *x->lpos, lpos_cmp);
-	if (n > max)
-		n = max;
-	for (uint64_t i = 0; i < n; i++)
-		out[i] = x->lpos[i].d;
+	for (int i = 0; i < nr && n < max; i++)
+		for (dinode *d = rs[i]->head; d && n < max; d = d->sp_lnext)
+			out[n++] = d;
+	if (rs != one)
+		free(rs);
 	return n;
 }
 

@@ -96,7 +96,6 @@ void fs_space_destroy(fs_info *fs)
 	free(x->w);
 	free(x->spare);
 	free(x->droots);
-	free(x->lpos);
 	free(x);
 	fs->space_fs = NULL;
 	fs->space_on = 0;

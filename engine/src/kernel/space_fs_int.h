@@ -38,17 +38,12 @@ typedef struct sfs_commit {
 
 #define SFS_COMMITTERS 16 /* tasks in the COMMIT_TRANS state at once */
 
-/* A root on fs_info->delalloc_roots: its delalloc inodes and when it
- * (last) joined the list. */
+/* A root on fs_info->delalloc_roots: its delalloc_inodes (a FIFO linked
+ * through the inodes) and when it (last) joined the list. */
 typedef struct sfs_droot {
 	uint64_t root, n, seq;
+	dinode *head, *tail;
 } sfs_droot;
-
-/* A delalloc inode with its list position, for sorting. */
-typedef struct sfs_lpos {
-	uint64_t root_seq, seq;
-	dinode *d;
-} sfs_lpos;
 
 typedef struct sfs {
 	fs_info *fs;
@@ -67,8 +62,6 @@ typedef struct sfs {
 	sfs_droot *droots;
 	int ndroots, droots_cap;
 	uint64_t list_seq, nr_listed;
-	sfs_lpos *lpos;
-	uint64_t lpos_cap;
 	sfs_commit commit[SFS_COMMITTERS];
 	fs_space_stats st;
 } sfs;

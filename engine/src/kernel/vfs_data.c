@@ -47,8 +47,81 @@ void vd_dbio_free(dbio *b)
 
 static void space_note(dinode *d, simtime_t at, int evict);
 
+/* ---- the b_dirty list and the inode LRU (intrusive, in the inodes) */
+
+static void dirty_del(dinode *d)
+{
+	dfs *fs = d->fs;
+	if (!d->dprev && fs->dirty_head != d)
+		return;
+	if (d->dprev)
+		d->dprev->dnext = d->dnext;
+	else
+		fs->dirty_head = d->dnext;
+	if (d->dnext)
+		d->dnext->dprev = d->dprev;
+	else
+		fs->dirty_tail = d->dprev;
+	d->dnext = d->dprev = NULL;
+}
+
+/* d (re)joins b_dirty at the tail, dirtied at `when` (__mark_inode_dirty
+ * for a clean inode; redirty_tail after a pass that left pages dirty). */
+static void dirty_add(dinode *d, simtime_t when)
+{
+	dfs *fs = d->fs;
+	dirty_del(d);
+	d->pc.is_dirty = 1;
+	d->pc.dirtied_when = when;
+	d->dprev = fs->dirty_tail;
+	if (fs->dirty_tail)
+		fs->dirty_tail->dnext = d;
+	else
+		fs->dirty_head = d;
+	fs->dirty_tail = d;
+}
+
+/* No dirty page is left: d leaves b_dirty. */
+static void dirty_clear(dinode *d)
+{
+	d->pc.is_dirty = 0;
+	dirty_del(d);
+}
+
+static void lru_del(dinode *d)
+{
+	dfs *fs = d->fs;
+	if (!d->lprev && fs->lru_head != d)
+		return;
+	if (d->lprev)
+		d->lprev->lnext = d->lnext;
+	else
+		fs->lru_head = d->lnext;
+	if (d->lnext)
+		d->lnext->lprev = d->lprev;
+	else
+		fs->lru_tail = d->lprev;
+	d->lnext = d->lprev = NULL;
+}
+
+/* see vfs_data_int.h */
+void vd_touch(dinode *d)
+{
+	dfs *fs = d->fs;
+	pc_touch(&d->pc);
+	lru_del(d);
+	d->lprev = fs->lru_tail;
+	if (fs->lru_tail)
+		fs->lru_tail->lnext = d;
+	else
+		fs->lru_head = d;
+	fs->lru_tail = d;
+}
+
 static void dinode_free(dinode *d)
 {
+	dirty_del(d);
+	lru_del(d);
 	eio_destroy(&d->io);
 	emap_destroy(&d->em);
 	ordered_destroy(&d->oe);
@@ -106,7 +179,7 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	pc_init(&d->pc);
 	space_inode_rsv_init(&d->sp_rsv);
 	d->pc.g = &fs->pcg;
-	pc_touch(&d->pc);
+	vd_touch(d);
 	fs->inodes[fs->ninodes++] = d;
 	*out = d;
 	return 0;
@@ -133,6 +206,7 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 	space_note(d, sim_now(fs->s), 1);
 	d->sp_gone = 1;
 	d->inode = NULL;
+	dirty_del(d);
 	if (d->reads || d->writes || d->wb_active || d->wb_bio)
 		return; /* freed by dfs_destroy; its completions skip the trees */
 	for (int i = 0; i < fs->ninodes; i++) {
@@ -143,6 +217,7 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 		fs->ninodes--;
 		break;
 	}
+	fs->delalloc_total -= d->delalloc_bytes;
 	dinode_free(d);
 }
 
@@ -196,12 +271,9 @@ uint64_t dfs_shrink(dfs *fs)
 	while (fs->pcg.cached > limit) {
 		/* the least recently used inode with clean pages; ties (never:
 		 * use_seq is strictly increasing) would go to creation order */
-		dinode *v = NULL;
-		for (int i = 0; i < fs->ninodes; i++) {
-			dinode *d = fs->inodes[i];
-			if (d->pc.evictable && (!v || d->pc.last_use < v->pc.last_use))
-				v = d;
-		}
+		dinode *v = fs->lru_head;
+		while (v && !v->pc.evictable)
+			v = v->lnext;
 		if (!v)
 			break; /* everything left is dirty, under IO or being read */
 		uint64_t first, n = pc_evict_run(&v->pc, fs->pcg.cached - limit, &first);
@@ -226,15 +298,16 @@ static int over_dirty_limit(const dfs *fs)
 	return lim && (fs->pcg.dirty + fs->pcg.writeback) * PG > lim;
 }
 
-/* Start writeback of every dirty inode not being written back already
- * (wb_start_background_writeback from balance_dirty_pages). */
+static void flusher_kick(dfs *fs, simtime_t at);
+
+/* wb_start_background_writeback (from balance_dirty_pages): the flusher
+ * writes the oldest dirty inodes while dirty pages are over the
+ * background threshold (and at least until the throttled writers can
+ * go on: a throttle the background threshold does not cover). */
 static void kick_writeback(dfs *fs)
 {
-	for (int i = 0; i < fs->ninodes; i++) {
-		dinode *d = fs->inodes[i];
-		if (d->pc.dirty && !d->wb_active)
-			vd_writeback_start(d, 0);
-	}
+	fs->wb_throttle = 1;
+	flusher_kick(fs, sim_now(fs->s));
 }
 
 /* Called as writeback completes: once dirty + writeback is back under the
@@ -338,15 +411,19 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 	uint64_t before = d->io.bytes_with[1];
 	eio_set_bits(&d->io, off, off + len - 1, bits, 0, NULL, NULL, &c);
 	d->delalloc_bytes += d->io.bytes_with[1] - before;
+	fs->delalloc_total += d->io.bytes_with[1] - before;
 	if (off + len > d->i_size)
 		d->i_size = off + len;
-	if (!d->pc.is_dirty) {
-		d->pc.is_dirty = 1;
-		d->pc.dirtied_when = t->clock;
-	}
+	if (!d->pc.is_dirty)
+		dirty_add(d, t->clock);
 	task_cpu(fs->s, t, n * C_WRITE_PAGE_NS + extra_ns + eio_call_ns(&c));
+	/* balance_dirty_pages_ratelimited: over the background threshold the
+	 * flusher is started (wb_start_background_writeback) */
+	if (fs->flusher && fs->o.dirty_bg_bytes &&
+	    fs->pcg.dirty * PG > fs->o.dirty_bg_bytes)
+		flusher_kick(fs, t->clock);
 	(void)newly;
-	pc_touch(&d->pc);
+	vd_touch(d);
 	vd_sample(d);
 	space_note(d, t->clock, 0);
 	rc = balance_dirty(d, t);
@@ -591,6 +668,7 @@ static int wb_extent(dinode *d, task *t)
 	eio_clear_bits(&d->io, ds, de, EXTENT_DELALLOC | EXTENT_LOCKED, NULL, &c, s, t->clock);
 	assert(d->delalloc_bytes >= len);
 	d->delalloc_bytes -= len;
+	fs->delalloc_total -= len;
 	for (uint64_t p = ds / PG; p <= de / PG; p++)
 		pc_set(&d->pc, p, PG_WRITEBACK, PG_DIRTY);
 	if (!inline_ext)
@@ -635,27 +713,34 @@ static int skipped_idle(dinode *d)
 	return r;
 }
 
-/* The writeback task's step (one extent). */
-static int wb_one(sim *s, task *t)
+/* A writeback pass over d ends (r: wb_extent's last result): the bio
+ * being built goes out, d leaves b_dirty or, with pages dirtied during
+ * the pass, goes to its tail (redirty_tail). */
+static void wb_pass_end(dinode *d, task *t, int r)
 {
-	dinode *d = t->ctx;
-	int r = wb_extent(d, t);
-	if (r == WB_EXTENT || r == WB_WAITED)
-		return TASK_RUN;
 	if (r < 0)
 		d->fs->wb_errors++;
 	wb_submit(d, t);
 	d->wb_active = 0;
 	d->wb_task = NULL;
-	if (d->pc.dirty == 0) {
-		d->pc.is_dirty = 0;
-	} else {
-		/* redirty_tail: pages dirtied during the pass */
-		d->pc.dirtied_when = t->clock;
-	}
+	if (d->pc.dirty == 0)
+		dirty_clear(d);
+	else
+		dirty_add(d, t->clock);
 	if (vd_clean(d) || skipped_idle(d))
-		waitq_wake_all(s, &d->wb_waiters, t->clock);
+		waitq_wake_all(d->fs->s, &d->wb_waiters, t->clock);
 	throttle_check(d->fs, t->clock, r >= 0);
+}
+
+/* The writeback task's step (one extent). */
+static int wb_one(sim *s, task *t)
+{
+	dinode *d = t->ctx;
+	(void)s;
+	int r = wb_extent(d, t);
+	if (r == WB_EXTENT || r == WB_WAITED)
+		return TASK_RUN;
+	wb_pass_end(d, t, r);
 	return TASK_DONE;
 }
 
@@ -710,7 +795,7 @@ int vd_writeback_range_sync(dinode *d, task *t, uint64_t start)
 	d->wb_caller_waits = 0;
 	d->wb_active = 0;
 	if (d->pc.dirty == 0)
-		d->pc.is_dirty = 0;
+		dirty_clear(d);
 	if (vd_clean(d))
 		waitq_wake_all(fs->s, &d->wb_waiters, t->clock);
 	return r < 0 ? r : 0;
@@ -736,7 +821,7 @@ int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait)
 	d->wb_caller_waits = 0;
 	d->wb_active = 0;
 	if (d->pc.dirty == 0)
-		d->pc.is_dirty = 0;
+		dirty_clear(d);
 	if (vd_clean(d) || skipped_idle(d))
 		waitq_wake_all(fs->s, &d->wb_waiters, t->clock);
 	throttle_check(fs, t->clock, r >= 0);
@@ -789,22 +874,98 @@ static simtime_t flusher_due(const dfs *fs, simtime_t now, simtime_t delay)
 	return (simtime_t)(fire - fs->o.jiffies0) * j;
 }
 
-/* The flusher thread's periodic wakeup (wb_workfn, kupdate style): write
- * back inodes dirty for longer than the expiry, or everything dirty when
- * over the background threshold. */
+/*
+ * The next inode the flusher writes (wb_writeback -> queue_io ->
+ * writeback_sb_inodes, oldest dirtied first): over the background
+ * threshold (or while writers are throttled) the oldest dirty inode;
+ * else, for a periodic (kupdate) wakeup, the oldest one dirtied before
+ * now - dirty_expire; else none. Inodes whose dirty pages went (a
+ * truncate) leave b_dirty on the way.
+ */
+static dinode *flusher_pick(dfs *fs, simtime_t now)
+{
+	int bg = (fs->o.dirty_bg_bytes && fs->pcg.dirty * PG > fs->o.dirty_bg_bytes) ||
+		 (fs->wb_throttle && fs->dirty_throttle.len && over_dirty_limit(fs));
+	if (!bg)
+		fs->wb_throttle = 0;
+	dinode *d = fs->dirty_head;
+	while (d) {
+		dinode *nx = d->dnext;
+		if (d->pc.dirty == 0) {
+			dirty_clear(d);
+		} else if (!d->wb_active) {
+			if (bg || (fs->wb_kupdate && now - d->pc.dirtied_when >= fs->o.dirty_expire))
+				return d;
+			if (!fs->wb_kupdate || now - d->pc.dirtied_when < fs->o.dirty_expire)
+				return NULL; /* b_dirty is in dirtied_when order */
+		}
+		d = nx;
+	}
+	return NULL;
+}
+
+/*
+ * The flusher thread (wb_workfn): writes its inodes one after another,
+ * extent by extent, as the per-inode writeback task does (several
+ * extents per step while nothing can interleave), then parks until the
+ * next periodic wakeup or background kick.
+ */
+static int flusher_step(sim *s, task *t)
+{
+	dfs *fs = t->ctx;
+	for (int i = 0; i < 64; i++) {
+		dinode *d = fs->flusher_cur;
+		if (!d) {
+			d = flusher_pick(fs, t->clock);
+			if (!d) {
+				fs->wb_kupdate = 0;
+				fs->flusher_idle = 1;
+				return TASK_BLOCKED;
+			}
+			d->wb_active = 1;
+			d->wb_index = 0;
+			d->wb_task = t;
+			fs->flushes++;
+			fs->flusher_cur = d;
+		}
+		int r = wb_extent(d, t);
+		if (r != WB_EXTENT && r != WB_WAITED) {
+			fs->flusher_cur = NULL;
+			wb_pass_end(d, t, r);
+		}
+		if (d->lseek_lock_until > t->clock || sim_now(s) + NS_PER_MS < t->clock)
+			return TASK_RUN;
+	}
+	return TASK_RUN;
+}
+
+/* Wake the flusher (spawned on first use). */
+static void flusher_kick(dfs *fs, simtime_t at)
+{
+	if (!fs->flusher) {
+		fs->flusher = task_spawn(fs->s, "flush-btrfs", flusher_step, fs, at);
+		assert(fs->flusher);
+		return;
+	}
+	if (fs->flusher_idle) {
+		fs->flusher_idle = 0;
+		task_wake(fs->s, fs->flusher, at);
+	}
+}
+
+/* The flusher's periodic wakeup (wb_workfn, kupdate style: inodes dirty
+ * for longer than the expiry; over the background threshold, the oldest
+ * whatever their age). */
 static void flusher_tick(sim *s, void *arg)
 {
 	dfs *fs = arg;
-	uint64_t dirty = 0;
-	for (int i = 0; i < fs->ninodes; i++)
-		dirty += fs->inodes[i]->pc.dirty * PG;
-	for (int i = 0; i < fs->ninodes; i++) {
-		dinode *d = fs->inodes[i];
-		if (!d->pc.is_dirty || d->pc.dirty == 0)
-			continue;
-		if (sim_now(s) - d->pc.dirtied_when >= fs->o.dirty_expire ||
-		    dirty > fs->o.dirty_bg_bytes)
-			vd_writeback_start(d, 0);
+	fs->wb_kupdate = 1;
+	/* a wakeup that finds nothing to write goes back to sleep at once */
+	if (!fs->flusher || fs->flusher_idle) {
+		if (flusher_pick(fs, sim_now(s)))
+			flusher_kick(fs, sim_now(s));
+		else
+			fs->wb_kupdate = 0;
 	}
 	if (fs->flusher_armed)
 		sim_at(s, flusher_due(fs, sim_now(s), fs->o.wb_interval), flusher_tick, fs);
@@ -857,6 +1018,7 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 			       EXTENT_DELALLOC | EXTENT_DELALLOC_NEW | EXTENT_UPTODATE,
 			       NULL, &c, fs->s, t->clock);
 		d->delalloc_bytes -= before - d->io.bytes_with[1];
+		fs->delalloc_total -= before - d->io.bytes_with[1];
 		space_note(d, t->clock, 0);
 	}
 	emap_drop_from(&d->em, from);
@@ -899,7 +1061,7 @@ void dfs_remount(dfs *fs)
 		eio_init(&d->io);
 		emap_clear(&d->em);
 		pc_drop_clean(&d->pc);
-		d->pc.is_dirty = 0;
+		dirty_clear(d);
 	}
 	for (int l = 0; l < FST_MAX_LEVEL; l++)
 		if (fs->fst_cached[l])

@@ -143,7 +143,10 @@ typedef struct dinode {
 	waitq wb_waiters;              /* sync waits here */
 	int wb_caller_waits;           /* vd_writeback_sync: bios wait on t */
 	int wb_skipped;                /* the pass skipped pages under writeback */
-	int on_flush_list;
+	/* the bdi's b_dirty list (while pc.is_dirty, oldest dirtied first)
+	 * and the inode LRU the memory shrinker walks (least recently used
+	 * first) */
+	struct dinode *dnext, *dprev, *lnext, *lprev;
 	/* space reservation (space_fs.h): data bytes reserved and not yet
 	 * allocated, and the delalloc metadata reserve (btrfs_inode's
 	 * block_rsv, outstanding_extents, csum_bytes) */
@@ -160,7 +163,8 @@ typedef struct dinode {
 	int sp_gone;                   /* evicted: holds nothing any more */
 	/* on its root's delalloc_inodes list (space_fs.c keeps the lists) */
 	int sp_on_list;
-	uint64_t sp_list_seq, sp_root_id;
+	uint64_t sp_root_id;
+	struct dinode *sp_lnext, *sp_lprev;
 } dinode;
 
 /* An open file (struct file + btrfs_file_private). */
@@ -217,7 +221,19 @@ typedef struct dfs {
 	int series_delalloc;           /* sim series: delalloc extents */
 	int series_ordered;            /* sim series: ordered extents in flight */
 	uint64_t ordered_inflight;     /* ordered extents not yet finished */
+	uint64_t delalloc_total;       /* the inodes' delalloc_bytes, summed
+					* (fs_info->delalloc_bytes) */
 	int flusher_armed;
+	/* the flusher thread (wb_workfn of the bdi): one task writing the
+	 * inodes of b_dirty oldest first, for kupdate (dirtied_when expired)
+	 * and background (dirty pages over dirty_bg_bytes) writeback */
+	task *flusher;
+	dinode *flusher_cur;           /* the inode it is writing */
+	int flusher_idle;              /* parked, waiting for work */
+	int wb_kupdate;                /* a periodic wakeup asked for kupdate */
+	int wb_throttle;               /* writers are throttled: write on */
+	dinode *dirty_head, *dirty_tail;
+	dinode *lru_head, *lru_tail;
 	/* tasks waiting until ordered_inflight <= ordered_wait_target
 	 * (btrfs_wait_ordered_roots from space reclaim) */
 	waitq ordered_wait;

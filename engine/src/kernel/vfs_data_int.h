@@ -17,5 +17,7 @@ void vd_dbio_add(dbio *db, uint64_t off, uint64_t bytes);
 void vd_dbio_free(dbio *b);
 /* Sample d's io_tree records and delalloc pages into the fs's series. */
 void vd_sample(dinode *d);
+/* An access to d's pages: its place in the inode LRU (pc_touch). */
+void vd_touch(dinode *d);
 
 #endif

@@ -228,7 +228,7 @@ int vd_read_page(dfile *f, task *t, uint64_t off)
 	}
 	f->ra.prev_index = idx;
 	task_cpu(fs->s, t, C_READ_COPY_NS);
-	pc_touch(&d->pc);
+	vd_touch(d);
 	dfs_shrink(fs);
 	return 0;
 }
