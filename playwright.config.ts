@@ -17,7 +17,9 @@ export default defineConfig({
   retries: CI ? 2 : 0,
   workers: 1,
   timeout: 60_000,
-  expect: { timeout: 20_000 },
+  expect: { timeout: 20_000, toHaveScreenshot: { animations: 'disabled', caret: 'hide', scale: 'css' } },
+  /* one reference per picture (one browser, one platform: CI's is this one) */
+  snapshotPathTemplate: '{testDir}/__screenshots__/{arg}{ext}',
   reporter: CI ? 'line' : 'list',
   use: {
     baseURL: `http://localhost:${PORT}/`,

@@ -10,7 +10,7 @@
  */
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
-import { WIDTHS, claimsAgainstPage, experimentNames, layoutProblems, lessonFiles, pairMismatches, runStep, smallChartText, tickOverlaps } from './design';
+import { WIDTHS, claimsAgainstPage, coveredByExit, experimentNames, layoutProblems, lessonFiles, pairMismatches, runStep, smallChartText, tickOverlaps } from './design';
 import { expect, test } from './fixtures';
 
 test.afterEach(async ({ lab }) => {
@@ -67,6 +67,7 @@ test('every experiment page of the registry holds the design rules at 1024, 1280
       for (const s of await smallChartText(page, 24)) problems.push(`${name} in focus mode: ${s}`);
       if ((await page.locator('.prose').count()) > 0) await expect(page.locator('.prose').first()).toBeHidden();
       for (const p of await tickOverlaps(page)) problems.push(`${name} in focus mode: ${p}`);
+      for (const c of await coveredByExit(page)) problems.push(`${name} in focus mode: the exit button covers "${c}"`);
       await page.keyboard.press('f');
     });
   }
@@ -106,6 +107,8 @@ for (const { id, steps } of lessonFiles()) {
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     for (const s of await smallChartText(page, 24)) problems.push(`focus mode: ${s}`);
     await expect(page.locator('.lesson-prose').first()).toBeHidden();
+    for (const c of await coveredByExit(page)) problems.push(`focus mode: the exit button covers "${c}"`);
+    for (const p of await layoutProblems(page)) problems.push(`focus mode: ${p}`);
     expect(problems).toEqual([]);
   });
 }

@@ -134,3 +134,18 @@ export async function runStep(page: Page): Promise<void> {
   await page.getByTestId('run').click();
   await expect(page.getByTestId('checks')).toBeVisible({ timeout: 120_000 });
 }
+
+/** Controls that focus mode's exit button sits on (it once hid the lesson's "open in the lab" link). */
+export async function coveredByExit(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const b = document.querySelector('.focus-exit')?.getBoundingClientRect();
+    if (!b) return ['no exit-focus button'];
+    return [...document.querySelectorAll('a, button, input, select')]
+      .filter((e) => !e.classList.contains('focus-exit'))
+      .filter((e) => {
+        const r = e.getBoundingClientRect();
+        return r.width > 0 && r.left < b.right && r.right > b.left && r.top < b.bottom && r.bottom > b.top;
+      })
+      .map((e) => e.textContent ?? e.tagName);
+  });
+}

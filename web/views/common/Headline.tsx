@@ -80,7 +80,9 @@ export function layoutHeadline(
     const inside = x1 - x0 >= w + fontPx;
     // outside: just after the bar, or after a diamond that would sit on the label
     const hit = published.filter((p) => p.x > x1 - 8 && p.x < x1 + w + fontPx).map((p) => p.x + 9);
-    const labelX = inside ? x1 - fontPx * 0.4 : Math.max(x1, ...hit) + fontPx * 0.4;
+    // inside: end just before the bar's end, or before a diamond sitting on that stretch
+    const near = published.filter((p) => p.x > x1 - w - fontPx && p.x < x1 + 9).map((p) => p.x - 9);
+    const labelX = inside ? Math.min(x1, ...near) - fontPx * 0.4 : Math.max(x1, ...hit) + fontPx * 0.4;
     return { variant: v.variant, value: v.value, y: margin.top + rowPx * i + rowPx * 0.15, h: rowPx * 0.7, x0, x1, label, labelX, labelInside: inside, published };
   });
   return {
@@ -139,7 +141,8 @@ export function Headline({ info, params, runs, metrics, label, reference, runnin
       legend={rows.some((r) => r.published.length > 0) ? [{ label: 'published (the patch’s own measurement)', color: MEASURED, shape: 'diamond' }] : undefined}
     >
       {(width, theme) => {
-        const L = layoutHeadline(head, rows, width, theme.fontPx, theme.focus ? theme.fontPx * 3.4 : theme.fontPx * 2.6);
+        // in focus mode the pair is the picture the room looks at: tall bars
+        const L = layoutHeadline(head, rows, width, theme.fontPx, theme.focus ? theme.fontPx * 4.4 : theme.fontPx * 2.6);
         return (
           <>
             <svg className="chart" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label={`${label(head)}: before and after`} data-testid="headline-chart">
