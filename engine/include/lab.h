@@ -91,12 +91,31 @@ double lab_events(const lab_run *run);
 int lab_result_json(lab_run *run, char **out);
 
 /*
- * Incremental trace: events with sequence number > since (events are
- * numbered from 1, so since = 0 gives every event kept; the bounded buffer
- * may have dropped older ones, "dropped" says how many), plus the sampled
- * time series. {"next":N,"dropped":D,"events":[...],"series":{...}}: N is
- * the last event's number, the `since` of the next call. since must be a
- * number in [0, 2^64) (LAB_EINVAL otherwise: NaN, infinities).
+ * Record the run (call before it finishes; recording never changes its
+ * result): the events its pictures are drawn from, in the order the engine
+ * did them. Tree blocks listed, visited, COWed, split, moved and freed;
+ * block locks taken and released; io_tree records inserted, split, changed
+ * and removed; ordered extents; tickets and reclaim cycles; commits and
+ * their phases; device requests; operations (engine/src/kernel/
+ * trace_kinds.def lists every kind and its arguments). Recording starts at
+ * simulated time from_ns (0: now), where every structure is first listed
+ * as it is, and keeps at most max_events (1 .. LAB_RECORD_MAX); a longer
+ * run is recorded as that window, and the trace says so.
+ * LAB_EINVAL for a bad argument, LAB_ESTATE once finished or already
+ * recording, LAB_ENOMEM if the first buffer cannot be had.
+ */
+#define LAB_RECORD_MAX 1000000
+int lab_record(lab_run *run, double from_ns, uint32_t max_events);
+
+/*
+ * The recording from its event number `since` on, plus the sampled time
+ * series and counters: {"trace":{"recording","from_ns","complete","kept",
+ * "unkept","max_events","last_ns","kinds":[{"name","args"}],"tasks":[..],
+ * "next","events":[[t_ns, kind, task, args...],...]},"series":{...},
+ * "counters":{...},"sim_ns","progress"}. Events are numbered from 1: the
+ * ones after `since` come back (0: all), and "next" is the last one's
+ * number, the next call's since. since must be a number in [0, 2^64)
+ * (LAB_EINVAL otherwise: NaN, infinities). Without lab_record, no events.
  */
 int lab_trace_json(lab_run *run, double since, char **out);
 

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "lab.h"
 #include "sim.h"
 #include "strbuf.h"
 #include "t.h"
@@ -178,19 +179,38 @@ static void test_series_trace(void)
 	CHECK(strstr(sb.buf, "\"t\":[0,") != NULL);
 	sb_free(&sb);
 
-	int k = sim_trace_kind(s, "io");
-	sim_trace(s, k, 1, 1, 2, 3); /* off by default: dropped */
-	sim_trace_enable(s, 1);
-	for (int i = 0; i < 20000; i++)
-		sim_trace(s, k, 1, i, 0, 0);
+	int k = sim_trace_kind_args(s, "test_io", "x,y,z");
+	CHECK(k >= TK_NKINDS);
+	CHECK_EQ(sim_trace_kind(s, "test_io"), k);
+	CHECK_EQ(sim_trace_kind(s, "blk"), TK_BLK);
+	sim_trace(s, k, 1, 1, 2, 3); /* not recording: not kept */
+	CHECK_EQ(sim_rec_kept(s), 0);
+	CHECK_EQ(sim_record_start(s, sim_now(s), 0), LAB_EINVAL);
+	CHECK_EQ(sim_record_start(s, sim_now(s), 1000), 0);
+	CHECK_EQ(sim_record_start(s, sim_now(s), 1000), LAB_ESTATE);
+	for (int i = 0; i < 1500; i++)
+		sim_trace(s, k, 1, i, 0, -i);
+	CHECK_EQ(sim_rec_kept(s), 1000);
+	CHECK_EQ(sim_rec_unkept(s), 500);
+	sim_rec_it it = {0};
+	sim_rec_ev ev;
+	int n = 0;
+	while (sim_rec_next(s, &it, &ev)) {
+		CHECK_EQ(ev.kind, k);
+		CHECK_EQ(ev.n, 3);
+		CHECK_EQ(ev.a[0], n);
+		CHECK_EQ(ev.a[2], -n);
+		n++;
+	}
+	CHECK_EQ(n, 1000);
 	sb_init(&sb);
-	sim_trace_json(s, 0, &sb);
-	CHECK(strstr(sb.buf, "\"next\":20000") != NULL);
-	CHECK(strstr(sb.buf, "\"dropped\":3616") != NULL); /* 20000 - 16384 */
-	sb_free(&sb);
-	sb_init(&sb);
-	sim_trace_json(s, 19999, &sb); /* strictly after: the last one, numbered 20000 */
-	CHECK(strstr(sb.buf, "\"events\":[[20000,0,0,1,19999,0,0]]") != NULL);
+	sim_trace_json(s, 999, &sb);
+	CHECK(strstr(sb.buf, "\"next\":1000") != NULL);
+	CHECK(strstr(sb.buf, "\"complete\":false") != NULL);
+	CHECK(strstr(sb.buf, "\"unkept\":500") != NULL);
+	CHECK(strstr(sb.buf, "{\"name\":\"test_io\",\"args\":[\"x\",\"y\",\"z\"]}") != NULL);
+	CHECK(strstr(sb.buf, "\"events\":[[") != NULL);
+	CHECK(strstr(sb.buf, ",999,0,-999]]") != NULL);
 	sb_free(&sb);
 
 	int c = sim_counter_id(s, "pages");

@@ -311,6 +311,18 @@ int lab_result_json(lab_run *r, char **out)
 	return *out ? 0 : LAB_ENOMEM;
 }
 
+int lab_record(lab_run *r, double from_ns, uint32_t max_events)
+{
+	if (!r || !(from_ns >= 0) || from_ns > 1.8e19 || max_events == 0 ||
+	    max_events > LAB_RECORD_MAX)
+		return LAB_EINVAL;
+	if (r->failed)
+		return r->failed;
+	if (r->finished)
+		return LAB_ESTATE;
+	return sim_record_start(r->sim, (simtime_t)from_ns, max_events);
+}
+
 int lab_trace_json(lab_run *r, double since, char **out)
 {
 	/* a sequence number: refuse what no uint64_t holds (NaN, inf, < 0,

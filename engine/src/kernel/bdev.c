@@ -850,6 +850,11 @@ simtime_t bdev_submit(bdev *d, bio *b, simtime_t at)
 		}
 	}
 	assert(b->complete >= at);
+	if (sim_recording(d->s)) {
+		const int64_t a[] = { b->op + 1, (int64_t)b->offset, (int64_t)b->bytes,
+				      (int64_t)b->complete };
+		sim_rec_at(d->s, TK_IO, -1, at, 4, a);
+	}
 	bdev_account(d, at, b->complete);
 	if (b->end_io)
 		sim_at(d->s, b->complete, bdev_end_event, b);

@@ -43,6 +43,62 @@ const bt_key *bt_node_key(const bt_node *n, int i)
 	return n->level ? &n->ptrs[i].key : &n->items[i].key;
 }
 
+/* ------------------------------------------------------------ recording */
+
+int64_t btx_rec_tree(bt_tree *tr)
+{
+	if (!tr->rec_h) {
+		sim *s = tr->fs->sim;
+		tr->rec_h = sim_rec_handle(s);
+		SIM_REC(s, TK_TREE, NULL, tr->rec_h, tr->fs->rec_fs, (int64_t)tr->id);
+	}
+	return tr->rec_h;
+}
+
+void btx_rec_blk(bt_tree *tr, const task *t, const bt_node *n)
+{
+	if (!btx_rec(tr))
+		return;
+	bt_key z = bt_mkkey(0, 0, 0);
+	const bt_key *k0 = n->nritems ? bt_node_key(n, 0) : &z;
+	const bt_key *k1 = n->nritems ? bt_node_key(n, n->nritems - 1) : &z;
+	SIM_REC(tr->fs->sim, TK_BLK, t, btx_rec_tree(tr), (int64_t)n->bytenr, n->level,
+		n->nritems, n->used, (int64_t)n->generation, (int64_t)k0->objectid, k0->type,
+		(int64_t)k0->offset, (int64_t)k1->objectid, k1->type, (int64_t)k1->offset);
+}
+
+void btx_rec_root(bt_tree *tr, const task *t)
+{
+	if (btx_rec(tr) && tr->root)
+		SIM_REC(tr->fs->sim, TK_ROOT, t, btx_rec_tree(tr), (int64_t)tr->root->bytenr);
+}
+
+void btx_rec_visit(bt_tree *tr, const task *t, const bt_node *n)
+{
+	SIM_REC(tr->fs->sim, TK_VISIT, t, btx_rec_tree(tr), (int64_t)n->bytenr, n->level);
+}
+
+void bt_rec_lock(bt_tree *tr, const task *t, const bt_node *n, int mode, simtime_t waited)
+{
+	if (btx_rec(tr))
+		SIM_REC(tr->fs->sim, TK_LOCK, t, btx_rec_tree(tr), (int64_t)n->bytenr, mode,
+			(int64_t)waited);
+}
+
+void bt_rec_unlock(bt_tree *tr, const task *t, const bt_node *n, int mode)
+{
+	if (btx_rec(tr))
+		SIM_REC(tr->fs->sim, TK_UNLOCK, t, btx_rec_tree(tr), (int64_t)n->bytenr, mode);
+}
+
+void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node *to)
+{
+	if (!btx_rec(tr) || !p->t || !p->locks[level] || p->nodes[level] == to)
+		return;
+	bt_rec_unlock(tr, p->t, p->nodes[level], p->locks[level]);
+	bt_rec_lock(tr, p->t, to, p->locks[level], 0);
+}
+
 /* ------------------------------------------------------------ node memory */
 
 /* Make room for `need` entries in n's array. Returns 0 or LAB_ENOMEM. */
@@ -98,6 +154,7 @@ bt_node *btx_node_new(bt_tree *tr, int level, task *t)
 	n->mrefs = 1;
 	if (level)
 		n->used = 0;
+	btx_rec_blk(tr, t, n);
 	return n;
 }
 
@@ -146,6 +203,8 @@ void btx_lock_take(bt_path *p, int level, int write)
 		p->tree->lock_waits++;
 	p->locks[level] = write ? BT_LOCK_WRITE : BT_LOCK_READ;
 	p->held |= 1u << level;
+	if (p->tree)
+		bt_rec_lock(p->tree, p->t, n, p->locks[level], p->t->clock - before);
 }
 
 void btx_lock_drop(bt_path *p, int level)
@@ -160,21 +219,28 @@ void btx_lock_drop(bt_path *p, int level)
 		simlock_write_release(&n->lock, p->t->clock);
 	else
 		simlock_read_release(&n->lock, p->t->clock);
+	if (p->tree)
+		bt_rec_unlock(p->tree, p->t, n, p->locks[level]);
 	p->locks[level] = 0;
 }
 
 /* Lock a block that is not on the path (a sibling) for the span of a push:
  * waits like a path lock, released by tmp_unlock at the current time. */
-void btx_tmp_lock(task *t, bt_node *n)
+void btx_tmp_lock(bt_tree *tr, task *t, bt_node *n)
 {
-	if (t)
-		simlock_write(&n->lock, t);
+	if (!t)
+		return;
+	simtime_t before = t->clock;
+	simlock_write(&n->lock, t);
+	bt_rec_lock(tr, t, n, BT_LOCK_WRITE, t->clock - before);
 }
 
-void btx_tmp_unlock(task *t, bt_node *n)
+void btx_tmp_unlock(bt_tree *tr, task *t, bt_node *n)
 {
-	if (t)
-		simlock_write_release(&n->lock, t->clock);
+	if (!t)
+		return;
+	simlock_write_release(&n->lock, t->clock);
+	bt_rec_unlock(tr, t, n, BT_LOCK_WRITE);
 }
 
 void bt_path_release(bt_path *p)
@@ -235,15 +301,18 @@ void bt_free_block(bt_tree *tr, bt_node *n, task *t)
 	if (n->mrefs > 1) {
 		n->mrefs--;
 		btx_tree_ref(tr, n, -1);
+		if (btx_rec(tr))
+			SIM_REC(fs->sim, TK_UNREF, t, btx_rec_tree(tr), (int64_t)n->bytenr, n->level);
 		return;
 	}
+	if (btx_rec(tr))
+		SIM_REC(fs->sim, TK_FREE, t, btx_rec_tree(tr), (int64_t)n->bytenr, n->level);
 	if (n->level == 0)
 		btx_leaf_data_refs(tr, n, -1);
 	fs_hooks_free(fs, tr, n->bytenr, n->level, n->owner);
 	btx_tree_ref(tr, n, -1);
 	n->mrefs = 0;
 	btx_node_defer(fs, n);
-	(void)t;
 }
 
 /* ------------------------------------------------------------------ COW */
@@ -274,6 +343,13 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 	c->used = n->used;
 	c->lock = n->lock; /* the same lock as far as waiters are concerned */
 	fs_hooks_cow(fs, tr, n->bytenr, c->bytenr, n->level);
+	if (btx_rec(tr)) {
+		SIM_REC(fs->sim, TK_COW, t, btx_rec_tree(tr), (int64_t)n->bytenr,
+			(int64_t)c->bytenr, parent ? (int64_t)parent->bytenr : 0);
+		btx_rec_blk(tr, t, c);
+		if (n->mrefs <= 1)
+			SIM_REC(fs->sim, TK_FREE, t, btx_rec_tree(tr), (int64_t)n->bytenr, n->level);
+	}
 	if (n->mrefs > 1) {
 		/* shared: the other owners keep n; c adds a ref to each child */
 		if (n->level) {
@@ -439,6 +515,9 @@ again:
 	bt_path_release(p);
 	if (++restarts > 64)
 		return LAB_EENGINE;
+	if (btx_rec(tr))
+		SIM_REC(tr->fs->sim, TK_SEARCH, t, btx_rec_tree(tr), (int64_t)key->objectid,
+			key->type, (int64_t)key->offset, ins_len, cow);
 	bt_node *n = tr->root;
 	int level = n->level;
 	p->nodes[level] = n;
@@ -505,13 +584,15 @@ void btx_fixup_low_keys(bt_path *p, const bt_key *key, int level)
 		if (!n)
 			break;
 		n->ptrs[p->slots[i]].key = *key;
+		if (p->tree)
+			btx_rec_blk(p->tree, p->t, n);
 		if (p->slots[i] != 0)
 			break;
 	}
 }
 
 /* Insert a pointer to child at `slot` of node n. */
-int btx_insert_ptr(bt_node *n, int slot, const bt_key *key, bt_node *child)
+int btx_insert_ptr(bt_tree *tr, bt_node *n, int slot, const bt_key *key, bt_node *child)
 {
 	assert(n->nritems < (int)BT_NODE_PTRS);
 	int r = btx_node_reserve(n, n->nritems + 1);
@@ -524,17 +605,26 @@ int btx_insert_ptr(bt_node *n, int slot, const bt_key *key, bt_node *child)
 	n->ptrs[slot].gen = child->generation;
 	n->nritems++;
 	n->used = (uint32_t)n->nritems * BT_KEY_PTR_SIZE;
+	if (btx_rec(tr)) {
+		SIM_REC(tr->fs->sim, TK_LINK, NULL, btx_rec_tree(tr), (int64_t)n->bytenr, slot,
+			(int64_t)child->bytenr);
+		btx_rec_blk(tr, NULL, n);
+	}
 	return 0;
 }
 
 /* Remove pointer `slot` from node n (models del_ptr; the caller deals with
  * an emptied node). */
-void btx_del_ptr(bt_node *n, int slot)
+void btx_del_ptr(bt_tree *tr, bt_node *n, int slot)
 {
 	memmove(&n->ptrs[slot], &n->ptrs[slot + 1],
 		(size_t)(n->nritems - slot - 1) * sizeof(bt_ptr));
 	n->nritems--;
 	n->used = (uint32_t)n->nritems * BT_KEY_PTR_SIZE;
+	if (btx_rec(tr)) {
+		SIM_REC(tr->fs->sim, TK_UNLINK, NULL, btx_rec_tree(tr), (int64_t)n->bytenr, slot);
+		btx_rec_blk(tr, NULL, n);
+	}
 }
 
 /* Add a new root above the current one at `level` (models insert_new_root). */
@@ -547,11 +637,12 @@ int btx_insert_new_root(bt_tree *tr, bt_path *p, int level)
 	if (!c)
 		return LAB_ENOMEM;
 	bt_key k = lower->nritems ? *bt_node_key(lower, 0) : bt_mkkey(0, 0, 0);
-	int r = btx_insert_ptr(c, 0, &k, lower);
+	int r = btx_insert_ptr(tr, c, 0, &k, lower);
 	if (r)
 		return r;
 	/* lower keeps its one reference, now held by c instead of the root */
 	tr->root = c;
+	btx_rec_root(tr, p->t);
 	p->nodes[level] = c;
 	p->slots[level] = 0;
 	btx_lock_level(p, level, 1);
@@ -593,6 +684,7 @@ int bt_insert(bt_tree *tr, task *t, const bt_key *key, uint32_t size,
 	ni->size = size;
 	l->nritems++;
 	l->used += size + BT_ITEM_HEADER;
+	btx_rec_blk(tr, t, l);
 	if (slot == 0 && p->nodes[1])
 		btx_fixup_low_keys(p, key, 1);
 	fs_charge(tr->fs, t, BT_NS_ITEM_FILL + (uint64_t)moved * BT_NS_MOVE_PER_KIB / 1024);
@@ -609,7 +701,7 @@ static void del_leaf(bt_tree *tr, bt_path *p, bt_node *leaf)
 	bt_node *child = leaf;
 	while (level < BT_MAX_LEVEL && p->nodes[level]) {
 		bt_node *parent = p->nodes[level];
-		btx_del_ptr(parent, p->slots[level]);
+		btx_del_ptr(tr, parent, p->slots[level]);
 		btx_free_empty_block(tr, p->t, child);
 		if (parent->nritems > 0) {
 			if (p->slots[level] == 0)
@@ -623,6 +715,7 @@ static void del_leaf(bt_tree *tr, bt_path *p, bt_node *leaf)
 			parent->ptrs = NULL;
 			parent->cap = 0;
 			parent->used = 0;
+			btx_rec_blk(tr, p->t, parent);
 			return;
 		}
 		child = parent;
@@ -643,6 +736,7 @@ int bt_del_items(bt_tree *tr, bt_path *p, int nr)
 		(size_t)(leaf->nritems - slot - nr) * sizeof(bt_item));
 	leaf->nritems -= nr;
 	leaf->used -= bytes;
+	btx_rec_blk(tr, p->t, leaf);
 	fs_charge(tr->fs, p->t, BT_NS_ITEM_FILL + (uint64_t)leaf->used * BT_NS_MOVE_PER_KIB / 2048);
 	if (leaf->nritems == 0) {
 		if (leaf != tr->root)
@@ -668,6 +762,7 @@ int bt_del_items(bt_tree *tr, bt_path *p, int nr)
 		}
 		if (leaf->nritems == 0) {
 			/* everything moved out: point the path back at the leaf */
+			btx_rec_lock_moves(tr, p, 0, leaf);
 			p->nodes[0] = leaf;
 			p->slots[1] = pslot;
 			del_leaf(tr, p, leaf);
@@ -701,6 +796,7 @@ int bt_extend_item(bt_tree *tr, bt_path *p, uint32_t new_size)
 		return LAB_ENOSPC;
 	it->size = new_size;
 	l->used += grow;
+	btx_rec_blk(tr, p->t, l);
 	fs_charge(tr->fs, p->t, BT_NS_ITEM_FILL);
 	return 0;
 }
@@ -712,6 +808,7 @@ void bt_truncate_item(bt_tree *tr, bt_path *p, uint32_t new_size)
 	assert(new_size <= it->size);
 	l->used -= it->size - new_size;
 	it->size = new_size;
+	btx_rec_blk(tr, p->t, l);
 	fs_charge(tr->fs, p->t, BT_NS_ITEM_FILL);
 }
 
@@ -722,6 +819,7 @@ void bt_set_item_key(bt_tree *tr, bt_path *p, const bt_key *key)
 	assert(slot == 0 || bt_key_cmp(&l->items[slot - 1].key, key) < 0);
 	assert(slot + 1 >= l->nritems || bt_key_cmp(&l->items[slot + 1].key, key) > 0);
 	l->items[slot].key = *key;
+	btx_rec_blk(tr, p->t, l);
 	if (slot == 0 && p->nodes[1])
 		btx_fixup_low_keys(p, key, 1);
 	fs_charge(tr->fs, p->t, BT_NS_ITEM_FILL);

@@ -109,6 +109,7 @@ typedef struct bt_tree {
 	uint64_t cows, splits, merges, pushes;
 	uint64_t lock_waits;
 	int no_cow_hooks;     /* 1: do not queue extent refs (not used by fs trees) */
+	int64_t rec_h;        /* handle in a recording (0: not declared yet) */
 	int progs_split;      /* 1: split like btrfs-progs' older ctree.c (no
 			       * neighbour pushes for DIR_ITEM inserts); only
 			       * the mkfs.btrfs oracle test sets it */
@@ -242,6 +243,15 @@ void bt_free_block(bt_tree *tr, bt_node *n, task *t);
  * first from the root, then a window); per-level summaries are complete.
  */
 void bt_snapshot_json(const bt_tree *tr, strbuf *out, int max_nodes);
+
+/* Recording (sim.h): list every block of the tree (preorder: blk, and a
+ * link per key pointer) and its root, each block once per `epoch` (blocks
+ * shared between trees are listed with the first). */
+void bt_rec_dump(bt_tree *tr, uint32_t epoch);
+/* A lock on block n of tree tr taken outside a path (mode BT_LOCK_READ /
+ * BT_LOCK_WRITE; waited: the time it waited), and its release. */
+void bt_rec_lock(bt_tree *tr, const task *t, const bt_node *n, int mode, simtime_t waited);
+void bt_rec_unlock(bt_tree *tr, const task *t, const bt_node *n, int mode);
 
 /* Free memory of blocks COWed away before the commit (called by fs_commit
  * once the new roots are committed). */

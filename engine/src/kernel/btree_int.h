@@ -20,6 +20,21 @@ bt_node *btx_node_new(bt_tree *tr, int level, task *t);
 void btx_node_defer(struct fs_info *fs, bt_node *n);
 void btx_free_empty_block(bt_tree *tr, task *t, bt_node *n);
 
+/* recording (sim.h, trace_kinds.def): whether this tree's file system
+ * records (inline: every search asks); the tree's handle, declared at its
+ * first event; a block's contents; the tree's root */
+static inline int btx_rec(const bt_tree *tr)
+{
+	return tr->fs && sim_recording(tr->fs->sim);
+}
+int64_t btx_rec_tree(bt_tree *tr);
+void btx_rec_blk(bt_tree *tr, const task *t, const bt_node *n);
+void btx_rec_root(bt_tree *tr, const task *t);
+void btx_rec_visit(bt_tree *tr, const task *t, const bt_node *n);
+/* The path's lock at `level` passes to block `to` without a lock call of
+ * its own (the path is repointed at a block it holds): unlock + lock. */
+void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node *to);
+
 /* cost and locks */
 /* Charge a visit of block n (inline: every level of every search). */
 static inline void btx_visit(bt_tree *tr, task *t, const bt_node *n)
@@ -31,6 +46,8 @@ static inline void btx_visit(bt_tree *tr, task *t, const bt_node *n)
 	int steps = n->nritems > 1 ? 32 - __builtin_clz((unsigned)n->nritems) : 1;
 	tr->nodes_visited++;
 	tr->bsearch_steps += (uint64_t)steps;
+	if (btx_rec(tr))
+		btx_rec_visit(tr, t, n);
 	if (fs->sim)
 		sim_count(fs->sim, fs->c_node_visits, 1);
 	fs_charge(fs, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
@@ -51,8 +68,8 @@ static inline void btx_unlock_level(bt_path *p, int level)
 	if (p->held & (1u << level))
 		btx_lock_drop(p, level);
 }
-void btx_tmp_lock(task *t, bt_node *n);
-void btx_tmp_unlock(task *t, bt_node *n);
+void btx_tmp_lock(bt_tree *tr, task *t, bt_node *n);
+void btx_tmp_unlock(bt_tree *tr, task *t, bt_node *n);
 
 /* references and COW */
 void btx_leaf_data_refs(bt_tree *tr, const bt_node *n, int delta);
@@ -64,8 +81,8 @@ bt_node *btx_cow_sibling(bt_tree *tr, task *t, bt_node *parent, int slot);
 uint32_t btx_leaf_free(const bt_node *n);
 uint32_t btx_leaf_space_used(const bt_node *n, int start, int nr);
 void btx_fixup_low_keys(bt_path *p, const bt_key *key, int level);
-int btx_insert_ptr(bt_node *n, int slot, const bt_key *key, bt_node *child);
-void btx_del_ptr(bt_node *n, int slot);
+int btx_insert_ptr(bt_tree *tr, bt_node *n, int slot, const bt_key *key, bt_node *child);
+void btx_del_ptr(bt_tree *tr, bt_node *n, int slot);
 int btx_insert_new_root(bt_tree *tr, bt_path *p, int level);
 
 /* splits, pushes, merges (btree_split.c) */

@@ -17,8 +17,21 @@
 
 /* ------------------------------------------------------------ nodes */
 
+/* Record a move of n entries src -> dst (dir: 0 to the end of dst, 1 to
+ * its front) and both blocks' contents after it. */
+static void rec_move(bt_tree *tr, task *t, const bt_node *src, const bt_node *dst,
+		     int n, int dir)
+{
+	if (!btx_rec(tr))
+		return;
+	SIM_REC(tr->fs->sim, TK_MOVE, t, btx_rec_tree(tr), (int64_t)src->bytenr,
+		(int64_t)dst->bytenr, n, dir);
+	btx_rec_blk(tr, t, src);
+	btx_rec_blk(tr, t, dst);
+}
+
 /* Move the first n pointers of src to the end of dst. */
-static void move_ptrs_left(bt_node *dst, bt_node *src, int n)
+static void move_ptrs_left(bt_tree *tr, task *t, bt_node *dst, bt_node *src, int n)
 {
 	btx_node_reserve(dst, dst->nritems + n);
 	memcpy(&dst->ptrs[dst->nritems], src->ptrs, (size_t)n * sizeof(bt_ptr));
@@ -27,10 +40,11 @@ static void move_ptrs_left(bt_node *dst, bt_node *src, int n)
 	src->nritems -= n;
 	dst->used = (uint32_t)dst->nritems * BT_KEY_PTR_SIZE;
 	src->used = (uint32_t)src->nritems * BT_KEY_PTR_SIZE;
+	rec_move(tr, t, src, dst, n, 0);
 }
 
 /* Move the last n pointers of src to the front of dst. */
-static void move_ptrs_right(bt_node *dst, bt_node *src, int n)
+static void move_ptrs_right(bt_tree *tr, task *t, bt_node *dst, bt_node *src, int n)
 {
 	btx_node_reserve(dst, dst->nritems + n);
 	memmove(&dst->ptrs[n], dst->ptrs, (size_t)dst->nritems * sizeof(bt_ptr));
@@ -39,6 +53,7 @@ static void move_ptrs_right(bt_node *dst, bt_node *src, int n)
 	src->nritems -= n;
 	dst->used = (uint32_t)dst->nritems * BT_KEY_PTR_SIZE;
 	src->used = (uint32_t)src->nritems * BT_KEY_PTR_SIZE;
+	rec_move(tr, t, src, dst, n, 1);
 }
 
 /* Before splitting node `level`, try to make room by pushing pointers into
@@ -53,7 +68,7 @@ static int push_nodes_for_insert(bt_tree *tr, bt_path *p, int level)
 	if (pslot > 0) {
 		bt_node *left = parent->ptrs[pslot - 1].child;
 		if (left->nritems < max - 1 && mid->nritems > 8) {
-			btx_tmp_lock(p->t, left);
+			btx_tmp_lock(tr, p->t, left);
 			left = btx_cow_sibling(tr, p->t, parent, pslot - 1);
 			if (!left)
 				return LAB_ENOMEM;
@@ -61,12 +76,13 @@ static int push_nodes_for_insert(bt_tree *tr, bt_path *p, int level)
 			if (push > mid->nritems - 8)
 				push = mid->nritems - 8;
 			int orig = p->slots[level];
-			move_ptrs_left(left, mid, push);
+			move_ptrs_left(tr, p->t, left, mid, push);
 			parent->ptrs[pslot].key = mid->ptrs[0].key;
 			tr->pushes++;
 			fs_charge(tr->fs, p->t, BT_NS_SPLIT);
-			btx_tmp_unlock(p->t, left);
+			btx_tmp_unlock(tr, p->t, left);
 			if (orig < push) {
+				btx_rec_lock_moves(tr, p, level, left);
 				p->nodes[level] = left;
 				p->slots[level] = left->nritems - push + orig;
 				p->slots[level + 1]--;
@@ -83,7 +99,7 @@ static int push_nodes_for_insert(bt_tree *tr, bt_path *p, int level)
 		bt_node *right = parent->ptrs[pslot + 1].child;
 		int max_push = mid->nritems / 2 + 1;
 		if (right->nritems < max - 1 && max_push < mid->nritems) {
-			btx_tmp_lock(p->t, right);
+			btx_tmp_lock(tr, p->t, right);
 			right = btx_cow_sibling(tr, p->t, parent, pslot + 1);
 			if (!right)
 				return LAB_ENOMEM;
@@ -91,12 +107,13 @@ static int push_nodes_for_insert(bt_tree *tr, bt_path *p, int level)
 			if (push > max_push)
 				push = max_push;
 			int orig = p->slots[level];
-			move_ptrs_right(right, mid, push);
+			move_ptrs_right(tr, p->t, right, mid, push);
 			parent->ptrs[pslot + 1].key = right->ptrs[0].key;
 			tr->pushes++;
 			fs_charge(tr->fs, p->t, BT_NS_SPLIT);
-			btx_tmp_unlock(p->t, right);
+			btx_tmp_unlock(tr, p->t, right);
 			if (orig >= mid->nritems) {
+				btx_rec_lock_moves(tr, p, level, right);
 				p->nodes[level] = right;
 				p->slots[level] = orig - mid->nritems;
 				p->slots[level + 1]++;
@@ -134,8 +151,12 @@ int btx_split_node(bt_tree *tr, bt_path *p, int level)
 	split->used = (uint32_t)n * BT_KEY_PTR_SIZE;
 	c->nritems = mid;
 	c->used = (uint32_t)mid * BT_KEY_PTR_SIZE;
+	if (btx_rec(tr))
+		SIM_REC(tr->fs->sim, TK_SPLIT, p->t, btx_rec_tree(tr), (int64_t)c->bytenr,
+			(int64_t)split->bytenr, level);
+	rec_move(tr, p->t, c, split, n, 1);
 	bt_node *parent = p->nodes[level + 1];
-	int r = btx_insert_ptr(parent, p->slots[level + 1] + 1, &split->ptrs[0].key, split);
+	int r = btx_insert_ptr(tr, parent, p->slots[level + 1] + 1, &split->ptrs[0].key, split);
 	if (r)
 		return r;
 	tr->splits++;
@@ -179,6 +200,7 @@ int btx_balance_level(bt_tree *tr, bt_path *p, int level)
 		mid->nritems = 0;
 		mid->used = 0;
 		tr->root = child; /* child's one reference moves from mid to root */
+		btx_rec_root(tr, p->t);
 		btx_unlock_level(p, level);
 		p->nodes[level] = NULL;
 		btx_free_empty_block(tr, p->t, mid);
@@ -193,13 +215,13 @@ int btx_balance_level(bt_tree *tr, bt_path *p, int level)
 	if (pslot > 0) {
 		bt_node *left = parent->ptrs[pslot - 1].child;
 		if (left->nritems + mid->nritems <= max) {
-			btx_tmp_lock(p->t, left);
+			btx_tmp_lock(tr, p->t, left);
 			left = btx_cow_sibling(tr, p->t, parent, pslot - 1);
 			if (!left)
 				return LAB_ENOMEM;
-			move_ptrs_left(left, mid, mid->nritems);
-			btx_tmp_unlock(p->t, left);
-			btx_del_ptr(parent, pslot);
+			move_ptrs_left(tr, p->t, left, mid, mid->nritems);
+			btx_tmp_unlock(tr, p->t, left);
+			btx_del_ptr(tr, parent, pslot);
 			btx_unlock_level(p, level);
 			p->nodes[level] = NULL;
 			btx_free_empty_block(tr, p->t, mid);
@@ -210,26 +232,26 @@ int btx_balance_level(bt_tree *tr, bt_path *p, int level)
 	}
 	if (pslot + 1 < parent->nritems) {
 		bt_node *right = parent->ptrs[pslot + 1].child;
-		btx_tmp_lock(p->t, right);
+		btx_tmp_lock(tr, p->t, right);
 		right = btx_cow_sibling(tr, p->t, parent, pslot + 1);
 		if (!right)
 			return LAB_ENOMEM;
 		if (right->nritems + mid->nritems <= max) {
-			move_ptrs_left(mid, right, right->nritems);
-			btx_tmp_unlock(p->t, right);
-			btx_del_ptr(parent, pslot + 1);
+			move_ptrs_left(tr, p->t, mid, right, right->nritems);
+			btx_tmp_unlock(tr, p->t, right);
+			btx_del_ptr(tr, parent, pslot + 1);
 			btx_free_empty_block(tr, p->t, right);
 			tr->merges++;
 			changed = 1;
 		} else {
 			int push = (right->nritems - mid->nritems) / 2;
 			if (push > 0) {
-				move_ptrs_left(mid, right, push);
+				move_ptrs_left(tr, p->t, mid, right, push);
 				parent->ptrs[pslot + 1].key = right->ptrs[0].key;
 				tr->pushes++;
 				changed = 1;
 			}
-			btx_tmp_unlock(p->t, right);
+			btx_tmp_unlock(tr, p->t, right);
 		}
 		fs_charge(tr->fs, p->t, BT_NS_SPLIT);
 	}
@@ -239,7 +261,7 @@ int btx_balance_level(bt_tree *tr, bt_path *p, int level)
 /* ------------------------------------------------------ leaf push/split */
 
 /* Move items [start, start+n) of src to the end of dst. */
-static void move_items_left(bt_node *dst, bt_node *src, int n)
+static void move_items_left(bt_tree *tr, task *t, bt_node *dst, bt_node *src, int n)
 {
 	btx_node_reserve(dst, dst->nritems + n);
 	uint32_t bytes = btx_leaf_space_used(src, 0, n);
@@ -249,9 +271,10 @@ static void move_items_left(bt_node *dst, bt_node *src, int n)
 	src->nritems -= n;
 	dst->used += bytes;
 	src->used -= bytes;
+	rec_move(tr, t, src, dst, n, 0);
 }
 
-static void move_items_right(bt_node *dst, bt_node *src, int n)
+static void move_items_right(bt_tree *tr, task *t, bt_node *dst, bt_node *src, int n)
 {
 	btx_node_reserve(dst, dst->nritems + n);
 	uint32_t bytes = btx_leaf_space_used(src, src->nritems - n, n);
@@ -261,6 +284,7 @@ static void move_items_right(bt_node *dst, bt_node *src, int n)
 	src->nritems -= n;
 	dst->used += bytes;
 	src->used -= bytes;
+	rec_move(tr, t, src, dst, n, 1);
 }
 
 /*
@@ -282,14 +306,14 @@ int btx_push_leaf_right(bt_tree *tr, bt_path *p, uint32_t data_size, int empty,
 	bt_node *right = upper->ptrs[slot + 1].child;
 	if (btx_leaf_free(right) < data_size)
 		return 1;
-	btx_tmp_lock(p->t, right);
+	btx_tmp_lock(tr, p->t, right);
 	right = btx_cow_sibling(tr, p->t, upper, slot + 1);
 	if (!right)
 		return LAB_ENOMEM;
 	uint32_t free_space = btx_leaf_free(right);
 	int left_nritems = left->nritems;
 	if (free_space < data_size || left_nritems == 0) {
-		btx_tmp_unlock(p->t, right);
+		btx_tmp_unlock(tr, p->t, right);
 		return 1;
 	}
 	/* Newer kernels (and not btrfs-progs 6.2, our oracle) move an insert at
@@ -321,14 +345,14 @@ int btx_push_leaf_right(bt_tree *tr, bt_path *p, uint32_t data_size, int empty,
 			break;
 	}
 	if (push_items == 0) {
-		btx_tmp_unlock(p->t, right);
+		btx_tmp_unlock(tr, p->t, right);
 		return 1;
 	}
-	move_items_right(right, left, push_items);
+	move_items_right(tr, p->t, right, left, push_items);
 	upper->ptrs[slot + 1].key = right->items[0].key;
 	tr->pushes++;
 	fs_charge(tr->fs, p->t, BT_NS_SPLIT);
-	btx_tmp_unlock(p->t, right);
+	btx_tmp_unlock(tr, p->t, right);
 	if (p->slots[0] >= left->nritems) {
 		p->slots[0] -= left->nritems;
 		btx_unlock_level(p, 0);
@@ -357,13 +381,13 @@ int btx_push_leaf_left(bt_tree *tr, bt_path *p, uint32_t data_size, int empty,
 	bt_node *left = upper->ptrs[slot - 1].child;
 	if (btx_leaf_free(left) < data_size)
 		return 1;
-	btx_tmp_lock(p->t, left);
+	btx_tmp_lock(tr, p->t, left);
 	left = btx_cow_sibling(tr, p->t, upper, slot - 1);
 	if (!left)
 		return LAB_ENOMEM;
 	uint32_t free_space = btx_leaf_free(left);
 	if (free_space < data_size) {
-		btx_tmp_unlock(p->t, left);
+		btx_tmp_unlock(tr, p->t, left);
 		return 1;
 	}
 	int nr = empty ? right_nritems : right_nritems - 1;
@@ -390,16 +414,16 @@ int btx_push_leaf_left(bt_tree *tr, bt_path *p, uint32_t data_size, int empty,
 		push_space += sz;
 	}
 	if (push_items == 0) {
-		btx_tmp_unlock(p->t, left);
+		btx_tmp_unlock(tr, p->t, left);
 		return 1;
 	}
 	int old_left = left->nritems;
-	move_items_left(left, right, push_items);
+	move_items_left(tr, p->t, left, right, push_items);
 	if (right->nritems)
 		btx_fixup_low_keys(p, &right->items[0].key, 1);
 	tr->pushes++;
 	fs_charge(tr->fs, p->t, BT_NS_SPLIT);
-	btx_tmp_unlock(p->t, left);
+	btx_tmp_unlock(tr, p->t, left);
 	if (p->slots[0] < push_items) {
 		p->slots[0] += old_left;
 		btx_unlock_level(p, 0);
@@ -426,7 +450,8 @@ static int copy_for_split(bt_tree *tr, bt_path *p, bt_node *l, bt_node *right,
 	right->used = bytes;
 	l->nritems = mid;
 	l->used -= bytes;
-	int r = btx_insert_ptr(p->nodes[1], p->slots[1] + 1, &right->items[0].key, right);
+	rec_move(tr, p->t, l, right, n, 1);
+	int r = btx_insert_ptr(tr, p->nodes[1], p->slots[1] + 1, &right->items[0].key, right);
 	if (r)
 		return r;
 	if (mid <= slot) {
@@ -512,6 +537,9 @@ again:;
 	bt_node *right = btx_node_new(tr, 0, p->t);
 	if (!right)
 		return LAB_ENOMEM;
+	if (btx_rec(tr))
+		SIM_REC(tr->fs->sim, TK_SPLIT, p->t, btx_rec_tree(tr), (int64_t)l->bytenr,
+			(int64_t)right->bytenr, 0);
 	tr->splits++;
 	if (tr->fs->sim)
 		sim_count(tr->fs->sim, tr->fs->c_splits, 1);
@@ -520,7 +548,7 @@ again:;
 		if (btx_node_reserve(right, 1))
 			return LAB_ENOMEM;
 		if (mid <= slot) {
-			int r = btx_insert_ptr(p->nodes[1], p->slots[1] + 1, ins_key, right);
+			int r = btx_insert_ptr(tr, p->nodes[1], p->slots[1] + 1, ins_key, right);
 			if (r)
 				return r;
 			btx_unlock_level(p, 0);
@@ -529,7 +557,7 @@ again:;
 			p->slots[1]++;
 			btx_lock_level(p, 0, 1);
 		} else {
-			int r = btx_insert_ptr(p->nodes[1], p->slots[1], ins_key, right);
+			int r = btx_insert_ptr(tr, p->nodes[1], p->slots[1], ins_key, right);
 			if (r)
 				return r;
 			btx_unlock_level(p, 0);

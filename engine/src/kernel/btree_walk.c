@@ -26,6 +26,7 @@ int bt_tree_init(fs_info *fs, bt_tree *tr, uint64_t id, task *t)
 		return LAB_ENOMEM;
 	tr->root = n;
 	tr->commit_root = NULL;
+	btx_rec_root(tr, t);
 	return 0;
 }
 
@@ -44,6 +45,8 @@ static void node_put_mem(bt_node *n)
 
 void bt_tree_destroy(bt_tree *tr)
 {
+	if (tr->rec_h && btx_rec(tr))
+		SIM_REC(tr->fs->sim, TK_TREE_END, NULL, tr->rec_h);
 	if (tr->root && !tr->root->dead)
 		node_put_mem(tr->root);
 	tr->root = NULL;
@@ -118,6 +121,13 @@ int bt_copy_root(bt_tree *src, bt_tree *dst, task *t)
 	if (!s->level)
 		btx_leaf_data_refs(dst, c, +1);
 	dst->root = c;
+	if (btx_rec(dst)) {
+		btx_rec_blk(dst, t, c);
+		for (int i = 0; s->level && i < s->nritems; i++)
+			SIM_REC(fs->sim, TK_LINK, t, btx_rec_tree(dst), (int64_t)c->bytenr, i,
+				(int64_t)c->ptrs[i].child->bytenr);
+		btx_rec_root(dst, t);
+	}
 	fs_charge(fs, t, BT_NS_COW);
 	return 0;
 }
@@ -141,6 +151,38 @@ void bt_free_tree(bt_tree *tr, task *t)
 		return;
 	free_rec(tr, tr->root, t);
 	tr->root = NULL;
+}
+
+/* ------------------------------------------------------------ recording */
+
+static void dump_rec(bt_tree *tr, bt_node *n, uint32_t epoch)
+{
+	if (n->mark == epoch)
+		return;
+	n->mark = epoch;
+	btx_rec_blk(tr, NULL, n);
+	if (!n->level)
+		return;
+	sim *s = tr->fs->sim;
+	/* a subvolume drop in progress has unlinked the children it dropped */
+	int slot = 0;
+	for (int i = 0; i < n->nritems; i++)
+		if (n->ptrs[i].child)
+			SIM_REC(s, TK_LINK, NULL, tr->rec_h, (int64_t)n->bytenr, slot++,
+				(int64_t)n->ptrs[i].child->bytenr);
+	for (int i = 0; i < n->nritems; i++)
+		if (n->ptrs[i].child)
+			dump_rec(tr, n->ptrs[i].child, epoch);
+}
+
+void bt_rec_dump(bt_tree *tr, uint32_t epoch)
+{
+	if (!btx_rec(tr) || !tr->root)
+		return;
+	tr->rec_h = 0; /* declared anew: a reader may start here */
+	btx_rec_tree(tr);
+	dump_rec(tr, tr->root, epoch);
+	btx_rec_root(tr, NULL);
 }
 
 /* ------------------------------------------------------------- snapshot */

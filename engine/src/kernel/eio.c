@@ -15,6 +15,23 @@
 #include "labmem.h"
 
 /* ------------------------------------------------------------------ */
+/* recording (sim.h, trace_kinds.def)                                  */
+
+static int rec_on(const eio_tree *t)
+{
+	return t->rec_sim && sim_recording(t->rec_sim);
+}
+
+static void rec_state(eio_tree *t, const extent_state *st, int op)
+{
+	if (rec_on(t))
+		SIM_REC(t->rec_sim, TK_EIO, NULL, t->rec_fs, t->rec_ino, (int64_t)st->start,
+			(int64_t)st->end, st->bits, op);
+}
+
+enum { REC_INSERT = 0, REC_SPLIT = 1, REC_BITS = 2, REC_MERGE = 3, REC_DUMP = 4 };
+
+/* ------------------------------------------------------------------ */
 /* treap plumbing                                                      */
 
 static uint32_t cnt_of(const extent_state *x) { return x ? x->cnt : 0; }
@@ -225,6 +242,9 @@ static void tree_insert(eio_tree *t, extent_state *st, extent_state *next, eio_c
 /* Unlink a record (its memory lives on while references remain). */
 static void tree_erase(eio_tree *t, extent_state *st, eio_call *c)
 {
+	if (rec_on(t))
+		SIM_REC(t->rec_sim, TK_EIO_DEL, NULL, t->rec_fs, t->rec_ino,
+			(int64_t)st->start, (int64_t)st->end);
 	extent_state *succ = eio_next(st);
 	while (st->left || st->right) {
 		extent_state *ch;
@@ -355,6 +375,8 @@ static extent_state *split_state(eio_tree *t, extent_state *st, uint64_t at, eio
 	st->start = at;
 	acct(t, st, +1);
 	tree_insert(t, pre, st, c); /* which makes st adjacent to pre */
+	rec_state(t, pre, REC_SPLIT);
+	rec_state(t, st, REC_SPLIT);
 	return pre;
 }
 
@@ -373,6 +395,7 @@ static void merge_state(eio_tree *t, extent_state *st, eio_call *c)
 		st->start = o->start;
 		acct(t, st, +1);
 		tree_erase(t, o, c);
+		rec_state(t, st, REC_MERGE);
 	}
 	o = eio_next(st);
 	if (o && o->start == st->end + 1 && o->bits == st->bits) {
@@ -380,6 +403,7 @@ static void merge_state(eio_tree *t, extent_state *st, eio_call *c)
 		st->end = o->end;
 		acct(t, st, +1);
 		tree_erase(t, o, c);
+		rec_state(t, st, REC_MERGE);
 	}
 }
 
@@ -388,6 +412,7 @@ static void set_state_bits(eio_tree *t, extent_state *st, uint32_t bits)
 	acct(t, st, -1);
 	st->bits |= bits;
 	acct(t, st, +1);
+	rec_state(t, st, REC_BITS);
 }
 
 /* Insert a fresh record for a gap and merge it (models insert_state). */
@@ -396,6 +421,7 @@ static extent_state *insert_new(eio_tree *t, uint64_t s, uint64_t e, uint32_t bi
 {
 	extent_state *st = state_alloc(t, s, e, bits);
 	tree_insert(t, st, next, c);
+	rec_state(t, st, REC_INSERT);
 	return st;
 }
 
@@ -421,8 +447,29 @@ static void free_subtree(eio_tree *t, extent_state *x)
 	}
 }
 
+void eio_rec_attach(eio_tree *t, sim *s, int64_t fs, int64_t ino)
+{
+	t->rec_sim = s;
+	t->rec_fs = fs;
+	t->rec_ino = ino;
+}
+
+void eio_rec_dump(eio_tree *t)
+{
+	if (!rec_on(t))
+		return;
+	SIM_REC(t->rec_sim, TK_EIO_RESET, NULL, t->rec_fs, t->rec_ino);
+	extent_state *st = t->root; /* the leftmost, without moving the finger */
+	while (st && st->left)
+		st = st->left;
+	for (; st; st = eio_next(st))
+		rec_state(t, st, REC_DUMP);
+}
+
 void eio_destroy(eio_tree *t)
 {
+	if (rec_on(t))
+		SIM_REC(t->rec_sim, TK_EIO_RESET, NULL, t->rec_fs, t->rec_ino);
 	free_subtree(t, t->root);
 	t->root = NULL;
 	t->finger = NULL;
@@ -571,6 +618,7 @@ static extent_state *clear_state_bit(eio_tree *t, extent_state *st, uint32_t bit
 	if (st->bits == 0) {
 		tree_erase(t, st, c);
 	} else {
+		rec_state(t, st, REC_BITS);
 		merge_state(t, st, c);
 		nx = eio_next(st);
 	}

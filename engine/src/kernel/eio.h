@@ -76,12 +76,19 @@ typedef struct eio_tree {
 	waitq lock_waiters;    /* tasks waiting for a LOCKED range */
 	uint64_t bytes_with[8];/* bytes carrying each bit (index = bit number) */
 	uint64_t recs_with[8]; /* records carrying each bit */
+	sim *rec_sim;          /* recording (sim.h): the owner's sim and ids */
+	int64_t rec_fs, rec_ino;
 } eio_tree;
 
 void eio_init(eio_tree *t);
 /* Free every record (cached holders must have put theirs first, or the
  * records they hold are freed when they put them). */
 void eio_destroy(eio_tree *t);
+/* Name the tree in recordings (after eio_init): its changes are recorded
+ * when s records, as inode ino of data-path instance fs. */
+void eio_rec_attach(eio_tree *t, sim *s, int64_t fs, int64_t ino);
+/* Recording: list every record (a recording starts). */
+void eio_rec_dump(eio_tree *t);
 
 /* Height of a balanced tree holding n records: the node visits of a root
  * descent. */

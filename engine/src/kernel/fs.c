@@ -611,6 +611,7 @@ int fs_commit(fs_info *fs, task *t)
 	fs->transid++;
 	fs->dirty_blocks = 0;
 	fs->commits++;
+	SIM_REC(fs->sim, TK_COMMIT, t, fs->rec_fs, (int64_t)fs->generation);
 	for (int i = 0; i < fs->nhooks; i++)
 		if (fs->hooks[i].on_commit_done)
 			fs->hooks[i].on_commit_done(fs->hooks[i].ctx, fs->generation);
@@ -655,6 +656,20 @@ int fs_make_root_dir(fs_info *fs, task *t, struct btrfs_root *root)
 	return r < 0 ? r : (r ? LAB_EENGINE : 0);
 }
 
+/* Recording (sim.h): every tree of the file system as it is, blocks
+ * shared between trees listed once. */
+static void fs_rec_dump(sim *s, void *ctx)
+{
+	fs_info *fs = ctx;
+	(void)s;
+	uint32_t epoch = ++fs->check_epoch;
+	bt_rec_dump(&fs->root_tree, epoch);
+	bt_rec_dump(&fs->extent_tree, epoch);
+	bt_rec_dump(&fs->csum_tree, epoch);
+	for (int i = 0; i < fs->nroots; i++)
+		bt_rec_dump(&fs->roots[i]->tree, epoch);
+}
+
 int fs_mount(sim *s, bdev *dev, const fs_opts *opts, fs_info **out)
 {
 	fs_info *fs = lab_calloc(1, sizeof(*fs));
@@ -681,6 +696,11 @@ int fs_mount(sim *s, bdev *dev, const fs_opts *opts, fs_info **out)
 		fs->c_splits = sim_counter_id(s, "bt_splits");
 		fs->c_commits = sim_counter_id(s, "fs_commits");
 		fs->c_blocks_written = sim_counter_id(s, "fs_blocks_written");
+		fs->rec_fs = sim_rec_fsno(s);
+		if (sim_rec_dumper(s, fs_rec_dump, fs)) {
+			free(fs);
+			return LAB_ENOMEM;
+		}
 	}
 	int r = alloc_init(&fs->alloc, fs->opts.dev_bytes);
 	if (!r)
@@ -715,6 +735,8 @@ void fs_unmount(fs_info *fs)
 {
 	if (!fs)
 		return;
+	if (fs->sim)
+		sim_rec_dumper_remove(fs->sim, fs);
 	for (int i = fs->nroots - 1; i >= 0; i--)
 		fs_root_forget(fs, fs->roots[i]);
 	free(fs->roots);

@@ -203,6 +203,7 @@ typedef struct fs_info {
 	void *space_fs;
 	/* sim counter ids */
 	int c_node_visits, c_cows, c_splits, c_commits, c_blocks_written;
+	int64_t rec_fs;        /* this instance's number in a recording (sim.h) */
 	void *slot[FS_SLOT_MAX];
 } fs_info;
 

@@ -66,6 +66,11 @@ void *lab_realloc(void *p, size_t n)
 	return q;
 }
 
+void *lab_try_realloc(void *p, size_t n)
+{
+	return realloc(p, n);
+}
+
 char *lab_strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;

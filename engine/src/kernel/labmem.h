@@ -33,4 +33,9 @@ void *lab_calloc(size_t n, size_t size);
 void *lab_realloc(void *p, size_t n);
 char *lab_strdup(const char *s);
 
+/* An allocation the run can do without (a recording's buffer, sim.h):
+ * neither counted nor retried from the reserve, so it never fails a run
+ * nor renumbers the test hook's allocations; the caller copes with NULL. */
+void *lab_try_realloc(void *p, size_t n);
+
 #endif

@@ -188,15 +188,22 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 	li->offset = offset;
 	li->whence = whence;
 	uint64_t i_size = d->i_size;
+	if (!li->parked)
+		SIM_REC(fs->s, TK_OP_LSEEK, t, fs->rec_fs, (int64_t)d->ino, whence,
+			(int64_t)offset, (int64_t)i_size);
+	li->parked = 0;
 	if (offset >= i_size) {
 		task_cpu(fs->s, t, ns);
 		li->cpu_ns += ns;
+		SIM_REC(fs->s, TK_LSEEK_RET, t, fs->rec_fs, (int64_t)d->ino, whence, -1);
 		return LSEEK_ENXIO;
 	}
 	if (whence == LSEEK_HOLE && d->nbytes == i_size && d->delalloc_bytes == 0) {
 		li->result = i_size;
 		task_cpu(fs->s, t, ns);
 		li->cpu_ns += ns;
+		SIM_REC(fs->s, TK_LSEEK_RET, t, fs->rec_fs, (int64_t)d->ino, whence,
+			(int64_t)i_size);
 		return 0;
 	}
 	uint64_t lockstart = offset & ~(PG - 1);
@@ -207,6 +214,7 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 			simtime_t t0 = t->clock;
 			task_park(t, &d->io.lock_waiters);
 			(void)t0;
+			li->parked = 1; /* the call is retried: the same operation */
 			return 1;
 		}
 	}
@@ -221,6 +229,8 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 	/* lock_extent_bits(lockstart, lockend) and, later, its unlock */
 	eio_call L = {0}, U = {0};
 	eio_lock_pass_cost(&d->io, lockstart, lockend, &L, &U);
+	SIM_REC(fs->s, TK_EIO_LOCK_PASS, t, fs->rec_fs, (int64_t)d->ino, (int64_t)lockstart,
+		(int64_t)lockend, (int64_t)L.records);
 	li->lock_records += L.records + U.records;
 	li->lock_nodes += L.nodes + U.nodes;
 	ns += eio_call_ns(&L) + eio_call_ns(&U);
@@ -280,9 +290,13 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 	d->lock_t1 = t_start + eio_call_ns(&L);
 	d->lseek_lock_until = t->clock;
 	(void)t_start;
-	if (whence == LSEEK_DATA && start >= i_size)
+	if (whence == LSEEK_DATA && start >= i_size) {
+		SIM_REC(fs->s, TK_LSEEK_RET, t, fs->rec_fs, (int64_t)d->ino, whence, -1);
 		return LSEEK_ENXIO;
+	}
 	li->result = min64(start, i_size);
+	SIM_REC(fs->s, TK_LSEEK_RET, t, fs->rec_fs, (int64_t)d->ino, whence,
+		(int64_t)li->result);
 	return 0;
 }
 

@@ -26,6 +26,7 @@ typedef struct lseek_info {
 	uint64_t subranges;       /* find_delalloc_subrange calls */
 	uint64_t cpu_ns;
 	simtime_t waited_ns;
+	int parked;               /* the call parked and will be retried */
 } lseek_info;
 
 /*

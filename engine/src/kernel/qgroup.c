@@ -219,6 +219,8 @@ int qgroup_trace_extent(qgroup_ctx *q, uint64_t bytenr, uint64_t num_bytes, int 
 	q->old_walk_nodes += w.nodes;
 	q->old_walks++;
 	q->rec_by_src[src < QREC_NSRC ? src : QREC_OTHER]++;
+	SIM_REC(q->fs->sim, TK_QG_RECORD, q->cur, q->fs->rec_fs, (int64_t)bytenr,
+		(int64_t)num_bytes, (int64_t)tr->delayed_refs.nr_dirty_extents);
 	qgroup_sample(q, q->cur ? q->cur->clock : sim_now(q->fs->sim), 0);
 	return rc;
 }

@@ -24,8 +24,8 @@ typedef struct event {
 } event;
 
 #define SERIES_CAP 1024   /* points kept per series before decimation */
-#define TRACE_CAP 16384   /* events kept in the trace ring */
 #define MAX_NAMED 128     /* counters, series, trace kinds: each */
+#define MAX_DUMPERS 16    /* structures listed when a recording starts */
 
 /* A busy CPU: when it is free, and the task that ran on it last. */
 typedef struct cpu_ent {
@@ -41,6 +41,7 @@ typedef struct series {
 } series;
 
 struct sim {
+	sim_rec_flag rec_on; /* first: sim_recording() reads it inline */
 	simtime_t now;
 	uint64_t seq;
 	uint64_t nevents;
@@ -64,13 +65,24 @@ struct sim {
 	series *series[MAX_NAMED];
 	int nseries;
 
+	/* recording (sim.h): kinds, then the events as words: the time;
+	 * kind | (task + 1) << 16 | nargs << 32; the arguments */
 	char kind_names[MAX_NAMED][32];
+	const char *kind_args[MAX_NAMED];
 	int nkinds;
-	trace_ev *ring;
-	uint64_t trace_seq; /* events traced so far = the last one's number
-			     * (events are numbered from 1) */
-	int trace_on;
 	struct variation *var; /* variation.h */
+	uint64_t *rec;
+	size_t rec_len, rec_cap;    /* words */
+	uint64_t rec_kept, rec_unkept, rec_max;
+	simtime_t rec_from;         /* starts here; SIMTIME_MAX: not armed */
+	simtime_t rec_t0;           /* when it started (or is to start) */
+	simtime_t rec_last;         /* latest time kept */
+	int rec_state;              /* 0 never, 1 armed, 2 on, 3 stopped */
+	int rec_short;              /* stopped for want of memory */
+	struct { sim_dump_fn fn; void *ctx; } dumpers[MAX_DUMPERS];
+	int ndumpers;
+	int64_t next_fsno, next_handle;
+	const task *cur;            /* the task whose step runs (recording) */
 };
 
 /* ------------------------------------------------------------------ PRNG */
@@ -203,6 +215,8 @@ static event heap_pop(sim *s)
 	return top;
 }
 
+static void rec_begin(sim *s);
+
 /* -------------------------------------------------------- the simulator */
 
 sim *sim_create(uint64_t seed, int ncpus)
@@ -211,11 +225,19 @@ sim *sim_create(uint64_t seed, int ncpus)
 	if (!s)
 		return NULL;
 	prng_seed(&s->rng, seed);
-	s->ring = lab_calloc(TRACE_CAP, sizeof *s->ring);
-	if (!s->ring) {
-		free(s);
-		return NULL;
-	}
+	s->rec_from = SIMTIME_MAX;
+	static const char *const names[] = {
+#define K(id, name, args) name,
+#include "trace_kinds.def"
+#undef K
+	};
+	static const char *const args[] = {
+#define K(id, name, args) args,
+#include "trace_kinds.def"
+#undef K
+	};
+	for (int i = 0; i < TK_NKINDS; i++)
+		sim_trace_kind_args(s, names[i], args[i]);
 	sim_set_ncpus(s, ncpus);
 	return s;
 }
@@ -246,7 +268,7 @@ void sim_destroy(sim *s)
 	free(s->cpu_free);
 	for (int i = 0; i < s->nseries; i++)
 		free(s->series[i]);
-	free(s->ring);
+	free(s->rec);
 	free(s->var);
 	free(s);
 }
@@ -289,6 +311,8 @@ int sim_run(sim *s, uint64_t max_events, simtime_t until)
 			return 1;
 		if (s->heap[0].t > until)
 			return 0;
+		if (s->heap[0].t >= s->rec_from)
+			rec_begin(s);
 		event e = heap_pop(s);
 		s->now = e.t;
 		s->nevents++;
@@ -307,7 +331,9 @@ static void task_event(sim *s, void *arg)
 		return;
 	if (t->clock < s->now)
 		t->clock = s->now;
+	s->cur = t;
 	int r = t->step(s, t);
+	s->cur = NULL;
 	if (r == TASK_RUN) {
 		t->queued = 1;
 		sim_at(s, t->clock, task_event, t);
@@ -618,7 +644,7 @@ void sim_series_add(sim *s, int id, simtime_t t, double v)
 	se->n++;
 }
 
-int sim_trace_kind(sim *s, const char *name)
+int sim_trace_kind_args(sim *s, const char *name, const char *args)
 {
 	for (int i = 0; i < s->nkinds; i++)
 		if (strcmp(s->kind_names[i], name) == 0)
@@ -626,55 +652,241 @@ int sim_trace_kind(sim *s, const char *name)
 	if (s->nkinds >= MAX_NAMED)
 		return -1;
 	snprintf(s->kind_names[s->nkinds], 32, "%s", name);
+	s->kind_args[s->nkinds] = args ? args : "a,b,c";
 	return s->nkinds++;
 }
 
-void sim_trace_enable(sim *s, int on) { s->trace_on = on; }
+int sim_trace_kind(sim *s, const char *name)
+{
+	return sim_trace_kind_args(s, name, NULL);
+}
+
+const char *sim_trace_kind_name(const sim *s, int kind)
+{
+	return kind >= 0 && kind < s->nkinds ? s->kind_names[kind] : "?";
+}
+
+int64_t sim_rec_fsno(sim *s) { return ++s->next_fsno; }
+int64_t sim_rec_handle(sim *s) { return ++s->next_handle; }
+uint64_t sim_rec_kept(const sim *s) { return s->rec_kept; }
+uint64_t sim_rec_unkept(const sim *s) { return s->rec_unkept; }
+
+int sim_rec_dumper(sim *s, sim_dump_fn fn, void *ctx)
+{
+	if (s->ndumpers >= MAX_DUMPERS)
+		return LAB_ENOMEM;
+	s->dumpers[s->ndumpers].fn = fn;
+	s->dumpers[s->ndumpers].ctx = ctx;
+	s->ndumpers++;
+	return 0;
+}
+
+void sim_rec_dumper_remove(sim *s, void *ctx)
+{
+	for (int i = 0; i < s->ndumpers; i++)
+		if (s->dumpers[i].ctx == ctx) {
+			memmove(&s->dumpers[i], &s->dumpers[i + 1],
+				(size_t)(s->ndumpers - i - 1) * sizeof s->dumpers[0]);
+			s->ndumpers--;
+			return;
+		}
+}
+
+/* The recording's start: on, then every structure listed as it is. */
+static void rec_begin(sim *s)
+{
+	s->rec_from = SIMTIME_MAX;
+	if (s->rec_state != 1)
+		return;
+	s->rec_state = 2;
+	s->rec_on.on = 1;
+	for (int i = 0; i < s->ndumpers; i++)
+		s->dumpers[i].fn(s, s->dumpers[i].ctx);
+}
+
+int sim_record_start(sim *s, simtime_t from, uint64_t max_events)
+{
+	if (max_events == 0)
+		return LAB_EINVAL;
+	if (s->rec_state)
+		return LAB_ESTATE;
+	size_t words = 4096;
+	s->rec = lab_try_realloc(NULL, words * sizeof *s->rec);
+	if (!s->rec)
+		return LAB_ENOMEM;
+	s->rec_cap = words;
+	s->rec_max = max_events;
+	s->rec_state = 1;
+	s->rec_from = from;
+	s->rec_t0 = from > s->now ? from : s->now;
+	if (from <= s->now)
+		rec_begin(s);
+	return 0;
+}
+
+/* The recording is full (or out of memory): from now on, count only. */
+static void rec_stop(sim *s, int short_of_memory)
+{
+	s->rec_state = 3;
+	s->rec_short = short_of_memory;
+}
+
+void sim_rec_at(sim *s, int kind, int taskid, simtime_t at, int n, const int64_t *args)
+{
+	if (!s->rec_on.on || kind < 0)
+		return;
+	if (s->rec_state != 2) {
+		s->rec_unkept++;
+		return;
+	}
+	if (n > SIM_REC_MAXARGS)
+		n = SIM_REC_MAXARGS;
+	if (s->rec_kept >= s->rec_max) {
+		rec_stop(s, 0);
+		s->rec_unkept++;
+		return;
+	}
+	size_t need = s->rec_len + 2 + (size_t)n;
+	if (need > s->rec_cap) {
+		size_t cap = s->rec_cap * 2;
+		while (cap < need)
+			cap *= 2;
+		uint64_t *r = lab_try_realloc(s->rec, cap * sizeof *r);
+		if (!r) {
+			rec_stop(s, 1);
+			s->rec_unkept++;
+			return;
+		}
+		s->rec = r;
+		s->rec_cap = cap;
+	}
+	uint64_t *w = &s->rec[s->rec_len];
+	w[0] = at;
+	w[1] = (uint64_t)(uint16_t)kind | (uint64_t)(uint16_t)(taskid + 1) << 16 |
+	       (uint64_t)n << 32;
+	for (int i = 0; i < n; i++)
+		w[2 + i] = (uint64_t)args[i];
+	s->rec_len = need;
+	s->rec_kept++;
+	if (at > s->rec_last)
+		s->rec_last = at;
+}
+
+void sim_rec(sim *s, int kind, const task *t, int n, const int64_t *args)
+{
+	if (!t)
+		t = s->cur; /* code that was given no task runs in this one's step */
+	simtime_t at = t && t->clock > s->now ? t->clock : s->now;
+	sim_rec_at(s, kind, t ? t->id : -1, at, n, args);
+}
 
 void sim_trace(sim *s, int kind, int taskid, int64_t a, int64_t b, int64_t c)
 {
-	if (!s->trace_on || kind < 0)
+	if (!sim_recording(s))
 		return;
-	trace_ev *e = &s->ring[++s->trace_seq % TRACE_CAP];
-	e->seq = s->trace_seq;
-	e->t = s->now;
-	e->kind = (int16_t)kind;
-	e->task = (int16_t)taskid;
-	e->pad = 0;
-	e->a = a;
-	e->b = b;
-	e->c = c;
+	const int64_t args[3] = { a, b, c };
+	simtime_t at = s->now;
+	if (taskid >= 0 && taskid < s->ntasks && s->tasks[taskid]->clock > at)
+		at = s->tasks[taskid]->clock;
+	sim_rec_at(s, kind, taskid, at, 3, args);
 }
 
-/* {"next":N,"dropped":D,"events":[[seq,t,kind,task,a,b,c],...],"kinds":[..]}:
+int sim_rec_next(const sim *s, sim_rec_it *it, sim_rec_ev *ev)
+{
+	if (it->pos >= s->rec_len)
+		return 0;
+	const uint64_t *w = &s->rec[it->pos];
+	ev->t = w[0];
+	ev->kind = (int)(w[1] & 0xffff);
+	ev->task = (int)((w[1] >> 16) & 0xffff) - 1;
+	ev->n = (int)(w[1] >> 32);
+	for (int i = 0; i < ev->n; i++)
+		ev->a[i] = (int64_t)w[2 + i];
+	it->pos += 2 + (size_t)ev->n;
+	return 1;
+}
+
+/* An integer, fast: a recording is up to a few million of them. */
+static void put_int(strbuf *out, int64_t v)
+{
+	char b[24];
+	int i = 24;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		b[--i] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		b[--i] = '-';
+	for (; i < 24; i++)
+		sb_putc(out, b[i]);
+}
+
+/*
+ * {"recording":bool, "from_ns", "complete":bool, "kept", "unkept",
+ *  "max_events", "last_ns", "short_of_memory":bool,
+ *  "kinds":[{"name","args":[..]}], "tasks":[name by id],
+ *  "next": events kept so far, "events":[[t, kind, task, args...],...]}:
  * the events numbered after `since` (from 1: since = 0 gives all), next =
- * the last one's number, to pass as the next call's since. */
+ * the last one's number, to pass as the next call's since.
+ */
 void sim_trace_json(const sim *s, uint64_t since, strbuf *out)
 {
-	/* the ring keeps the last TRACE_CAP: numbers oldest..trace_seq */
-	uint64_t oldest = s->trace_seq > TRACE_CAP ? s->trace_seq - TRACE_CAP + 1 : 1;
-	uint64_t from = since >= oldest ? since + 1 : oldest;
 	js_obj(out);
-	js_kint(out, "next", (int64_t)s->trace_seq);
-	js_kint(out, "dropped", (int64_t)(since + 1 < oldest ? oldest - 1 - since : 0));
+	js_kbool(out, "recording", s->rec_state >= 2);
+	js_kint(out, "from_ns", (int64_t)s->rec_t0);
+	js_kbool(out, "complete", s->rec_state >= 2 && s->rec_unkept == 0);
+	js_kint(out, "kept", (int64_t)s->rec_kept);
+	js_kint(out, "unkept", (int64_t)s->rec_unkept);
+	js_kint(out, "max_events", (int64_t)s->rec_max);
+	js_kint(out, "last_ns", (int64_t)s->rec_last);
+	js_kbool(out, "short_of_memory", s->rec_short);
 	js_key(out, "kinds");
 	js_arr(out);
-	for (int i = 0; i < s->nkinds; i++)
-		js_str(out, s->kind_names[i]);
+	for (int i = 0; i < s->nkinds; i++) {
+		js_obj(out);
+		js_kstr(out, "name", s->kind_names[i]);
+		js_key(out, "args");
+		js_arr(out);
+		const char *a = s->kind_args[i];
+		while (*a) {
+			char nm[40];
+			size_t k = 0;
+			while (*a && *a != ',' && k + 1 < sizeof nm)
+				nm[k++] = *a++;
+			nm[k] = 0;
+			js_str(out, nm);
+			if (*a == ',')
+				a++;
+		}
+		js_arr_end(out);
+		js_obj_end(out);
+	}
 	js_arr_end(out);
+	js_key(out, "tasks");
+	js_arr(out);
+	for (int i = 0; i < s->ntasks; i++)
+		js_str(out, s->tasks[i]->name ? s->tasks[i]->name : "task");
+	js_arr_end(out);
+	js_kint(out, "next", (int64_t)s->rec_kept);
 	js_key(out, "events");
 	js_arr(out);
-	for (uint64_t q = from; q <= s->trace_seq; q++) {
-		const trace_ev *e = &s->ring[q % TRACE_CAP];
-		js_arr(out);
-		js_int(out, (int64_t)e->seq);
-		js_int(out, (int64_t)e->t);
-		js_int(out, e->kind);
-		js_int(out, e->task);
-		js_int(out, e->a);
-		js_int(out, e->b);
-		js_int(out, e->c);
-		js_arr_end(out);
+	sim_rec_it it = {0};
+	sim_rec_ev ev;
+	for (uint64_t q = 0; sim_rec_next(s, &it, &ev); q++) {
+		if (q < since)
+			continue;
+		js_raw(out, "[");
+		put_int(out, (int64_t)ev.t);
+		sb_putc(out, ',');
+		put_int(out, ev.kind);
+		sb_putc(out, ',');
+		put_int(out, ev.task);
+		for (int i = 0; i < ev.n; i++) {
+			sb_putc(out, ',');
+			put_int(out, ev.a[i]);
+		}
+		sb_putc(out, ']');
 	}
 	js_arr_end(out);
 	js_obj_end(out);

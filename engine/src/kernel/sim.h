@@ -163,22 +163,105 @@ int64_t sim_counter(const sim *s, const char *name); /* 0 if unknown */
 int sim_series_id(sim *s, const char *name);
 void sim_series_add(sim *s, int id, simtime_t t, double v);
 
-/* ---- Trace: a bounded ring of structured events for the front end. */
-typedef struct trace_ev {
-	uint64_t seq;
-	simtime_t t;
-	int16_t kind;   /* index into the names given to sim_trace_kind() */
-	int16_t task;   /* task id or -1 */
-	int32_t pad;
-	int64_t a, b, c; /* kind-specific arguments */
-} trace_ev;
+/* ---- Recording: a bounded trace of structured events for the front end.
+ *
+ * Off unless a run asks for it (lab_record). Every call site tests
+ * sim_recording() first, an inline load, so a run that does not record
+ * pays a predictable branch per site and nothing else. Recording never
+ * changes the simulation: it charges no time, draws no random number, and
+ * its buffer is not one of the run's counted allocations (labmem.h
+ * lab_try_realloc): a recording that cannot grow stops keeping events.
+ *
+ * An event is a time (the acting task's clock, else now), a kind (the
+ * table in trace_kinds.def, plus any registered with sim_trace_kind), the
+ * task id and up to SIM_REC_MAXARGS integer arguments. Events are kept in
+ * the order the engine did them, which is the order the structures
+ * changed in; their times are not monotonic across tasks, since a task's
+ * step runs ahead of the others' (see the time model above).
+ *
+ * A recording starts at a simulated time: the registered dumpers then list
+ * the structures as they are (trees block by block, io_trees record by
+ * record), so that a reader rebuilds every picture from the events alone.
+ * It keeps at most max_events; after that it counts the events it did not
+ * keep, and the JSON says the trace is a window ("complete": false).
+ */
+#define SIM_REC_MAXARGS 12
 
-int sim_trace_kind(sim *s, const char *name); /* register or look up */
+enum sim_trace_kinds {
+#define K(id, name, args) TK_##id,
+#include "trace_kinds.def"
+#undef K
+	TK_NKINDS
+};
+
+/* The first member of struct sim, so that the test is inline. */
+typedef struct sim_rec_flag {
+	int on;
+} sim_rec_flag;
+
+static inline int sim_recording(const sim *s)
+{
+	return s && ((const sim_rec_flag *)(const void *)s)->on;
+}
+
+/* Register a kind (args: its argument names, "a,b,c"), or look one up by
+ * name (args may then be NULL). Returns its id, or -1 when the table is
+ * full. */
+int sim_trace_kind(sim *s, const char *name);
+int sim_trace_kind_args(sim *s, const char *name, const char *args);
+
+/* Keep an event (when recording). t: the acting task (its clock is the
+ * time) or NULL: the task whose step is running, if any, else now. */
+void sim_rec(sim *s, int kind, const task *t, int n, const int64_t *args);
+/* The same at an explicit time (a device request's submission). */
+void sim_rec_at(sim *s, int kind, int taskid, simtime_t at, int n, const int64_t *args);
+/* SIM_REC(s, TK_X, task, args...): the call with its test. */
+#define SIM_REC(s, kind, t, ...)                                               \
+	do {                                                                   \
+		if (sim_recording(s)) {                                        \
+			const int64_t rec_args_[] = { __VA_ARGS__ };           \
+			sim_rec((s), (kind), (t),                              \
+				(int)(sizeof rec_args_ / sizeof rec_args_[0]), \
+				rec_args_);                                    \
+		}                                                              \
+	} while (0)
+/* Three arguments (the older call sites). */
 void sim_trace(sim *s, int kind, int task, int64_t a, int64_t b, int64_t c);
-void sim_trace_enable(sim *s, int on); /* off by default in the CLI */
+
+/* Start recording at simulated time `from` (now or later; the dumpers run
+ * then), keeping at most max_events. 0, LAB_EINVAL (max_events 0), LAB_ESTATE
+ * (already recording or recorded) or LAB_ENOMEM. */
+int sim_record_start(sim *s, simtime_t from, uint64_t max_events);
+
+/* A dumper lists a structure's current state as events; a subsystem that
+ * owns structures registers one for as long as they live. */
+typedef void (*sim_dump_fn)(sim *s, void *ctx);
+int sim_rec_dumper(sim *s, sim_dump_fn fn, void *ctx); /* 0 or LAB_ENOMEM */
+void sim_rec_dumper_remove(sim *s, void *ctx);
+/* Identities for events: a number per file system instance (fs, dfs), a
+ * handle per tree. Handed out whether or not the run records. */
+int64_t sim_rec_fsno(sim *s);
+int64_t sim_rec_handle(sim *s);
+
+/* Reading a recording back (tests; the JSON below). */
+typedef struct sim_rec_ev {
+	simtime_t t;
+	int kind, task, n;
+	int64_t a[SIM_REC_MAXARGS];
+} sim_rec_ev;
+typedef struct sim_rec_it {
+	size_t pos;
+} sim_rec_it;
+/* The next kept event after *it (zeroed to start): 1, or 0 at the end. */
+int sim_rec_next(const sim *s, sim_rec_it *it, sim_rec_ev *ev);
+uint64_t sim_rec_kept(const sim *s);
+uint64_t sim_rec_unkept(const sim *s);
+const char *sim_trace_kind_name(const sim *s, int kind);
 
 /* Iterators for serialisation (exp.c / lab.c). */
 struct strbuf;
+/* The recording from event number `since` on (sim.c documents the
+ * document's shape). */
 void sim_trace_json(const sim *s, uint64_t since, struct strbuf *out);
 void sim_series_json(const sim *s, struct strbuf *out);
 void sim_counters_json(const sim *s, struct strbuf *out);

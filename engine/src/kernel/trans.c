@@ -306,11 +306,18 @@ static int commit_body(trans_mgr *tm, transaction *tr, task *t, simtime_t reques
 	tr->state = TRANS_COMMIT_DOING;
 	int rc = 0;
 
+	int64_t fsno = tm->fs->rec_fs;
+	if (sim_recording(tm->sim)) {
+		const int64_t a[] = { fsno, (int64_t)c.transid, TPH_WAIT, c.reason };
+		sim_rec_at(tm->sim, TK_COMMIT_PHASE, t ? t->id : -1, requested, 4, a);
+	}
+	SIM_REC(tm->sim, TK_COMMIT_PHASE, t, fsno, (int64_t)c.transid, TPH_DREFS, c.reason);
 	simtime_t p0 = t ? t->clock : 0;
 	rc = run_delayed_refs(tm, tr, t, &c.heads);
 	simtime_t p1 = t ? t->clock : 0;
 	c.ph_ns[TPH_DREFS] = p1 - p0;
 
+	SIM_REC(tm->sim, TK_COMMIT_PHASE, t, fsno, (int64_t)c.transid, TPH_QGROUP, c.reason);
 	if (!rc && tm->account) {
 		int n = tm->account(tm->account_ctx, tr, t);
 		if (n < 0)
@@ -321,6 +328,7 @@ static int commit_body(trans_mgr *tm, transaction *tr, task *t, simtime_t reques
 	simtime_t p2 = t ? t->clock : 0;
 	c.ph_ns[TPH_QGROUP] = p2 - p1;
 
+	SIM_REC(tm->sim, TK_COMMIT_PHASE, t, fsno, (int64_t)c.transid, TPH_WRITE, c.reason);
 	uint64_t blocks0 = tm->fs->dirty_blocks;
 	uint64_t written0 = (uint64_t)sim_counter(tm->sim, "blocks_written");
 	if (!rc)

@@ -23,9 +23,23 @@
 
 /* ------------------------------------------------------------------ */
 
+/* Recording (sim.h): every inode's io_tree as it is. */
+static void dfs_rec_dump(sim *s, void *ctx)
+{
+	dfs *fs = ctx;
+	(void)s;
+	for (int i = 0; i < fs->ninodes; i++)
+		eio_rec_dump(&fs->inodes[i]->io);
+}
+
 int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o)
 {
 	memset(fs, 0, sizeof(*fs));
+	if (s) {
+		fs->rec_fs = sim_rec_fsno(s);
+		if (sim_rec_dumper(s, dfs_rec_dump, fs))
+			return LAB_ENOMEM;
+	}
 	fs->s = s;
 	fs->dev = dev;
 	fs->o = *o;
@@ -143,6 +157,8 @@ static void dinode_free(dinode *d)
 
 void dfs_destroy(dfs *fs)
 {
+	if (fs->s)
+		sim_rec_dumper_remove(fs->s, fs);
 	for (int i = 0; i < fs->ninodes; i++)
 		dinode_free(fs->inodes[i]);
 	free(fs->inodes);
@@ -174,6 +190,7 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	d->fs = fs;
 	d->ino = ino;
 	eio_init(&d->io);
+	eio_rec_attach(&d->io, fs->s, fs->rec_fs, (int64_t)ino);
 	emap_init(&d->em);
 	ordered_init(&d->oe);
 	pc_init(&d->pc);
@@ -501,6 +518,8 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	eio_clear_bits(&d->io, oe.file_off, oe.file_off + oe.len - 1,
 		       EXTENT_DELALLOC_NEW, NULL, c, NULL, 0);
 	ordered_remove(&d->oe, oe.file_off);
+	SIM_REC(fs->s, TK_OE_DONE, t, fs->rec_fs, (int64_t)d->ino, (int64_t)oe.file_off,
+		(int64_t)oe.len);
 	assert(d->ordered_bytes >= oe.len);
 	d->ordered_bytes -= oe.len;
 	fs->ordered_inflight--;
@@ -662,6 +681,7 @@ static int wb_extent(dinode *d, task *t)
 	else
 		emap_insert(&d->em, ds, len, disk);
 	ordered_add(&d->oe, ds, len, disk);
+	SIM_REC(s, TK_OE_ADD, t, fs->rec_fs, (int64_t)d->ino, (int64_t)ds, (int64_t)len);
 	d->ordered_bytes += len;
 	fs->ordered_inflight++;
 	sim_series_add(s, fs->series_ordered, t->clock, (double)fs->ordered_inflight);
@@ -1059,6 +1079,7 @@ void dfs_remount(dfs *fs)
 		assert(vd_clean(d));
 		eio_destroy(&d->io);
 		eio_init(&d->io);
+		eio_rec_attach(&d->io, fs->s, fs->rec_fs, (int64_t)d->ino);
 		emap_clear(&d->em);
 		pc_drop_clean(&d->pc);
 		dirty_clear(d);

@@ -176,6 +176,7 @@ typedef struct dfile {
 
 typedef struct dfs {
 	sim *s;
+	int64_t rec_fs;                /* this instance's number in a recording */
 	bdev *dev;
 	data_opts o;
 	dinode **inodes;               /* in creation order */
