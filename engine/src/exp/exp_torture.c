@@ -523,29 +523,42 @@ void tort_want_commit(tort *c, int why)
 	c->state = ST_QUIET;
 }
 
+/* Recording: operation `name` starts (kind "op:NAME", sim.h). */
+static void rec_op(tort *c, task *t, const char *name)
+{
+	sim *s = c->fs->sim;
+	if (!sim_recording(s))
+		return;
+	char kind[32];
+	snprintf(kind, sizeof kind, "op:%s", name);
+	const int64_t a[] = { (int64_t)c->ops };
+	sim_rec(s, sim_trace_kind_args(s, kind, "n"), t, 1, a);
+}
+
 /* One operation inside the handle c->h. */
 static void run_op(tort *c, task *t)
 {
 	uint64_t x = tort_below(c, 1000);
 	if (x < 220)
-		op_create(c, t, 0);
+		rec_op(c, t, "create"), op_create(c, t, 0);
 	else if (x < 270)
-		op_create(c, t, 1);
+		rec_op(c, t, "mkdir"), op_create(c, t, 1);
 	else if (x < 470)
-		op_write(c, t);
+		rec_op(c, t, "write"), op_write(c, t);
 	else if (x < 550)
-		op_truncate(c, t);
+		rec_op(c, t, "truncate"), op_truncate(c, t);
 	else if (x < 590)
-		op_lseek(c, t);
+		rec_op(c, t, "lseek"), op_lseek(c, t);
 	else if (x < 630)
-		op_read(c, t);
+		rec_op(c, t, "read"), op_read(c, t);
 	else if (x < 710)
-		op_rename(c, t);
+		rec_op(c, t, "rename"), op_rename(c, t);
 	else if (x < 820)
-		op_unlink(c, t);
+		rec_op(c, t, "unlink"), op_unlink(c, t);
 	else if (x < 900)
-		op_stat(c, t);
+		rec_op(c, t, "stat"), op_stat(c, t);
 	else if (x < 915) {
+		rec_op(c, t, "fsync");
 		if (c->mix_all) {
 			tort_op_fsync_storm(c, t);
 		} else {
@@ -557,23 +570,23 @@ static void run_op(tort *c, task *t)
 			tort_want_commit(c, CW_FSYNC);
 		}
 	} else if (x < 920)
-		tort_want_commit(c, CW_SYNC);
+		rec_op(c, t, "sync"), tort_want_commit(c, CW_SYNC);
 	else if (c->mix_all && x < 926)
-		tort_op_snapshot(c, t);
+		rec_op(c, t, "snapshot"), tort_op_snapshot(c, t);
 	else if (c->mix_all && x < 929)
-		tort_op_snap_delete(c, t);
+		rec_op(c, t, "snapshot_delete"), tort_op_snap_delete(c, t);
 	else if (c->mix_all && x < 932)
-		tort_op_subvol_create(c, t);
+		rec_op(c, t, "subvol_create"), tort_op_subvol_create(c, t);
 	else if (c->mix_all && x < 934)
-		tort_op_subvol_delete(c, t);
+		rec_op(c, t, "subvol_delete"), tort_op_subvol_delete(c, t);
 	else if (c->mix_all && x < 936)
-		tort_want_commit(c, CW_REMOUNT);
+		rec_op(c, t, "remount"), tort_want_commit(c, CW_REMOUNT);
 	else if (c->mix_all && x < 938)
-		tort_op_send(c, t);
+		rec_op(c, t, "send"), tort_op_send(c, t);
 	else if (x < 970)
-		op_create(c, t, 0);
+		rec_op(c, t, "create"), op_create(c, t, 0);
 	else
-		op_write(c, t);
+		rec_op(c, t, "write"), op_write(c, t);
 }
 
 /* The main task: start a handle, run one op (or commit), end it. */
