@@ -391,6 +391,10 @@ static void merge_state(eio_tree *t, extent_state *st, eio_call *c)
 	 * removes (st, or the one past st) from the merged range at once */
 	extent_state *o = eio_prev(st);
 	if (o && o->end + 1 == st->start && o->bits == st->bits) {
+		/* recorded as: st's old range and o removed, the merged one set */
+		if (rec_on(t))
+			SIM_REC(t->rec_sim, TK_EIO_DEL, NULL, t->rec_fs, t->rec_ino,
+				(int64_t)st->start, (int64_t)st->end);
 		acct(t, st, -1);
 		st->start = o->start;
 		acct(t, st, +1);

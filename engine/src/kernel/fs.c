@@ -663,6 +663,7 @@ static void fs_rec_dump(sim *s, void *ctx)
 	fs_info *fs = ctx;
 	(void)s;
 	uint32_t epoch = ++fs->check_epoch;
+	SIM_REC(fs->sim, TK_FS, NULL, fs->rec_fs, (int64_t)fs->generation);
 	bt_rec_dump(&fs->root_tree, epoch);
 	bt_rec_dump(&fs->extent_tree, epoch);
 	bt_rec_dump(&fs->csum_tree, epoch);
