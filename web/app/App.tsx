@@ -12,7 +12,7 @@ import { nonDefault } from '../model/params';
 import { formatHash, parseHash, type Emphasis, type ViewState } from '../model/urlState';
 import { ChartThemeContext, chartTheme, useWindowWidth } from '../views/common/theme';
 import { KERNEL_COLOR } from '../views/common/palette';
-import { PageCommandsContext, type PageCommands } from './commands';
+import { activePlayer, PageCommandsContext, type PageCommands } from './commands';
 import { engine } from './engine';
 import { ErrorBanner } from './ErrorBanner';
 import { ExperimentPage } from './ExperimentPage';
@@ -140,13 +140,21 @@ export function App() {
         setHelp(false);
         return true;
       },
+      arrow: (dir, shift) => {
+        if (activePlayer.current) activePlayer.current.step(dir, shift ? 'op' : 'event');
+        else if (!shift) (dir > 0 ? commands.current.next : commands.current.prev)?.();
+      },
+      playPause: () => {
+        if (!activePlayer.current) return false;
+        activePlayer.current.playPause();
+        return true;
+      },
     };
     const onKey = (e: KeyboardEvent): void => {
       if (e.defaultPrevented || e.isComposing) return;
       const a = actionFor(e, inField(e.target));
       if (!a) return;
-      e.preventDefault();
-      a.perform(ctx);
+      if (a.perform(ctx, e) !== false) e.preventDefault();
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);

@@ -14,7 +14,8 @@ import { PatchToggles } from './PatchToggles';
 import { usePageCommands } from './commands';
 import { ErrorBanner } from './ErrorBanner';
 import { ParamForm } from './ParamForm';
-import { collectFor, stepsFor } from '../views/registry';
+import { collectFor, replayFor, stepsFor } from '../views/registry';
+import { ReplaySection } from '../views/replay/ReplaySection';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { saveJson } from './storage';
@@ -55,6 +56,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   const [openNarrow, setOpenNarrow] = useState(false);
   const changed = Object.keys(nonDefault(info.params, values)).length + (seed !== 1 ? 1 : 0);
   const { state } = runner;
+  const replaySpec = replayFor(info.name);
   const stale = state.key !== null && state.key !== specKey(specs);
 
   useEffect(() => saveJson(`form:${info.name}`, nonDefault(info.params, values)), [info, values]);
@@ -189,6 +191,9 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
           view={view}
           onView={onView}
         />
+        {replaySpec && !invalid && (
+          <ReplaySection info={info} params={values} seed={seed} spec={replaySpec} at={view.at} onAt={(at) => onView({ at: at ?? undefined })} onParams={runWith} />
+        )}
       </section>
     </div>
   );

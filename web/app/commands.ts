@@ -12,6 +12,15 @@ export interface PageCommands {
   prev?: () => void;
 }
 
+/** A replay's playback, while one is open on the page (arrows and space drive it). */
+export interface PlayerCommands {
+  step(dir: 1 | -1, unit: 'event' | 'op'): void;
+  playPause(): void;
+}
+
+/** The open replay, if any: one page at a time shows one. */
+export const activePlayer: { current: PlayerCommands | null } = { current: null };
+
 export const PageCommandsContext = createContext<MutableRefObject<PageCommands> | null>(null);
 
 /** Register this page's commands for as long as it is mounted (latest closures win). */

@@ -12,6 +12,8 @@ export interface LabTestHook {
   lessonChecks: Record<string, boolean[]>;
   /** The numbers each step's text states about its run, checked on the run drawn. */
   lessonClaims: Record<string, { text: string; ok: boolean; shown: string }[]>;
+  /** The open replay's first divergence (an event index; -1 none). */
+  replayDivergence?: number;
 }
 
 declare global {

@@ -37,6 +37,7 @@ export interface LabModule {
   _lab_step(run: Ptr, maxEvents: number, done: Ptr): number;
   _lab_progress(run: Ptr): number;
   _lab_result_json(run: Ptr, out: Ptr): number;
+  _lab_record(run: Ptr, fromNs: number, maxEvents: number): number;
   _lab_trace_json(run: Ptr, since: number, out: Ptr): number;
   _lab_snapshot_json(run: Ptr, what: Ptr, out: Ptr): number;
   _lab_check(run: Ptr): number;
@@ -228,6 +229,11 @@ export class Bridge {
 
   result(run: RunHandle, wallMs = 0): RunResult {
     return parseRunResult(this.withOut((o) => this.m._lab_result_json(run.ptr, o), 'lab_result_json'), wallMs);
+  }
+
+  /** Record the run from simulated time fromNs, keeping at most maxEvents (lab_record). */
+  record(run: RunHandle, fromNs: number, maxEvents: number): void {
+    this.check(this.m._lab_record(run.ptr, fromNs, Math.max(1, Math.min(maxEvents, 0xffffffff)) >>> 0), 'lab_record');
   }
 
   /** Trace events after `since` and the sampled series (experiment-defined JSON). */

@@ -5,6 +5,8 @@
  * these shapes, and the worker, the client and every component use only them.
  */
 
+import type { Trace } from '../model/trace';
+
 export type Variant = 'before' | 'after' | 'base';
 export type ParamType = 'int' | 'float' | 'enum' | 'int-or-inf' | 'bool';
 export type ParamValue = number | string | boolean;
@@ -91,7 +93,18 @@ export interface RunSpec {
 export interface CollectSpec {
   snapshots?: string[];
   trace?: boolean;
+  /** Record the run (lab_record): from simulated time fromNs (default 0),
+   * at most maxEvents (default RECORD_EVENTS); the result's `recording`. */
+  record?: RecordSpec;
 }
+
+export interface RecordSpec {
+  fromNs?: number;
+  maxEvents?: number;
+}
+
+/** A recording's default bound: a classroom-scale run fits whole. */
+export const RECORD_EVENTS = 400_000;
 
 /** A finished run: metrics, simulated time, events, experiment-specific details. */
 export interface RunResult {
@@ -103,6 +116,8 @@ export interface RunResult {
   /** By name, when requested; a snapshot that failed holds {error: message}. */
   snapshots?: Record<string, unknown>;
   trace?: unknown;
+  /** The recorded events, decoded (model/trace.ts), when `record` was asked. */
+  recording?: Trace;
 }
 
 /** An engine error as plain data (it crosses the worker boundary). */

@@ -7,7 +7,8 @@
  */
 import type { Bridge, RunHandle } from './bridge';
 import { MsgType, type CancelRequest, type ListRequest, type RunRequest, type WorkerRequest, type WorkerResponse } from './protocol';
-import { LabError, type CollectSpec, type RunResult } from './types';
+import { decodeTrace, type RawTrace } from '../model/trace';
+import { LabError, RECORD_EVENTS, type CollectSpec, type RunResult } from './types';
 
 export type Post = (msg: WorkerResponse) => void;
 
@@ -19,7 +20,12 @@ const yieldToEvents = (): Promise<void> => new Promise((resolve) => setTimeout(r
 /** Add the requested snapshots and trace to a finished run's result. */
 function collect(b: Bridge, h: RunHandle, result: RunResult, spec: CollectSpec | undefined): RunResult {
   if (!spec) return result;
-  if (spec.trace) result.trace = b.trace(h, 0);
+  if (spec.trace || spec.record) {
+    const doc = b.trace(h, 0) as { trace?: RawTrace };
+    if (spec.record && doc.trace) result.recording = decodeTrace(doc.trace);
+    // the events travel once, decoded; the rest (series, counters) as is
+    if (spec.trace) result.trace = spec.record && doc.trace ? { ...doc, trace: { ...doc.trace, events: [] } } : doc;
+  }
   if (spec.snapshots && spec.snapshots.length > 0) {
     result.snapshots = {};
     for (const name of spec.snapshots) {
@@ -59,6 +65,8 @@ export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post):
     const t0 = now();
     const h = b.open(req.spec);
     try {
+      const rec = req.collect?.record;
+      if (rec) b.record(h, rec.fromNs ?? 0, rec.maxEvents ?? RECORD_EVENTS);
       let budget = 5000; // events per slice, adapted to the host's speed
       for (let slices = 1; ; slices++) {
         const s0 = now();

@@ -17,6 +17,12 @@ export interface ActionContext {
   toggleHelp(): void;
   /** Close the help overlay if open; true if it was. */
   closeOverlay(): boolean;
+  /** An arrow key: steps a replay that is open (by event, or with shift by
+   * operation); otherwise → / ← are next / previous. */
+  arrow(dir: 1 | -1, shift: boolean): void;
+  /** Space: play or pause a replay that is open; false when there is none
+   * (the key then keeps its usual meaning). */
+  playPause(): boolean;
 }
 
 /** The parts of a KeyboardEvent the tests look at. */
@@ -25,6 +31,7 @@ export interface KeyLike {
   ctrlKey: boolean;
   metaKey: boolean;
   altKey: boolean;
+  shiftKey?: boolean;
 }
 
 export interface Action {
@@ -34,7 +41,8 @@ export interface Action {
   /** Applies even while typing in a form field (only Escape does). */
   inFields?: boolean;
   test(e: KeyLike): boolean;
-  perform(ctx: ActionContext): void;
+  /** false: not handled after all (the key keeps its default) */
+  perform(ctx: ActionContext, e: KeyLike): void | boolean;
 }
 
 const plain = (e: KeyLike): boolean => !e.ctrlKey && !e.metaKey && !e.altKey;
@@ -52,8 +60,22 @@ export const ACTIONS: readonly Action[] = [
       if (!c.closeOverlay()) c.cancel();
     },
   },
-  { id: 'next', label: 'Next lesson step; on an experiment page, its next setup (published setup, threshold, or measured job)', keys: ['→', 'n'], test: key('ArrowRight', 'n', 'N'), perform: (c) => c.next() },
-  { id: 'prev', label: 'Previous lesson step; on an experiment page, its previous setup', keys: ['←', 'p'], test: key('ArrowLeft', 'p', 'P'), perform: (c) => c.prev() },
+  {
+    id: 'next',
+    label: 'Next lesson step; on an experiment page, its next setup (published setup, threshold, or measured job). While a replay is open, → steps it instead (n still steps the setups)',
+    keys: ['→', 'n'],
+    test: key('ArrowRight', 'n', 'N'),
+    perform: (c, e) => (e.key === 'ArrowRight' ? c.arrow(1, !!e.shiftKey) : c.next()),
+  },
+  {
+    id: 'prev',
+    label: 'Previous lesson step; on an experiment page, its previous setup. While a replay is open, ← steps it back (p still steps the setups)',
+    keys: ['←', 'p'],
+    test: key('ArrowLeft', 'p', 'P'),
+    perform: (c, e) => (e.key === 'ArrowLeft' ? c.arrow(-1, !!e.shiftKey) : c.prev()),
+  },
+  { id: 'replay-op', label: 'Replay: next / previous operation (an lseek, a drop step, a torture operation)', keys: ['⇧→', '⇧←'], test: () => false, perform: () => undefined },
+  { id: 'replay-play', label: 'Replay: play / pause', keys: ['Space'], test: key(' '), perform: (c) => c.playPause() },
   { id: 'emphasis', label: 'Emphasise before, then after, then neither', keys: ['e'], test: key('e', 'E'), perform: (c) => c.cycleEmphasis() },
   { id: 'focus', label: 'Focus mode for projectors: one large before/after pair, chart text from 24 px, no prose', keys: ['f'], test: key('f', 'F'), perform: (c) => c.toggleFocus() },
   { id: 'contrast', label: 'High-contrast projector theme (black text, thicker lines, larger chart text)', keys: ['c'], test: key('c', 'C'), perform: (c) => c.toggleContrast() },

@@ -26,13 +26,32 @@ describe('actions table', () => {
   it('Escape closes the overlay first, then cancels', () => {
     const ctx: ActionContext = {
       run: vi.fn(), cancel: vi.fn(), next: vi.fn(), prev: vi.fn(), cycleEmphasis: vi.fn(), toggleFocus: vi.fn(), toggleContrast: vi.fn(), toggleHelp: vi.fn(),
-      closeOverlay: vi.fn().mockReturnValueOnce(true).mockReturnValueOnce(false),
+      closeOverlay: vi.fn().mockReturnValueOnce(true).mockReturnValueOnce(false), arrow: vi.fn(), playPause: vi.fn(),
     };
     const esc = actionFor(ev('Escape'), false);
-    esc?.perform(ctx);
+    esc?.perform(ctx, ev('Escape'));
     expect(ctx.cancel).not.toHaveBeenCalled();
-    esc?.perform(ctx);
+    esc?.perform(ctx, ev('Escape'));
     expect(ctx.cancel).toHaveBeenCalledTimes(1);
+  });
+
+  it('arrows go to the replay when one is open (shift: by operation), n / p to the setups; space plays', () => {
+    const ctx: ActionContext = {
+      run: vi.fn(), cancel: vi.fn(), next: vi.fn(), prev: vi.fn(), cycleEmphasis: vi.fn(), toggleFocus: vi.fn(), toggleContrast: vi.fn(), toggleHelp: vi.fn(),
+      closeOverlay: vi.fn(), arrow: vi.fn(), playPause: vi.fn().mockReturnValue(false),
+    };
+    const right = { ...ev('ArrowRight'), shiftKey: true };
+    actionFor(right, false)?.perform(ctx, right);
+    expect(ctx.arrow).toHaveBeenCalledWith(1, true);
+    actionFor(ev('ArrowLeft'), false)?.perform(ctx, ev('ArrowLeft'));
+    expect(ctx.arrow).toHaveBeenCalledWith(-1, false);
+    actionFor(ev('n'), false)?.perform(ctx, ev('n'));
+    expect(ctx.next).toHaveBeenCalledTimes(1);
+    expect(ctx.arrow).toHaveBeenCalledTimes(2);
+    const space = actionFor(ev(' '), false);
+    expect(space?.id).toBe('replay-play');
+    // no replay open: not handled, so the key keeps its default
+    expect(space?.perform(ctx, ev(' '))).toBe(false);
   });
 
   it('has unique ids and a label and key for each action', () => {

@@ -18,6 +18,8 @@ import { metricLabel } from './common/labels';
 import { measuredJobs } from '../model/fioJobs';
 import { publishedSetups } from '../model/params';
 import type { ViewProps } from './types';
+import { droppingTree } from './replay/pick';
+import type { ReplaySpec } from './replay/ReplaySection';
 import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
 import { SWEEP_THRESHOLDS } from './qgroup/model';
@@ -32,6 +34,8 @@ export interface ViewEntry {
    * experiment's page (default: the published rows' setups; a lesson keeps
    * its own steps). */
   steps?: (info: ExperimentInfo, values: Record<string, string>) => Record<string, string>[];
+  /** "Watch it happen": record the runs and play them back (views/replay/README.md) */
+  replay?: ReplaySpec;
 }
 
 /**
@@ -115,9 +119,31 @@ export const VIEWS: Record<string, ViewEntry> = {
   // → / ← walk the jobs fio measured on the profile, as the job picker lists them
   fio: { component: DeviceView, steps: (info, v) => measuredJobs(info.published, v.device ?? '').map((j) => j.params) },
   // → / ← walk the sweep's thresholds (the RFC table's 1K-8K and infinite, and 16K)
-  'qgroup-drop': { component: QgroupView, steps: () => SWEEP_THRESHOLDS.map((threshold) => ({ threshold })) },
-  'sparse-cp': { component: SparseCpView },
-  torture: { component: TortureView, collect: { trace: true } },
+  'qgroup-drop': {
+    component: QgroupView,
+    steps: () => SWEEP_THRESHOLDS.map((threshold) => ({ threshold })),
+    replay: {
+      blurb: 'The cleaner drops each deleted subvolume leaf by leaf (op:drop steps): watch its tree turn to ghosts, the qgroup records pile up in the transaction, and the commit that accounts them; after the patch, the threshold commits part-way.',
+      pickTree: droppingTree,
+      classroom: { subvols: '2', files: '256', threshold: '64' },
+    },
+  },
+  'sparse-cp': {
+    component: SparseCpView,
+    replay: {
+      blurb: "Each lseek locks the io_tree from its offset to EOF and walks every record in that range: before the series, the hole reads' UPTODATE records pile up ahead of cp's cursor; after it, the lock meets one record.",
+      showIo: true,
+      classroom: { file_mib: '8', state: 'cold' },
+    },
+  },
+  torture: {
+    component: TortureView,
+    collect: { trace: true },
+    replay: {
+      blurb: 'Step through any operation (shift+→): the search path down the fs tree, the blocks it COWs and locks, the splits, and each commit.',
+      classroom: { ops: '400' },
+    },
+  },
 };
 
 /** The view for an experiment, or null. */
@@ -128,6 +154,11 @@ export function viewFor(experiment: string): ComponentType<ViewProps> | null {
 /** What the experiment's view wants collected from each run (undefined: nothing). */
 export function collectFor(experiment: string): CollectSpec | undefined {
   return VIEWS[experiment]?.collect;
+}
+
+/** The experiment's replay, if it has one. */
+export function replayFor(experiment: string): ReplaySpec | undefined {
+  return VIEWS[experiment]?.replay;
 }
 
 /** The parameter sets next / previous step through on the experiment's page (none: []). */

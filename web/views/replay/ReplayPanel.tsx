@@ -1,0 +1,311 @@
+/*
+ * ReplayPanel.tsx - playback of one or two recorded runs (before | after,
+ * or a single base run), side by side: a scrubber over simulated time with
+ * play / pause, step by event and by operation, speed, one clock or aligned
+ * on the same operation, "first divergence"; each side draws the pictures
+ * of its run at the cursor (a B-tree, the file's io_tree, the transaction's
+ * queues). Keyboard while it is open: space, ← / →, shift + ← / →.
+ * See README.md in this folder for how a view embeds it.
+ */
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { activePlayer } from '../../app/commands';
+import { testHook } from '../../app/testHook';
+import { useWidth } from '../../app/useWidth';
+import type { Variant } from '../../engine/types';
+import { fmtNs, fmtNum } from '../../model/format';
+import { convert, cursorTime, endTime, formatCursor, parseCursor, positions, sides, startTime, step, type Cursor, type Sides, type Sync } from '../../model/playback';
+import { findTree, Replay, type ReplayState, type TreeInfo } from '../../model/replay';
+import { eventAt, firstDivergence, opAt, type Trace } from '../../model/trace';
+import { treeChoices } from '../../model/treeLayout';
+import { VARIANT_COLOR, VARIANT_LABEL } from '../types';
+import { IoTreeView } from './IoTreeView';
+import { TreeLegend, TreeView } from './TreeView';
+
+export interface ReplaySide {
+  variant: Variant;
+  trace: Trace;
+}
+
+export interface ReplayPanelProps {
+  /** one or two runs; the first is the reference of op-aligned playback */
+  runs: ReplaySide[];
+  /** the tree each side shows first: (fs, root id) or a chooser; default the fs tree */
+  pickTree?: (s: ReplayState) => TreeInfo | undefined;
+  /** draw the io_tree of the inode with the most records (sparse-cp) */
+  showIo?: boolean;
+  /** the URL's position, and where to put it (absent: not kept) */
+  at?: string;
+  onAt?: (at: string | null) => void;
+  /** extra words above the player: what to watch */
+  children?: ReactNode;
+}
+
+const SPEEDS = [1, 4, 15, 60, 250, 1000, 4000];
+const PHASES = ['waiting for writers', 'running delayed refs', 'qgroup accounting', 'writing blocks'];
+const WHENCE: Record<number, string> = { 3: 'SEEK_DATA', 4: 'SEEK_HOLE' };
+
+/** One sentence for an operation in progress. */
+function opCaption(tr: Trace, pos: number): string {
+  const op = opAt(tr, pos);
+  if (!op) return pos === 0 ? 'the recording starts' : 'before the first operation';
+  const e = eventAt(tr, op.start - 1);
+  const name = op.kind.slice(3);
+  if (name === 'lseek') {
+    const w = WHENCE[e.args.whence!] ?? `whence ${e.args.whence}`;
+    return `lseek #${op.nth + 1}: ${w} from ${fmtNum(e.args.offset! / 1024)} KiB (inode ${e.args.ino})`;
+  }
+  if (name === 'drop') return `drop step #${op.nth + 1} of subvolume ${e.args.id} (${fmtNum(e.args.leaves_dropped!)} leaves dropped so far)`;
+  return `${name} #${op.nth + 1}`;
+}
+
+function eventCaption(tr: Trace, pos: number): string {
+  if (pos <= 0) return '';
+  const e = eventAt(tr, pos - 1);
+  const args = Object.entries(e.args)
+    .slice(0, 6)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ');
+  return `${e.kind}${e.task ? ` (${e.task})` : ''} ${args}`;
+}
+
+function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
+  side: ReplaySide;
+  replay: Replay;
+  pos: number;
+  width: number;
+  pickTree?: (s: ReplayState) => TreeInfo | undefined;
+  treeSel: number | null;
+  onTree: (id: number) => void;
+  showIo: boolean;
+}) {
+  const s = replay.stateAt(pos);
+  const hasQg = useMemo(() => {
+    const k = side.trace.kindId['qg_record'];
+    return k !== undefined && side.trace.kind.includes(k);
+  }, [side.trace]);
+  const choices = useMemo(() => treeChoices(s), [s, s.pos]);
+  const tree = (treeSel !== null ? choices.find((c) => c.tree.id === treeSel)?.tree : undefined) ?? pickTree?.(s) ?? findTree(s, 1, 5) ?? choices[0]?.tree;
+  const io = showIo ? [...s.io.values()].sort((x, y) => y.recs.size - x.recs.size || y.ordered.size - x.ordered.size)[0] : undefined;
+  const opEv = opAt(side.trace, pos);
+  const lseekSize = opEv && opEv.kind === 'op:lseek' ? eventAt(side.trace, opEv.start - 1).args.i_size : undefined;
+  const ioSize = lseekSize ?? (io ? Math.max(0, ...[...io.recs.values()].map((r) => r.end + 1)) : 0);
+  const ioNow = s.ioReqs.filter((r) => r.done > cursorT(side.trace, pos)).length;
+  return (
+    <section className="replay-side" style={{ borderTopColor: VARIANT_COLOR[side.variant] }} data-testid={`replay-${side.variant}`} data-pos={pos}>
+      <h3 style={{ color: VARIANT_COLOR[side.variant] }}>
+        {VARIANT_LABEL[side.variant]} <span className="replay-t">t = {fmtNs(cursorT(side.trace, pos))}</span>
+      </h3>
+      <div className="replay-caption" data-testid={`replay-op-${side.variant}`}>
+        {opCaption(side.trace, pos)}
+      </div>
+      <div className="replay-event muted" data-testid={`replay-event-${side.variant}`}>
+        event {fmtNum(pos)} of {fmtNum(side.trace.n)}: {eventCaption(side.trace, pos)}
+      </div>
+      <div className="replay-queues">
+        <span data-testid={`replay-commit-${side.variant}`}>
+          {s.commit ? (
+            <b>
+              commit {s.commit.transid}: {PHASES[s.commit.phase] ?? `phase ${s.commit.phase}`}
+            </b>
+          ) : (
+            <>transaction {[...s.transid.values()][0] ?? '?'} running</>
+          )}
+        </span>
+        {hasQg && <span data-testid={`replay-qg-${side.variant}`}>qgroup records in the transaction: {fmtNum(s.qgRecords)}</span>}
+        <span>locks held: {s.locks.length}</span>
+        <span>device requests in flight: {ioNow}</span>
+        {s.tickets > 0 && <span>tickets waiting: {s.tickets}</span>}
+        <span>
+          COWs {fmtNum(s.counts.cows)} · splits {fmtNum(s.counts.splits)} · frees {fmtNum(s.counts.frees)}
+        </span>
+      </div>
+      {io && <IoTreeView io={io} size={ioSize} width={width} pos={pos} lastEvent={pos - 1} />}
+      {tree && (
+        <>
+          <label className="replay-tree-pick">
+            tree{' '}
+            <select value={tree.id} onChange={(e) => onTree(Number(e.target.value))} data-testid={`replay-tree-${side.variant}`}>
+              {choices.map((c) => (
+                <option key={c.tree.h} value={c.tree.id}>
+                  {c.name} ({fmtNum(c.blocks)} blocks)
+                </option>
+              ))}
+            </select>
+          </label>
+          <TreeView key={tree.h} state={s} tree={tree} width={width} tasks={side.trace.tasks} />
+        </>
+      )}
+    </section>
+  );
+}
+
+const cursorT = (tr: Trace, pos: number): number => (pos > 0 ? tr.tmax[Math.min(pos, tr.n) - 1]! : tr.fromNs);
+
+export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children }: ReplayPanelProps) {
+  const a = runs[0]!;
+  const b = runs[1];
+  const S: Sides = useMemo(() => sides(a.trace, b?.trace), [a.trace, b?.trace]);
+  const replays = useMemo(() => runs.map((r) => new Replay(r.trace)), [runs]);
+  const start = replays[0]!.start;
+  const initial = (): Cursor => parseCursor(at) ?? { sync: 'time', t: cursorT(a.trace, start) };
+  const [cursor, setCursor] = useState<Cursor>(initial);
+  const [playing, setPlaying] = useState(false);
+  const [speed, setSpeed] = useState(15);
+  const [treeSel, setTreeSel] = useState<number | null>(null);
+  const [boxRef, boxW] = useWidth<HTMLDivElement>(900);
+  const sideW = Math.max(260, Math.floor((b ? boxW - 16 : boxW * 2) / 2) - 24);
+  const P = positions(S, cursor);
+  const divergence = useMemo(() => (b ? firstDivergence(a.trace, b.trace) : -1), [a.trace, b]);
+  useEffect(() => {
+    testHook().replayDivergence = divergence;
+  }, [divergence]);
+
+  // the URL keeps the cursor while it is not playing
+  const onAtRef = useRef(onAt);
+  onAtRef.current = onAt;
+  useEffect(() => {
+    if (!playing) onAtRef.current?.(formatCursor(cursor));
+  }, [cursor, playing]);
+
+  const doStep = useCallback((dir: 1 | -1, unit: 'event' | 'op') => {
+    setPlaying(false);
+    setCursor((c) => step(S, c, dir, unit));
+  }, [S]);
+
+  // arrows and space drive this player while it is open
+  useEffect(() => {
+    const cmds = { step: doStep, playPause: () => setPlaying((p) => !p) };
+    activePlayer.current = cmds;
+    return () => {
+      if (activePlayer.current === cmds) activePlayer.current = null;
+    };
+  }, [doStep]);
+
+  // play: `speed` events a second (either side's), one frame at a time
+  useEffect(() => {
+    if (!playing) return;
+    let raf = 0;
+    let last = performance.now();
+    let owed = 0;
+    const tick = (now: number): void => {
+      owed += ((now - last) / 1000) * speed;
+      last = now;
+      const k = Math.floor(owed);
+      if (k > 0) {
+        owed -= k;
+        setCursor((c) => {
+          let x = c;
+          for (let i = 0; i < k; i++) x = step(S, x, 1, 'event');
+          const p = positions(S, x);
+          if (p.a >= S.a.n && (!S.b || p.b >= S.b.n)) setPlaying(false);
+          return x;
+        });
+      }
+      raf = requestAnimationFrame(tick);
+    };
+    raf = requestAnimationFrame(tick);
+    return () => cancelAnimationFrame(raf);
+  }, [playing, speed, S]);
+
+  const t0 = startTime(S);
+  const t1 = endTime(S);
+  const tNow = cursorTime(S, cursor);
+  // the scrubber runs over the first run's events (in time mode, to the
+  // time of each): it moves where things happen, not through idle seconds
+  const sliderMax = S.a.n;
+  const sliderVal = P.a;
+  const onSlider = (v: number): void => {
+    setPlaying(false);
+    setCursor(cursor.sync === 'time' ? { sync: 'time', t: v > 0 ? S.a.tmax[v - 1]! : t0 } : { sync: 'op', pos: v });
+  };
+  const setSync = (to: Sync): void => setCursor((c) => convert(S, c, to));
+  const windowNote = runs
+    .filter((r) => !r.trace.complete)
+    .map((r) => `${r.variant}: a window from ${fmtNs(r.trace.fromNs)} to ${fmtNs(r.trace.lastNs)}, ${fmtNum(r.trace.unkept)} later events not kept`);
+
+  return (
+    <div className="replay" ref={boxRef} data-testid="replay" data-sync={cursor.sync}>
+      {children}
+      <div className="player" role="group" aria-label="Playback">
+        <div className="player-buttons">
+          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'op')} title="Previous operation (shift+←)" data-testid="replay-prev-op">
+            ◀◀ op
+          </button>
+          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'event')} title="Previous event (←)" data-testid="replay-prev">
+            ◀
+          </button>
+          <button type="button" className="btn-mini btn-play" onClick={() => setPlaying((p) => !p)} title="Play / pause (space)" data-testid="replay-play" aria-pressed={playing}>
+            {playing ? '⏸ pause' : '▶ play'}
+          </button>
+          <button type="button" className="btn-mini" onClick={() => doStep(1, 'event')} title="Next event (→)" data-testid="replay-next">
+            ▶
+          </button>
+          <button type="button" className="btn-mini" onClick={() => doStep(1, 'op')} title="Next operation (shift+→)" data-testid="replay-next-op">
+            op ▶▶
+          </button>
+          <label className="player-speed">
+            speed{' '}
+            <select value={speed} onChange={(e) => setSpeed(Number(e.target.value))} data-testid="replay-speed">
+              {SPEEDS.map((x) => (
+                <option key={x} value={x}>
+                  {x} events/s
+                </option>
+              ))}
+            </select>
+          </label>
+          {b && (
+            <span className="player-sync" role="radiogroup" aria-label="Hold the two kernels">
+              <button type="button" className={`btn-mini${cursor.sync === 'time' ? ' on' : ''}`} aria-pressed={cursor.sync === 'time'} onClick={() => setSync('time')} data-testid="replay-sync-time" title="Both kernels at the same simulated time">
+                one clock
+              </button>
+              <button type="button" className={`btn-mini${cursor.sync === 'op' ? ' on' : ''}`} aria-pressed={cursor.sync === 'op'} onClick={() => setSync('op')} data-testid="replay-sync-op" title="Both kernels at the same (n-th) operation">
+                same operation
+              </button>
+            </span>
+          )}
+          {b && (
+            <button
+              type="button"
+              className="btn-mini"
+              disabled={divergence < 0}
+              onClick={() => {
+                setPlaying(false);
+                setCursor({ sync: 'op', pos: divergence + 1 });
+              }}
+              data-testid="replay-diverge"
+              title={divergence < 0 ? 'The two runs did the same things' : 'Both kernels at the first event where they differ'}
+            >
+              first divergence
+            </button>
+          )}
+        </div>
+        <input
+          type="range"
+          className="player-scrub"
+          min={0}
+          max={sliderMax}
+          value={sliderVal}
+          onChange={(e) => onSlider(Number(e.target.value))}
+          aria-label="Position: the first run's events"
+          data-testid="replay-scrub"
+        />
+        <div className="player-readout" data-testid="replay-readout">
+          t = {fmtNs(tNow)} of {fmtNs(t1)}
+          {cursor.sync === 'op' ? ' · aligned on the same operation' : ' · one clock'}
+          {b && divergence >= 0 && P.a === divergence + 1 && ' · the first event where the kernels differ'}
+        </div>
+        {windowNote.length > 0 && (
+          <p className="notice" data-testid="replay-window">
+            Recorded as a window (the run is larger than a recording keeps): {windowNote.join('; ')}.
+          </p>
+        )}
+      </div>
+      <div className={`replay-sides${b ? ' two' : ''}`}>
+        {runs.map((r, i) => (
+          <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} />
+        ))}
+      </div>
+      <TreeLegend />
+    </div>
+  );
+}

@@ -1,0 +1,197 @@
+/*
+ * TreeView.tsx - a B-tree of a replayed state, drawn as btrfs's blocks:
+ * nodes and leaves (a bar inside shows how full each is), the current
+ * search's path, COWed / freed / shared blocks, read and write locks and
+ * waiters; hover a block for its keys. A tree too wide for its leaves is a
+ * window over the leaf row with a summary per level; the − / + buttons
+ * zoom (fewer / more leaves), ◀ ▶ pan. See README.md in this folder.
+ *
+ * Colours: never orange or blue (those are the two kernels'); the marks
+ * are the MARK palette below, explained by <TreeLegend>.
+ */
+import { useMemo, useState } from 'react';
+import { fmtNum } from '../../model/format';
+import { keyText, type ReplayState, type TreeInfo } from '../../model/replay';
+import { layoutTree, treeName, type LaidNode } from '../../model/treeLayout';
+
+/** Mark colours (Okabe-Ito minus the kernels' orange and blue). */
+export const MARK = {
+  cow: '#009E73', // written in the running transaction
+  path: '#000000', // the current search's path
+  write: '#CC79A7', // write-locked
+  read: '#F0E442', // read-locked
+  freed: '#9aa3ad', // freed, gone at the commit
+  fill: '#6b7785', // how full a block is
+} as const;
+
+export interface TreeViewProps {
+  state: ReplayState;
+  tree: TreeInfo;
+  width: number;
+  /** task names, for lock holders */
+  tasks?: string[];
+  /** initial leaves before the tree collapses to a window */
+  maxLeaves?: number;
+  /** a short label for tests and screen readers */
+  label?: string;
+}
+
+function nodeTitle(n: LaidNode, tasks: string[] | undefined): string {
+  const kind = n.level ? `node (level ${n.level})` : 'leaf';
+  const fill = `${Math.round(n.fill * 100)}% full`;
+  const keys = n.nritems ? `${keyText(n.k0)} … ${keyText(n.k1)}` : 'empty';
+  const marks: string[] = [];
+  if (n.cowed) marks.push('written (COWed or new) in this transaction');
+  if (n.freed) marks.push('freed in this transaction');
+  if (n.unref) marks.push('given up to a snapshot');
+  if (n.onPath) marks.push("on the current search's path");
+  if (n.lock) marks.push(`${n.lock}-locked by ${n.holders.map((t) => tasks?.[t] ?? `task ${t}`).join(', ')}`);
+  if (n.waitedNs > 0) marks.push(`its last locker waited ${fmtNum(n.waitedNs / 1000)} µs`);
+  return `${kind} ${n.bytenr}, gen ${n.gen}: ${n.nritems} ${n.level ? 'pointers' : 'items'}, ${fill}\nkeys ${keys}${marks.length ? `\n${marks.join('; ')}` : ''}`;
+}
+
+export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label }: TreeViewProps) {
+  const [maxLeaves, setMaxLeaves] = useState<number>(initial ?? Math.max(8, Math.floor(width / 18)));
+  const [pan, setPan] = useState<number | null>(null);
+  const [hover, setHover] = useState<LaidNode | null>(null);
+  const L = useMemo(
+    () => layoutTree(state, tree, { width: width - 8, maxLeaves, focus: pan ?? undefined, levelGap: 52 }),
+    // state is the replay's own object: its position says when it changed
+    [state, state.pos, tree, width, maxLeaves, pan],
+  );
+  const name = label ?? treeName(tree.id);
+  const top = 18;
+  const h = L.height + top + 6;
+  return (
+    <figure className="tree-view" data-testid="tree-view" aria-label={`${name}: ${L.leafTotal} leaves`}>
+      <div className="tree-head">
+        <span className="tree-name">{name}</span>
+        <span className="muted">
+          {' '}
+          height {L.levels.length} · {fmtNum(L.leafTotal)} leaves
+          {!L.whole && ` · showing ${L.window[0] + 1}–${L.window[1]}`}
+        </span>
+        <span className="tree-zoom">
+          <button type="button" className="btn-mini" title="Fewer leaves (zoom in)" onClick={() => setMaxLeaves((m) => Math.max(8, Math.floor(m / 2)))}>
+            −
+          </button>
+          <button type="button" className="btn-mini" title="More leaves (zoom out)" onClick={() => setMaxLeaves((m) => Math.min(4096, m * 2))}>
+            +
+          </button>
+          {!L.whole && (
+            <>
+              <button type="button" className="btn-mini" title="Pan left" onClick={() => setPan(Math.max(0, L.focus - Math.floor(maxLeaves / 2)))}>
+                ◀
+              </button>
+              <button type="button" className="btn-mini" title="Pan right" onClick={() => setPan(Math.min(L.leafTotal - 1, L.focus + Math.floor(maxLeaves / 2)))}>
+                ▶
+              </button>
+              {pan !== null && (
+                <button type="button" className="btn-mini" title="Follow the current search" onClick={() => setPan(null)}>
+                  follow
+                </button>
+              )}
+            </>
+          )}
+        </span>
+      </div>
+      <svg className="chart tree-svg" width={width} height={h} viewBox={`0 0 ${width} ${h}`} role="img" aria-label={`${name} blocks`}>
+        <g transform={`translate(4,${top})`}>
+          {L.levels.map((lv) => (
+            <g key={lv.level} className="tree-level">
+              {(lv.hiddenLeft > 0 || lv.hiddenRight > 0) && (
+                <text x={L.width / 2} y={lv.y - 4} textAnchor="middle" className="tree-summary">
+                  {lv.hiddenLeft > 0 && `◀ ${fmtNum(lv.hiddenLeft)} `}level {lv.level}: {fmtNum(lv.total)} {lv.level ? 'nodes' : 'leaves'}, {Math.round(lv.avgFill * 100)}% full on average
+                  {lv.hiddenRight > 0 && ` ${fmtNum(lv.hiddenRight)} ▶`}
+                </text>
+              )}
+            </g>
+          ))}
+          {L.edges.map((e, i) => (
+            <line
+              key={i}
+              x1={e.x1}
+              y1={e.y1}
+              x2={e.x2}
+              y2={e.y2}
+              stroke={e.onPath ? MARK.path : '#b8c0c8'}
+              strokeWidth={e.onPath ? 2.5 : 1}
+              strokeDasharray={e.ghost ? '3 3' : undefined}
+            />
+          ))}
+          {L.nodes.map((n) => {
+            const x = n.x - n.w / 2;
+            const ghost = n.freed;
+            return (
+              <g
+                key={n.bytenr}
+                className={`tree-block${n.onPath ? ' on-path' : ''}${n.cowed ? ' cowed' : ''}${ghost ? ' freed' : ''}${n.lock ? ` lock-${n.lock}` : ''}`}
+                data-bytenr={n.bytenr}
+                data-level={n.level}
+                onMouseEnter={() => setHover(n)}
+                onMouseLeave={() => setHover(null)}
+              >
+                <title>{nodeTitle(n, tasks)}</title>
+                <rect
+                  x={x}
+                  y={n.y}
+                  width={n.w}
+                  height={n.h}
+                  rx={2}
+                  fill={ghost ? '#fff' : n.cowed ? '#d8f0e8' : '#f4f6f8'}
+                  stroke={n.lock === 'write' ? MARK.write : n.lock === 'read' ? '#b8a800' : n.onPath ? MARK.path : ghost ? MARK.freed : '#8a96a3'}
+                  strokeWidth={n.lock || n.onPath ? 2.5 : 1}
+                  strokeDasharray={ghost ? '3 2' : undefined}
+                />
+                {!ghost && n.w >= 6 && (
+                  <rect x={x + 1.5} y={n.y + n.h - 5} width={Math.max(0, (n.w - 3) * n.fill)} height={3.5} fill={n.cowed ? MARK.cow : MARK.fill} />
+                )}
+                {n.lock && n.w >= 10 && <rect x={x} y={n.y - 5} width={n.w} height={4} fill={n.lock === 'write' ? MARK.write : MARK.read} />}
+                {n.waitedNs > 0 && n.w >= 10 && <Hourglass x={n.x} y={n.y - 15} />}
+                {n.touched && <rect x={x - 3} y={n.y - 3} width={n.w + 6} height={n.h + 6} rx={4} fill="none" stroke="#000" strokeWidth={1} strokeDasharray="2 2" />}
+                {n.w >= 34 && !ghost && (
+                  <text x={n.x} y={n.y + n.h / 2 + 1} textAnchor="middle" className="tree-count">
+                    {n.nritems}
+                  </text>
+                )}
+              </g>
+            );
+          })}
+        </g>
+      </svg>
+      <div className="tree-hover" data-testid="tree-hover" aria-live="polite">
+        {hover ? nodeTitle(hover, tasks).split('\n').join(' · ') : 'Hover a block for its keys.'}
+      </div>
+    </figure>
+  );
+}
+
+/** A waiter's mark: two triangles, tip to tip (no font has one for sure). */
+function Hourglass({ x, y }: { x: number; y: number }) {
+  return <path d={`M${x - 4},${y} h8 l-8,10 h8 z`} fill={MARK.write} stroke="#000" strokeWidth={0.8} className="tree-wait" />;
+}
+
+/** What the marks mean (one legend for any number of tree views). */
+export function TreeLegend() {
+  const sw = (fill: string, stroke: string, dash?: string) => (
+    <svg width={18} height={12} aria-hidden="true">
+      <rect x={1} y={1} width={16} height={10} rx={2} fill={fill} stroke={stroke} strokeWidth={2} strokeDasharray={dash} />
+    </svg>
+  );
+  return (
+    <div className="tree-legend">
+      <span>{sw('#d8f0e8', '#8a96a3')} written in this transaction (COWed / new)</span>
+      <span>{sw('#f4f6f8', MARK.path)} on the search's path</span>
+      <span>{sw('#f4f6f8', MARK.write)} write-locked</span>
+      <span>{sw('#f4f6f8', '#b8a800')} read-locked</span>
+      <span>
+        <svg width={12} height={12} aria-hidden="true">
+          <Hourglass x={6} y={1} />
+        </svg>{' '}
+        its locker waited
+      </span>
+      <span>{sw('#fff', MARK.freed, '3 2')} freed (gone at the commit)</span>
+      <span>bar: how full</span>
+    </div>
+  );
+}
