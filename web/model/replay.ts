@@ -7,8 +7,9 @@
  * and device requests in flight, qgroup records of the transaction.
  *
  * Pure and fast enough to scrub: a Replay keeps a checkpoint every
- * CHECKPOINT events; blocks, locks and paths are never changed in place
- * (they are replaced), so a checkpoint is a shallow copy of a few maps.
+ * CHECKPOINT events (made the first time that stretch is replayed);
+ * blocks, locks and paths are never changed in place (they are replaced),
+ * so a checkpoint is a shallow copy of a few maps.
  * stateAt(pos) is the nearest checkpoint plus at most CHECKPOINT events;
  * moving forward from the last state asked applies only the events in
  * between. The state it returns is the replay's own and changes with the
@@ -193,26 +194,22 @@ export class Replay {
     const s = emptyState();
     this.checkpoints.push(checkpointCopy(s));
     this.cur = s;
-    // Build every checkpoint now: scrubbing then never replays more than
-    // CHECKPOINT events for a frame.
-    for (let i = 0; i < trace.n; i++) {
-      this.apply(this.cur, i);
-      this.cur.pos = i + 1;
-      if ((i + 1) % CHECKPOINT === 0) this.checkpoints.push(checkpointCopy(this.cur));
-    }
   }
 
-  /** The state after `pos` events (clamped to [0, n]). Do not mutate it. */
+  /** The state after `pos` events (clamped to [0, n]). Do not mutate it.
+   * Checkpoints are made on the way the first time a stretch is replayed,
+   * so opening a long recording costs nothing until it is scrubbed. */
   stateAt(pos: number): ReplayState {
     const n = this.trace.n;
     const p = Math.max(0, Math.min(n, Math.floor(pos)));
     if (p < this.cur.pos || p - this.cur.pos > CHECKPOINT) {
-      const c = this.checkpoints[Math.floor(p / CHECKPOINT)]!;
-      this.cur = checkpointCopy(c);
+      const from = Math.min(Math.floor(p / CHECKPOINT), this.checkpoints.length - 1);
+      if (p < this.cur.pos || from * CHECKPOINT > this.cur.pos) this.cur = checkpointCopy(this.checkpoints[from]!);
     }
     while (this.cur.pos < p) {
       this.apply(this.cur, this.cur.pos);
       this.cur.pos++;
+      if (this.cur.pos % CHECKPOINT === 0 && this.cur.pos / CHECKPOINT === this.checkpoints.length) this.checkpoints.push(checkpointCopy(this.cur));
     }
     return this.cur;
   }

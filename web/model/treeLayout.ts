@@ -231,7 +231,7 @@ export function layoutTree(s: ReplayState, tree: TreeInfo, opts: TreeLayoutOptio
     }
     let minGap = Infinity;
     for (let i = 1; i < drawn.length; i++) minGap = Math.min(minGap, drawn[i]!.x - drawn[i - 1]!.x);
-    const bw = Math.max(3, Math.min(level === 0 ? 44 : 56, (Number.isFinite(minGap) ? minGap : width) * 0.82));
+    const bw = Math.max(3, Math.min(level === 0 ? 64 : 72, (Number.isFinite(minGap) ? minGap : width) * 0.82));
     const bh = level === 0 ? 26 : 20;
     for (const { b, x } of drawn) {
       const key = blockKey(fs, b.bytenr);

@@ -806,8 +806,9 @@ int sim_rec_next(const sim *s, sim_rec_it *it, sim_rec_ev *ev)
 	return 1;
 }
 
-/* An integer, fast: a recording is up to a few million of them. */
-static void put_int(strbuf *out, int64_t v)
+/* An integer written at p, fast (a recording is millions of them);
+ * returns the end. */
+static char *put_int(char *p, int64_t v)
 {
 	char b[24];
 	int i = 24;
@@ -817,9 +818,9 @@ static void put_int(strbuf *out, int64_t v)
 		u /= 10;
 	} while (u);
 	if (v < 0)
-		b[--i] = '-';
-	for (; i < 24; i++)
-		sb_putc(out, b[i]);
+		*p++ = '-';
+	memcpy(p, b + i, (size_t)(24 - i));
+	return p + (24 - i);
 }
 
 /*
@@ -876,17 +877,21 @@ void sim_trace_json(const sim *s, uint64_t since, strbuf *out)
 	for (uint64_t q = 0; sim_rec_next(s, &it, &ev); q++) {
 		if (q < since)
 			continue;
-		js_raw(out, "[");
-		put_int(out, (int64_t)ev.t);
-		sb_putc(out, ',');
-		put_int(out, ev.kind);
-		sb_putc(out, ',');
-		put_int(out, ev.task);
+		/* one row, built here and appended at once */
+		char row[(SIM_REC_MAXARGS + 3) * 22 + 4], *p = row;
+		*p++ = '[';
+		p = put_int(p, (int64_t)ev.t);
+		*p++ = ',';
+		p = put_int(p, ev.kind);
+		*p++ = ',';
+		p = put_int(p, ev.task);
 		for (int i = 0; i < ev.n; i++) {
-			sb_putc(out, ',');
-			put_int(out, ev.a[i]);
+			*p++ = ',';
+			p = put_int(p, ev.a[i]);
 		}
-		sb_putc(out, ']');
+		*p++ = ']';
+		*p = 0;
+		js_raw(out, row);
 	}
 	js_arr_end(out);
 	js_obj_end(out);

@@ -9,14 +9,16 @@ import { useEffect, useMemo, useRef } from 'react';
 import { fmtNum } from '../../model/format';
 import { layoutIoTree } from '../../model/ioLayout';
 import { ioRecords, type IoInode } from '../../model/replay';
+import { INK, NEUTRAL } from '../common';
 
-/** Bit colours (never the kernels' orange or blue); the first bit set wins. */
+/** Bits in greys, darkest first (web/DESIGN.md: no hue may be read as a
+ * kernel); a record shows its first bit set. */
 const BIT_COLOURS: [number, string, string][] = [
-  [1 << 0, '#CC79A7', 'LOCKED'],
-  [1 << 1, '#009E73', 'DELALLOC'],
-  [1 << 2, '#7fcdbb', 'DELALLOC_NEW'],
-  [1 << 3, '#5b6570', 'UPTODATE'],
-  [~0, '#F0E442', 'other'],
+  [1 << 0, NEUTRAL.strong, 'LOCKED'],
+  [1 << 1, NEUTRAL.dark, 'DELALLOC'],
+  [1 << 2, NEUTRAL.mid, 'DELALLOC_NEW'],
+  [1 << 3, NEUTRAL.light, 'UPTODATE'],
+  [~0, NEUTRAL.faint, 'other'],
 ];
 const colourOf = (bits: number): string => (BIT_COLOURS.find(([b]) => bits & b) ?? BIT_COLOURS[4]!)[1];
 
@@ -54,8 +56,11 @@ export function IoTreeView({ io, size, width, pos, lastEvent }: IoTreeViewProps)
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, width, h);
     // the file
-    g.fillStyle = '#f4f6f8';
+    g.fillStyle = '#fff';
     g.fillRect(0, 22, width, 18);
+    g.strokeStyle = NEUTRAL.mid;
+    g.lineWidth = 1;
+    g.strokeRect(0.5, 22.5, width - 1, 17);
     for (const r of L.rects) {
       g.fillStyle = colourOf(r.bits);
       g.fillRect(r.x, 22, Math.max(1, r.w), 18);
@@ -68,9 +73,21 @@ export function IoTreeView({ io, size, width, pos, lastEvent }: IoTreeViewProps)
     // the range lock: offset -> EOF
     if (L.lock) {
       const recent = lastEvent !== undefined && pos - 1 - L.lock.at < 40;
-      g.fillStyle = recent ? 'rgba(204,121,167,0.28)' : 'rgba(204,121,167,0.12)';
-      g.fillRect(L.lock.x0, 14, Math.max(1, L.lock.x1 - L.lock.x0), 32);
-      g.strokeStyle = '#CC79A7';
+      // hatched: the records under it show through
+      g.strokeStyle = recent ? 'rgba(17,20,24,0.55)' : 'rgba(17,20,24,0.25)';
+      g.lineWidth = 1;
+      g.save();
+      g.beginPath();
+      g.rect(L.lock.x0, 14, Math.max(1, L.lock.x1 - L.lock.x0), 32);
+      g.clip();
+      for (let x = L.lock.x0 - 32; x < L.lock.x1; x += 6) {
+        g.beginPath();
+        g.moveTo(x, 46);
+        g.lineTo(x + 32, 14);
+        g.stroke();
+      }
+      g.restore();
+      g.strokeStyle = INK;
       g.lineWidth = 2;
       g.beginPath();
       g.moveTo(L.lock.x0, 18);
@@ -111,11 +128,11 @@ export function IoTreeView({ io, size, width, pos, lastEvent }: IoTreeViewProps)
       <div className="tree-legend">
         {BIT_COLOURS.filter(([bit]) => [...bitsHere].some((x) => (bit === ~0 ? x & ~15 : x & bit))).map(([, c, n]) => (
           <span key={n}>
-            <i className="swatch" style={{ background: c }} /> {n}
+            <i className="swatch" style={{ background: c, outline: `1px solid ${NEUTRAL.mid}` }} /> {n}
           </span>
         ))}
         <span>
-          <i className="swatch" style={{ background: 'rgba(204,121,167,0.35)', outline: '2px solid #CC79A7' }} /> lseek's range lock (offset → EOF)
+          <i className="swatch swatch-hatch" /> lseek's range lock (offset → EOF)
         </span>
       </div>
     </figure>

@@ -17,7 +17,7 @@ import { convert, cursorTime, endTime, formatCursor, parseCursor, positions, sid
 import { findTree, Replay, type ReplayState, type TreeInfo } from '../../model/replay';
 import { eventAt, firstDivergence, opAt, type Trace } from '../../model/trace';
 import { treeChoices } from '../../model/treeLayout';
-import { VARIANT_COLOR, VARIANT_LABEL } from '../types';
+import { KERNEL_COLOR, KERNEL_LABEL } from '../common';
 import { IoTreeView } from './IoTreeView';
 import { TreeLegend, TreeView } from './TreeView';
 
@@ -91,9 +91,9 @@ function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
   const ioSize = lseekSize ?? (io ? Math.max(0, ...[...io.recs.values()].map((r) => r.end + 1)) : 0);
   const ioNow = s.ioReqs.filter((r) => r.done > cursorT(side.trace, pos)).length;
   return (
-    <section className="replay-side" style={{ borderTopColor: VARIANT_COLOR[side.variant] }} data-testid={`replay-${side.variant}`} data-pos={pos}>
-      <h3 style={{ color: VARIANT_COLOR[side.variant] }}>
-        {VARIANT_LABEL[side.variant]} <span className="replay-t">t = {fmtNs(cursorT(side.trace, pos))}</span>
+    <section className="replay-side" style={{ borderTopColor: KERNEL_COLOR[side.variant] }} data-testid={`replay-${side.variant}`} data-pos={pos}>
+      <h3 style={{ color: KERNEL_COLOR[side.variant] }}>
+        {KERNEL_LABEL[side.variant]} <span className="replay-t">t = {fmtNs(cursorT(side.trace, pos))}</span>
       </h3>
       <div className="replay-caption" data-testid={`replay-op-${side.variant}`}>
         {opCaption(side.trace, pos)}

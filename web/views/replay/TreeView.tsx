@@ -6,22 +6,25 @@
  * window over the leaf row with a summary per level; the − / + buttons
  * zoom (fewer / more leaves), ◀ ▶ pan. See README.md in this folder.
  *
- * Colours: never orange or blue (those are the two kernels'); the marks
- * are the MARK palette below, explained by <TreeLegend>.
+ * Colours: greys only (web/DESIGN.md: orange and blue are the two
+ * kernels'); the marks are MARK below, explained by <TreeLegend>.
  */
 import { useMemo, useState } from 'react';
 import { fmtNum } from '../../model/format';
 import { keyText, type ReplayState, type TreeInfo } from '../../model/replay';
 import { layoutTree, treeName, type LaidNode } from '../../model/treeLayout';
+import { GHOST, INK, NEUTRAL } from '../common';
 
-/** Mark colours (Okabe-Ito minus the kernels' orange and blue). */
+/** Marks, in the greys of web/DESIGN.md (orange and blue are the kernels'
+ * alone): a status is told by lightness and shape, never by a hue. */
 export const MARK = {
-  cow: '#009E73', // written in the running transaction
-  path: '#000000', // the current search's path
-  write: '#CC79A7', // write-locked
-  read: '#F0E442', // read-locked
-  freed: '#9aa3ad', // freed, gone at the commit
-  fill: '#6b7785', // how full a block is
+  block: '#ffffff', // untouched since the last commit
+  cowFill: NEUTRAL.light, // written in the running transaction
+  edge: NEUTRAL.mid,
+  fill: NEUTRAL.dark, // how full a block is
+  path: INK, // the current search's path
+  lock: INK, // a lock band: solid = write, hollow = read
+  freed: GHOST, // freed, gone at the commit
 } as const;
 
 export interface TreeViewProps {
@@ -138,16 +141,16 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
                   width={n.w}
                   height={n.h}
                   rx={2}
-                  fill={ghost ? '#fff' : n.cowed ? '#d8f0e8' : '#f4f6f8'}
-                  stroke={n.lock === 'write' ? MARK.write : n.lock === 'read' ? '#b8a800' : n.onPath ? MARK.path : ghost ? MARK.freed : '#8a96a3'}
-                  strokeWidth={n.lock || n.onPath ? 2.5 : 1}
+                  fill={ghost ? '#fff' : n.cowed ? MARK.cowFill : MARK.block}
+                  stroke={n.onPath ? MARK.path : ghost ? MARK.freed : MARK.edge}
+                  strokeWidth={n.onPath ? 3 : 1.2}
                   strokeDasharray={ghost ? '3 2' : undefined}
                 />
-                {!ghost && n.w >= 6 && (
-                  <rect x={x + 1.5} y={n.y + n.h - 5} width={Math.max(0, (n.w - 3) * n.fill)} height={3.5} fill={n.cowed ? MARK.cow : MARK.fill} />
+                {!ghost && n.w >= 6 && <rect x={x + 1.5} y={n.y + n.h - 5} width={Math.max(0, (n.w - 3) * n.fill)} height={3.5} fill={MARK.fill} />}
+                {n.lock && n.w >= 8 && (
+                  <rect x={x + 1} y={n.y - 7} width={n.w - 2} height={5} rx={1} fill={n.lock === 'write' ? MARK.lock : '#fff'} stroke={MARK.lock} strokeWidth={1.2} />
                 )}
-                {n.lock && n.w >= 10 && <rect x={x} y={n.y - 5} width={n.w} height={4} fill={n.lock === 'write' ? MARK.write : MARK.read} />}
-                {n.waitedNs > 0 && n.w >= 10 && <Hourglass x={n.x} y={n.y - 15} />}
+                {n.waitedNs > 0 && n.w >= 10 && <Hourglass x={n.x} y={n.y - 19} />}
                 {n.touched && <rect x={x - 3} y={n.y - 3} width={n.w + 6} height={n.h + 6} rx={4} fill="none" stroke="#000" strokeWidth={1} strokeDasharray="2 2" />}
                 {n.w >= 34 && !ghost && (
                   <text x={n.x} y={n.y + n.h / 2 + 1} textAnchor="middle" className="tree-count">
@@ -168,29 +171,34 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
 
 /** A waiter's mark: two triangles, tip to tip (no font has one for sure). */
 function Hourglass({ x, y }: { x: number; y: number }) {
-  return <path d={`M${x - 4},${y} h8 l-8,10 h8 z`} fill={MARK.write} stroke="#000" strokeWidth={0.8} className="tree-wait" />;
+  return <path d={`M${x - 4},${y} h8 l-8,10 h8 z`} fill={NEUTRAL.dark} stroke={INK} strokeWidth={0.8} className="tree-wait" />;
 }
 
 /** What the marks mean (one legend for any number of tree views). */
 export function TreeLegend() {
-  const sw = (fill: string, stroke: string, dash?: string) => (
+  const sw = (fill: string, stroke: string, width = 1.2, dash?: string) => (
     <svg width={18} height={12} aria-hidden="true">
-      <rect x={1} y={1} width={16} height={10} rx={2} fill={fill} stroke={stroke} strokeWidth={2} strokeDasharray={dash} />
+      <rect x={1} y={1} width={16} height={10} rx={2} fill={fill} stroke={stroke} strokeWidth={width} strokeDasharray={dash} />
+    </svg>
+  );
+  const band = (fill: string) => (
+    <svg width={18} height={12} aria-hidden="true">
+      <rect x={1} y={3} width={16} height={6} rx={1} fill={fill} stroke={MARK.lock} strokeWidth={1.2} />
     </svg>
   );
   return (
     <div className="tree-legend">
-      <span>{sw('#d8f0e8', '#8a96a3')} written in this transaction (COWed / new)</span>
-      <span>{sw('#f4f6f8', MARK.path)} on the search's path</span>
-      <span>{sw('#f4f6f8', MARK.write)} write-locked</span>
-      <span>{sw('#f4f6f8', '#b8a800')} read-locked</span>
+      <span>{sw(MARK.cowFill, MARK.edge)} written in this transaction (COWed / new)</span>
+      <span>{sw(MARK.block, MARK.path, 3)} the search's path</span>
+      <span>{band(MARK.lock)} write-locked</span>
+      <span>{band('#fff')} read-locked</span>
       <span>
         <svg width={12} height={12} aria-hidden="true">
           <Hourglass x={6} y={1} />
         </svg>{' '}
         its locker waited
       </span>
-      <span>{sw('#fff', MARK.freed, '3 2')} freed (gone at the commit)</span>
+      <span>{sw('#fff', MARK.freed, 1.2, '3 2')} freed (gone at the commit)</span>
       <span>bar: how full</span>
     </div>
   );
