@@ -449,5 +449,6 @@ int main(void)
 	free_case("sparse-cp", "after", "file_mib=2\nstate=delalloc\ndirty_expire_s=2");
 	free_case("qgroup-drop", "after", "subvols=3\nfiles=64\nthreshold=16\nshared_fraction=0.5");
 	free_case("fio", "base", "ios=500\nrw=randwrite\niodepth=16\nnumjobs=2");
+	free_case("receive", "before", "files_per_writer=20\nwriters=3");
 	T_DONE();
 }
