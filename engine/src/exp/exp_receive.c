@@ -106,6 +106,8 @@ enum {
 #define RC_ZOOM_CMDS (RC_ZOOM_FILES * 16)
 #define RC_PROGRESS 256
 #define RC_LAYOUT_FILES 6
+#define RC_ZOOM_IOS 256
+#define RC_BUCKETS 512
 
 typedef struct rc_cmd {
 	uint8_t op;
@@ -113,6 +115,13 @@ typedef struct rc_cmd {
 	simtime_t t0, t1;
 	simtime_t w0, w1;          /* TRUNCATE: its tail wait (w1 == w0: none) */
 } rc_cmd;
+
+/* A request the destination disk served during the zoom window. */
+typedef struct rc_io {
+	uint8_t op;
+	uint64_t off, bytes;
+	simtime_t t0, t1;
+} rc_io;
 
 struct rc_ctx;
 
@@ -156,6 +165,15 @@ typedef struct rc_ctx {
 	rc_cmd zoom[RC_ZOOM_CMDS];
 	int nzoom;
 	uint64_t zoom_first;       /* first file of the zoom window */
+	uint64_t zcmd0, zcmd1;     /* its commands: [zcmd0, zcmd1) */
+	int zoom_on;               /* the receive is inside it */
+	rc_io zio[RC_ZOOM_IOS];    /* the destination disk's requests in it */
+	int nzio;
+	/* the destination disk's requests over the whole receive, per
+	 * bucket of bucket_ns (doubled when the run outgrows them) */
+	uint32_t bucket[RC_BUCKETS];
+	simtime_t bucket_ns;
+	int recording;
 	double prog_t[RC_PROGRESS], prog_v[RC_PROGRESS];
 	int nprog;
 	uint64_t prog_stride, prog_seen, files_done;
@@ -286,19 +304,65 @@ static void rc_progress_add(rc_ctx *c, simtime_t now)
 	c->prog_v[c->nprog++] = (double)c->files_done;
 }
 
+/* Every request of the destination disk (bdev observer): counted per
+ * time bucket while the receive runs, kept whole inside the zoom window. */
+static void rc_dev_observe(void *ctx, const bio *b)
+{
+	rc_ctx *c = ctx;
+	if (!c->recording || b->submit < c->t_recv0)
+		return;
+	uint64_t k = (b->submit - c->t_recv0) / c->bucket_ns;
+	while (k >= RC_BUCKETS) {
+		for (int i = 0; i < RC_BUCKETS / 2; i++)
+			c->bucket[i] = c->bucket[2 * i] + c->bucket[2 * i + 1];
+		memset(c->bucket + RC_BUCKETS / 2, 0, sizeof(c->bucket) / 2);
+		c->bucket_ns *= 2;
+		k = (b->submit - c->t_recv0) / c->bucket_ns;
+	}
+	c->bucket[k]++;
+	if (c->zoom_on && c->nzio < RC_ZOOM_IOS) {
+		rc_io *z = &c->zio[c->nzio++];
+		z->op = (uint8_t)b->op;
+		z->off = b->offset;
+		z->bytes = b->bytes;
+		z->t0 = b->submit;
+		z->t1 = b->complete;
+	}
+}
+
+/* The commands of the zoom window's files: [zcmd0, zcmd1) of the stream. */
+static void rc_zoom_range(rc_ctx *c)
+{
+	c->zcmd0 = c->zcmd1 = 0;
+	for (uint64_t k = 0; k < c->st.n; k++) {
+		uint64_t ino = c->st.cmds[k].ino;
+		if (ino < RC_INO0 || ino - RC_INO0 >= c->ino_cap || !c->idx_of[ino - RC_INO0])
+			continue;
+		uint64_t f = c->idx_of[ino - RC_INO0] - 1;
+		if (f < c->zoom_first || f >= c->zoom_first + RC_ZOOM_FILES)
+			continue;
+		if (!c->zcmd1)
+			c->zcmd0 = k;
+		c->zcmd1 = k + 1;
+	}
+}
+
 /* Zoom window bookkeeping for the command just replayed. */
 static void rc_zoom_add(rc_ctx *c, const send_cmd *cmd, simtime_t t0, simtime_t t1)
 {
 	const recv_ctx *r = &c->r;
-	if (cmd->ino < RC_INO0 || cmd->ino - RC_INO0 >= c->ino_cap)
+	if (!c->zoom_on || c->nzoom == RC_ZOOM_CMDS)
 		return;
-	uint32_t idx = c->idx_of[cmd->ino - RC_INO0];
-	if (!idx || idx - 1 < c->zoom_first || idx - 1 >= c->zoom_first + RC_ZOOM_FILES ||
-	    c->nzoom == RC_ZOOM_CMDS)
+	uint64_t file;
+	if (cmd->ino >= RC_INO0 && cmd->ino - RC_INO0 < c->ino_cap && c->idx_of[cmd->ino - RC_INO0])
+		file = c->idx_of[cmd->ino - RC_INO0] - 1;
+	else if (c->nzoom)
+		file = c->zoom[c->nzoom - 1].file; /* the parent's UTIMES: its file's */
+	else
 		return;
 	rc_cmd *z = &c->zoom[c->nzoom++];
 	z->op = cmd->op;
-	z->file = idx - 1;
+	z->file = (uint32_t)file;
 	z->t0 = t0;
 	z->t1 = t1;
 	z->w0 = z->w1 = t0;
@@ -335,6 +399,7 @@ static int rc_recv_cmd(rc_ctx *c, task *t)
 		c->rd_next = k + 1;
 	}
 	simtime_t t0 = r->retry ? r->retry_t0 : t->clock;
+	c->zoom_on = k >= c->zcmd0 && k < c->zcmd1;
 	int rc = recv_step(r, t);
 	if (rc < 0 || r->next == k)
 		return rc; /* failed, or parked inside the command */
@@ -454,6 +519,7 @@ static int rc_shell_step(sim *s, task *t)
 		if (!c->rroot) {
 			c->t_recv0 = t->clock;
 			c->dwrites0 = bdev_get_stats(c->ddev)->writes;
+			c->recording = 1;
 			rc = fs_create_subvol(c->dst, t, fs_root_lookup(c->dst, BTRFS_FS_TREE_OBJECTID),
 					      BTRFS_FIRST_FREE_OBJECTID, "snap1", &c->rroot);
 			if (rc == FS_SPACE_WAIT)
@@ -478,6 +544,7 @@ static int rc_shell_step(sim *s, task *t)
 		if (rc)
 			break;
 		c->r_ready = 1;
+		rc_zoom_range(c);
 		c->phase = PH_RECV;
 		return TASK_RUN;
 	case PH_RECV:
@@ -499,6 +566,8 @@ static int rc_shell_step(sim *s, task *t)
 		c->commit_ns += t->clock - c->c0;
 		c->t_recv1 = t->clock;
 		c->dwrites1 = bdev_get_stats(c->ddev)->writes;
+		c->recording = 0;
+		c->zoom_on = 0;
 		c->phase = PH_SYNC;
 		/* fall through */
 	case PH_SYNC:
@@ -595,6 +664,8 @@ static int rc_setup(struct lab_run *r)
 	if (rc)
 		return rc;
 	c->sroot = fs_root_lookup(c->src, BTRFS_FS_TREE_OBJECTID);
+	c->bucket_ns = 50 * NS_PER_MS;
+	bdev_set_observer(c->ddev, rc_dev_observe, c);
 	c->shell = task_spawn(r->sim, "shell", rc_shell_step, c, 0);
 	if (!c->shell)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
@@ -757,6 +828,31 @@ static void rc_details(struct lab_run *r, strbuf *sb)
 	for (uint64_t i = 0; i < RC_LAYOUT_FILES && c->zoom_first + i < c->files; i++)
 		rc_layout_json(c, c->zoom_first + i, sb);
 	js_arr_end(sb);
+	/* the destination disk: its requests in the zoom window (ms from
+	 * the window's first command) and per bucket over the receive */
+	js_key(sb, "device");
+	js_obj(sb);
+	js_key(sb, "zoom_ios");
+	js_arr(sb);
+	for (int i = 0; i < c->nzio; i++) {
+		const rc_io *z = &c->zio[i];
+		js_obj(sb);
+		js_kstr(sb, "op", z->op == BIO_WRITE ? "write" : z->op == BIO_READ ? "read" : "flush");
+		js_kint(sb, "off", (int64_t)z->off);
+		js_kint(sb, "bytes", (int64_t)z->bytes);
+		js_knum(sb, "t0_ms", ((double)z->t0 - (double)z0) / 1e6);
+		js_knum(sb, "t1_ms", ((double)z->t1 - (double)z0) / 1e6);
+		js_obj_end(sb);
+	}
+	js_arr_end(sb);
+	js_knum(sb, "bucket_s", (double)c->bucket_ns / 1e9);
+	uint64_t nb = c->t_recv1 > c->t_recv0 ? (c->t_recv1 - c->t_recv0) / c->bucket_ns + 1 : 0;
+	js_key(sb, "requests");
+	js_arr(sb);
+	for (uint64_t i = 0; i < nb && i < RC_BUCKETS; i++)
+		js_int(sb, c->bucket[i]);
+	js_arr_end(sb);
+	js_obj_end(sb);
 	js_key(sb, "commits");
 	trans_commits_json(&c->dtm, 0, 16, sb);
 	js_obj_end(sb);

@@ -67,6 +67,8 @@ struct bdev {
 	double defer;          /* background work owed (defer_ns), ns */
 	double deck[BDEV_DECK]; /* stall length strata of the current cycle */
 	int deck_i;            /* next one to use; BDEV_DECK: deal a cycle */
+	bdev_observer obs;     /* bdev_set_observer */
+	void *obs_ctx;
 	bdev *host;            /* a virtual disk: the host's device */
 	simtime_t io_free;     /* a virtual disk: the host I/O thread busy until */
 	bdev_stats st;
@@ -855,10 +857,18 @@ simtime_t bdev_submit(bdev *d, bio *b, simtime_t at)
 				      (int64_t)b->complete };
 		sim_rec_at(d->s, TK_IO, -1, at, 4, a);
 	}
+	if (d->obs)
+		d->obs(d->obs_ctx, b);
 	bdev_account(d, at, b->complete);
 	if (b->end_io)
 		sim_at(d->s, b->complete, bdev_end_event, b);
 	return b->complete;
+}
+
+void bdev_set_observer(bdev *d, bdev_observer fn, void *ctx)
+{
+	d->obs = fn;
+	d->obs_ctx = ctx;
 }
 
 /* bdev_io - one synchronous read or write at `at`; returns completion. */

@@ -63,6 +63,12 @@ simtime_t bdev_flush(bdev *d, simtime_t at);
  * starts with an empty cache. (Added by the device owner.) */
 void bdev_precondition(bdev *d, simtime_t at);
 
+/* An observer of every bio the device takes (an experiment drawing the
+ * device queue): called by bdev_submit once b->submit and b->complete are
+ * set. NULL removes it. */
+typedef void (*bdev_observer)(void *ctx, const bio *b);
+void bdev_set_observer(bdev *d, bdev_observer fn, void *ctx);
+
 /* Statistics for metrics and the front end. */
 typedef struct bdev_stats {
 	uint64_t reads, writes, flushes;
