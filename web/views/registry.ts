@@ -23,6 +23,7 @@ import type { ReplaySpec } from './replay/ReplaySection';
 import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
 import { SWEEP_THRESHOLDS } from './qgroup/model';
+import { ReceiveView } from './receive/ReceiveView';
 import { SparseCpView } from './sparsecp/SparseCpView';
 import { TortureView } from './torture/TortureView';
 
@@ -77,6 +78,31 @@ export const METRICS: Record<string, { headline: string[]; labels: Record<string
       inline_files: 'inline files',
     },
   },
+  receive: {
+    headline: ['receive_s', 'writeback_waits', 'extents_per_file'],
+    labels: {
+      receive_s: 'receive time',
+      send_s: 'send time',
+      truncates: 'TRUNCATE commands',
+      writeback_waits: 'tail-page writes waited for',
+      extents_per_file: 'extents per received file',
+      sync_wait_avg_ms: 'one tail-page wait',
+      sync_wait_s: 'all tail-page waits',
+      recv_mkfile_s: 'time in MKFILE',
+      recv_rename_s: 'time in RENAME',
+      recv_write_s: 'time in WRITE',
+      recv_truncate_s: 'time in TRUNCATE',
+      recv_chown_s: 'time in CHOWN',
+      recv_chmod_s: 'time in CHMOD',
+      recv_utimes_s: 'time in UTIMES',
+      recv_commit_s: "time in the receive's commits",
+      files: 'files received',
+      data_extents: 'data extents',
+      recv_device_writes: 'disk writes during the receive',
+      stream_mib: 'send stream',
+      create_s: 'source creation time',
+    },
+  },
   'sparse-cp': {
     headline: ['cp_ms', 'records_per_lseek_avg', 'lseek_calls'],
     labels: {
@@ -128,6 +154,7 @@ export const VIEWS: Record<string, ViewEntry> = {
       classroom: { subvols: '2', files: '256', threshold: '64' },
     },
   },
+  receive: { component: ReceiveView },
   'sparse-cp': {
     component: SparseCpView,
     replay: {

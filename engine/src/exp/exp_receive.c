@@ -405,8 +405,11 @@ static int rc_recv_cmd(rc_ctx *c, task *t)
 		return rc; /* failed, or parked inside the command */
 	c->op_ns[cmd->op] += t->clock - t0;
 	rc_zoom_add(c, cmd, t0, t->clock);
+	/* a file is received with its last command (not the parent's UTIMES
+	 * that follows its RENAME) */
 	int last = r->next >= c->st.n || c->st.cmds[r->next].ino != cmd->ino;
-	if (last && cmd->op != SEND_RENAME && cmd->op != SEND_MKFILE) {
+	int file = cmd->ino >= RC_INO0 && cmd->ino - RC_INO0 < c->ino_cap && c->idx_of[cmd->ino - RC_INO0];
+	if (last && file && cmd->op != SEND_RENAME && cmd->op != SEND_MKFILE) {
 		c->files_done++;
 		rc_progress_add(c, t->clock);
 	}

@@ -1,0 +1,73 @@
+/*
+ * receive end to end (seed 003): the experiment page draws files received
+ * against time, the two timelines with the truncates' tail-page waits
+ * (before only) and the disk's requests under them, the time per command
+ * type and the extent layout (two extents per file before, one after); a
+ * page-aligned size draws no wait in either kernel.
+ */
+import { expect, test } from './fixtures';
+
+test('receive: tail-page waits before, none after; two extents per file before, one after', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/receive?p.scale=0.02');
+  await test.step('run both kernels', async () => {
+    await page.getByTestId('run').click();
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+    await expect(page.getByTestId('receive-view')).toBeVisible();
+  });
+  await test.step('the timeline: each truncate waits before the patch, none after', async () => {
+    await expect(page.getByTestId('receive-timeline-before')).toHaveAttribute('data-waits', '12');
+    await expect(page.getByTestId('receive-timeline-after')).toHaveAttribute('data-waits', '0');
+    await expect(page.getByTestId('receive-wait-before')).toHaveCount(12);
+    await expect(page.getByTestId('receive-io-before')).toHaveCount(12);
+    await expect(page.getByTestId('receive-io-after')).toHaveCount(0);
+  });
+  await test.step('the extents: two per file before, one after', async () => {
+    await expect(page.getByTestId('receive-extents-before')).toHaveAttribute('data-extents', '2');
+    await expect(page.getByTestId('receive-extents-after')).toHaveAttribute('data-extents', '1');
+  });
+  if (process.env.SCREENSHOTS) {
+    await page.screenshot({ path: 'test-results/shots/receive-1280.png', fullPage: true });
+    for (const id of ['receive-progress', 'receive-timeline-before', 'receive-timeline-after', 'receive-ops', 'receive-rate', 'receive-extents-before', 'receive-extents-after'])
+      await page.getByTestId(id).screenshot({ path: `test-results/shots/${id}.png` });
+  }
+  await test.step('8192 bytes, a whole number of pages: no wait in either kernel', async () => {
+    await lab.open('#/exp/receive?p.scale=0.02&p.file_bytes=8192');
+    await page.getByTestId('run').click();
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+    await expect(page.getByTestId('receive-timeline-before')).toHaveAttribute('data-waits', '0');
+    await expect(page.getByTestId('receive-extents-before')).toHaveAttribute('data-extents', '1');
+  });
+  expect(lab.consoleErrors).toEqual([]);
+});
+
+test('the receive lesson plays through with every check passing, the diff beside the picture', async ({ lab }) => {
+  test.setTimeout(180_000);
+  const { page } = lab;
+  await lab.open('#/lesson/receive');
+  const steps = await page.locator('.step-dot').count();
+  expect(steps).toBe(5);
+  for (let i = 0; i < steps; i++) {
+    await test.step(`step ${i + 1}`, async () => {
+      const prediction = page.getByTestId('prediction');
+      if (await prediction.count()) {
+        await prediction.fill('1000');
+        await prediction.press('Enter');
+        await prediction.blur();
+      } else await page.keyboard.press('r');
+      await expect(page.getByTestId('checks')).toBeVisible({ timeout: 60_000 });
+      expect(await page.getByTestId('check').count()).toBeGreaterThan(0);
+      await expect(page.locator('[data-testid="check"][data-pass="false"]')).toHaveCount(0);
+      await expect(page.getByTestId('receive-view')).toBeVisible();
+      await expect(page.getByTestId('why')).toBeVisible();
+      if (i === 0) {
+        await expect(page.getByTestId('diff')).toContainText('skip_writeback');
+        await expect(page.getByTestId('receive-wait-before').first()).toBeVisible();
+        if (process.env.SCREENSHOTS) await page.screenshot({ path: 'test-results/shots/lesson-receive-1280.png', fullPage: true });
+      }
+      if (i < steps - 1) await page.keyboard.press('ArrowRight');
+    });
+  }
+  const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
+  expect(Object.values(all).flat().every(Boolean)).toBe(true);
+});
