@@ -12,7 +12,7 @@
 import type { Variant } from '../../engine/types';
 import { publishedFor } from '../../model/provenance';
 import type { ViewProps } from '../types';
-import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, MEASURED, NEUTRAL, fmtBytes, fmtMs, fmtNum } from '../common';
+import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, MEASURED, NEUTRAL, fmtBytes, fmtMs, fmtNum } from '../common';
 import {
   OPS,
   clusterBytes,
@@ -66,7 +66,7 @@ function TimelinePanel({ run, xMaxMs, reference }: { run: Run; xMaxMs: number; r
       data={{ waits: String(waits) }}
       title={
         <>
-          <strong style={{ color }}>{KERNEL_LABEL[v]}</strong>
+          <strong style={{ color: KERNEL_TEXT[v] }}>{KERNEL_LABEL[v]}</strong>
           {reference && <span className="ref-badge">reference</span>} · file_{d.zoom.firstFile}–file_{last}, {fmtNum(d.zoom.atS)} s into the receive · {waits} tail-page {waits === 1 ? 'wait' : 'waits'}
         </>
       }
@@ -75,11 +75,11 @@ function TimelinePanel({ run, xMaxMs, reference }: { run: Run; xMaxMs: number; r
         const width = Math.max(280, boxWidth);
         const L = layoutTimeline(d, width, theme.fontPx, xMaxMs);
         return (
-          <svg className="chart" data-variant={v} width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label="the receive's commands per file, and the disk's requests" data-testid={`receive-timeline-chart-${v}`}>
+          <svg className="chart" data-variant={v} data-pair="receive-timeline" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label="the receive's commands per file, and the disk's requests" data-testid={`receive-timeline-chart-${v}`}>
             <Axes {...L} xTitle={L.xTitle} xGrid clampEnds />
             <g fontSize={theme.fontPx}>
               {L.rows.map((r) => (
-                <text key={r.file} className="tick" x={L.margin.left - theme.fontPx * 0.4} y={r.y} dy="0.35em" textAnchor="end">
+                <text key={r.file} className="tick tick-y" x={L.margin.left - theme.fontPx * 0.4} y={r.y} dy="0.35em" textAnchor="end">
                   {r.label}
                 </text>
               ))}
@@ -112,7 +112,6 @@ function TimelinePanel({ run, xMaxMs, reference }: { run: Run; xMaxMs: number; r
 
 function ExtentPanel({ run, bytesAcross, breaksAcross, reference }: { run: Run; bytesAcross: number; breaksAcross: number; reference: boolean }) {
   const { v, d } = run;
-  const color = KERNEL_COLOR[v];
   const per = d.layout.length ? d.layout.reduce((s, f) => s + f.extents.length, 0) / d.layout.length : 0;
   return (
     <ChartFigure
@@ -122,7 +121,7 @@ function ExtentPanel({ run, bytesAcross, breaksAcross, reference }: { run: Run; 
       data={{ extents: String(per) }}
       title={
         <>
-          <strong style={{ color }}>{KERNEL_LABEL[v]}</strong>
+          <strong style={{ color: KERNEL_TEXT[v] }}>{KERNEL_LABEL[v]}</strong>
           {reference && <span className="ref-badge">reference</span>} · {fmtNum(per)} {per === 1 ? 'extent' : 'extents'} per file, after the sync
         </>
       }
@@ -131,13 +130,13 @@ function ExtentPanel({ run, bytesAcross, breaksAcross, reference }: { run: Run; 
         const width = Math.max(280, boxWidth);
         const L = layoutExtents(d.layout, width, theme.fontPx, bytesAcross, breaksAcross);
         return (
-          <svg className="chart" data-variant={v} width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label="each file's extents and where they sit on the disk" data-testid={`receive-extents-chart-${v}`}>
+          <svg className="chart" data-variant={v} data-pair="receive-extents" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label="each file's extents and where they sit on the disk" data-testid={`receive-extents-chart-${v}`}>
             {L.files.map((f) => (
               <g key={f.name}>
-                <text className="tick" fontSize={theme.fontPx} x={L.fileX.x0 - theme.fontPx * 0.4} y={f.y + f.h / 2} dy="0.35em" textAnchor="end">
+                <text className="tick tick-y" fontSize={theme.fontPx} x={L.fileX.x0 - theme.fontPx * 0.4} y={f.y + f.h / 2} dy="0.35em" textAnchor="end">
                   {f.name}
                 </text>
-                <text className="tick" fontSize={theme.fontPx * 0.8} x={L.fileX.x1 + theme.fontPx * 0.4} y={f.y + f.h / 2} dy="0.35em">
+                <text className="tick" fontSize={theme.fontPx} x={L.fileX.x1 + theme.fontPx * 0.4} y={f.y + f.h / 2} dy="0.35em">
                   {L.files.indexOf(f) + 1}
                 </text>
                 {f.pages.map((p) => (
@@ -155,8 +154,8 @@ function ExtentPanel({ run, bytesAcross, breaksAcross, reference }: { run: Run; 
                 <rect x={b.x} y={L.disk.y} width={b.w} height={L.disk.h} fill={b.extent % 2 ? NEUTRAL.mid : NEUTRAL.dark} stroke="#fff" strokeWidth={1} data-testid={`receive-disk-extent-${v}`}>
                   <title>{`${d.layout[b.file]?.name ?? ''}, extent ${b.extent + 1}: disk byte ${fmtNum(b.disk)}`}</title>
                 </rect>
-                {b.w >= theme.fontPx * 0.75 && (
-                  <text x={b.x + b.w / 2} y={L.disk.y + L.disk.h / 2} dy="0.35em" textAnchor="middle" fontSize={theme.fontPx * 0.7} fill="#fff">
+                {b.w >= theme.fontPx * 0.8 && (
+                  <text x={b.x + b.w / 2} y={L.disk.y + L.disk.h / 2} dy="0.35em" textAnchor="middle" fontSize={theme.fontPx} fill="#fff">
                     {b.file + 1}
                   </text>
                 )}
@@ -164,7 +163,7 @@ function ExtentPanel({ run, bytesAcross, breaksAcross, reference }: { run: Run; 
             ))}
             {L.disk.breaks.map((b, i) => (
               <g key={`k${i}`}>
-                <text className="tick" fontSize={theme.fontPx * 0.85} x={b.x} y={L.disk.y + L.disk.h + theme.fontPx * 1.2} textAnchor="middle">
+                <text className="tick" fontSize={theme.fontPx} x={b.x} y={L.disk.y + L.disk.h + theme.fontPx * 1.2} textAnchor="middle">
                   ⋯ {fmtBytes(b.gap)} ⋯
                 </text>
                 <line x1={b.x - 3} x2={b.x + 3} y1={L.disk.y - 2} y2={L.disk.y + L.disk.h + 2} stroke={MEASURED} strokeWidth={1.5} />
