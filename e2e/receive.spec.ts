@@ -71,3 +71,23 @@ test('the receive lesson plays through with every check passing, the diff beside
   const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
   expect(Object.values(all).flat().every(Boolean)).toBe(true);
 });
+
+test('receive: watch it happen: the received subvolume tree, commands as operations, the kernels part at the first TRUNCATE', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/receive?p.files_per_writer=40&p.writers=2');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+  await page.getByTestId('replay-open').click();
+  await expect(page.getByTestId('replay')).toBeVisible({ timeout: 60_000 });
+  await expect(page.getByTestId('tree-view').first()).toBeVisible();
+  await test.step('first divergence: the first truncate, where the kernel before the patch writes the tail page', async () => {
+    await page.getByTestId('replay-diverge').click();
+    await expect(page.getByTestId('replay-op-before')).toContainText('truncate');
+  });
+  await test.step('the end: the sync has written every file; the tree view draws the received subvolume', async () => {
+    await page.getByTestId('replay-scrub').focus();
+    await page.keyboard.press('End');
+    await expect(page.getByTestId('replay-op-before')).toContainText(/sync|set_received_subvol/);
+    if (process.env.SCREENSHOTS) await page.getByTestId('replay').screenshot({ path: 'test-results/shots/receive-replay.png' });
+  });
+  expect(lab.consoleErrors).toEqual([]);
+});

@@ -24,6 +24,7 @@ import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
 import { SWEEP_THRESHOLDS } from './qgroup/model';
 import { ReceiveView } from './receive/ReceiveView';
+import { receivedTree } from './receive/pick';
 import { SparseCpView } from './sparsecp/SparseCpView';
 import { TortureView } from './torture/TortureView';
 
@@ -154,7 +155,15 @@ export const VIEWS: Record<string, ViewEntry> = {
       classroom: { subvols: '2', files: '256', threshold: '64' },
     },
   },
-  receive: { component: ReceiveView },
+  receive: {
+    component: ReceiveView,
+    replay: {
+      blurb:
+        "The received subvolume's tree, file by file: its inode, its ref, then, before the patch, the tail page's file extent item already at the truncate (written and waited for), the first page's only at the sync; after, one item per file, at the sync.",
+      pickTree: receivedTree,
+      classroom: { files_per_writer: '40', writers: '2' },
+    },
+  },
   'sparse-cp': {
     component: SparseCpView,
     replay: {

@@ -154,6 +154,7 @@ typedef struct rc_ctx {
 	task *shell;
 	waitq shell_wait;
 	int phase, err;
+	int sync_started;          /* PH_SYNC: recorded its start */
 	uint64_t scan;             /* PH_SNAP_WAIT: next inode to look at */
 	trans_handle h;
 	int h_started;             /* 1: h holds a handle being committed */
@@ -347,6 +348,20 @@ static void rc_zoom_range(rc_ctx *c)
 	}
 }
 
+/* Recording (sim.h): operation `name` starts, kind "op:NAME", with its
+ * number (the command's index in the stream, or 0 for a phase), so a
+ * replay steps the receive command by command and aligns the kernels on
+ * the n-th one. */
+static void rc_rec_op(sim *s, task *t, const char *name, uint64_t n)
+{
+	if (!sim_recording(s))
+		return;
+	char kind[32];
+	snprintf(kind, sizeof kind, "op:%s", name);
+	const int64_t a[] = { (int64_t)n };
+	sim_rec(s, sim_trace_kind_args(s, kind, "n"), t, 1, a);
+}
+
 /* Zoom window bookkeeping for the command just replayed. */
 static void rc_zoom_add(rc_ctx *c, const send_cmd *cmd, simtime_t t0, simtime_t t1)
 {
@@ -399,6 +414,8 @@ static int rc_recv_cmd(rc_ctx *c, task *t)
 		c->rd_next = k + 1;
 	}
 	simtime_t t0 = r->retry ? r->retry_t0 : t->clock;
+	if (!r->retry)
+		rc_rec_op(c->src->sim, t, send_op_names[cmd->op], k);
 	c->zoom_on = k >= c->zcmd0 && k < c->zcmd1;
 	int rc = recv_step(r, t);
 	if (rc < 0 || r->next == k)
@@ -431,6 +448,7 @@ static int rc_shell_step(sim *s, task *t)
 			return TASK_BLOCKED;
 		}
 		c->t_create1 = t->clock;
+		rc_rec_op(s, t, "snapshot", 0);
 		c->phase = PH_SNAP_FLUSH;
 		/* fall through */
 	case PH_SNAP_FLUSH:
@@ -484,6 +502,7 @@ static int rc_shell_step(sim *s, task *t)
 	case PH_SEND:
 		/* btrfs send: the stream (the ioctl's tree walk and commands) */
 		c->t_send0 = t->clock;
+		rc_rec_op(s, t, "send", 0);
 		{
 			send_cfg cfg;
 			send_cfg_default(&cfg); /* the 2018 send: every file truncated */
@@ -520,6 +539,7 @@ static int rc_shell_step(sim *s, task *t)
 	case PH_RECV_SUBVOL:
 		/* btrfs receive: BTRFS_IOC_SUBVOL_CREATE "snap1" (committed) */
 		if (!c->rroot) {
+			rc_rec_op(s, t, "subvol_create", 0);
 			c->t_recv0 = t->clock;
 			c->dwrites0 = bdev_get_stats(c->ddev)->writes;
 			c->recording = 1;
@@ -557,6 +577,7 @@ static int rc_shell_step(sim *s, task *t)
 		if (rc < 0)
 			break;
 		c->c0 = t->clock;
+		rc_rec_op(s, t, "set_received_subvol", 0);
 		c->phase = PH_RECV_COMMIT;
 		/* fall through */
 	case PH_RECV_COMMIT:
@@ -576,6 +597,10 @@ static int rc_shell_step(sim *s, task *t)
 	case PH_SYNC:
 		/* umount's sync (not timed): every received file written back,
 		 * then its extents counted */
+		if (!c->sync_started) {
+			c->sync_started = 1;
+			rc_rec_op(s, t, "sync", 0);
+		}
 		rc = recv_flush(&c->r, t);
 		if (rc == 1)
 			return TASK_BLOCKED;
