@@ -96,3 +96,19 @@ test('qgroup-drop: the dropped subvolume turns to ghosts leaf by leaf, then the 
   await expect(page.getByTestId('replay-qg-before')).toContainText(/qgroup records in the transaction: [1-9]/);
   expect(lab.consoleErrors).toEqual([]);
 });
+
+test('a lesson points at a moment: the first SEEK_DATA after 16 MiB, checked in the browser', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/lesson/sparse-cp?step=1');
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('checks')).toBeVisible({ timeout: 60_000 });
+  await page.getByTestId('moment-open').click();
+  await expect(page.getByTestId('replay')).toBeVisible({ timeout: 90_000 });
+  await expect(page.getByTestId('moment-check')).toHaveCount(4);
+  for (const c of await page.getByTestId('moment-check').all()) await expect(c).toHaveAttribute('data-pass', 'true');
+  // the replay stands at that lseek, in both kernels
+  await expect(page.getByTestId('replay-op-before')).toContainText(/SEEK_DATA from (16,384|1[6-9],\d{3}|[2-9]\d,\d{3}) KiB/);
+  await expect(page.getByTestId('replay-op-after')).toContainText('SEEK_DATA');
+  await expect(page.locator('[data-testid=replay]')).toHaveAttribute('data-sync', 'op');
+  expect(lab.consoleErrors).toEqual([]);
+});

@@ -11,7 +11,9 @@ import type { Bridge } from '../web/engine/bridge';
 import { loadNodeBridge } from '../web/engine/node';
 import { parseLesson, type LessonContext } from '../web/model/lessonFormat';
 import { checkStepClaims } from '../web/model/lessonClaims';
-import { runLessonHeadless, runLessonSteps } from '../web/model/lessonRun';
+import { runLessonHeadless, runLessonSteps, stepSpecs } from '../web/model/lessonRun';
+import { evaluateMoment } from '../web/model/moments';
+import type { Variant } from '../web/engine/types';
 
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
@@ -32,10 +34,22 @@ describe('lessons', () => {
     it(`${f}: validates and every step's checks pass on the real engine`, () => {
       const lesson = parseLesson(readFileSync(`${dir}${f}`, 'utf8'), f, ctx);
       expect(`${lesson.id}.json`).toBe(f);
-      const { outcomes, metrics } = runLessonSteps(lesson, b.list(), (spec) => b.run(spec));
+      const { outcomes, metrics, moments } = runLessonSteps(lesson, b.list(), (spec, record) => b.run(spec, undefined, record ? {} : undefined));
       const failed = outcomes.flatMap((os, i) => os.filter((o) => !o.pass).map((o) => `step ${i}: ${o.check.label} (${o.detail})`));
       expect(failed).toEqual([]);
       expect(outcomes.flat().length).toBeGreaterThan(0);
+      // A moment the step points at exists in its recorded runs, and what it says of it holds
+      const momentFailed = moments.flatMap((os, i) => (os ?? []).filter((o) => !o.pass).map((o) => `step ${i} moment: ${o.check.label} (${o.detail})`));
+      expect(momentFailed).toEqual([]);
+      // ... and tells the kernels apart: with the two runs swapped, some statement fails
+      lesson.steps.forEach((s, i) => {
+        if (!s.moment || s.scenario.variants.length !== 2) return;
+        const info = b.list().find((e) => e.name === s.scenario.experiment)!;
+        const [va, vb] = s.scenario.variants as [Variant, Variant];
+        const rec = Object.fromEntries(stepSpecs(s, info).map((spec) => [spec.variant, b.run(spec, undefined, {}).recording!]));
+        const swapped = { [va]: rec[vb], [vb]: rec[va] };
+        expect(evaluateMoment(s.moment, swapped).outcomes.some((o) => !o.pass), `step ${i}: its moment's checks hold whichever kernel is which`).toBe(true);
+      });
 
       // Every number the text states about the run is what the run gives, rounded as the text writes it.
       const unitOf = (exp: string) => (m: string) => b.list().find((e) => e.name === exp)?.metricInfo.find((x) => x.name === m)?.unit ?? '';

@@ -17,7 +17,8 @@ import { usePageCommands } from './commands';
 import { DiffView } from './DiffView';
 import { ErrorBanner } from './ErrorBanner';
 import { Markdown } from './Markdown';
-import { collectFor } from '../views/registry';
+import { collectFor, replayFor } from '../views/registry';
+import { LessonMoment } from '../views/replay/LessonMoment';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { isString, useStoredState } from './storage';
@@ -240,6 +241,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             </ul>
           </>
         )}
+        {info && s.moment && here && <LessonMoment key={`${lesson.id}/${i}`} moment={s.moment} specs={stepSpecs(s, info)} stepKey={`${lesson.id}/${i}`} spec={replayFor(info.name)} />}
         {info && (
           <Results
             info={info}

@@ -11,9 +11,12 @@
  * -sWASM_BIGINT): the seed goes in as two uint32 words (seed_lo, seed_hi),
  * an event budget is a uint32, a trace position a double (seedWords()).
  */
+import { decodeTrace, type RawTrace } from '../model/trace';
 import {
   LAB_CODES,
   LabError,
+  RECORD_EVENTS,
+  type RecordSpec,
   type ExperimentInfo,
   type MetricInfo,
   type ParamInfo,
@@ -261,16 +264,20 @@ export class Bridge {
 
   /**
    * Open, step to the end and close: the headless path (tests, lessons).
-   * `slice` is the event budget per lab_step call.
+   * `slice` is the event budget per lab_step call; with `record` the
+   * result carries the decoded recording.
    */
-  run(spec: RunSpec, slice = 1_000_000): RunResult {
+  run(spec: RunSpec, slice = 1_000_000, record?: RecordSpec): RunResult {
     const t0 = now();
     const h = this.open(spec);
     try {
+      if (record) this.record(h, record.fromNs ?? 0, record.maxEvents ?? RECORD_EVENTS);
       while (!this.step(h, slice)) {
         /* keep stepping */
       }
-      return this.result(h, now() - t0);
+      const r = this.result(h, now() - t0);
+      if (record) r.recording = decodeTrace((this.trace(h, 0) as { trace: RawTrace }).trace);
+      return r;
     } finally {
       this.close(h);
     }

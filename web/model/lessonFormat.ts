@@ -13,6 +13,7 @@
  */
 import type { Variant } from '../engine/types';
 import { claimsIn, parseShown } from './lessonClaims';
+import { validateMoment, type Moment } from './moments';
 
 export type CheckOp = 'lt' | 'gt' | 'between' | 'ratio_lt' | 'ratio_gt' | 'ratio_between';
 
@@ -70,6 +71,8 @@ export interface LessonStep {
   checks: Check[];
   why: string;
   diff?: DiffExcerpt;
+  /** A moment of the step's recorded runs to step to, and checks on it (model/moments.ts). */
+  moment?: Moment;
 }
 
 export interface Lesson {
@@ -185,6 +188,7 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
         if (parseShown(c.text) === null) err(cp, 'must show a number');
       });
     }
+    if (s.moment !== undefined) for (const e of validateMoment(s.moment, `${sp}.moment`, variants)) errs.push(e);
     if (s.diff !== undefined) {
       if (!isObj(s.diff)) err(`${sp}.diff`, 'must be an object {title, text}');
       else {

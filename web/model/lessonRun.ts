@@ -4,7 +4,9 @@
  * checks depend on, and a headless runner used by the lesson test (the
  * player uses the same specs through the worker).
  */
-import type { ExperimentInfo, RunResult, RunSpec } from '../engine/types';
+import type { ExperimentInfo, RunResult, RunSpec, Variant } from '../engine/types';
+import { evaluateMoment, type MomentOutcome } from './moments';
+import type { Trace } from './trace';
 import { stepClaims } from './lessonClaims';
 import { evaluateStep, type CheckOutcome, type StepMetrics } from './lessonChecks';
 import type { Lesson, LessonStep } from './lessonFormat';
@@ -38,19 +40,33 @@ export function runLessonHeadless(lesson: Lesson, experiments: ExperimentInfo[],
   return runLessonSteps(lesson, experiments, run).outcomes;
 }
 
-/** The same, also returning each step's metrics (for the claims in its text). */
-export function runLessonSteps(lesson: Lesson, experiments: ExperimentInfo[], run: (spec: RunSpec) => RunResult): { outcomes: CheckOutcome[][]; metrics: StepMetrics[] } {
+/**
+ * The same, also returning each step's metrics (for the claims in its text)
+ * and, for a step with a moment, its checks on the recorded runs (`run` is
+ * then asked to record: its second argument is true).
+ */
+export function runLessonSteps(
+  lesson: Lesson,
+  experiments: ExperimentInfo[],
+  run: (spec: RunSpec, record?: boolean) => RunResult,
+): { outcomes: CheckOutcome[][]; metrics: StepMetrics[]; moments: (MomentOutcome[] | null)[] } {
   const all: StepMetrics[] = [];
+  const moments: (MomentOutcome[] | null)[] = [];
   const outcomes = lesson.steps.map((s, i) => {
     const info = experiments.find((e) => e.name === s.scenario.experiment);
     if (!info) throw new Error(`${lesson.id} step ${i}: no experiment "${s.scenario.experiment}"`);
     const runs: Record<string, RunResult> = {};
-    for (const spec of stepSpecs(s, info)) runs[spec.variant] = run(spec);
+    for (const spec of stepSpecs(s, info)) runs[spec.variant] = run(spec, !!s.moment);
     all[i] = metricsOf(runs);
+    moments[i] = s.moment ? evaluateMoment(s.moment, recordingsOf(runs)).outcomes : null;
     return evaluateStep(s, i, all);
   });
-  return { outcomes, metrics: all };
+  return { outcomes, metrics: all, moments };
 }
+
+/** Recordings by variant from run results. */
+export const recordingsOf = (runs: Partial<Record<string, RunResult>>): Partial<Record<Variant, Trace>> =>
+  Object.fromEntries(Object.entries(runs).flatMap(([v, r]) => (r?.recording ? [[v, r.recording]] : [])));
 
 /**
  * The pinned reference of a step that runs one kernel of a before/after

@@ -106,7 +106,7 @@ export interface ReplayState {
   /** the last lock obtained after a wait, per block key */
   waits: Map<number, { task: number; waitedNs: number; at: number }>;
   paths: Map<number, SearchPath>;
-  io: Map<string, IoInode>;
+  io: Map<number, IoInode>;
   commit: { fs: number; transid: number; phase: number; reason: number; at: number } | null;
   /** device requests: [submitted ns, done ns, op, offset, bytes] of the recent ones */
   ioReqs: { t: number; done: number; op: number; offset: number; bytes: number }[];
@@ -118,7 +118,8 @@ export interface ReplayState {
 }
 
 export const blockKey = (fs: number, bytenr: number): number => bytenr * 64 + fs;
-export const ioKey = (fs: number, ino: number): string => `${fs}:${ino}`;
+/** An io_tree's key in ReplayState.io: its data-path instance and inode. */
+export const ioKey = (fs: number, ino: number): number => fs * 4294967296 + ino;
 
 const CHECKPOINT = 1024;
 const KEEP_IOREQS = 64;
@@ -144,7 +145,7 @@ function emptyState(): ReplayState {
 
 /** A copy that shares every immutable part (blocks, records, arrays). */
 function checkpointCopy(s: ReplayState): ReplayState {
-  const io = new Map<string, IoInode>();
+  const io = new Map<number, IoInode>();
   for (const [k, v] of s.io) io.set(k, { ...v, recs: new Map(v.recs), ordered: new Map(v.ordered) });
   return {
     ...s,
