@@ -4,35 +4,11 @@
  * and the experiment page draws the commit timeline and runs the threshold
  * sweep through the engine worker.
  */
-import { expect, test } from './fixtures';
+import { expect, playLesson, test } from './fixtures';
 
 test("the qgroup-drop lesson's checks all pass in the browser", async ({ lab }) => {
   test.setTimeout(180_000);
-  const { page } = lab;
-  await lab.open('#/lesson/qgroup-drop');
-  const steps = await page.locator('.step-dot').count();
-  expect(steps).toBe(5);
-  for (let i = 0; i < steps; i++) {
-    await test.step(`step ${i + 1}`, async () => {
-      await expect(page).toHaveURL(i === 0 ? /lesson\/qgroup-drop$/ : new RegExp(`step=${i}`));
-      const prediction = page.getByTestId('prediction');
-      if (await prediction.count()) {
-        await prediction.fill(i === 0 ? '700' : '5');
-        await prediction.press('Enter');
-        await prediction.blur();
-      } else await page.keyboard.press('r');
-      await expect(page.getByTestId('checks')).toBeVisible({ timeout: 60_000 });
-      expect(await page.getByTestId('check').count()).toBeGreaterThan(0);
-      await expect(page.locator('[data-testid="check"][data-pass="false"]')).toHaveCount(0);
-      await expect(page.getByTestId('why')).toBeVisible();
-      await expect(page.getByTestId('qgroup-view')).toBeVisible();
-      if (await prediction.count()) await expect(page.getByTestId('verdict')).toBeVisible();
-      if (i < steps - 1) await page.keyboard.press('ArrowRight');
-    });
-  }
-  const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
-  expect(Object.keys(all)).toHaveLength(steps);
-  expect(Object.values(all).flat().every(Boolean)).toBe(true);
+  expect(await playLesson(lab, 'qgroup-drop', 'qgroup-view', { guess: (i) => (i === 0 ? '700' : '5') })).toBe(5);
   expect(lab.consoleErrors).toEqual([]);
   expect(lab.external).toEqual([]);
 });

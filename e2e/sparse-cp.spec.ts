@@ -4,7 +4,7 @@
  * "cp and the lseek that walked too far" plays through with every check
  * passing in the browser.
  */
-import { expect, test } from './fixtures';
+import { expect, playLesson, test } from './fixtures';
 
 test('sparse-cp: before and after panels; turning 1/9 off redraws the after panel', async ({ lab }) => {
   const { page } = lab;
@@ -61,28 +61,7 @@ test('sparse-cp delalloc: the creation sweep runs both kernels and draws the pub
 });
 
 test('the sparse-cp lesson plays through with every check passing', async ({ lab }) => {
-  const { page } = lab;
-  await lab.open('#/lesson/sparse-cp');
-  const steps = await page.locator('.step-dot').count();
-  expect(steps).toBeGreaterThan(3);
-  for (let i = 0; i < steps; i++) {
-    await test.step(`step ${i + 1}`, async () => {
-      const prediction = page.getByTestId('prediction');
-      if (await prediction.count()) {
-        await prediction.fill('1000');
-        await prediction.press('Enter');
-        await prediction.blur();
-      } else await page.keyboard.press('r');
-      await expect(page.getByTestId('checks')).toBeVisible();
-      expect(await page.getByTestId('check').count()).toBeGreaterThan(0);
-      await expect(page.locator('[data-testid="check"][data-pass="false"]')).toHaveCount(0);
-      await expect(page.getByTestId('sparsecp-view')).toBeVisible();
-      await expect(page.getByTestId('why')).toBeVisible();
-      if (i < steps - 1) await page.keyboard.press('ArrowRight');
-    });
-  }
-  const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
-  expect(Object.values(all).flat().every(Boolean)).toBe(true);
+  expect(await playLesson(lab, 'sparse-cp', 'sparsecp-view')).toBeGreaterThan(3);
 });
 
 test('sparse-cp: → and ← step through the published setups (the three cache states), each run', async ({ lab }) => {

@@ -11,50 +11,22 @@
 #include "exp.h"
 #include "lab.h"
 #include "t.h"
+#include "t_lab.h"
 
-typedef struct res {
-	double m[EXP_MAX_METRICS];
-	const lab_exp *e;
-} res;
-
-static res run(const char *variant, const char *params)
+/* One variant of sparse-cp with random seed 1 (t_lab.h). */
+static t_res run(const char *variant, const char *params)
 {
-	res out;
-	memset(&out, 0, sizeof(out));
-	lab_run *r = NULL;
-	char *err = NULL;
-	int rc = lab_open("sparse-cp", variant, params, 1, 0, &r, &err);
-	if (rc) {
-		fprintf(stderr, "lab_open(%s): %s\n", params, err ? err : "?");
-		lab_free(err);
-		CHECK_EQ(rc, 0);
-		return out;
-	}
-	int done = 0;
-	while (!done && rc == 0)
-		rc = lab_step(r, 1000000, &done);
-	CHECK_EQ(rc, 0);
-	out.e = r->exp;
-	memcpy(out.m, r->m, sizeof(out.m));
-	CHECK_EQ(r->exp->check(r), 0);
-	lab_close(r);
-	return out;
+	return t_run("sparse-cp", variant, params, 1);
 }
 
-static double M(const res *x, const char *name)
-{
-	for (int i = 0; x->e && i < x->e->nmetrics; i++)
-		if (!strcmp(x->e->metrics[i].name, name))
-			return x->m[i];
-	return -1;
-}
+#define M(x, name) t_metric(x, name)
 
 static void test_published_rows(void)
 {
-	res cb = run("before", "state=cached"), ca = run("after", "state=cached");
+	t_res cb = run("before", "state=cached"), ca = run("after", "state=cached");
 	CHECK_NEAR(M(&cb, "cp_ms"), 122, 0.25);
 	CHECK_NEAR(M(&ca, "cp_ms"), 109, 0.25);
-	res ob = run("before", "state=cold"), oa = run("after", "state=cold");
+	t_res ob = run("before", "state=cold"), oa = run("after", "state=cold");
 	CHECK_NEAR(M(&ob, "cp_ms"), 20144, 0.25);
 	CHECK_NEAR(M(&oa, "cp_ms"), 210, 0.25);
 	/* 2 search lseeks per extent: 32768 at 128M */
@@ -64,7 +36,7 @@ static void test_published_rows(void)
 	CHECK(M(&oa, "metadata_reads") > 50);
 	CHECK_EQ(M(&ca, "metadata_reads"), 0);
 	/* delalloc: not slower after (the visible rows: 16574 -> 6277 ms) */
-	res db = run("before", "state=delalloc"), da = run("after", "state=delalloc");
+	t_res db = run("before", "state=delalloc"), da = run("after", "state=delalloc");
 	CHECK(M(&db, "cp_ms") >= M(&da, "cp_ms"));
 	CHECK(M(&da, "cp_ms") > 5 * M(&ca, "cp_ms"));
 	CHECK(M(&db, "delalloc_extents_at_cp") > 0);
@@ -74,10 +46,10 @@ static void test_published_rows(void)
 
 static void test_cold_gain_is_patch_1(void)
 {
-	res b = run("before", "state=cold\nfile_mib=32");
-	res a = run("after", "state=cold\nfile_mib=32");
-	res no1 = run("after", "state=cold\nfile_mib=32\np1_no_hole_uptodate=0");
-	res only1 = run("after", "state=cold\nfile_mib=32\np2_early_exit=0\np3_skip_searches=0\n"
+	t_res b = run("before", "state=cold\nfile_mib=32");
+	t_res a = run("after", "state=cold\nfile_mib=32");
+	t_res no1 = run("after", "state=cold\nfile_mib=32\np1_no_hole_uptodate=0");
+	t_res only1 = run("after", "state=cold\nfile_mib=32\np2_early_exit=0\np3_skip_searches=0\n"
 			"p4_ordered_search=0\np6_cached_state=0\np9_file_cache=0");
 	CHECK(M(&b, "cp_ms") > 20 * M(&a, "cp_ms"));
 	/* turning 1/9 off brings most of the cost back */
@@ -91,14 +63,14 @@ static void test_cold_gain_is_patch_1(void)
 static void test_shapes(void)
 {
 	/* cached: linear in the file size, nearly unchanged by the series */
-	res c32 = run("before", "state=cached\nfile_mib=32");
-	res c64 = run("before", "state=cached\nfile_mib=64");
-	res c64a = run("after", "state=cached\nfile_mib=64");
+	t_res c32 = run("before", "state=cached\nfile_mib=32");
+	t_res c64 = run("before", "state=cached\nfile_mib=64");
+	t_res c64a = run("after", "state=cached\nfile_mib=64");
 	CHECK_NEAR(M(&c64, "cp_ms") / M(&c32, "cp_ms"), 2.0, 0.1);
 	CHECK_NEAR(M(&c64a, "cp_ms"), M(&c64, "cp_ms"), 0.15);
 	/* cold before: records per lseek bounded by the readahead window */
-	res o32 = run("before", "state=cold\nfile_mib=32");
-	res o64 = run("before", "state=cold\nfile_mib=64");
+	t_res o32 = run("before", "state=cold\nfile_mib=32");
+	t_res o64 = run("before", "state=cold\nfile_mib=64");
 	CHECK_NEAR(M(&o64, "records_per_lseek_avg"), M(&o32, "records_per_lseek_avg"), 0.2);
 	CHECK(M(&o64, "records_per_lseek_max") < 2 * 2048 * 2 + 8);
 	/* so the cold cost grows about linearly (log n per descent) */
@@ -109,22 +81,22 @@ static void test_shapes(void)
 static void test_classroom_delalloc(void)
 {
 	/* a small file with a short expiry: some of it flushed at cp time */
-	res b = run("before", "state=delalloc\nfile_mib=8\ndirty_expire_s=1\nwb_interval_s=0.5");
-	res a = run("after", "state=delalloc\nfile_mib=8\ndirty_expire_s=1\nwb_interval_s=0.5");
+	t_res b = run("before", "state=delalloc\nfile_mib=8\ndirty_expire_s=1\nwb_interval_s=0.5");
+	t_res a = run("after", "state=delalloc\nfile_mib=8\ndirty_expire_s=1\nwb_interval_s=0.5");
 	CHECK(M(&b, "delalloc_extents_at_cp") > 0);
 	CHECK(M(&b, "delalloc_extents_at_cp") < 1024);
 	CHECK(M(&b, "flushes") >= 1);
 	CHECK(M(&b, "search_records_avg") > 0);
 	CHECK(M(&b, "cp_ms") >= M(&a, "cp_ms"));
 	/* no writeback: everything is still delalloc */
-	res n = run("after", "state=delalloc\nfile_mib=8\ndirty_expire_s=600");
+	t_res n = run("after", "state=delalloc\nfile_mib=8\ndirty_expire_s=600");
 	CHECK_EQ(M(&n, "delalloc_extents_at_cp"), 1024);
 }
 
 static void test_determinism_and_params(void)
 {
-	res x = run("after", "state=cold\nfile_mib=16\nextent_kib=8\nhole_kib=12");
-	res y = run("after", "state=cold\nfile_mib=16\nextent_kib=8\nhole_kib=12");
+	t_res x = run("after", "state=cold\nfile_mib=16\nextent_kib=8\nhole_kib=12");
+	t_res y = run("after", "state=cold\nfile_mib=16\nextent_kib=8\nhole_kib=12");
 	CHECK_EQ(memcmp(x.m, y.m, sizeof(x.m)), 0);
 	/* 16 MiB / 20 KiB per extent */
 	CHECK_EQ(M(&x, "lseek_calls"), 2 * ((16 << 20) / (20 << 10) + 1));

@@ -95,9 +95,9 @@ static const published_row rc_published[] = {
 };
 
 enum {
-	PH_CREATE, PH_SNAP_FLUSH, PH_SNAP_WAIT, PH_SNAP_COMMIT, PH_SNAPSHOT,
-	PH_SEND, PH_SEND_WRITE, PH_RECV_SUBVOL, PH_RECV_SUBVOL_COMMIT, PH_RECV,
-	PH_RECV_COMMIT, PH_SYNC, PH_SYNC_COMMIT, PH_DONE,
+	PH_CREATE, PH_SNAP_FLUSH, PH_SNAP_WAIT, PH_SNAPSHOT, PH_SEND, PH_SEND_WRITE,
+	PH_RECV_SUBVOL, PH_RECV_INIT, PH_RECV, PH_RECV_DONE, PH_SYNC, PH_DONE,
+	PH_COMMIT, /* a commit on commit_tm, then phase after_commit */
 };
 
 /* The zoomed timeline: the commands of RC_ZOOM_FILES files from the middle
@@ -154,10 +154,11 @@ typedef struct rc_ctx {
 	task *shell;
 	waitq shell_wait;
 	int phase, err;
-	int sync_started;          /* PH_SYNC: recorded its start */
 	uint64_t scan;             /* PH_SNAP_WAIT: next inode to look at */
 	trans_handle h;
 	int h_started;             /* 1: h holds a handle being committed */
+	trans_mgr *commit_tm;      /* PH_COMMIT: whose transaction */
+	int after_commit;          /* PH_COMMIT: the phase that follows */
 	simtime_t t_create0, t_create1, t_send0, t_send1, t_recv0, t_recv1;
 	simtime_t commit_ns, c0;
 	uint64_t dwrites0, dwrites1;
@@ -285,6 +286,15 @@ static int rc_commit(rc_ctx *c, trans_mgr *tm, task *t, int reason)
 		return 1;
 	c->h_started = 0;
 	return rc;
+}
+
+/* Go to PH_COMMIT: a commit of tm's transaction, then phase `next`. */
+static int rc_then_commit(rc_ctx *c, trans_mgr *tm, int next)
+{
+	c->commit_tm = tm;
+	c->after_commit = next;
+	c->phase = PH_COMMIT;
+	return TASK_RUN;
 }
 
 /* Record the progress of the receive (files done against time),
@@ -471,49 +481,34 @@ static int rc_shell_step(sim *s, task *t)
 			}
 			c->scan++;
 		}
-		c->phase = PH_SNAP_COMMIT;
-		/* fall through */
-	case PH_SNAP_COMMIT:
-		rc = rc_commit(c, &c->stm, t, TCOMMIT_EXPLICIT);
-		if (rc == 1)
-			return TASK_BLOCKED;
-		if (rc)
-			break;
-		c->phase = PH_SNAPSHOT;
-		/* fall through */
+		/* the commit of the flushed data (btrfs_commit_transaction at
+		 * the start of create_snapshot's wait) */
+		return rc_then_commit(c, &c->stm, PH_SNAPSHOT);
 	case PH_SNAPSHOT:
 		/* create_pending_snapshot: a new root sharing every block of
 		 * the source's (btrfs_copy_root), in the commit that follows */
-		if (!c->snap) {
-			rc = fs_root_create(c->src, t, fs_root_next_id(c->src), &c->snap);
-			if (!rc)
-				rc = bt_copy_root(&c->sroot->tree, &c->snap->tree, t);
-			if (rc)
-				break;
-			c->sroot->last_snapshot = c->src->transid;
-		}
-		rc = rc_commit(c, &c->stm, t, TCOMMIT_EXPLICIT);
-		if (rc == 1)
-			return TASK_BLOCKED;
+		rc = fs_root_create(c->src, t, fs_root_next_id(c->src), &c->snap);
+		if (!rc)
+			rc = bt_copy_root(&c->sroot->tree, &c->snap->tree, t);
 		if (rc)
 			break;
-		c->phase = PH_SEND;
-		/* fall through */
+		c->sroot->last_snapshot = c->src->transid;
+		return rc_then_commit(c, &c->stm, PH_SEND);
 	case PH_SEND:
 		/* btrfs send: the stream (the ioctl's tree walk and commands) */
-		c->t_send0 = t->clock;
-		rc_rec_op(s, t, "send", 0);
-		{
+		if (!c->st.cmds) {
+			c->t_send0 = t->clock;
+			rc_rec_op(s, t, "send", 0);
 			send_cfg cfg;
 			send_cfg_default(&cfg); /* the 2018 send: every file truncated */
 			rc = send_build(c->src, t, c->snap, &cfg, rc_name_of, c, &c->st);
+			if (rc)
+				break;
 		}
-		if (rc)
-			break;
 		rc = vfs_create(c->src, t, c->sroot, BTRFS_FIRST_FREE_OBJECTID, "send_file", 0600,
 				&c->sendf);
 		if (rc == FS_SPACE_WAIT)
-			return TASK_BLOCKED; /* the stream is built again: rare */
+			return TASK_BLOCKED;
 		if (rc)
 			break;
 		c->phase = PH_SEND_WRITE;
@@ -538,27 +533,21 @@ static int rc_shell_step(sim *s, task *t)
 		/* fall through */
 	case PH_RECV_SUBVOL:
 		/* btrfs receive: BTRFS_IOC_SUBVOL_CREATE "snap1" (committed) */
-		if (!c->rroot) {
+		if (!c->recording) {
 			rc_rec_op(s, t, "subvol_create", 0);
 			c->t_recv0 = t->clock;
 			c->dwrites0 = bdev_get_stats(c->ddev)->writes;
 			c->recording = 1;
-			rc = fs_create_subvol(c->dst, t, fs_root_lookup(c->dst, BTRFS_FS_TREE_OBJECTID),
-					      BTRFS_FIRST_FREE_OBJECTID, "snap1", &c->rroot);
-			if (rc == FS_SPACE_WAIT)
-				return TASK_BLOCKED;
-			if (rc)
-				break;
-			c->c0 = t->clock;
 		}
-		c->phase = PH_RECV_SUBVOL_COMMIT;
-		/* fall through */
-	case PH_RECV_SUBVOL_COMMIT:
-		rc = rc_commit(c, &c->dtm, t, TCOMMIT_EXPLICIT);
-		if (rc == 1)
+		rc = fs_create_subvol(c->dst, t, fs_root_lookup(c->dst, BTRFS_FS_TREE_OBJECTID),
+				      BTRFS_FIRST_FREE_OBJECTID, "snap1", &c->rroot);
+		if (rc == FS_SPACE_WAIT)
 			return TASK_BLOCKED;
 		if (rc)
 			break;
+		c->c0 = t->clock;
+		return rc_then_commit(c, &c->dtm, PH_RECV_INIT);
+	case PH_RECV_INIT:
 		c->commit_ns += t->clock - c->c0;
 		{
 			recv_cfg cfg = { .skip_same_size_writeback = c->skip };
@@ -576,46 +565,36 @@ static int rc_shell_step(sim *s, task *t)
 			return rc;
 		if (rc < 0)
 			break;
+		/* BTRFS_IOC_SET_RECEIVED_SUBVOL: the root item, then a commit */
 		c->c0 = t->clock;
 		rc_rec_op(s, t, "set_received_subvol", 0);
-		c->phase = PH_RECV_COMMIT;
-		/* fall through */
-	case PH_RECV_COMMIT:
-		/* BTRFS_IOC_SET_RECEIVED_SUBVOL: the root item, then a commit */
-		rc = rc_commit(c, &c->dtm, t, TCOMMIT_EXPLICIT);
-		if (rc == 1)
-			return TASK_BLOCKED;
-		if (rc)
-			break;
+		return rc_then_commit(c, &c->dtm, PH_RECV_DONE);
+	case PH_RECV_DONE:
 		c->commit_ns += t->clock - c->c0;
 		c->t_recv1 = t->clock;
 		c->dwrites1 = bdev_get_stats(c->ddev)->writes;
 		c->recording = 0;
 		c->zoom_on = 0;
+		rc_rec_op(s, t, "sync", 0);
 		c->phase = PH_SYNC;
 		/* fall through */
 	case PH_SYNC:
 		/* umount's sync (not timed): every received file written back,
 		 * then its extents counted */
-		if (!c->sync_started) {
-			c->sync_started = 1;
-			rc_rec_op(s, t, "sync", 0);
-		}
 		rc = recv_flush(&c->r, t);
 		if (rc == 1)
 			return TASK_BLOCKED;
 		if (rc)
 			break;
-		c->phase = PH_SYNC_COMMIT;
-		/* fall through */
-	case PH_SYNC_COMMIT:
-		rc = rc_commit(c, &c->dtm, t, TCOMMIT_EXPLICIT);
+		return rc_then_commit(c, &c->dtm, PH_DONE);
+	case PH_COMMIT:
+		rc = rc_commit(c, c->commit_tm, t, TCOMMIT_EXPLICIT);
 		if (rc == 1)
 			return TASK_BLOCKED;
 		if (rc)
 			break;
-		c->phase = PH_DONE;
-		/* fall through */
+		c->phase = c->after_commit;
+		return TASK_RUN;
 	case PH_DONE:
 	default:
 		/* the flushers and kthreads would tick forever */
@@ -717,9 +696,10 @@ static double rc_progress(struct lab_run *r)
 			done += c->w[i].i;
 		return 0.4 * (double)done / (double)(c->files * (uint64_t)c->nwriters);
 	}
-	if (c->phase < PH_RECV)
+	int ph = c->phase == PH_COMMIT ? c->after_commit : c->phase;
+	if (ph < PH_RECV)
 		return 0.45;
-	if (c->phase == PH_RECV && c->st.n)
+	if (ph == PH_RECV && c->st.n)
 		return 0.45 + 0.5 * (double)c->r.next / (double)c->st.n;
 	return 0.95;
 }

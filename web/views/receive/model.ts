@@ -109,6 +109,20 @@ export function readReceiveDetails(details: Record<string, unknown> | undefined)
   };
 }
 
+type Scale = Parameters<typeof scaleTicks>[0];
+
+/** A chart's frame: its size, margins and the ticks of its x (and y) scale. */
+function frame(width: number, height: number, margin: ChartFrame['margin'], fontPx: number, x: Scale, y?: Scale): ChartFrame {
+  return {
+    width,
+    height,
+    margin,
+    fontPx,
+    xTicks: scaleTicks(x, 'x', width - margin.left - margin.right, fontPx),
+    yTicks: y ? scaleTicks(y, 'y', height - margin.top - margin.bottom, fontPx) : [],
+  };
+}
+
 /** The stream's command types in the order receive replays a file's. */
 export const OPS = ['mkfile', 'rename', 'utimes', 'write', 'truncate', 'chown', 'chmod'] as const;
 
@@ -152,12 +166,7 @@ export function layoutProgress(
     return { key, d: path, end: { x: x(d.receiveS), y: y(d.files) } };
   });
   return {
-    width,
-    height,
-    margin: m,
-    fontPx,
-    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
-    yTicks: scaleTicks(y, 'y', height - m.top - m.bottom, fontPx),
+    ...frame(width, height, m, fontPx, x, y),
     series,
     marks: published.filter((p) => p.value > 0).map((p) => ({ key: p.key, x: x(p.value), y: y(fMax), value: p.value })),
     xTitle: axisTitle('time since the receive started', 's'),
@@ -216,12 +225,7 @@ export function layoutTimeline(d: ReceiveDetails, width: number, fontPx = 16, xM
     .filter((c) => c.wait && band(c.file) !== undefined)
     .map((c) => ({ x: x(c.wait![0]), w: Math.max(1, x(c.wait![1]) - x(c.wait![0])), y: band(c.file) ?? 0, h: bh, file: c.file, ms: c.wait![1] - c.wait![0] }));
   return {
-    width,
-    height,
-    margin: m,
-    fontPx,
-    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
-    yTicks: [],
+    ...frame(width, height, m, fontPx, x),
     rows: files.map((f, i) => ({ file: f, y: (band(f) ?? 0) + bh / 2, label: labels[i]! })),
     bars,
     waits,
@@ -262,12 +266,7 @@ export function layoutOps(runs: { key: string; d: ReceiveDetails }[], width: num
     }),
   );
   return {
-    width,
-    height,
-    margin: m,
-    fontPx,
-    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
-    yTicks: [],
+    ...frame(width, height, m, fontPx, x),
     bars,
     rows: ops.map((op) => ({ op, y: (row(op) ?? 0) + row.bandwidth() / 2 })),
     xTitle: axisTitle('time the receive spent in it', 's'),
@@ -303,12 +302,7 @@ export function layoutRate(runs: { key: string; d: ReceiveDetails }[], width: nu
     return { key: r.key, d: path };
   });
   return {
-    width,
-    height,
-    margin: m,
-    fontPx,
-    xTicks: scaleTicks(x, 'x', width - m.left - m.right, fontPx),
-    yTicks: scaleTicks(y, 'y', height - m.top - m.bottom, fontPx),
+    ...frame(width, height, m, fontPx, x, y),
     series,
     xTitle: axisTitle('time since the receive started', 's'),
     yTitle: axisTitle('disk requests', '/s'),
