@@ -19,7 +19,7 @@
  * structures listed as they were; `start` is the position right after that
  * listing (the first event a task made), where playback begins.
  */
-import { arg, type Trace } from './trace';
+import type { Trace } from './trace';
 
 export type Key = [number, number, number];
 
@@ -121,7 +121,7 @@ export const blockKey = (fs: number, bytenr: number): number => bytenr * 64 + fs
 /** An io_tree's key in ReplayState.io: its data-path instance and inode. */
 export const ioKey = (fs: number, ino: number): number => fs * 4294967296 + ino;
 
-const CHECKPOINT = 1024;
+const CHECKPOINT = 512;
 const KEEP_IOREQS = 64;
 
 function emptyState(): ReplayState {
@@ -245,12 +245,14 @@ export class Replay {
 
   /** Apply event i to s (s.pos === i). Never mutates an object a checkpoint
    * may share: blocks, locks and paths are replaced; the io records' maps
-   * are s's own (checkpointCopy copies them). */
+   * and the locks array are s's own (checkpointCopy copies them). */
   private apply(s: ReplayState, i: number): void {
     const tr = this.trace;
     const K = this.k;
     const kind = tr.kind[i]!;
-    const a = (j: number): number => arg(tr, i, j);
+    const base = tr.off[i]!;
+    const A = tr.args;
+    const a = (j: number): number => A[base + j]!;
     const task = tr.task[i]!;
     if (tr.kinds[kind]!.op) {
       const args: number[] = [];
@@ -332,8 +334,10 @@ export class Replay {
           if (t) s.trees.set(a(0), { ...t, root: a(2) });
         }
         // a lock held on the old block is the copy's now
-        if (s.locks.some((l) => l.fs === fs && l.bytenr === a(1)))
-          s.locks = s.locks.map((l) => (l.fs === fs && l.bytenr === a(1) ? { ...l, bytenr: a(2) } : l));
+        for (let q = 0; q < s.locks.length; q++) {
+          const l = s.locks[q]!;
+          if (l.fs === fs && l.bytenr === a(1)) s.locks[q] = { ...l, bytenr: a(2) };
+        }
         for (const [h, p] of s.paths)
           if (p.visited.includes(a(1))) s.paths.set(h, { ...p, visited: p.visited.map((v) => (v === a(1) ? a(2) : v)) });
         s.counts.cows++;
@@ -371,7 +375,8 @@ export class Replay {
       }
       case K.lock: {
         const fs = this.fsOf(s, a(0));
-        s.locks = [...s.locks, { fs, bytenr: a(1), task, mode: a(2), at: i, waitedNs: a(3) }];
+        // s.locks is s's own array (checkpointCopy copies it): push in place
+        s.locks.push({ fs, bytenr: a(1), task, mode: a(2), at: i, waitedNs: a(3) });
         if (a(3) > 0) s.waits.set(blockKey(fs, a(1)), { task, waitedNs: a(3), at: i });
         return;
       }
@@ -385,7 +390,7 @@ export class Replay {
             break;
           }
         }
-        if (j >= 0) s.locks = s.locks.filter((_, q) => q !== j);
+        if (j >= 0) s.locks.splice(j, 1);
         return;
       }
       case K.treeEnd: {

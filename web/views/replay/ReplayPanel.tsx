@@ -163,8 +163,12 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
   // the URL keeps the cursor while it is not playing
   const onAtRef = useRef(onAt);
   onAtRef.current = onAt;
+  // (a quarter of a second after the last move: writing the URL renders the
+  // whole page, which a scrub must not do at every frame)
   useEffect(() => {
-    if (!playing) onAtRef.current?.(formatCursor(cursor));
+    if (playing) return;
+    const id = setTimeout(() => onAtRef.current?.(formatCursor(cursor)), 250);
+    return () => clearTimeout(id);
   }, [cursor, playing]);
 
   const doStep = useCallback((dir: 1 | -1, unit: 'event' | 'op') => {
