@@ -228,7 +228,7 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
     .map((r) => `${r.variant}: a window from ${fmtNs(r.trace.fromNs)} to ${fmtNs(r.trace.lastNs)}, ${fmtNum(r.trace.unkept)} later events not kept`);
 
   return (
-    <div className="replay" ref={boxRef} data-testid="replay" data-sync={cursor.sync}>
+    <div className="replay" ref={boxRef} data-testid="replay" data-sync={cursor.sync} data-at={formatCursor(cursor)}>
       {children}
       <div className="player" role="group" aria-label="Playback">
         <div className="player-buttons">
