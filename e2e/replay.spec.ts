@@ -50,6 +50,10 @@ test('sparse-cp: record, step, the URL keeps the position, a link restores it', 
     expect(want).toMatch(/^t:\d+$/);
     await expect.poll(() => page.url()).toContain(`v.at=${encodeURIComponent(want!)}`);
     url = page.url();
+    // the page's own lseek cursor follows the replay: the call it shows is this lseek's
+    const offKiB = Number((await page.getByTestId('replay-op-before').textContent())?.match(/from ([\d,.]+) KiB/)?.[1]?.replace(/,/g, ''));
+    const frac = Number(new URL(url).hash.match(/v\.cursor=([\d.]+)/)?.[1]);
+    expect(frac).toBeCloseTo(offKiB / 2048, 2);
     at = [await pos(page, 'before'), await pos(page, 'after')];
     expect(at[0]).toBeGreaterThan(0);
   });

@@ -192,7 +192,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
           onView={onView}
         />
         {replaySpec && !invalid && (
-          <ReplaySection info={info} params={values} seed={seed} spec={replaySpec} at={view.at} onAt={(at) => onView({ at: at ?? undefined })} onParams={runWith} />
+          <ReplaySection info={info} params={values} seed={seed} spec={replaySpec} at={view.at} onView={onView} onParams={runWith} />
         )}
       </section>
     </div>

@@ -18,7 +18,7 @@ import { metricLabel } from './common/labels';
 import { measuredJobs } from '../model/fioJobs';
 import { publishedSetups } from '../model/params';
 import type { ViewProps } from './types';
-import { droppingTree } from './replay/pick';
+import { droppingTree, lseekCursor } from './replay/pick';
 import type { ReplaySpec } from './replay/ReplaySection';
 import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
@@ -170,6 +170,7 @@ export const VIEWS: Record<string, ViewEntry> = {
       blurb: "Each lseek locks the io_tree from its offset to EOF and walks every record in that range: before the series, the hole reads' UPTODATE records pile up ahead of cp's cursor; after it, the lock meets one record.",
       showIo: true,
       classroom: { file_mib: '8', state: 'cold' },
+      drive: lseekCursor,
     },
   },
   torture: {

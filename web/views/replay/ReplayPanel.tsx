@@ -17,7 +17,7 @@ import { convert, cursorTime, endTime, formatCursor, parseCursor, positions, sid
 import { findTree, Replay, type ReplayState, type TreeInfo } from '../../model/replay';
 import { eventAt, firstDivergence, opAt, type Trace } from '../../model/trace';
 import { treeChoices } from '../../model/treeLayout';
-import { KERNEL_COLOR, KERNEL_LABEL } from '../common';
+import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT } from '../common';
 import { IoTreeView } from './IoTreeView';
 import { TreeLegend, TreeView } from './TreeView';
 
@@ -33,9 +33,11 @@ export interface ReplayPanelProps {
   pickTree?: (s: ReplayState) => TreeInfo | undefined;
   /** draw the io_tree of the inode with the most records (sparse-cp) */
   showIo?: boolean;
-  /** the URL's position, and where to put it (absent: not kept) */
+  /** the URL's position, and where to put it (absent: not kept); `first`
+   * is the first run's trace and position, for a page whose other
+   * pictures follow the replay */
   at?: string;
-  onAt?: (at: string | null) => void;
+  onAt?: (at: string | null, first?: { trace: Trace; pos: number }) => void;
   /** extra words above the player: what to watch */
   children?: ReactNode;
 }
@@ -92,7 +94,7 @@ function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
   const ioNow = s.ioReqs.filter((r) => r.done > cursorT(side.trace, pos)).length;
   return (
     <section className="replay-side" style={{ borderTopColor: KERNEL_COLOR[side.variant] }} data-testid={`replay-${side.variant}`} data-pos={pos}>
-      <h3 style={{ color: KERNEL_COLOR[side.variant] }}>
+      <h3 style={{ color: KERNEL_TEXT[side.variant] }}>
         {KERNEL_LABEL[side.variant]} <span className="replay-t">t = {fmtNs(cursorT(side.trace, pos))}</span>
       </h3>
       <div className="replay-caption" data-testid={`replay-op-${side.variant}`}>
@@ -167,9 +169,9 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
   // whole page, which a scrub must not do at every frame)
   useEffect(() => {
     if (playing) return;
-    const id = setTimeout(() => onAtRef.current?.(formatCursor(cursor)), 250);
+    const id = setTimeout(() => onAtRef.current?.(formatCursor(cursor), { trace: S.a, pos: positions(S, cursor).a }), 250);
     return () => clearTimeout(id);
-  }, [cursor, playing]);
+  }, [cursor, playing, S]);
 
   const doStep = useCallback((dir: 1 | -1, unit: 'event' | 'op') => {
     setPlaying(false);

@@ -11,6 +11,7 @@ import { useRunner } from '../../app/useRunner';
 import { RECORD_EVENTS, type ExperimentInfo, type RunResult, type Variant } from '../../engine/types';
 import { fmtNs, fmtNum } from '../../model/format';
 import type { ReplayState, TreeInfo } from '../../model/replay';
+import type { Trace } from '../../model/trace';
 import { ReplayPanel, type ReplaySide } from './ReplayPanel';
 
 /** What an experiment's replay shows (views/registry.ts `replay`). */
@@ -23,6 +24,9 @@ export interface ReplaySpec {
   pickTree?: (s: ReplayState) => TreeInfo | undefined;
   /** parameters that make a run classroom-sized (recorded whole) */
   classroom?: Record<string, string>;
+  /** the page's other pictures follow the replay: the view state (v.* in
+   * the URL) for the first run at a position (sparse-cp: its lseek cursor) */
+  drive?: (trace: Trace, pos: number) => Record<string, string | undefined>;
 }
 
 interface Props {
@@ -31,11 +35,14 @@ interface Props {
   seed: number;
   spec: ReplaySpec;
   at?: string;
-  onAt?: (at: string | null) => void;
+  /** write the view state: the position (`at`) and what `drive` sets */
+  onView?: (patch: Record<string, string | undefined>) => void;
   onParams?: (p: Record<string, string>) => void;
 }
 
-export function ReplaySection({ info, params, seed, spec, at, onAt, onParams }: Props) {
+export function ReplaySection({ info, params, seed, spec, at, onView, onParams }: Props) {
+  const onAt = (a: string | null, first?: { trace: Trace; pos: number }): void =>
+    onView?.({ at: a ?? undefined, ...(a && first && spec.drive ? spec.drive(first.trace, first.pos) : {}) });
   const runner = useRunner();
   const [fromMs, setFromMs] = useState('0');
   const [open, setOpen] = useState(false);
