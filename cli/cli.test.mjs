@@ -43,6 +43,46 @@ test('list --json describes every experiment with typed parameters', () => {
   assert.ok(list.experiments.some((e) => e.name === 'fio'), 'fio is listed');
 });
 
+test('list --json carries the patch table (patches.def), the kernels and the error codes', () => {
+  const ids = new Map(list.patches.map((p) => [p.id, p]));
+  assert.ok(list.patches.length >= 16);
+  for (const p of list.patches) {
+    for (const k of ['id', 'seed', 'series', 'kernel', 'subsystem', 'effect', 'title', 'help']) assert.equal(typeof p[k], 'string', `${p.id}.${k}`);
+    assert.match(p.id, new RegExp(`^P_${p.seed}_`));
+    assert.match(p.series, /^(\d+|\?)\/\d+$/, p.id);
+    // a commit is on file (12 hex digits) or null: never guessed
+    assert.ok(p.commit === null || /^[0-9a-f]{12}$/.test(p.commit), `${p.id} commit ${p.commit}`);
+    assert.ok(['model', 'none', 'not yet'].includes(p.effect), p.id);
+  }
+  assert.equal(ids.get('P_004_LSEEK_CACHED_STATE').commit, '3c32c7212f16');
+  assert.equal(ids.get('P_002_QGROUP_DIRTY_THRESHOLD').kernel, 'RFC');
+  const kernels = new Map(list.kernels.map((k) => [k.name, k]));
+  assert.ok(kernels.has(list.default_kernel));
+  for (const k of list.kernels) for (const id of k.patches) assert.ok(ids.has(id), `${k.name}: ${id}`);
+  for (const e of list.experiments) {
+    for (const v of e.variants) assert.ok(kernels.has(e.kernels[v]), `${e.name} ${v}: kernel ${e.kernels[v]}`);
+    for (const p of e.patches) {
+      // the experiment's entry is the table's, plus its switch and where it is applied
+      const t = ids.get(p.id);
+      assert.ok(t, `${e.name}: ${p.id}`);
+      for (const k of ['seed', 'series', 'commit', 'kernel', 'title']) assert.equal(p[k], t[k], `${e.name} ${p.id}.${k}`);
+      for (const v of e.variants) assert.equal(p.applied[v], kernels.get(e.kernels[v]).patches.includes(p.id));
+      if (p.switch !== null) {
+        const param = e.params.find((q) => q.name === p.switch);
+        assert.ok(param && param.type === 'bool' && param.patch === p.id, `${e.name}: switch ${p.switch}`);
+      }
+    }
+    // every switch parameter names its patch, which the experiment exposes
+    for (const q of e.params.filter((q) => q.patch)) assert.ok(e.patches.some((p) => p.id === q.patch && p.switch === q.name), `${e.name}.${q.name}`);
+  }
+  const sc = list.experiments.find((e) => e.name === 'sparse-cp');
+  assert.deepEqual(sc.patches.map((p) => p.series), ['1/9', '2/9', '3/9', '4/9', '5/9', '6/9', '7/9', '8/9', '9/9']);
+  assert.deepEqual(sc.patches.filter((p) => p.effect === 'none').map((p) => p.series), ['5/9', '7/9', '8/9']);
+  assert.deepEqual(sc.kernels, { before: '6.1', after: '6.2' });
+  assert.equal(list.errors.LAB_EINVAL, -1);
+  assert.equal(list.errors.LAB_ECANCELED, -6);
+});
+
 test('native and WASM print the same list', () => {
   assert.equal(lab('native', ['list', '--json']).out, lab('wasm', ['list', '--json']).out);
   assert.equal(lab('native', ['list']).out, lab('wasm', ['list']).out);

@@ -19,17 +19,25 @@
 extern "C" {
 #endif
 
+/* Every code, once: X(name, value, what lab_strerror says). The enum,
+ * lab_strerror and `list --json`'s "errors" (which the web app reads
+ * instead of typing the codes again) are made from this list. */
+#define LAB_ERRORS(X)                                                          \
+	X(LAB_OK, 0, "success")                                                \
+	X(LAB_EINVAL, -1, "invalid argument")       /* a bad argument or value */ \
+	X(LAB_ENOENT, -2, "no such experiment, variant or parameter")          \
+	X(LAB_ENOMEM, -3, "out of memory")          /* simulated or host */   \
+	X(LAB_ERANGE, -4, "parameter out of range")                            \
+	X(LAB_ESTATE, -5, "not valid in the run's current state")              \
+	X(LAB_ECANCELED, -6, "run cancelled")                                  \
+	X(LAB_EENGINE, -7, "engine invariant failed") /* a bug */             \
+	X(LAB_ENOSPC, -8, "simulated file system out of space")                \
+	X(LAB_ENOTSUP, -9, "not supported by this experiment")
+
 enum {
-	LAB_OK = 0,
-	LAB_EINVAL = -1,     /* a bad argument or parameter value */
-	LAB_ENOENT = -2,     /* no such experiment, variant or parameter */
-	LAB_ENOMEM = -3,     /* out of memory (simulated or host) */
-	LAB_ERANGE = -4,     /* a parameter out of its range */
-	LAB_ESTATE = -5,     /* call not valid in the run's current state */
-	LAB_ECANCELED = -6,  /* the run was cancelled */
-	LAB_EENGINE = -7,    /* an engine invariant failed: a bug */
-	LAB_ENOSPC = -8,     /* the simulated file system ran out of space */
-	LAB_ENOTSUP = -9,    /* operation not supported by this experiment */
+#define LAB_ERROR_ENUM(name, value, text) name = value,
+	LAB_ERRORS(LAB_ERROR_ENUM)
+#undef LAB_ERROR_ENUM
 };
 
 typedef struct lab_run lab_run;
@@ -50,7 +58,9 @@ void lab_free(void *p);
 int lab_cli(int argc, const char *const *argv, char **out, char **err);
 
 /* The experiment registry as JSON (the `list --json` document, plus each
- * experiment's published rows and parameter help for the front end). */
+ * experiment's published rows and parameter help for the front end), the
+ * patch table and kernels (engine/src/kernel/patches.def) and the error
+ * codes. */
 int lab_list_json(char **out);
 
 /*

@@ -295,6 +295,7 @@ typedef struct rig {
 	space_ctl sc;
 	ffs f;
 	delalloc_ctl dc;
+	patchset kernel;  /* the fake file system's: its flush path */
 	reclaim_ctl rc;
 } rig;
 
@@ -310,7 +311,8 @@ static void rig_init(rig *g, int variant, uint64_t meta_total, uint64_t max_inod
 	g->f.ino = calloc(max_inodes, sizeof *g->f.ino);
 	delalloc_ops ops = fake_ops;
 	ops.ctx = &g->f;
-	CHECK_EQ(delalloc_init(&g->dc, g->s, &g->sc, &ops, variant, 8), 0);
+	delalloc_flush_patches(variant, &g->kernel);
+	CHECK_EQ(delalloc_init(&g->dc, g->s, &g->sc, &ops, &g->kernel, 8), 0);
 	CHECK_EQ(reclaim_init(&g->rc, g->s, &g->sc, &g->dc, NULL, 8), 0);
 	g->dc.items_factor = g_items_factor;
 }
@@ -358,11 +360,11 @@ static untar_result run_untar(int variant, uint64_t files, uint64_t pages, int h
 		 g.dc.pages_flushed);
 	CHECK_EQ(g.sc.info[SPACE_META].tickets_failed, 0);
 	CHECK_EQ(space_check(NULL, &g.sc), 0);
-	if (variant == DELALLOC_V510)
+	if (variant == DELALLOC_INODES)
 		CHECK(g.dc.flush_workers.jobs_run == g.dc.inodes_touched);
-	if (variant == DELALLOC_V59)
+	if (variant == DELALLOC_FLUSHER)
 		CHECK(g.dc.flusher.jobs_run == g.dc.flushes);
-	if (variant == DELALLOC_FIXED)
+	if (variant == DELALLOC_PAGES)
 		CHECK(g.dc.jobs_queued == 0); /* everything inline */
 	/* the details an experiment shows; its hash is printed so that the
 	 * native and WASM builds can be compared byte for byte */
@@ -374,7 +376,7 @@ static untar_result run_untar(int variant, uint64_t files, uint64_t pages, int h
 	for (size_t i = 0; i < sb.len; i++)
 		h = (h ^ (unsigned char)sb.buf[i]) * 1099511628211ull;
 	printf("  details %s, %llu-page files: %zu bytes, fnv1a %016llx\n",
-	       delalloc_variant_name(variant), (unsigned long long)pages, sb.len,
+	       delalloc_flush_name(variant), (unsigned long long)pages, sb.len,
 	       (unsigned long long)h);
 	if (getenv("DELALLOC_DUMP"))
 		puts(sb.buf);
@@ -386,9 +388,9 @@ static untar_result run_untar(int variant, uint64_t files, uint64_t pages, int h
 static void test_small_files(uint64_t pages)
 {
 	const uint64_t files = 8000;
-	untar_result v59 = run_untar(DELALLOC_V59, files, pages, 0);
-	untar_result v510 = run_untar(DELALLOC_V510, files, pages, 0);
-	untar_result fix = run_untar(DELALLOC_FIXED, files, pages, 0);
+	untar_result v59 = run_untar(DELALLOC_FLUSHER, files, pages, 0);
+	untar_result v510 = run_untar(DELALLOC_INODES, files, pages, 0);
+	untar_result fix = run_untar(DELALLOC_PAGES, files, pages, 0);
 	double ppc59 = (double)v59.pages / (double)v59.flushes;
 	double ppc510 = (double)v510.pages / (double)v510.flushes;
 	double ppcfix = (double)fix.pages / (double)fix.flushes;
@@ -465,10 +467,10 @@ static int waiter_step(sim *s, task *t)
 static void test_hdd(void)
 {
 	const uint64_t files = 2400;
-	untar_result v510 = run_untar(DELALLOC_V510, files, 1, 1);
-	untar_result fix = run_untar(DELALLOC_FIXED, files, 1, 1);
-	untar_result v510s = run_untar(DELALLOC_V510, files, 1, 0);
-	untar_result fixs = run_untar(DELALLOC_FIXED, files, 1, 0);
+	untar_result v510 = run_untar(DELALLOC_INODES, files, 1, 1);
+	untar_result fix = run_untar(DELALLOC_PAGES, files, 1, 1);
+	untar_result v510s = run_untar(DELALLOC_INODES, files, 1, 0);
+	untar_result fixs = run_untar(DELALLOC_PAGES, files, 1, 0);
 	double hdd = (double)v510.elapsed / (double)fix.elapsed;
 	double ssd = (double)v510s.elapsed / (double)fixs.elapsed;
 	printf("  disk: untar v5.10 %.0f ms, fixed %.0f ms (x%.2f); SSD x%.2f\n",
@@ -523,9 +525,9 @@ static huge_result run_huge(int variant, uint64_t pages, int raise)
 static void test_huge_file(void)
 {
 	const uint64_t pages = 65536; /* 256 MiB */
-	huge_result v59 = run_huge(DELALLOC_V59, pages, 0);
-	huge_result v510 = run_huge(DELALLOC_V510, pages, 0);
-	huge_result fix = run_huge(DELALLOC_FIXED, pages, 0);
+	huge_result v59 = run_huge(DELALLOC_FLUSHER, pages, 0);
+	huge_result v510 = run_huge(DELALLOC_INODES, pages, 0);
+	huge_result fix = run_huge(DELALLOC_PAGES, pages, 0);
 	printf("  one %llu-page file, 256 KiB ticket: first flush v5.9 %llu, v5.10 %llu,"
 	       " fixed %llu pages (wanted %llu); until granted %llu / %llu / %llu\n",
 	       (unsigned long long)pages, (unsigned long long)v59.first_flushed,
@@ -556,8 +558,8 @@ static void test_huge_file(void)
 	/* with writepages finishing delalloc ranges (the nr_to_write raise,
 	 * capped at 8192 pages), the fixed kernel writes 32 MiB, 5.10 still
 	 * the whole 256 MiB */
-	huge_result fixr = run_huge(DELALLOC_FIXED, pages, 1);
-	huge_result v510r = run_huge(DELALLOC_V510, pages, 1);
+	huge_result fixr = run_huge(DELALLOC_PAGES, pages, 1);
+	huge_result v510r = run_huge(DELALLOC_INODES, pages, 1);
 	printf("  with the nr_to_write raise: first flush v5.10 %llu, fixed %llu pages\n",
 	       (unsigned long long)v510r.first_flushed,
 	       (unsigned long long)fixr.first_flushed);
@@ -569,7 +571,7 @@ static void test_huge_file(void)
 
 	/* without shrink_delalloc's doubling each round asks for half */
 	g_items_factor = 1;
-	huge_result fix1 = run_huge(DELALLOC_FIXED, pages, 0);
+	huge_result fix1 = run_huge(DELALLOC_PAGES, pages, 0);
 	g_items_factor = 2;
 	CHECK_EQ(fix1.first_wanted, fix1.first_rounds * SPACE_EXTENT_PER_ITEM / PAGE);
 	CHECK(fix1.granted);
@@ -608,11 +610,11 @@ static void test_no_flush(void)
 {
 	uint64_t skipped, left;
 	int granted;
-	run_no_flush(DELALLOC_V510, &skipped, &left, &granted);
+	run_no_flush(DELALLOC_INODES, &skipped, &left, &granted);
 	CHECK(granted && skipped >= 1 && left == 10);
-	run_no_flush(DELALLOC_FIXED, &skipped, &left, &granted);
+	run_no_flush(DELALLOC_PAGES, &skipped, &left, &granted);
 	CHECK(granted && skipped >= 1 && left == 10);
-	run_no_flush(DELALLOC_V59, &skipped, &left, &granted);
+	run_no_flush(DELALLOC_FLUSHER, &skipped, &left, &granted);
 	CHECK(granted && skipped == 0 && left == 0); /* flushed: the deadlock */
 }
 
@@ -624,18 +626,35 @@ static void test_init_errors(void)
 	space_init(&sc, s);
 	delalloc_ctl dc;
 	delalloc_ops ops = fake_ops;
-	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, 7, 4), LAB_EINVAL);
+	patchset k510;
+	CHECK_EQ(patch_kernel("5.10", &k510), 0);
+	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, NULL, 4), LAB_EINVAL);
 	ops.writepages = NULL;
-	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, DELALLOC_FIXED, 4), LAB_EINVAL);
+	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, &k510, 4), LAB_EINVAL);
 	ops = fake_ops;
-	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, DELALLOC_V510, 2), 0);
+	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, &k510, 2), 0);
 	CHECK_EQ(dc.flush_workers.nthreads, 4); /* min(ncpus + 2, 8) */
 	delalloc_destroy(&dc);
-	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, DELALLOC_V510, 56), 0);
+	CHECK_EQ(delalloc_init(&dc, s, &sc, &ops, &k510, 56), 0);
 	CHECK_EQ(dc.flush_workers.nthreads, 8);
 	delalloc_destroy(&dc);
-	CHECK_EQ(delalloc_variant_parse("v5.10"), DELALLOC_V510);
-	CHECK_EQ(delalloc_variant_parse("nope"), -1);
+	CHECK_EQ(delalloc_flush_parse("inodes"), DELALLOC_INODES);
+	CHECK_EQ(delalloc_flush_parse("nope"), -1);
+	/* the kernels' flush paths: 5.9 the flusher, 5.10 whole inodes,
+	 * 5.10+fix pages; the fix alone (nothing to fix) is the flusher's */
+	patchset k;
+	patch_kernel("5.9", &k);
+	CHECK_EQ(delalloc_flush_of(&k), DELALLOC_FLUSHER);
+	CHECK_EQ(delalloc_flush_of(&k510), DELALLOC_INODES);
+	patch_kernel("5.10+fix", &k);
+	CHECK_EQ(delalloc_flush_of(&k), DELALLOC_PAGES);
+	patch_kernel("5.9", &k);
+	patch_set(&k, P_000_FLUSH_BY_PAGES, 1);
+	CHECK_EQ(delalloc_flush_of(&k), DELALLOC_FLUSHER);
+	for (int f = 0; f < DELALLOC_NFLUSH; f++) {
+		delalloc_flush_patches(f, &k);
+		CHECK_EQ(delalloc_flush_of(&k), f);
+	}
 	sim_destroy(s);
 }
 

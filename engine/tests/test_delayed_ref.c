@@ -99,8 +99,10 @@ static void test_counter_in_transactions(void)
 	CHECK_EQ(tm.running->delayed_refs.nr_dirty_extents, 2);
 	trans_handle h;
 	CHECK_EQ(trans_start(&tm, NULL, &h), 0);
-	CHECK(!trans_should_commit(&h)); /* no threshold: 5.10 */
+	CHECK(!trans_should_commit(&h)); /* no threshold */
 	tm.dirty_threshold = 2;
+	CHECK(!trans_should_commit(&h)); /* a threshold, but no RFC: 5.10 */
+	patch_set(&fs->opts.patches, P_002_QGROUP_DIRTY_THRESHOLD, 1);
 	CHECK(trans_should_commit(&h));
 	CHECK(trans_should_end(&h));
 	tm.dirty_threshold = 3;

@@ -28,15 +28,24 @@ typedef struct env {
 	sim *s;
 	bdev *dev;
 	dfs fs;
+	patchset kernel;  /* the stand-alone file system's patches */
 	dinode *d;
 	task *t;
 } env;
 
-static void env_init(env *e, const data_opts *o)
+/* 6.1 plus the series' patches in mask: bit 0 2/9, 1 3/9, 2 4/9, 3 6/9
+ * and 9/9 together (no 1/9: no hole is read here) */
+static void env_init(env *e, const data_opts *o, int mask)
 {
 	e->s = sim_create(1, 0);
 	bdev_create(e->s, "ideal", &e->dev);
-	dfs_init(&e->fs, e->s, e->dev, o);
+	patch_kernel("6.1", &e->kernel);
+	patch_set(&e->kernel, P_004_DELALLOC_EARLY_EXIT, mask & 1);
+	patch_set(&e->kernel, P_004_SKIP_DELALLOC_SEARCHES, (mask >> 1) & 1);
+	patch_set(&e->kernel, P_004_ORDERED_SEARCH, (mask >> 2) & 1);
+	patch_set(&e->kernel, P_004_COUNT_RANGE_BITS_CACHED, (mask >> 3) & 1);
+	patch_set(&e->kernel, P_004_LSEEK_CACHED_STATE, (mask >> 3) & 1);
+	dfs_init(&e->fs, e->s, e->dev, o, &e->kernel);
 	dfs_inode_new(&e->fs, &e->d);
 	e->t = task_spawn(e->s, "user", idle_step, NULL, 0);
 	sim_run(e->s, 10, SIMTIME_MAX);
@@ -122,15 +131,10 @@ static int check_all_offsets(env *e, dfile *f)
 	return bad;
 }
 
-static data_opts opts_mask(int m)
+static data_opts opts_mask(void)
 {
 	data_opts o;
 	memset(&o, 0, sizeof(o));
-	o.p2_early_exit = m & 1;
-	o.p3_skip_searches = (m >> 1) & 1;
-	o.p4_ordered_search = (m >> 2) & 1;
-	o.p6_cached_state = (m >> 3) & 1;
-	o.p9_file_cache = (m >> 3) & 1;
 	o.dirty_expire = 30 * NS_PER_S;
 	o.wb_interval = 5 * NS_PER_S;
 	o.dirty_bg_bytes = 1ull << 40;
@@ -158,9 +162,9 @@ static void build_mixed(env *e)
 static void test_results_all_switches(void)
 {
 	for (int m = 0; m < 16; m++) {
-		data_opts o = opts_mask(m);
+		data_opts o = opts_mask();
 		env e;
-		env_init(&e, &o);
+		env_init(&e, &o, m);
 		build_mixed(&e);
 		dfile f;
 		dfile_open(&f, e.d, 1);
@@ -209,9 +213,9 @@ static void build_half(env *e, int n)
 
 static lseek_info run_half(int mask)
 {
-	data_opts o = opts_mask(mask);
+	data_opts o = opts_mask();
 	env e;
-	env_init(&e, &o);
+	env_init(&e, &o, mask);
 	build_half(&e, 512);
 	dfile f;
 	dfile_open(&f, e.d, 1);
@@ -245,9 +249,9 @@ static void test_p2_early_exit(void)
 {
 	uint64_t work[2];
 	for (int on = 0; on < 2; on++) {
-		data_opts o = opts_mask(on ? 1 : 0);
+		data_opts o = opts_mask();
 		env e;
-		env_init(&e, &o);
+		env_init(&e, &o, on ? 1 : 0);
 		/* some flushed extents (extent maps), then a contiguous
 		 * delalloc run to EOF */
 		for (int i = 0; i < 64; i++)
@@ -272,9 +276,9 @@ static void test_p3_skip(void)
 {
 	uint64_t subr_records[2], descents[2];
 	for (int on = 0; on < 2; on++) {
-		data_opts o = opts_mask(on ? 2 : 0);
+		data_opts o = opts_mask();
 		env e;
-		env_init(&e, &o);
+		env_init(&e, &o, on ? 2 : 0);
 		/* pages 0..7 delalloc, then 4..7 being flushed; delalloc far
 		 * away keeps delalloc_bytes > 0 */
 		vd_write(e.d, e.t, 0, 8 * PG);

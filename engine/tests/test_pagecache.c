@@ -81,11 +81,10 @@ static int idle_step(sim *s, task *t)
 	return TASK_BLOCKED;
 }
 
-static data_opts opts(int p1)
+static data_opts opts(void)
 {
 	data_opts o;
 	memset(&o, 0, sizeof(o));
-	o.p1_no_hole_uptodate = p1;
 	o.dirty_expire = 2 * NS_PER_S;
 	o.wb_interval = NS_PER_S;
 	o.dirty_bg_bytes = 1ull << 40;
@@ -98,15 +97,18 @@ typedef struct fx {
 	sim *s;
 	bdev *dev;
 	dfs fs;
+	patchset kernel;  /* 6.1, with or without 1/9 */
 	dinode *d;
 	task *t;
 } fx;
 
-static void fx_open(fx *f, const char *device, const data_opts *o, int extents)
+static void fx_open(fx *f, const char *device, const data_opts *o, int p1, int extents)
 {
 	f->s = sim_create(1, 0);
 	bdev_create(f->s, device, &f->dev);
-	dfs_init(&f->fs, f->s, f->dev, o);
+	patch_kernel("6.1", &f->kernel);
+	patch_set(&f->kernel, P_004_NO_HOLE_UPTODATE, p1);
+	dfs_init(&f->fs, f->s, f->dev, o, &f->kernel);
 	dfs_inode_new(&f->fs, &f->d);
 	f->t = task_spawn(f->s, "user", idle_step, NULL, 0);
 	sim_run(f->s, 10, SIMTIME_MAX);
@@ -126,9 +128,9 @@ static void fx_close(fx *f)
  * io_tree. */
 static void test_writeback_expiry(void)
 {
-	data_opts o = opts(1);
+	data_opts o = opts();
 	fx x;
-	fx_open(&x, "nvme-dc", &o, 50);
+	fx_open(&x, "nvme-dc", &o, 1, 50);
 	sim *s = x.s;
 	dfs *fs = &x.fs;
 	dinode *d = x.d;
@@ -158,13 +160,13 @@ static void test_writeback_expiry(void)
  * 5 s wakeups flush the file (dirtied at 0) at 30.0 s. */
 static uint64_t flushed_dirty_at(simtime_t jiffy, simtime_t until)
 {
-	data_opts o = opts(1);
+	data_opts o = opts();
 	o.dirty_expire = 30 * NS_PER_S;
 	o.wb_interval = 5 * NS_PER_S;
 	o.jiffy_ns = jiffy;
 	o.jiffies0 = 10;
 	fx x;
-	fx_open(&x, "ideal", &o, 50);
+	fx_open(&x, "ideal", &o, 1, 50);
 	sim *s = x.s;
 	dfs *fs = &x.fs;
 	dinode *d = x.d;
@@ -190,9 +192,9 @@ static void test_flusher_timer_wheel(void)
  * UPTODATE record per hole page read before 1/9, none after. */
 static uint64_t hole_records_after_read(int p1, uint64_t *records_ahead)
 {
-	data_opts o = opts(p1);
+	data_opts o = opts();
 	fx x;
-	fx_open(&x, "ideal", &o, 4096);
+	fx_open(&x, "ideal", &o, p1, 4096);
 	sim *s = x.s;
 	dfs *fs = &x.fs;
 	dinode *d = x.d;
@@ -242,9 +244,9 @@ static void test_hole_uptodate(void)
  * delalloc and file extent items past the new end. */
 static void test_fsync_truncate(void)
 {
-	data_opts o = opts(1);
+	data_opts o = opts();
 	fx x;
-	fx_open(&x, "nvme-dc", &o, 20);
+	fx_open(&x, "nvme-dc", &o, 1, 20);
 	sim *s = x.s;
 	dinode *d = x.d;
 	task *t = x.t;

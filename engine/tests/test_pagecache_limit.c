@@ -23,11 +23,19 @@ static int idle_step(sim *s, task *t)
 	return TASK_BLOCKED;
 }
 
+/* The stand-alone file system's kernel: 6.1, with or without 1/9 */
+static patchset kernel_p1(int p1)
+{
+	patchset ps;
+	patch_kernel("6.1", &ps);
+	patch_set(&ps, P_004_NO_HOLE_UPTODATE, p1);
+	return ps;
+}
+
 static data_opts opts(uint64_t ram, uint64_t dirty)
 {
 	data_opts o;
 	memset(&o, 0, sizeof(o));
-	o.p1_no_hole_uptodate = 1;
 	o.dirty_expire = 30 * NS_PER_S;
 	o.wb_interval = 5 * NS_PER_S;
 	o.dirty_bg_bytes = 1ull << 40;
@@ -81,7 +89,8 @@ static void test_eviction(void)
 	bdev_create(s, "nvme-dc", &dev);
 	dfs fs;
 	data_opts o = opts(256 * PG, 1ull << 40);
-	dfs_init(&fs, s, dev, &o);
+	patchset kernel = kernel_p1(1);
+	dfs_init(&fs, s, dev, &o, &kernel);
 	dinode *a, *b;
 	dfs_inode_new(&fs, &a);
 	dfs_inode_new(&fs, &b);
@@ -145,8 +154,8 @@ static uint64_t uptodate_records(uint64_t ram_pages)
 	bdev_create(s, "nvme-dc", &dev);
 	dfs fs;
 	data_opts o = opts(ram_pages * PG, 1ull << 40);
-	o.p1_no_hole_uptodate = 0;
-	dfs_init(&fs, s, dev, &o);
+	patchset kernel = kernel_p1(0);
+	dfs_init(&fs, s, dev, &o, &kernel);
 	dinode *d;
 	dfs_inode_new(&fs, &d);
 	task *t = task_spawn(s, "user", idle_step, NULL, 0);
@@ -187,7 +196,8 @@ static void test_dirty_not_evicted(void)
 	bdev_create(s, "nvme-dc", &dev);
 	dfs fs;
 	data_opts o = opts(64 * PG, 1ull << 40);
-	dfs_init(&fs, s, dev, &o);
+	patchset kernel = kernel_p1(1);
+	dfs_init(&fs, s, dev, &o, &kernel);
 	dinode *d;
 	dfs_inode_new(&fs, &d);
 	task *t = task_spawn(s, "user", idle_step, NULL, 0);
@@ -262,7 +272,8 @@ static void run_writer(uint64_t ram, uint64_t dirty, uint64_t n, writer *w, dfs 
 	bdev_create(s, "nvme-dc", &dev);
 	dfs fs;
 	data_opts o = opts(ram, dirty);
-	dfs_init(&fs, s, dev, &o);
+	patchset kernel = kernel_p1(1);
+	dfs_init(&fs, s, dev, &o, &kernel);
 	memset(w, 0, sizeof(*w));
 	dfs_inode_new(&fs, &w->d);
 	w->n = n;
@@ -330,7 +341,8 @@ static void test_below_limits(void)
 		bdev_create(s, "nvme-dc", &dev);
 		dfs fs;
 		data_opts o = opts(k ? 8192 * PG : 0, 0);
-		dfs_init(&fs, s, dev, &o);
+		patchset kernel = kernel_p1(1);
+	dfs_init(&fs, s, dev, &o, &kernel);
 		dinode *d;
 		dfs_inode_new(&fs, &d);
 		task *t = task_spawn(s, "user", idle_step, NULL, 0);
@@ -359,7 +371,8 @@ static void test_throttle_sync(void)
 	bdev_create(s, "nvme-dc", &dev);
 	dfs fs;
 	data_opts o = opts(1024 * PG, 0);
-	dfs_init(&fs, s, dev, &o);
+	patchset kernel = kernel_p1(1);
+	dfs_init(&fs, s, dev, &o, &kernel);
 	fs.sync_io = 1;
 	dinode *a, *b;
 	dfs_inode_new(&fs, &a);

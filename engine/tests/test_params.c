@@ -40,9 +40,9 @@ static double parsed(const char *exp, const char *setting, int *rc)
 	if (*rc)
 		return NAN;
 	const char *eq = strchr(setting, '=');
-	for (int i = 0; i < e->nparams; i++)
-		if (!strncmp(e->params[i].name, setting, (size_t)(eq - setting)) &&
-		    !e->params[i].name[eq - setting])
+	for (int i = 0; i < exp_nparams(e); i++)
+		if (!strncmp(exp_param_desc(e, i)->name, setting, (size_t)(eq - setting)) &&
+		    !exp_param_desc(e, i)->name[eq - setting])
 			return p[i];
 	return NAN;
 }
@@ -60,8 +60,8 @@ static void registry_ranges(void)
 {
 	for (int i = 0; i < exp_count(); i++) {
 		const lab_exp *e = exp_get(i);
-		for (int j = 0; j < e->nparams; j++) {
-			const param_desc *d = &e->params[j];
+		for (int j = 0; j < exp_nparams(e); j++) {
+			const param_desc *d = exp_param_desc(e, j);
 			if (d->type == PT_ENUM || d->type == PT_BOOL)
 				continue;
 			int ok = isfinite(d->min) && isfinite(d->max) && d->min < d->max;

@@ -139,8 +139,8 @@ static void world_run(world *w, uint64_t seed, const uint64_t *sizes, int n,
 	CHECK_EQ(bt_copy_root(&w->sroot->tree, &snap->tree, NULL), 0);
 	CHECK_EQ(fs_commit(w->src, NULL), 0);
 	CHECK_EQ(send_build(w->src, NULL, snap, &sc, name_of, &w->nm, &w->st), 0);
-	recv_cfg rc = {.skip_same_size_writeback = skip};
-	CHECK_EQ(recv_init(&w->r, w->dst, w->droot, &w->st, &rc), 0);
+	patch_set(&w->dst->opts.patches, P_003_TRUNC_SKIP_SAME_SIZE_WB, skip);
+	CHECK_EQ(recv_init(&w->r, w->dst, w->droot, &w->st), 0);
 	w->x.r = &w->r;
 	uint64_t writes0 = bdev_get_stats(w->ddev)->writes;
 	task_spawn(w->s, "receive", rx_step, &w->x, 0);
@@ -383,7 +383,7 @@ static void test_errors(void)
 	CHECK_EQ(send_build(NULL, NULL, NULL, NULL, name_of, NULL, &st), LAB_EINVAL);
 	CHECK_EQ(send_build(NULL, NULL, NULL, NULL, NULL, NULL, NULL), LAB_EINVAL);
 	recv_ctx r;
-	CHECK_EQ(recv_init(&r, NULL, NULL, NULL, NULL), LAB_EINVAL);
+	CHECK_EQ(recv_init(&r, NULL, NULL, NULL), LAB_EINVAL);
 	CHECK_EQ(recv_step(NULL, NULL), LAB_EINVAL);
 	/* a name the resolver does not know fails the send cleanly */
 	sim *s = sim_create(1, 0);
@@ -410,9 +410,9 @@ static void test_errors(void)
 	/* a receiver without a device has no data path to write with */
 	fs_info *nodev;
 	CHECK_EQ(fs_mount(s, NULL, NULL, &nodev), 0);
-	CHECK_EQ(recv_init(&r, nodev, fs_root_lookup(nodev, 5), &st, NULL), LAB_EINVAL);
+	CHECK_EQ(recv_init(&r, nodev, fs_root_lookup(nodev, 5), &st), LAB_EINVAL);
 	fs_unmount(nodev);
-	CHECK_EQ(recv_init(&r, fs, root, &st, NULL), 0);
+	CHECK_EQ(recv_init(&r, fs, root, &st), 0);
 	CHECK(vio_dfs(fs) != NULL);
 	CHECK_EQ(recv_step(&r, NULL), LAB_EINVAL); /* the syscalls need a task */
 	rx x = {.r = &r};
@@ -464,8 +464,8 @@ static void test_shrink(int skip)
 	send_cmd cmds[4];
 	big_file_stream(&st, cmds, 100 * 1024);
 	recv_ctx r;
-	recv_cfg rc = {.skip_same_size_writeback = skip};
-	CHECK_EQ(recv_init(&r, fs, root, &st, &rc), 0);
+	patch_set(&fs->opts.patches, P_003_TRUNC_SKIP_SAME_SIZE_WB, skip);
+	CHECK_EQ(recv_init(&r, fs, root, &st), 0);
 	rx x = {.r = &r};
 	task_spawn(s, "receive", rx_step, &x, 0);
 	sim_run(s, 1000000, SIMTIME_MAX);
@@ -557,8 +557,8 @@ static dfs *async_receive(sim *s, fs_info *dst, struct btrfs_root *droot,
 	dfs *df = vio_dfs(dst);
 	df->sync_io = 0;
 	dfs_start_flusher(df);
-	recv_cfg rc = {.skip_same_size_writeback = 0};
-	CHECK_EQ(recv_init(r, dst, droot, st, &rc), 0);
+	patch_set(&dst->opts.patches, P_003_TRUNC_SKIP_SAME_SIZE_WB, 0);
+	CHECK_EQ(recv_init(r, dst, droot, st), 0);
 	CHECK_EQ(r->own_data, 0);
 	memset(x, 0, sizeof(*x));
 	x->r = r;

@@ -35,8 +35,8 @@ static void env_open(env *e, int before)
 	e->s = sim_create(7, 0);
 	CHECK_EQ(bdev_create(e->s, "consumer-ssd", &e->dev), 0);
 	CHECK_EQ(fs_mount(e->s, e->dev, NULL, &e->fs), 0);
-	CHECK_EQ(e->fs->opts.trunc_same_size_writeback, 0); /* default: after */
-	e->fs->opts.trunc_same_size_writeback = before;
+	CHECK_EQ(fs_patch_on(e->fs, P_003_TRUNC_SKIP_SAME_SIZE_WB), 1); /* default: after */
+	patch_set(&e->fs->opts.patches, P_003_TRUNC_SKIP_SAME_SIZE_WB, !before);
 	e->before = before;
 	CHECK_EQ(vio_attach(e->fs, NULL, NULL), 0);
 	e->root = fs_root_lookup(e->fs, 5);

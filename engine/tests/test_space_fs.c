@@ -66,8 +66,9 @@ static void env_open(env *e, uint64_t dev_bytes, int variant)
 	CHECK_EQ(trans_init(&e->tm, e->fs), 0);
 	CHECK_EQ(vio_attach(e->fs, NULL, &e->tm), 0);
 	CHECK_EQ(check_more_space(e->fs), 0);
-	CHECK_EQ(fs_space_config(e->fs, variant, 4), 0);
-	CHECK_EQ(fs_space_config(e->fs, 9, 4), LAB_EINVAL);
+	delalloc_flush_patches(variant, &e->fs->opts.patches);
+	CHECK_EQ(fs_space_config(e->fs, 4), 0);
+	CHECK_EQ(fs_space_config(e->fs, 0), LAB_EINVAL);
 	e->root = fs_root_lookup(e->fs, 5);
 }
 
@@ -266,7 +267,7 @@ static void test_tickets_granted(int variant)
 	printf("variant %s: meta tickets %llu granted %llu (peak %llu, waited %.3f ms), "
 	       "data tickets %llu, reclaim passes %llu, records %llu, pages flushed %llu, "
 	       "data chunks %llu MiB, elapsed %.3f ms\n",
-	       delalloc_variant_name(variant), (unsigned long long)m->tickets_queued,
+	       delalloc_flush_name(variant), (unsigned long long)m->tickets_queued,
 	       (unsigned long long)m->tickets_granted, (unsigned long long)m->peak_tickets,
 	       (double)m->ticket_wait_ns / 1e6, (unsigned long long)d->tickets_queued,
 	       rc ? (unsigned long long)rc->meta.passes : 0ull,
@@ -282,7 +283,7 @@ static void test_tickets_granted(int variant)
 static void test_tickets_async(void)
 {
 	env e;
-	env_open(&e, 256 * MiB, DELALLOC_FIXED);
+	env_open(&e, 256 * MiB, DELALLOC_PAGES);
 	vio_dfs(e.fs)->sync_io = 0;
 	e.fsync_every = 4;
 	run(&e, 16, MiB);
@@ -313,7 +314,7 @@ static void test_tickets_async(void)
 static void test_priority_evict(void)
 {
 	env e;
-	env_open(&e, 256 * MiB, DELALLOC_FIXED);
+	env_open(&e, 256 * MiB, DELALLOC_PAGES);
 	e.unlink_lag = 8;
 	run(&e, 40, MiB);
 	const space_info *m = &e.fs->space.info[SPACE_META];
@@ -344,7 +345,7 @@ static void test_priority_evict(void)
 static void test_enospc(void)
 {
 	env e;
-	env_open(&e, 128 * MiB, DELALLOC_FIXED);
+	env_open(&e, 128 * MiB, DELALLOC_PAGES);
 	run(&e, 1000, MiB);
 	uint64_t written = 0;
 	int enospc = 0;
@@ -378,7 +379,7 @@ static void test_enospc(void)
 static void test_handle_and_check(void)
 {
 	env e;
-	env_open(&e, 256 * MiB, DELALLOC_FIXED);
+	env_open(&e, 256 * MiB, DELALLOC_PAGES);
 	space_info *m = &e.fs->space.info[SPACE_META];
 	trans_handle h;
 	memset(&h, 0, sizeof h);
@@ -420,7 +421,7 @@ static void test_handle_and_check(void)
 static void test_delalloc_lists(void)
 {
 	env e;
-	env_open(&e, 256 * MiB, DELALLOC_FIXED);
+	env_open(&e, 256 * MiB, DELALLOC_PAGES);
 	struct inode *a, *b, *c, *x;
 	struct btrfs_root *sv;
 	CHECK_EQ(vfs_create(e.fs, NULL, e.root, 256, "a", 0644, &a), 0);
@@ -455,9 +456,9 @@ int main(void)
 {
 	test_delalloc_lists();
 	test_handle_and_check();
-	test_tickets_granted(DELALLOC_FIXED);
-	test_tickets_granted(DELALLOC_V510);
-	test_tickets_granted(DELALLOC_V59);
+	test_tickets_granted(DELALLOC_PAGES);
+	test_tickets_granted(DELALLOC_INODES);
+	test_tickets_granted(DELALLOC_FLUSHER);
 	test_tickets_async();
 	test_priority_evict();
 	test_enospc();

@@ -168,7 +168,7 @@ static void test_drop_threshold(void)
 	env e;
 	build(&e, 2, 700, 0);
 	e.tm.dirty_threshold = 300;
-	e.sc.commit_on_threshold = 1;
+	patch_set(&e.fs->opts.patches, P_002_QGROUP_DIRTY_THRESHOLD, 1);
 	int c0 = e.q.ncalls;
 	run_drop(&e);
 	uint64_t recs = total_records(&e);

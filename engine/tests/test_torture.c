@@ -435,7 +435,7 @@ static void test_check_send(void)
 	send_stream st;
 	CHECK_EQ(send_build(src, NULL, snap, NULL, name_of, &nm, &st), 0);
 	recv_ctx r;
-	CHECK_EQ(recv_init(&r, dst, fs_root_lookup(dst, 5), &st, NULL), 0);
+	CHECK_EQ(recv_init(&r, dst, fs_root_lookup(dst, 5), &st), 0);
 	task_spawn(s, "receive", recv_task, &r, 0);
 	sim_run(s, 1000000, SIMTIME_MAX);
 	CHECK_EQ(r.error, 0);

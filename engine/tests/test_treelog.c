@@ -56,8 +56,8 @@ static void world_init(world *w, uint64_t seed, double p_slow, int prealloc,
 	ebmem_set_usage(w->mem, 1ull << 29, 1ull << 29); /* RAM full */
 	treelog_cfg tc;
 	treelog_cfg_default(&tc);
-	tc.prealloc_scratch = prealloc;
 	CHECK_EQ(treelog_create(w->s, NULL, w->mem, &tc, &w->tl), 0);
+	patch_set(&w->fs.opts.patches, P_001_PREALLOC_SCRATCH_EB, prealloc);
 	w->fs.generation = 1;
 	w->fs.transid = 2;
 	w->root.id = 5;
@@ -481,7 +481,7 @@ static void test_real_fs(int prealloc, int with_trans, realres *res)
 	ebmem_set_usage(mem, 1ull << 29, 1ull << 29);
 	treelog_cfg tc;
 	treelog_cfg_default(&tc);
-	tc.prealloc_scratch = prealloc;
+	patch_set(&fs->opts.patches, P_001_PREALLOC_SCRATCH_EB, prealloc);
 	treelog *tl;
 	CHECK_EQ(treelog_create(s, dev, mem, &tc, &tl), 0);
 	CHECK_EQ(treelog_attach(tl, fs), 0);

@@ -86,9 +86,20 @@ static int cmd_list(int json, strbuf *out)
 	for (int i = 0; i < exp_count(); i++) {
 		const lab_exp *e = exp_get(i);
 		sb_printf(out, "%-12s seed %-3s %s\n", e->name, e->seed, e->title);
-		sb_printf(out, "  variants: %s\n", e->has_variants ? "before after" : "base");
-		for (int j = 0; j < e->nparams; j++) {
-			const param_desc *d = &e->params[j];
+		if (e->has_variants)
+			sb_printf(out, "  variants: before (kernel %s) after (kernel %s)\n",
+				  exp_kernel(e, VAR_BEFORE), exp_kernel(e, VAR_AFTER));
+		else
+			sb_printf(out, "  variants: base (kernel %s)\n", exp_kernel(e, VAR_BASE));
+		for (int j = 0; j < e->npatches; j++) {
+			const patch_info *pi = patch_get(e->patches[j]);
+			sb_printf(out, "  patch %-5s %-12s %s%s%s\n", pi->series,
+				  *pi->commit ? pi->commit : "(no commit)", pi->title,
+				  pi->effect == PE_MODEL ? "" : "; changes ",
+				  pi->effect == PE_NONE ? "nothing" : pi->effect == PE_NOT_YET ? "nothing yet" : "");
+		}
+		for (int j = 0; j < exp_nparams(e); j++) {
+			const param_desc *d = exp_param_desc(e, j);
 			strbuf v;
 			sb_init(&v);
 			if (d->type == PT_ENUM) {

@@ -23,6 +23,93 @@ static const lab_exp *const registry[] = {
 #undef X
 };
 
+#define NEXP ((int)(sizeof registry / sizeof registry[0]))
+
+/* Each experiment's whole parameter list: its own, then one switch per
+ * exposed patch that changes the model and has a param name. Built at
+ * first use (the engine is single-threaded). */
+static struct {
+	param_desc p[EXP_MAX_PARAMS];
+	char help[EXP_MAX_PARAMS][240]; /* the switches' */
+	int n;
+} all_params[NEXP];
+static int all_built;
+
+static void build_params(void)
+{
+	for (int i = 0; i < NEXP; i++) {
+		const lab_exp *e = registry[i];
+		patchset after;
+		patch_kernel(exp_kernel(e, e->has_variants ? VAR_AFTER : VAR_BASE), &after);
+		int n = 0;
+		for (int j = 0; j < e->nparams && n < EXP_MAX_PARAMS; j++)
+			all_params[i].p[n++] = e->params[j];
+		for (int j = 0; j < e->npatches; j++) {
+			const patch_info *pi = patch_get(e->patches[j]);
+			assert(pi && "experiment exposes an unknown patch");
+			assert(n < EXP_MAX_PARAMS && "raise EXP_MAX_PARAMS");
+			if (!pi || pi->effect != PE_MODEL || !*pi->param || n >= EXP_MAX_PARAMS)
+				continue;
+			snprintf(all_params[i].help[n], sizeof all_params[i].help[n], "%s: %s, %s",
+				 e->has_variants ? "after" : "base", pi->series, pi->help);
+			all_params[i].p[n] = (param_desc){
+				.name = pi->param, .type = PT_BOOL,
+				.def = patch_on(&after, pi->id), .min = 0, .max = 1,
+				.help = all_params[i].help[n], .patch = pi->id,
+			};
+			n++;
+		}
+		all_params[i].n = n;
+	}
+	all_built = 1;
+}
+
+static int reg_index(const lab_exp *e)
+{
+	for (int i = 0; i < NEXP; i++)
+		if (registry[i] == e)
+			return i;
+	return -1;
+}
+
+int exp_nparams(const lab_exp *e)
+{
+	if (!all_built)
+		build_params();
+	int i = reg_index(e);
+	return i >= 0 ? all_params[i].n : 0;
+}
+
+const param_desc *exp_param_desc(const lab_exp *e, int j)
+{
+	if (!all_built)
+		build_params();
+	int i = reg_index(e);
+	if (i < 0)
+		return NULL;
+	return j >= 0 && j < all_params[i].n ? &all_params[i].p[j] : NULL;
+}
+
+const char *exp_kernel(const lab_exp *e, int variant)
+{
+	const char *k = variant >= 0 && variant < 3 ? e->kernel[variant] : NULL;
+	return k ? k : PATCH_DEFAULT_KERNEL;
+}
+
+int exp_run_patches(const lab_exp *e, int variant, const double *p, patchset *out)
+{
+	int rc = patch_kernel(exp_kernel(e, variant), out);
+	assert(!rc && "experiment names an unknown kernel");
+	if (rc || variant == VAR_BEFORE)
+		return rc;
+	for (int j = 0; j < exp_nparams(e); j++) {
+		const param_desc *d = exp_param_desc(e, j);
+		if (d->patch != P_NONE)
+			patch_set(out, d->patch, p[j] != 0);
+	}
+	return 0;
+}
+
 int exp_count(void)
 {
 	return (int)(sizeof registry / sizeof registry[0]);
@@ -43,8 +130,8 @@ const lab_exp *exp_find(const char *name)
 
 static int param_index(const lab_exp *e, const char *name)
 {
-	for (int i = 0; i < e->nparams; i++)
-		if (strcmp(e->params[i].name, name) == 0)
+	for (int i = 0; i < exp_nparams(e); i++)
+		if (strcmp(exp_param_desc(e, i)->name, name) == 0)
 			return i;
 	return -1;
 }
@@ -64,8 +151,9 @@ int exp_param_enum(const struct lab_run *r, const char *name)
 const char *exp_param_enum_name(const struct lab_run *r, const char *name)
 {
 	int i = param_index(r->exp, name);
-	assert(i >= 0 && r->exp->params[i].type == PT_ENUM);
-	return r->exp->params[i].values[(int)r->p[i]];
+	const param_desc *d = exp_param_desc(r->exp, i);
+	assert(d && d->type == PT_ENUM);
+	return d->values[(int)r->p[i]];
 }
 
 void exp_metric(struct lab_run *r, const char *name, double v)
@@ -301,8 +389,8 @@ static int parse_one(const param_desc *d, const char *v, double *out,
 int exp_parse_params(const lab_exp *e, const char *text, double *p,
 		     char *err, size_t errlen)
 {
-	for (int i = 0; i < e->nparams; i++)
-		p[i] = e->params[i].def;
+	for (int i = 0; i < exp_nparams(e); i++)
+		p[i] = exp_param_desc(e, i)->def;
 	if (!text)
 		return 0;
 	const char *line = text;
@@ -339,7 +427,7 @@ int exp_parse_params(const lab_exp *e, const char *text, double *p,
 				sb_puts(&m, " (see: lab list)");
 				rc = LAB_ENOENT;
 			} else {
-				rc = parse_one(&e->params[idx], eq + 1, &p[idx], err, errlen);
+				rc = parse_one(exp_param_desc(e, idx), eq + 1, &p[idx], err, errlen);
 			}
 			if (m.len)
 				snprintf(err, errlen, "%s", m.oom ? "bad setting" : m.buf);
@@ -364,15 +452,47 @@ static void param_value_json(const param_desc *d, double v, strbuf *out)
 void exp_params_json(const lab_exp *e, const double *p, strbuf *out)
 {
 	js_obj(out);
-	for (int i = 0; i < e->nparams; i++) {
-		js_key(out, e->params[i].name);
-		param_value_json(&e->params[i], p[i], out);
+	for (int i = 0; i < exp_nparams(e); i++) {
+		const param_desc *d = exp_param_desc(e, i);
+		js_key(out, d->name);
+		param_value_json(d, p[i], out);
 	}
 	js_obj_end(out);
 }
 
+static void patch_fields(const patch_info *pi, strbuf *out)
+{
+	js_kstr(out, "id", pi->name);
+	js_kstr(out, "seed", pi->seed);
+	js_kstr(out, "series", pi->series);
+	js_key(out, "commit"); /* null: not on file (help says why) */
+	if (*pi->commit)
+		js_str(out, pi->commit);
+	else
+		js_null(out);
+	js_kstr(out, "kernel", pi->kernel);
+	js_kstr(out, "subsystem", pi->subsystem);
+	js_kstr(out, "effect", patch_effect_name(pi->effect));
+	js_kstr(out, "title", pi->title);
+	js_kstr(out, "help", pi->help);
+}
+
+void exp_patch_json(const patch_info *pi, strbuf *out)
+{
+	js_obj(out);
+	patch_fields(pi, out);
+	js_obj_end(out);
+}
+
+static const char *const var_names[3] = { "base", "before", "after" };
+
 void exp_describe_json(const lab_exp *e, strbuf *out)
 {
+	int vars[2] = { VAR_BEFORE, VAR_AFTER }, nv = 2;
+	if (!e->has_variants) {
+		vars[0] = VAR_BASE;
+		nv = 1;
+	}
 	js_obj(out);
 	js_kstr(out, "name", e->name);
 	js_kstr(out, "seed", e->seed);
@@ -381,17 +501,48 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 		js_kstr(out, "work_unit", e->work_unit);
 	js_key(out, "variants");
 	js_arr(out);
-	if (e->has_variants) {
-		js_str(out, "before");
-		js_str(out, "after");
-	} else {
-		js_str(out, "base");
+	for (int v = 0; v < nv; v++)
+		js_str(out, var_names[vars[v]]);
+	js_arr_end(out);
+	/* the kernel each variant runs, and the patches the experiment
+	 * exposes: where each is applied, and its switch parameter */
+	js_key(out, "kernels");
+	js_obj(out);
+	for (int v = 0; v < nv; v++)
+		js_kstr(out, var_names[vars[v]], exp_kernel(e, vars[v]));
+	js_obj_end(out);
+	js_key(out, "patches");
+	js_arr(out);
+	for (int j = 0; j < e->npatches; j++) {
+		const patch_info *pi = patch_get(e->patches[j]);
+		if (!pi)
+			continue;
+		js_obj(out);
+		patch_fields(pi, out);
+		js_key(out, "switch");
+		int sw = -1;
+		for (int k = 0; k < exp_nparams(e); k++)
+			if (exp_param_desc(e, k)->patch == pi->id)
+				sw = k;
+		if (sw >= 0)
+			js_str(out, exp_param_desc(e, sw)->name);
+		else
+			js_null(out);
+		js_key(out, "applied");
+		js_obj(out);
+		for (int v = 0; v < nv; v++) {
+			patchset ps;
+			patch_kernel(exp_kernel(e, vars[v]), &ps);
+			js_kbool(out, var_names[vars[v]], patch_on(&ps, pi->id));
+		}
+		js_obj_end(out);
+		js_obj_end(out);
 	}
 	js_arr_end(out);
 	js_key(out, "params");
 	js_arr(out);
-	for (int i = 0; i < e->nparams; i++) {
-		const param_desc *d = &e->params[i];
+	for (int i = 0; i < exp_nparams(e); i++) {
+		const param_desc *d = exp_param_desc(e, i);
 		js_obj(out);
 		js_kstr(out, "name", d->name);
 		js_kstr(out, "type", type_name(d->type));
@@ -415,6 +566,8 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 		if (d->unit)
 			js_kstr(out, "unit", d->unit);
 		js_kstr(out, "help", d->help ? d->help : "");
+		if (d->patch != P_NONE)
+			js_kstr(out, "patch", patch_get(d->patch)->name);
 		js_obj_end(out);
 	}
 	js_arr_end(out);
@@ -459,7 +612,7 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 						int idx = param_index(e, buf);
 						if (idx >= 0) {
 							js_key(out, buf);
-							param_value_json(&e->params[idx], p[idx], out);
+							param_value_json(exp_param_desc(e, idx), p[idx], out);
 						}
 					}
 				}
@@ -467,6 +620,8 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 			}
 		}
 		js_obj_end(out);
+		js_kstr(out, "kernel", exp_kernel(e, !strcmp(r->variant, "before") ? VAR_BEFORE
+						  : !strcmp(r->variant, "after") ? VAR_AFTER : VAR_BASE));
 		js_kstr(out, "metric", r->metric);
 		js_knum(out, "value", r->value);
 		js_kstr(out, "source", r->source);

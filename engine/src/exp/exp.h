@@ -1,15 +1,27 @@
 /*
  * exp.h - the experiment registry: what an experiment declares (parameters,
- * metrics, variants, published rows) and the hooks the engine calls.
+ * metrics, variants, the kernels they run and the patches it exposes,
+ * published rows) and the hooks the engine calls.
  *
- * Adding an experiment: write engine/src/exp_NAME.c defining a
- * `const lab_exp exp_NAME`, and add one line to engine/src/experiments.def.
+ * Adding an experiment: write engine/src/exp/exp_NAME.c defining a
+ * `const lab_exp exp_NAME`, and add one line to engine/src/exp/experiments.def.
+ *
+ * Patches (engine/src/kernel/patches.def). An experiment names the kernels
+ * its variants run (`kernel`) and the patches it exposes (`patches`). The
+ * registry derives the rest from that list: one PT_BOOL switch parameter
+ * per exposed patch that changes the model (PE_MODEL) and has a param
+ * name, after the experiment's own parameters, default 1 when the `after`
+ * kernel has it; the run's patch bits (lab_run.patches = its variant's
+ * kernel, with the switches applied to `after` or `base`; `before` runs its
+ * kernel as it is); and what `list --json` says. Setup hands r->patches to
+ * the file systems it mounts (fs_opts.patches).
  */
 #ifndef EXP_H
 #define EXP_H
 
 #include <stdint.h>
 
+#include "patches.h"
 #include "sim.h"
 #include "strbuf.h"
 
@@ -35,6 +47,8 @@ typedef struct param_desc {
 	const char *unit;          /* "MiB", "files", ... or NULL */
 	const char *help;          /* one line for `list` and the UI */
 	double multiple_of;        /* PT_INT: values must be multiples (0: any) */
+	patch_id patch;            /* a patch switch (the registry makes them
+				    * from lab_exp.patches): its patch */
 } param_desc;
 
 typedef struct metric_desc {
@@ -66,17 +80,40 @@ typedef struct published_row {
 
 struct lab_run;
 
+/* A small run of an experiment: a variant ("before", "after", "base") and
+ * settings on top of the defaults, finishing in milliseconds. Tests that
+ * must cover every experiment run its small runs: test_labmem fails each
+ * allocation in turn, test_cancel closes them part-way, test_patches
+ * toggles the patches on them, e2e/layout.spec.ts lays the page out on
+ * the first one. Together they should reach every path the experiment
+ * has (each state, mix, variant). */
+typedef struct small_run {
+	const char *variant;
+	const char *params;
+} small_run;
+
 typedef struct lab_exp {
 	const char *name;   /* CLI name, e.g. "qgroup-drop" */
 	const char *seed;   /* "002" or "-" */
 	const char *title;  /* one line */
 	int has_variants;   /* 1: before/after; 0: a single "base" run */
+	/* The kernel each variant runs, by VAR_* (a patches.def KERNEL name;
+	 * NULL: PATCH_DEFAULT_KERNEL). */
+	const char *kernel[3];
+	/* The patches it exposes, in the order its page shows them: at least
+	 * every patch its before and after kernels differ by (test_patches). */
+	const patch_id *patches;
+	int npatches;
+	/* Its own parameters. Read parameters through exp_nparams /
+	 * exp_param_desc: they add the patch switches. */
 	const param_desc *params;
 	int nparams;
 	const metric_desc *metrics;
 	int nmetrics;
 	const published_row *published;
 	int npublished;
+	const small_run *small;
+	int nsmall;
 	/* Build the simulation for r->variant and r->params into r->sim and
 	 * r->ctx. Return 0 or a LAB_E* code (with exp_fail() for a message). */
 	int (*setup)(struct lab_run *r);
@@ -106,6 +143,7 @@ struct lab_run {
 	const lab_exp *exp;
 	int variant;                     /* VAR_* */
 	double p[EXP_MAX_PARAMS];        /* parameter values, by index */
+	patchset patches;                /* the kernel this run simulates */
 	uint64_t seed;
 	sim *sim;
 	void *ctx;                       /* experiment state */
@@ -139,6 +177,24 @@ void exp_describe_json(const lab_exp *e, strbuf *out);
 int exp_count(void);
 const lab_exp *exp_get(int i);
 const lab_exp *exp_find(const char *name);
+
+/* All parameters of e: its own, then its patch switches. */
+int exp_nparams(const lab_exp *e);
+const param_desc *exp_param_desc(const lab_exp *e, int i);
+/* The kernel (patches.def name) variant VAR_* of e runs. */
+const char *exp_kernel(const lab_exp *e, int variant);
+/* The patch bits of a run of e: the variant's kernel, then (after, base)
+ * the switches in p. 0, or LAB_ENOENT (e names an unknown kernel). */
+int exp_run_patches(const lab_exp *e, int variant, const double *p, patchset *out);
+/* One patch of the table as JSON (an element of list's "patches"). */
+void exp_patch_json(const patch_info *pi, strbuf *out);
+
+/* lab_open, with the run's patch bits given instead of derived (NULL:
+ * derived, as lab_open does): for tests that toggle a patch no switch
+ * exposes. */
+int lab_open_patched(const char *experiment, const char *variant, const char *params,
+		     uint64_t seed, const patchset *patches, struct lab_run **out,
+		     char **errmsg);
 
 
 #endif /* EXP_H */

@@ -346,6 +346,11 @@ static double fio_estimate(const struct lab_run *r)
 	return exp_param(r, "ios");
 }
 
+static const small_run fio_small[] = {
+	{ "base", "ios=200" },
+	{ "base", "ios=200\nrw=randwrite\niodepth=8\nnumjobs=2" },
+};
+
 const lab_exp exp_fio = {
 	.name = "fio",
 	.seed = "-",
@@ -357,6 +362,8 @@ const lab_exp exp_fio = {
 	.nmetrics = (int)(sizeof fio_metrics / sizeof fio_metrics[0]),
 	.published = exp_fio_published,
 	.npublished = EXP_FIO_NPUBLISHED,
+	.small = fio_small,
+	.nsmall = (int)(sizeof fio_small / sizeof fio_small[0]),
 	.setup = fio_setup,
 	.progress = fio_progress,
 	.collect = fio_collect,

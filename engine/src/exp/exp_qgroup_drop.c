@@ -73,6 +73,10 @@ static const param_desc qd_params[] = {
 	  "device profile (fitted to measured drives)" },
 };
 
+/* The RFC: the one patch 5.10+rfc adds to 5.10 (the threshold above is its
+ * value, not a switch) */
+static const patch_id qd_patches[] = { P_002_QGROUP_DIRTY_THRESHOLD };
+
 static const metric_desc qd_metrics[] = {
 	{ "account_calls", "count", "btrfs_qgroup_account_extents calls that had dirty extents" },
 	{ "account_avg_ms", "ms", "mean duration of those calls" },
@@ -423,6 +427,7 @@ static int qd_setup(struct lab_run *r)
 	fs_opts o;
 	fs_opts_default(&o);
 	o.max_inline = (uint32_t)exp_param(r, "max_inline");
+	o.patches = r->patches; /* 5.10, or 5.10 with the RFC */
 	rc = fs_mount(r->sim, c->dev, &o, &c->fs);
 	if (rc)
 		return exp_fail(r, rc, "mount: %s", lab_strerror(rc));
@@ -433,11 +438,11 @@ static int qd_setup(struct lab_run *r)
 	    (rc = subvol_init(&c->sc, fs, &c->tm, &c->q)))
 		return exp_fail(r, rc, "init: %s", lab_strerror(rc));
 	c->tm.commit_interval = (simtime_t)exp_param(r, "commit_interval") * NS_PER_S;
+	/* the threshold is the RFC's value; whether the kernel has the RFC
+	 * is its patch bit (after only) */
 	double thr = exp_param(r, "threshold");
-	if (r->variant == VAR_AFTER && isfinite(thr)) {
+	if (isfinite(thr))
 		c->tm.dirty_threshold = (uint64_t)thr;
-		c->sc.commit_on_threshold = 1;
-	}
 	/* mkdir $mnt/src; the subvolumes and their files; periodic commits */
 	struct btrfs_root *top = fs_root_lookup(fs, BTRFS_FS_TREE_OBJECTID);
 	struct inode *src;
@@ -670,17 +675,31 @@ static double qd_estimate(const struct lab_run *r)
 	return 2 * exp_param(r, "subvols") * exp_param(r, "files");
 }
 
+/* without and with the threshold (32 pairs: a few leaves per subvolume,
+ * so the drop loop checks it between leaves); a drop that meets shared
+ * subtrees */
+static const small_run qd_small[] = {
+	{ "before", "subvols=2\nfiles=4" },
+	{ "after", "subvols=2\nfiles=32\nthreshold=8\nmax_inline=2048" },
+	{ "after", "subvols=2\nfiles=32\nthreshold=16\nshared_fraction=0.5" },
+};
+
 const lab_exp exp_qgroup_drop = {
 	.name = "qgroup-drop",
 	.seed = "002",
 	.title = "Dropping subvolumes with quota on: one big commit or several small ones",
 	.has_variants = 1,
+	.kernel = { [VAR_BEFORE] = "5.10", [VAR_AFTER] = "5.10+rfc" },
+	.patches = qd_patches,
+	.npatches = (int)(sizeof qd_patches / sizeof qd_patches[0]),
 	.params = qd_params,
 	.nparams = (int)(sizeof qd_params / sizeof qd_params[0]),
 	.metrics = qd_metrics,
 	.nmetrics = (int)(sizeof qd_metrics / sizeof qd_metrics[0]),
 	.published = qd_published,
 	.npublished = (int)(sizeof qd_published / sizeof qd_published[0]),
+	.small = qd_small,
+	.nsmall = (int)(sizeof qd_small / sizeof qd_small[0]),
 	.setup = qd_setup,
 	.progress = qd_progress,
 	.collect = qd_collect,

@@ -21,10 +21,10 @@
  * counted.
  *
  * The stream is the 2018 one: an unconditional TRUNCATE(size) right after
- * each file's last WRITE. `before` is the receiving kernel without patch
- * 003 (213e8c5520ed): the truncate to the same, unaligned size writes the
+ * each file's last WRITE. `before` is 4.16, the kernel without patch 003
+ * (213e8c5520ed, patches.def), on both machines: the truncate to the same, unaligned size writes the
  * dirty tail page back as its own extent and waits for it; `after` skips
- * that wait. Both flushers (30 s expiry) and transaction kthreads (30 s)
+ * that wait (4.17). Both flushers (30 s expiry) and transaction kthreads (30 s)
  * run throughout, as on the seed's machine.
  */
 #include <stdio.h>
@@ -147,7 +147,6 @@ typedef struct rc_ctx {
 	send_stream st;
 	recv_ctx r;
 	int r_ready;
-	int skip;                  /* patch 003 on the receiving kernel */
 	struct inode *sendf;
 	uint64_t wr_off;           /* send_file: bytes written */
 	uint64_t rd_next, rd_off;  /* next command to read from it, at */
@@ -550,8 +549,7 @@ static int rc_shell_step(sim *s, task *t)
 	case PH_RECV_INIT:
 		c->commit_ns += t->clock - c->c0;
 		{
-			recv_cfg cfg = { .skip_same_size_writeback = c->skip };
-			rc = recv_init(&c->r, c->dst, c->rroot, &c->st, &cfg);
+			rc = recv_init(&c->r, c->dst, c->rroot, &c->st);
 		}
 		if (rc)
 			break;
@@ -620,7 +618,10 @@ static int rc_mount(struct lab_run *r, rc_ctx *c, bdev **dev, fs_info **fs, tran
 	int rc = bdev_create(r->sim, prof, dev);
 	if (rc)
 		return exp_fail(r, rc, "no device profile '%s'", prof);
-	rc = fs_mount(r->sim, *dev, NULL, fs);
+	fs_opts fo;
+	fs_opts_default(&fo);
+	fo.patches = r->patches; /* one kernel on the seed's machine */
+	rc = fs_mount(r->sim, *dev, &fo, fs);
 	if (rc)
 		return exp_fail(r, rc, "mount failed");
 	rc = trans_init(tm, *fs);
@@ -656,7 +657,6 @@ static int rc_setup(struct lab_run *r)
 	c->files = n < 1 ? 1 : (uint64_t)(n + 0.5);
 	c->bytes = (uint64_t)exp_param(r, "file_bytes");
 	c->nwriters = (int)exp_param(r, "writers");
-	c->skip = r->variant == VAR_AFTER;
 	c->prog_stride = 1;
 	c->zoom_first = c->files / 2;
 	c->ino_cap = c->files + 64;
@@ -780,7 +780,7 @@ static void rc_details(struct lab_run *r, strbuf *sb)
 	js_obj(sb);
 	js_kint(sb, "files", (int64_t)c->files);
 	js_kint(sb, "file_bytes", (int64_t)c->bytes);
-	js_kbool(sb, "skip_same_size_writeback", c->skip);
+	js_kbool(sb, "skip_same_size_writeback", fs_patch_on(c->dst, P_003_TRUNC_SKIP_SAME_SIZE_WB));
 	js_knum(sb, "receive_s", (double)(c->t_recv1 - c->t_recv0) / 1e9);
 	/* the zoomed timeline, times in ms from its first command */
 	js_key(sb, "zoom");
@@ -916,17 +916,32 @@ static double rc_estimate(const struct lab_run *r)
 	return exp_param(r, "writers") * exp_param(r, "files_per_writer") * exp_param(r, "scale");
 }
 
+/* The patch: what 4.17 adds to 4.16 (the variant is its switch) */
+static const patch_id rc_patches[] = { P_003_TRUNC_SKIP_SAME_SIZE_WB };
+
+/* both kernels, and an unaligned size that is not the seed's */
+static const small_run rc_small[] = {
+	{ "before", "files_per_writer=6\nwriters=2" },
+	{ "after", "files_per_writer=20\nwriters=3" },
+	{ "after", "files_per_writer=4\nwriters=3\nfile_bytes=9000" },
+};
+
 const lab_exp exp_receive = {
 	.name = "receive",
 	.seed = "003",
 	.title = "btrfs receive of 20,000 small files: a truncate to the same size that waits for its tail page",
 	.has_variants = 1,
+	.kernel = { [VAR_BEFORE] = "4.16", [VAR_AFTER] = "4.17" },
+	.patches = rc_patches,
+	.npatches = (int)(sizeof rc_patches / sizeof rc_patches[0]),
 	.params = rc_params,
 	.nparams = (int)(sizeof(rc_params) / sizeof(rc_params[0])),
 	.metrics = rc_metrics,
 	.nmetrics = (int)(sizeof(rc_metrics) / sizeof(rc_metrics[0])),
 	.published = rc_published,
 	.npublished = (int)(sizeof(rc_published) / sizeof(rc_published[0])),
+	.small = rc_small,
+	.nsmall = (int)(sizeof rc_small / sizeof rc_small[0]),
 	.setup = rc_setup,
 	.progress = rc_progress,
 	.collect = rc_collect,

@@ -18,8 +18,8 @@
  * reads search the real fs and csum trees, cold after the remount.
  *
  * `before` is 6.1 (plus the October 2022 patches the series was built on);
- * `after` is 6.2 with the series, each behaviour-changing patch its own
- * switch (they apply to `after` only).
+ * `after` is 6.2 with the series (kernels and patches: patches.def), each
+ * behaviour-changing patch its own switch (they apply to `after` only).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,18 +57,14 @@ static const param_desc sc_params[] = {
 	  "flusher wakeup period (vm.dirty_writeback_centisecs)" },
 	{ "spawn_us", PT_FLOAT, C_PROC_NS / 1000.0, 0, 1e6, 0, NULL, "us",
 	  "cost of each xfs_io process of the creation loop (fork, exec, exit)" },
-	{ "p1_no_hole_uptodate", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
-	  "after: 1/9, reading a hole leaves no EXTENT_UPTODATE record" },
-	{ "p2_early_exit", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
-	  "after: 2/9, stop when the io_tree delalloc covers the range" },
-	{ "p3_skip_searches", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
-	  "after: 3/9, no more io_tree searches once one found nothing" },
-	{ "p4_ordered_search", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
-	  "after: 4/9, search ordered extents instead of extent maps" },
-	{ "p6_cached_state", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
-	  "after: 6/9, count_range_bits takes a cached state" },
-	{ "p9_file_cache", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
-	  "after: 8/9+9/9, lseek keeps the cached state in the open file (needs 6/9)" },
+	/* then the series' switches, from sc_patches */
+};
+
+/* The series, 1/9 to 9/9: what 6.2 adds to 6.1 */
+static const patch_id sc_patches[] = {
+	P_004_NO_HOLE_UPTODATE, P_004_DELALLOC_EARLY_EXIT, P_004_SKIP_DELALLOC_SEARCHES,
+	P_004_ORDERED_SEARCH, P_004_RM_NEXT_EXTENT_MAP, P_004_COUNT_RANGE_BITS_CACHED,
+	P_004_COUNT_RANGE_BITS_COMMENT, P_004_FIEMAP_CACHED_STATE, P_004_LSEEK_CACHED_STATE,
 };
 
 static const metric_desc sc_metrics[] = {
@@ -402,14 +398,6 @@ static int sc_setup(struct lab_run *r)
 		return exp_fail(r, rc, "no device profile '%s'", exp_param_enum_name(r, "device"));
 	data_opts o;
 	memset(&o, 0, sizeof(o));
-	if (r->variant == VAR_AFTER) {
-		o.p1_no_hole_uptodate = exp_param(r, "p1_no_hole_uptodate") != 0;
-		o.p2_early_exit = exp_param(r, "p2_early_exit") != 0;
-		o.p3_skip_searches = exp_param(r, "p3_skip_searches") != 0;
-		o.p4_ordered_search = exp_param(r, "p4_ordered_search") != 0;
-		o.p6_cached_state = exp_param(r, "p6_cached_state") != 0;
-		o.p9_file_cache = exp_param(r, "p9_file_cache") != 0;
-	}
 	o.dirty_expire = (simtime_t)(exp_param(r, "dirty_expire_s") * 1e9);
 	o.wb_interval = (simtime_t)(exp_param(r, "wb_interval_s") * 1e9);
 	if (o.wb_interval < NS_PER_MS)
@@ -423,7 +411,10 @@ static int sc_setup(struct lab_run *r)
 	o.dirty_bg_bytes = 1638ull << 20;
 	/* mkfs + mount on the device, the data path attached to it; the
 	 * workload's tasks and the bios' end_io drive the IO (no sync_io) */
-	rc = fs_mount(r->sim, c->dev, NULL, &c->fsi);
+	fs_opts fo;
+	fs_opts_default(&fo);
+	fo.patches = r->patches; /* 6.1, or 6.2 with the switches */
+	rc = fs_mount(r->sim, c->dev, &fo, &c->fsi);
 	if (rc)
 		return exp_fail(r, rc, "mount failed");
 	rc = trans_init(&c->tm, c->fsi);
@@ -639,17 +630,31 @@ static double sc_estimate(const struct lab_run *r)
 	return exp_param(r, "file_mib") * 1024 / (exp_param(r, "extent_kib") + exp_param(r, "hole_kib"));
 }
 
+/* each state; cold and delalloc both ways (1/9 shows cold, 2-9/9 delalloc) */
+static const small_run sc_small[] = {
+	{ "before", "file_mib=1\nstate=cold" },
+	{ "after", "file_mib=1\nstate=cold" },
+	{ "before", "file_mib=1\nstate=delalloc\ndirty_expire_s=2" },
+	{ "after", "file_mib=1\nstate=delalloc\ndirty_expire_s=2" },
+	{ "before", "file_mib=1\nstate=cached" },
+};
+
 const lab_exp exp_sparse_cp = {
 	.name = "sparse-cp",
 	.seed = "004",
 	.title = "cp of a sparse file with lseek SEEK_DATA/SEEK_HOLE (cached extent state, 9-patch series)",
 	.has_variants = 1,
+	.kernel = { [VAR_BEFORE] = "6.1", [VAR_AFTER] = "6.2" },
+	.patches = sc_patches,
+	.npatches = (int)(sizeof(sc_patches) / sizeof(sc_patches[0])),
 	.params = sc_params,
 	.nparams = (int)(sizeof(sc_params) / sizeof(sc_params[0])),
 	.metrics = sc_metrics,
 	.nmetrics = (int)(sizeof(sc_metrics) / sizeof(sc_metrics[0])),
 	.published = sc_published,
 	.npublished = (int)(sizeof(sc_published) / sizeof(sc_published[0])),
+	.small = sc_small,
+	.nsmall = (int)(sizeof sc_small / sizeof sc_small[0]),
 	.setup = sc_setup,
 	.progress = sc_progress,
 	.collect = sc_collect,

@@ -674,7 +674,7 @@ static int setup_all(struct lab_run *r, tort *c)
 	treelog_cfg_default(&tc);
 	tc.max_records = 64;
 	/* patch 001 either way: both paths of the log must stay consistent */
-	tc.prealloc_scratch = (int)prng_below(&c->rng, 2);
+	patch_set(&c->fs->opts.patches, P_001_PREALLOC_SCRATCH_EB, (int)prng_below(&c->rng, 2));
 	rc = treelog_create(r->sim, NULL, c->mem, &tc, &c->tl);
 	if (!rc)
 		rc = treelog_attach(c->tl, c->fs);
@@ -717,7 +717,10 @@ static int torture_setup(struct lab_run *r)
 	int rc = bdev_create(r->sim, "ideal", &c->dev);
 	if (rc)
 		return exp_fail(r, rc, "device");
-	rc = fs_mount(r->sim, c->dev, NULL, &c->fs);
+	fs_opts o;
+	fs_opts_default(&o);
+	o.patches = r->patches;
+	rc = fs_mount(r->sim, c->dev, &o, &c->fs);
 	if (rc)
 		return exp_fail(r, rc, "mount failed");
 	rc = trans_init(&c->tm, c->fs);
@@ -816,7 +819,7 @@ static void torture_details(struct lab_run *r, strbuf *out)
 		js_knum(out, "fsync_skipped", (double)c->tl->skipped);
 		js_knum(out, "log_commits", (double)c->tl->log_commits);
 		js_knum(out, "leaves_logged", (double)c->tl->leaves_copied);
-		js_kint(out, "prealloc_scratch", c->tl->cfg.prealloc_scratch);
+		js_kint(out, "prealloc_scratch", fs_patch_on(c->fs, P_001_PREALLOC_SCRATCH_EB));
 		js_knum(out, "snapshots_taken", (double)c->snapshots);
 		js_knum(out, "snapshots_deleted", (double)c->snap_deletes);
 		js_knum(out, "subvols_created", (double)c->subvol_creates);
@@ -930,6 +933,11 @@ static double torture_estimate(const struct lab_run *r)
 	return exp_param(r, "ops");
 }
 
+static const small_run torture_small[] = {
+	{ "base", "ops=60\nmix=all" },
+	{ "base", "ops=60\nmix=files" },
+};
+
 const lab_exp exp_torture = {
 	.name = "torture",
 	.seed = "-",
@@ -941,6 +949,8 @@ const lab_exp exp_torture = {
 	.nmetrics = (int)(sizeof torture_metrics / sizeof torture_metrics[0]),
 	.published = NULL,
 	.npublished = 0,
+	.small = torture_small,
+	.nsmall = (int)(sizeof torture_small / sizeof torture_small[0]),
 	.setup = torture_setup,
 	.progress = torture_progress,
 	.collect = torture_collect,

@@ -299,7 +299,11 @@ void tort_op_send(tort *c, task *t)
 	if (!c->nsnaps)
 		return;
 	tsnap *sn = &c->snaps[tort_below(c, (uint64_t)c->nsnaps)];
-	recv_cfg cfg = { .skip_same_size_writeback = (int)tort_below(c, 2) };
+	/* the receiver runs this kernel, with or without patch 003 */
+	fs_opts o;
+	fs_opts_default(&o);
+	o.patches = c->fs->opts.patches;
+	patch_set(&o.patches, P_003_TRUNC_SKIP_SAME_SIZE_WB, (int)tort_below(c, 2));
 	send_stream st;
 	int rc = send_build(c->fs, t, sn->root, NULL, snap_name_of, sn, &st);
 	if (rc)
@@ -308,7 +312,7 @@ void tort_op_send(tort *c, task *t)
 	fs_info *dst = NULL;
 	rc = bdev_create(c->fs->sim, "ideal", &dev);
 	if (!rc)
-		rc = fs_mount(c->fs->sim, dev, NULL, &dst);
+		rc = fs_mount(c->fs->sim, dev, &o, &dst);
 	if (rc) {
 		send_stream_free(&st);
 		if (dev)
@@ -316,7 +320,7 @@ void tort_op_send(tort *c, task *t)
 		return tort_note_error(c, "receive mount", rc);
 	}
 	recv_ctx r;
-	rc = recv_init(&r, dst, fs_root_lookup(dst, BTRFS_FS_TREE_OBJECTID), &st, &cfg);
+	rc = recv_init(&r, dst, fs_root_lookup(dst, BTRFS_FS_TREE_OBJECTID), &st);
 	if (!rc) {
 		/* each command is its own syscall; only this task uses dst,
 		 * whose data path completes its IO on the task: nothing parks */

@@ -14,16 +14,9 @@
 const char *lab_strerror(int code)
 {
 	switch (code) {
-	case LAB_OK: return "LAB_OK: success";
-	case LAB_EINVAL: return "LAB_EINVAL: invalid argument";
-	case LAB_ENOENT: return "LAB_ENOENT: no such experiment, variant or parameter";
-	case LAB_ENOMEM: return "LAB_ENOMEM: out of memory";
-	case LAB_ERANGE: return "LAB_ERANGE: parameter out of range";
-	case LAB_ESTATE: return "LAB_ESTATE: not valid in the run's current state";
-	case LAB_ECANCELED: return "LAB_ECANCELED: run cancelled";
-	case LAB_EENGINE: return "LAB_EENGINE: engine invariant failed";
-	case LAB_ENOSPC: return "LAB_ENOSPC: simulated file system out of space";
-	case LAB_ENOTSUP: return "LAB_ENOTSUP: not supported by this experiment";
+#define LAB_ERROR_CASE(name, value, text) case name: return #name ": " text;
+	LAB_ERRORS(LAB_ERROR_CASE)
+#undef LAB_ERROR_CASE
 	}
 	return "LAB_E?: unknown error code";
 }
@@ -33,19 +26,10 @@ void lab_free(void *p)
 	free(p);
 }
 
-static char *dupstr(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = lab_malloc(n);
-	if (d)
-		memcpy(d, s, n);
-	return d;
-}
-
 static int set_err(char **errmsg, int code, const char *msg)
 {
 	if (errmsg)
-		*errmsg = dupstr(msg);
+		*errmsg = lab_strdup(msg);
 	return code;
 }
 
@@ -78,6 +62,38 @@ int lab_list_json(char **out)
 	js_arr_end(&sb);
 	js_key(&sb, "variation");
 	var_table_json(&sb);
+	/* every patch of patches.def, and the kernels as lists of them */
+	js_key(&sb, "patches");
+	js_arr(&sb);
+	for (int id = 1; id <= P_COUNT; id++)
+		exp_patch_json(patch_get(id), &sb);
+	js_arr_end(&sb);
+	js_key(&sb, "kernels");
+	js_arr(&sb);
+	for (int i = 0; i < patch_kernel_count(); i++) {
+		const patch_kernel_info *k = patch_kernel_get(i);
+		patchset ps;
+		patch_kernel(k->name, &ps);
+		js_obj(&sb);
+		js_kstr(&sb, "name", k->name);
+		js_kstr(&sb, "help", k->help);
+		js_key(&sb, "patches");
+		js_arr(&sb);
+		for (int id = 1; id <= P_COUNT; id++)
+			if (patch_on(&ps, id))
+				js_str(&sb, patch_get(id)->name);
+		js_arr_end(&sb);
+		js_obj_end(&sb);
+	}
+	js_arr_end(&sb);
+	js_kstr(&sb, "default_kernel", PATCH_DEFAULT_KERNEL);
+	/* the error codes of lab.h: {"LAB_EINVAL": -1, ...} */
+	js_key(&sb, "errors");
+	js_obj(&sb);
+#define LAB_ERROR_JSON(name, value, text) js_kint(&sb, #name, value);
+	LAB_ERRORS(LAB_ERROR_JSON)
+#undef LAB_ERROR_JSON
+	js_obj_end(&sb);
 	js_obj_end(&sb);
 	*out = sb_take(&sb);
 	return *out ? 0 : LAB_ENOMEM;
@@ -136,6 +152,13 @@ static int split_variation(const char *params, strbuf *rest, var_mask *mask, cha
 int lab_open(const char *experiment, const char *variant, const char *params,
 	     uint32_t seed_lo, uint32_t seed_hi, lab_run **out, char **errmsg)
 {
+	return lab_open_patched(experiment, variant, params,
+				((uint64_t)seed_hi << 32) | seed_lo, NULL, out, errmsg);
+}
+
+int lab_open_patched(const char *experiment, const char *variant, const char *params,
+		     uint64_t seed, const patchset *patches, lab_run **out, char **errmsg)
+{
 	char err[200];
 	if (errmsg)
 		*errmsg = NULL;
@@ -170,7 +193,7 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 		return set_err(errmsg, LAB_ENOMEM, "out of memory");
 	r->exp = e;
 	r->variant = var;
-	r->seed = ((uint64_t)seed_hi << 32) | seed_lo;
+	r->seed = seed;
 	strbuf rest;
 	var_mask vmask;
 	sb_init(&rest);
@@ -182,6 +205,10 @@ int lab_open(const char *experiment, const char *variant, const char *params,
 		free(r);
 		return set_err(errmsg, rc, err);
 	}
+	if (patches)
+		r->patches = *patches;
+	else
+		exp_run_patches(e, var, r->p, &r->patches);
 	r->sim = sim_create(r->seed, 0);
 	if (!r->sim || var_attach(r->sim, r->seed, vmask)) {
 		sim_destroy(r->sim);

@@ -1,5 +1,5 @@
 /*
- * delalloc.c - shrink_delalloc and the three delalloc flush variants of
+ * delalloc.c - shrink_delalloc and the three delalloc flush paths of
  * seed 000, with the flush_workers and flusher workqueues as sim tasks.
  * See delalloc.h.
  */
@@ -23,21 +23,34 @@ enum {
 	SR_DONE,
 };
 
-static const char *const variant_names[DELALLOC_NVARIANTS] = {
-	"v5.9", "v5.10", "fixed"};
+static const char *const flush_names[DELALLOC_NFLUSH] = {
+	"flusher", "inodes", "pages"};
 
-const char *delalloc_variant_name(int variant)
+const char *delalloc_flush_name(int flush)
 {
-	return variant >= 0 && variant < DELALLOC_NVARIANTS ? variant_names[variant]
-							    : "?";
+	return flush >= 0 && flush < DELALLOC_NFLUSH ? flush_names[flush] : "?";
 }
 
-int delalloc_variant_parse(const char *name)
+int delalloc_flush_parse(const char *name)
 {
-	for (int i = 0; i < DELALLOC_NVARIANTS; i++)
-		if (name && strcmp(name, variant_names[i]) == 0)
+	for (int i = 0; i < DELALLOC_NFLUSH; i++)
+		if (name && strcmp(name, flush_names[i]) == 0)
 			return i;
 	return -1;
+}
+
+/* e076ab2a2ca7 rewrote what 38d715f494f2 introduced: alone it is moot. */
+int delalloc_flush_of(const patchset *ps)
+{
+	if (!patch_on(ps, P_000_START_DELALLOC_ROOTS))
+		return DELALLOC_FLUSHER;
+	return patch_on(ps, P_000_FLUSH_BY_PAGES) ? DELALLOC_PAGES : DELALLOC_INODES;
+}
+
+void delalloc_flush_patches(int flush, patchset *ps)
+{
+	patch_set(ps, P_000_START_DELALLOC_ROOTS, flush != DELALLOC_FLUSHER);
+	patch_set(ps, P_000_FLUSH_BY_PAGES, flush == DELALLOC_PAGES);
 }
 
 /* ------------------------------------------------------- the workqueues */
@@ -211,17 +224,17 @@ static int wq_init(delalloc_ctl *dc, dl_wq *wq, const char *name, int n)
 }
 
 int delalloc_init(delalloc_ctl *dc, sim *s, space_ctl *sc,
-		  const delalloc_ops *ops, int variant, int ncpus)
+		  const delalloc_ops *ops, const patchset *patches, int ncpus)
 {
 	memset(dc, 0, sizeof *dc);
-	if (variant < 0 || variant >= DELALLOC_NVARIANTS || !ops ||
+	if (!patches || !ops ||
 	    !ops->delalloc_bytes || !ops->nr_inodes || !ops->list_inodes ||
 	    !ops->writepages || !ops->wait_ordered || ncpus < 0)
 		return LAB_EINVAL;
 	dc->sim = s;
 	dc->sc = sc;
 	dc->ops = *ops;
-	dc->variant = variant;
+	dc->patches = patches;
 	dc->ncpus = ncpus > 0 ? ncpus : 1;
 	dc->jiffy_ns = RECLAIM_NS_JIFFY;
 	dc->items_factor = 2;
@@ -243,7 +256,7 @@ void delalloc_destroy(delalloc_ctl *dc)
 	dc->scratch = NULL;
 }
 
-/* ------------------------------------------------- one flush per variant */
+/* ---------------------------------------------------- one flush per path */
 
 /* start_delalloc_inodes in reclaim context: an inode flagged
  * NO_DELALLOC_FLUSH is passed over (its visit still costs the list walk). */
@@ -314,14 +327,14 @@ static void flush_by_pages(delalloc_ctl *dc, shrink_run *sr, task *t,
 	}
 }
 
-/* Start one flush round for the variant. Returns 1 if the caller must
+/* Start one flush round on the kernel's path. Returns 1 if the caller must
  * wait for queued jobs (sr->batch), else 0. */
 static int shrink_flush(delalloc_ctl *dc, shrink_run *sr, task *t,
 			uint64_t nr_pages)
 {
 	sr->batch = (dl_batch){0};
-	switch (dc->variant) {
-	case DELALLOC_V59: {
+	switch (delalloc_flush_of(dc->patches)) {
+	case DELALLOC_FLUSHER: {
 		/* writeback_inodes_sb_nr: hand nr_pages to the flusher and wait */
 		task_cpu(dc->sim, t, DELALLOC_NS_SB_WORK);
 		dl_job j = {.inode = NULL, .nr_pages = (int64_t)nr_pages,
@@ -333,10 +346,10 @@ static int shrink_flush(delalloc_ctl *dc, shrink_run *sr, task *t,
 		dc->sb_works++;
 		break;
 	}
-	case DELALLOC_V510:
+	case DELALLOC_INODES:
 		flush_by_inodes(dc, sr, t, sr->items);
 		break;
-	case DELALLOC_FIXED:
+	case DELALLOC_PAGES:
 		if (nr_pages == UINT64_MAX)
 			flush_by_inodes(dc, sr, t, UINT64_MAX);
 		else
@@ -428,7 +441,7 @@ int delalloc_shrink_step(delalloc_ctl *dc, shrink_run *sr, task *t)
 		dc->pages_flushed += sr->batch.pages;
 		dc->inodes_touched += sr->batch.inodes;
 		sr->phase = SR_ASYNC;
-		if (dc->variant == DELALLOC_V59 && dc->ops.async_pages &&
+		if (delalloc_flush_of(dc->patches) == DELALLOC_FLUSHER && dc->ops.async_pages &&
 		    dc->ops.wait_async_pages) {
 			/* wait until the compressed pages have been submitted */
 			uint64_t async = dc->ops.async_pages(dc->ops.ctx);
@@ -491,7 +504,7 @@ static void wq_json(const dl_wq *wq, strbuf *out)
 void delalloc_json(const delalloc_ctl *dc, strbuf *out)
 {
 	js_obj(out);
-	js_kstr(out, "variant", delalloc_variant_name(dc->variant));
+	js_kstr(out, "flush", delalloc_flush_name(delalloc_flush_of(dc->patches)));
 	js_kint(out, "jiffy_ns", (int64_t)dc->jiffy_ns);
 	js_kint(out, "items_factor", dc->items_factor);
 	js_kint(out, "shrinks", (int64_t)dc->shrinks);

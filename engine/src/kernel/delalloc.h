@@ -1,18 +1,24 @@
 /*
  * delalloc.h - flushing delalloc to reclaim metadata space: shrink_delalloc
- * and the three ways btrfs has started that writeback (seed 000).
+ * and the three ways btrfs has started that writeback (seed 000), chosen
+ * by the kernel's patches (patches.def) P_000_START_DELALLOC_ROOTS (the
+ * regression, 38d715f494f2) and P_000_FLUSH_BY_PAGES (the fix,
+ * e076ab2a2ca7, which changes the regressed code and nothing without it):
  *
- *   DELALLOC_V59    5.9: writeback_inodes_sb_nr(nr_pages): a work item for
- *                   the bdi flusher thread, which writes nr_pages pages from
- *                   the dirty inodes it visits; the caller waits for it.
- *   DELALLOC_V510   5.10 (the regression): btrfs_start_delalloc_roots(items)
- *                   queues one flush_workers job per inode from the head of
- *                   each root's delalloc list, each flushing the WHOLE
- *                   inode, stops after `items` inodes and waits for them.
- *   DELALLOC_FIXED  5.10+e076ab2a: btrfs_start_delalloc_roots(nr_pages) with
- *                   a writeback_control: sync_inode() inline per inode, each
- *                   page written decrements nr_to_write, stop at <= 0. A full
- *                   flush (nr == U64_MAX) keeps the workqueue path.
+ *   DELALLOC_FLUSHER  neither (5.9): writeback_inodes_sb_nr(nr_pages): a
+ *                   work item for the bdi flusher thread, which writes
+ *                   nr_pages pages from the dirty inodes it visits; the
+ *                   caller waits for it.
+ *   DELALLOC_INODES the regression alone (5.10):
+ *                   btrfs_start_delalloc_roots(items) queues one
+ *                   flush_workers job per inode from the head of each
+ *                   root's delalloc list, each flushing the WHOLE inode,
+ *                   stops after `items` inodes and waits for them.
+ *   DELALLOC_PAGES  both (5.10+fix): btrfs_start_delalloc_roots(nr_pages)
+ *                   with a writeback_control: sync_inode() inline per
+ *                   inode, each page written decrements nr_to_write, stop
+ *                   at <= 0. A full flush (nr == U64_MAX) keeps the
+ *                   workqueue path.
  *
  * The unit of the flush is the whole point: 64 pages per reclaim "item"
  * (256 KiB) against one inode per item. With 1-2 page files the 5.10 path
@@ -35,15 +41,17 @@
 
 #include <stdint.h>
 
+#include "patches.h"
 #include "sim.h"
 #include "space.h"
 #include "strbuf.h"
 
-enum delalloc_variant {
-	DELALLOC_V59 = 0,
-	DELALLOC_V510 = 1,
-	DELALLOC_FIXED = 2,
-	DELALLOC_NVARIANTS
+/* The flush path, derived from the patch bits (never stored). */
+enum delalloc_flush {
+	DELALLOC_FLUSHER = 0,
+	DELALLOC_INODES = 1,
+	DELALLOC_PAGES = 2,
+	DELALLOC_NFLUSH
 };
 
 #define DELALLOC_PARKED 1
@@ -137,7 +145,7 @@ typedef struct delalloc_ctl {
 	sim *sim;
 	space_ctl *sc;
 	delalloc_ops ops;
-	int variant;
+	const patchset *patches; /* the file system's (not owned) */
 	int ncpus;
 	simtime_t jiffy_ns;      /* the WAIT-less sleep (RECLAIM_NS_JIFFY) */
 	/* shrink_delalloc asks for items_factor x calc_reclaim_items_nr
@@ -156,15 +164,20 @@ typedef struct delalloc_ctl {
 	int errors;
 } delalloc_ctl;
 
-/* Set up the flushing for a variant; ncpus sizes flush_workers
- * (min(ncpus + 2, 8)). Spawns the worker tasks (parked until needed).
- * Returns 0, LAB_EINVAL (bad variant, missing op) or LAB_ENOMEM. */
+/* Set up the flushing of a file system running `patches` (not copied:
+ * it must outlive dc); ncpus sizes flush_workers (min(ncpus + 2, 8)).
+ * Spawns the worker tasks (parked until needed). Returns 0, LAB_EINVAL
+ * (no patches, missing op) or LAB_ENOMEM. */
 int delalloc_init(delalloc_ctl *dc, sim *s, space_ctl *sc,
-		  const delalloc_ops *ops, int variant, int ncpus);
+		  const delalloc_ops *ops, const patchset *patches, int ncpus);
 void delalloc_destroy(delalloc_ctl *dc);
-/* "v5.9" / "v5.10" / "fixed", and the reverse (-1 if unknown). */
-const char *delalloc_variant_name(int variant);
-int delalloc_variant_parse(const char *name);
+/* The flush path of a kernel, and the patch bits that choose a path (the
+ * two of seed 000 set or cleared, the others untouched). */
+int delalloc_flush_of(const patchset *ps);
+void delalloc_flush_patches(int flush, patchset *ps);
+/* "flusher" / "inodes" / "pages", and the reverse (-1 if unknown). */
+const char *delalloc_flush_name(int flush);
+int delalloc_flush_parse(const char *name);
 
 /*
  * Begin shrink_delalloc(to_reclaim) for space_info si: items =

@@ -21,6 +21,7 @@ void fs_opts_default(fs_opts *o)
 	o->nodesize = BT_NODESIZE;
 	o->no_holes = 1;
 	o->write_blocks = 1;
+	patch_kernel(PATCH_DEFAULT_KERNEL, &o->patches);
 }
 
 int fs_hooks_register(fs_info *fs, const fs_hooks *h)

@@ -25,6 +25,7 @@
 #include "bdev.h"
 #include "btree.h"
 #include "check.h"
+#include "patches.h"
 #include "sim.h"
 #include "space.h"
 
@@ -48,10 +49,8 @@ typedef struct fs_opts {
 	int keep_commit_roots; /* 1: COWed-away blocks keep their contents until
 				* the commit (readable commit roots); 0 (default):
 				* only the block shell stays, saving memory */
-	int trunc_same_size_writeback; /* 1: a truncate to the same size still
-				* waits for ordered range [round_down(i_size), EOF)
-				* (the kernel before patch 003, 213e8c5520ed); 0
-				* (default): skipped (vfs_io.h vio_truncate) */
+	patchset patches;     /* the kernel's patches (patches.def), 1 =
+				* applied; default PATCH_DEFAULT_KERNEL's */
 } fs_opts;
 
 void fs_opts_default(fs_opts *o);
@@ -228,6 +227,12 @@ static inline void fs_charge(fs_info *fs, task *t, uint64_t ns)
 		task_cpu(fs->sim, t, ns);
 	else
 		fs->cpu_untasked_ns += ns;
+}
+
+/* Is patch id (patches.def) applied in this file system's kernel? */
+static inline int fs_patch_on(const fs_info *fs, patch_id id)
+{
+	return patch_on(&fs->opts.patches, id);
 }
 
 /* Roots. */

@@ -45,11 +45,11 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 			 extent_state **cached, int *search_io_tree,
 			 uint64_t *ds, uint64_t *de, lseek_info *li, uint64_t *ns)
 {
-	const data_opts *o = &d->fs->o;
+	const patchset *ps = d->fs->patches;
 	uint64_t len = end + 1 - start;
 	uint64_t dlen = 0;
 	li->subranges++;
-	if (!o->p3_skip_searches || *search_io_tree) {
+	if (!patch_on(ps, P_004_SKIP_DELALLOC_SEARCHES) || *search_io_tree) {
 		if (d->delalloc_bytes > 0) {
 			eio_call c = {0};
 			*ds = start;
@@ -60,7 +60,7 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 	}
 	if (dlen > 0) {
 		*de = *ds + dlen - 1;
-		if (o->p2_early_exit && *ds == start) {
+		if (patch_on(ps, P_004_DELALLOC_EARLY_EXIT) && *ds == start) {
 			/* 2/9: delalloc covers the start; if it covers the whole
 			 * range we are done, else only the rest needs looking at */
 			if (*de == end)
@@ -68,13 +68,13 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 			start = *de + 1;
 			len = end + 1 - start;
 		}
-	} else if (o->p3_skip_searches) {
+	} else if (patch_on(ps, P_004_SKIP_DELALLOC_SEARCHES)) {
 		/* 3/9: nothing in the io_tree now, nothing on later rounds */
 		*search_io_tree = 0;
 	}
 
 	uint64_t ms, me; /* the flushing range found, inclusive */
-	if (o->p4_ordered_search) {
+	if (patch_on(ps, P_004_ORDERED_SEARCH)) {
 		/* 4/9: the ordered extents (in flight) instead of extent maps */
 		uint64_t nodes = 0;
 		int64_t k = ordered_lookup_range(&d->oe, start, len, &nodes);
@@ -154,8 +154,10 @@ static int in_hole(dfile *f, int whence, uint64_t start, uint64_t end,
 		   uint64_t *found, lseek_info *li, uint64_t *ns)
 {
 	dinode *d = f->d;
-	const data_opts *o = &d->fs->o;
-	extent_state **cached = (o->p6_cached_state && o->p9_file_cache) ? &f->llseek_cached : NULL;
+	const patchset *ps = d->fs->patches;
+	extent_state **cached = patch_on(ps, P_004_COUNT_RANGE_BITS_CACHED) &&
+					patch_on(ps, P_004_LSEEK_CACHED_STATE)
+				? &f->llseek_cached : NULL;
 	uint64_t ds = 0, de = 0;
 	int delalloc = vd_find_delalloc_in_range(d, start, end, cached, &ds, &de, li, ns);
 	if (delalloc && whence == LSEEK_DATA) {

@@ -1,7 +1,8 @@
 /*
  * lseek.h - lseek(SEEK_DATA / SEEK_HOLE) on btrfs, as 6.1 does it (the
  * "before" of seed 004) and as 6.2 does it with the series applied, each
- * patch of the series a switch in data_opts (vfs_data.h).
+ * behaviour-changing patch of the series a bit of the file system's
+ * patches (P_004_*, patches.def).
  */
 #ifndef LSEEK_H
 #define LSEEK_H

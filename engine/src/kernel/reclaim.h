@@ -26,7 +26,7 @@
  * Wiring an experiment (seed 000's untar):
  *   space_init(&sc, s); sc.info[SPACE_META].total_bytes = ... (or
  *     space_sync_alloc + sc.unallocated_fn = space_alloc_unallocated);
- *   delalloc_init(&dc, s, &sc, &data_path_ops, variant, cpus);
+ *   delalloc_init(&dc, s, &sc, &data_path_ops, &fs->opts.patches, cpus);
  *   reclaim_init(&rc, s, &sc, &dc, &ops, cpus);
  *   each create: space_trans_reserve(5 items) ... space_rsv_release(ALL);
  *   each write: space_delalloc_reserve, then at set_delalloc

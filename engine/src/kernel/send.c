@@ -404,7 +404,7 @@ rcv_ino *recv_lookup(recv_ctx *r, uint64_t src)
  * plus the top directory (source 256 -> destination 256); a data path on
  * fs if it has none (the receive's own, detached by recv_destroy). */
 int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
-	      const send_stream *st, const recv_cfg *cfg)
+	      const send_stream *st)
 {
 	if (!r)
 		return LAB_EINVAL;
@@ -441,10 +441,6 @@ int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
 		}
 		r->own_data = 1;
 	}
-	/* patch 003's switch is the receiving file system's */
-	if (cfg)
-		fs->opts.trunc_same_size_writeback = !cfg->skip_same_size_writeback;
-	r->cfg.skip_same_size_writeback = !fs->opts.trunc_same_size_writeback;
 	dfs *df = vio_dfs(fs);
 	r->bios0 = df->data_writes;
 	for (int i = 0; i < SEND_NOPS; i++)
@@ -706,7 +702,8 @@ void send_details_json(const send_stream *st, const recv_ctx *r, strbuf *out)
 		js_key(out, "receive");
 		js_obj(out);
 		js_kint(out, "ns", (int64_t)(r->end - r->start));
-		js_kbool(out, "skip_same_size_writeback", r->cfg.skip_same_size_writeback);
+		js_kbool(out, "skip_same_size_writeback",
+			 fs_patch_on(r->fs, P_003_TRUNC_SKIP_SAME_SIZE_WB));
 		js_kint(out, "commands_done", (int64_t)r->next);
 		js_kint(out, "sync_writes", (int64_t)r->sync_writes);
 		js_kint(out, "sync_bytes", (int64_t)r->sync_bytes);

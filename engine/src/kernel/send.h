@@ -20,8 +20,8 @@
  * path (vfs_io.h) for WRITE (vio_write: page cache, delalloc, i_size)
  * and TRUNCATE (vio_setsize: btrfs_setsize, with the orphan item and the
  * ordered-range wait that writes the dirty tail page back synchronously,
- * skipped for a same-size truncate when the fs's
- * opts.trunc_same_size_writeback is 0, the kernel after patch 003), the
+ * skipped for a same-size truncate when the receiving fs's kernel has
+ * patch 003, P_003_TRUNC_SKIP_SAME_SIZE_WB), the
  * item layer for the setattrs (inode updates). The data lands in the
  * receiver's page cache, io_tree and ordered extents as any write does;
  * the sync after the receive (recv_flush) writes it back into the trees.
@@ -102,13 +102,6 @@ static inline const char *send_name(const send_stream *st, uint32_t off)
 }
 
 /* ---- receive */
-typedef struct recv_cfg {
-	/* patch 003: 0 before, 1 after; recv_init sets the receiving fs's
-	 * opts.trunc_same_size_writeback from it (a NULL cfg leaves the fs's
-	 * own setting) */
-	int skip_same_size_writeback;
-} recv_cfg;
-
 /* Receive-side state of one inode (source ino -> destination inode). */
 typedef struct rcv_ino {
 	uint64_t src, dst;
@@ -121,7 +114,6 @@ typedef struct recv_ctx {
 	fs_info *fs;
 	struct btrfs_root *root;
 	const send_stream *st;
-	recv_cfg cfg;                 /* the switch in effect */
 	rcv_ino *ino;                 /* sorted by src */
 	uint64_t nino;
 	uint64_t next;                /* next command */
@@ -151,9 +143,10 @@ typedef struct recv_ctx {
  * subvolume's). The stream must outlive the receive. If fs has no data
  * path one is attached (vio_attach; fs needs a device: LAB_EINVAL
  * otherwise) and recv_destroy detaches it, so recv_destroy comes before
- * fs_unmount. Returns 0 or a negative LAB_E*. */
+ * fs_unmount. Patch 003 is the receiving fs's (fs_patch_on). Returns 0
+ * or a negative LAB_E*. */
 int recv_init(recv_ctx *r, fs_info *fs, struct btrfs_root *root,
-	      const send_stream *st, const recv_cfg *cfg);
+	      const send_stream *st);
 /* Replay one command (its syscall) on t (not NULL); returns TASK_RUN,
  * TASK_DONE after the last, TASK_BLOCKED when t was parked by the data
  * path (dirty throttling, a space ticket, writeback in flight: call

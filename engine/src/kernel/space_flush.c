@@ -267,7 +267,8 @@ int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at)
 			.writepages = dl_writepages,
 			.wait_ordered = dl_wait_ordered,
 		};
-		int r = delalloc_init(&x->dc, fs->sim, &fs->space, &dops, x->variant, x->ncpus);
+		int r = delalloc_init(&x->dc, fs->sim, &fs->space, &dops, &fs->opts.patches,
+				      x->ncpus);
 		if (r)
 			return r;
 		x->dc_ready = 1;

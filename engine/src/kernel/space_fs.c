@@ -67,7 +67,6 @@ void fs_space_init(fs_info *fs)
 	if (!x)
 		return; /* no accounting; the fs still works */
 	x->fs = fs;
-	x->variant = DELALLOC_FIXED;
 	x->ncpus = 4;
 	space_init(&fs->space, fs->sim);
 	fs->space.unallocated_fn = space_alloc_unallocated;
@@ -129,15 +128,14 @@ int fs_space_overcommit(fs_info *fs, int on)
 	return 0;
 }
 
-/* The delalloc variant and CPU count, before the workers start. */
-int fs_space_config(fs_info *fs, int variant, int ncpus)
+/* The CPU count, before the workers start. */
+int fs_space_config(fs_info *fs, int ncpus)
 {
 	sfs *x = get_sfs(fs);
-	if (!x || variant < 0 || variant >= DELALLOC_NVARIANTS || ncpus < 1 || ncpus > 1024)
+	if (!x || ncpus < 1 || ncpus > 1024)
 		return LAB_EINVAL;
 	if (x->rc_ready)
 		return LAB_ESTATE;
-	x->variant = variant;
 	x->ncpus = ncpus;
 	return 0;
 }

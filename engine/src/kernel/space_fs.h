@@ -109,10 +109,10 @@ void fs_space_sync(fs_info *fs, simtime_t at);
  * (vio_attach). Either may be NULL. The workers themselves start at the
  * first ticket. */
 void fs_space_attach(fs_info *fs, struct trans_mgr *tm, struct dfs *df);
-/* Which shrink_delalloc the workers run (delalloc.h; default
- * DELALLOC_FIXED) and how many CPUs size them (default 4). Call before
+/* How many CPUs size the reclaim workers (default 4; which
+ * shrink_delalloc they run is the fs's patches, delalloc.h). Call before
  * the first ticket. LAB_EINVAL / LAB_ESTATE (workers running already). */
-int fs_space_config(fs_info *fs, int variant, int ncpus);
+int fs_space_config(fs_info *fs, int ncpus);
 
 /* Overcommit against unallocated device space on (default, as btrfs) or
  * off (a lesson's "metadata budget, no overcommit": reservations then fit

@@ -49,7 +49,7 @@ typedef struct sfs {
 	fs_info *fs;
 	struct trans_mgr *tm;
 	dfs *df;
-	int variant, ncpus;
+	int ncpus;
 	int dc_ready, rc_ready;
 	delalloc_ctl dc;
 	reclaim_ctl rc;

@@ -528,7 +528,7 @@ static int cleaner_step(sim *s, task *t)
 		/* btrfs_update_root(trans, tree_root, &root->root_key, root_item) */
 		sc->cur->item_dirty = 1;
 		rc = fs_root_update_item(sc->fs, t, sc->cur);
-		if (!rc && sc->commit_on_threshold && trans_should_commit(&sc->h)) {
+		if (!rc && trans_should_commit(&sc->h)) {
 			sc->threshold_commits++;
 			sc->committing = 1;
 			q->cur = NULL;

@@ -15,8 +15,9 @@
  * everything under it and only this tree's reference is dropped. After
  * each iteration drop_progress is recorded and, when
  * btrfs_should_end_transaction says so, the root item is updated and the
- * handle ended (5.10), or, with the RFC, the transaction is committed if
- * nr_dirty_extents reached the threshold.
+ * handle ended (5.10), or, with the RFC (the fs's patch
+ * P_002_QGROUP_DIRTY_THRESHOLD), the transaction is committed if
+ * nr_dirty_extents reached the threshold (trans_should_commit).
  */
 #ifndef SUBVOL_H
 #define SUBVOL_H
@@ -44,7 +45,6 @@ typedef struct subvol_ctx {
 	fs_info *fs;
 	trans_mgr *tm;
 	qgroup_ctx *q;
-	int commit_on_threshold;      /* 1: the RFC's drop loop */
 	/* fs_info->dead_roots */
 	struct btrfs_root **dead;
 	int ndead, dcap, next;

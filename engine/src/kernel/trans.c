@@ -60,7 +60,8 @@ static void hk_data(void *ctx, uint64_t root, uint64_t bytenr, uint64_t num_byte
 
 /*
  * Set up the transaction manager over fs: default 30 s commit interval, no
- * dirty-extent threshold (the 5.10 behaviour), and hooks that count
+ * dirty-extent threshold (the RFC's value; the RFC itself is fs's patch
+ * P_002_QGROUP_DIRTY_THRESHOLD), and hooks that count
  * delayed ref heads. Returns 0 or a negative LAB_E*.
  */
 int trans_init(trans_mgr *tm, fs_info *fs)
@@ -246,11 +247,13 @@ int trans_end(trans_handle *h, int throttle)
 	return rc;
 }
 
-/* Models the RFC's btrfs_should_commit_trans(). */
+/* Models the RFC's btrfs_should_commit_trans(): only a kernel with the
+ * RFC (P_002_QGROUP_DIRTY_THRESHOLD) has it. */
 int trans_should_commit(const trans_handle *h)
 {
 	const trans_mgr *tm = h->tm;
-	if (tm->dirty_threshold == UINT64_MAX)
+	if (!fs_patch_on(tm->fs, P_002_QGROUP_DIRTY_THRESHOLD) ||
+	    tm->dirty_threshold == UINT64_MAX)
 		return 0;
 	return (uint64_t)h->trans->delayed_refs.nr_dirty_extents >= tm->dirty_threshold;
 }

@@ -94,7 +94,9 @@ typedef struct trans_mgr {
 	sim *sim;
 	transaction *running;
 	simtime_t commit_interval;   /* kthread period (ns), 30 s */
-	uint64_t dirty_threshold;    /* the RFC's threshold; UINT64_MAX = none */
+	uint64_t dirty_threshold;    /* the RFC's threshold (with fs's
+				      * P_002_QGROUP_DIRTY_THRESHOLD);
+				      * UINT64_MAX = none */
 	uint32_t dref_throttle_heads;/* should_end once this many heads wait */
 	trans_account_fn account;
 	void *account_ctx;
@@ -143,8 +145,8 @@ int trans_run_delayed_refs(trans_mgr *tm, task *t);
 /* End a handle (models __btrfs_end_transaction). throttle: run the delayed
  * refs now if they piled up (btrfs_end_transaction_throttle). */
 int trans_end(trans_handle *h, int throttle);
-/* Models btrfs_should_end_transaction, with the RFC's check first when a
- * threshold is set. */
+/* Models btrfs_should_end_transaction, with the RFC's check first when the
+ * fs has the RFC and a threshold is set. */
 int trans_should_end(const trans_handle *h);
 /* Models the RFC's btrfs_should_commit_trans(). */
 int trans_should_commit(const trans_handle *h);

@@ -19,10 +19,9 @@
 #define SUPER_OFFSET 65536ull
 #define SUPER_BYTES 4096ull
 
-/* Defaults: the kernel before patch 001, a 256 MiB log area at 1 GiB. */
+/* Defaults: a 256 MiB log area at 1 GiB. */
 void treelog_cfg_default(treelog_cfg *c)
 {
-	c->prealloc_scratch = 0;
 	c->log_area_offset = 1ull << 30;
 	c->log_area_bytes = 256ull << 20;
 	c->max_records = 4096;
@@ -58,7 +57,6 @@ int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 	tl->dev = dev;
 	tl->mem = mem;
 	tl->cfg = *cfg;
-	tl->cfg.prealloc_scratch = cfg->prealloc_scratch ? 1 : 0;
 	lhist_init(&tl->leaf_hold);
 	lhist_init(&tl->leaf_wait);
 	lhist_init(&tl->victim_wait);
@@ -169,6 +167,7 @@ int treelog_attach(treelog *tl, fs_info *fs)
 	h.ctx = tl;
 	h.on_commit_done = tl_hook_commit_done;
 	fs->slot[FS_SLOT_LOG] = tl;
+	tl->fs = fs;
 	return fs_hooks_register(fs, &h);
 }
 
@@ -598,7 +597,7 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		}
 		f->isdir = (in->mode & S_IFMT_) == S_IFDIR_;
 		f->rec.full = (uint8_t)full;
-		if (full && tl->cfg.prealloc_scratch) {
+		if (full && fs && fs_patch_on(fs, P_001_PREALLOC_SCRATCH_EB)) {
 			/* patch 001: before any lock and before the log
 			 * transaction; a failure only means cloning later */
 			ebmem_eb *eb = NULL;
@@ -739,7 +738,8 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 void treelog_details_json(const treelog *tl, strbuf *out, int max_records)
 {
 	js_obj(out);
-	js_kbool(out, "prealloc_scratch", tl->cfg.prealloc_scratch);
+	js_kbool(out, "prealloc_scratch",
+		 tl->fs && fs_patch_on(tl->fs, P_001_PREALLOC_SCRATCH_EB));
 	js_kint(out, "fsyncs", (int64_t)tl->fsyncs);
 	js_kint(out, "full", (int64_t)tl->full);
 	js_kint(out, "fast", (int64_t)tl->fast);

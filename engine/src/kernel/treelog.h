@@ -5,8 +5,8 @@
  * the new extents from memory) and btrfs_sync_log (wait for the log
  * writers, write the log tree blocks and the super block, flush).
  *
- * Patch 001 (preallocate the temporary extent buffer) is a switch of the
- * log: BEFORE, each subvolume leaf is cloned (an extent-buffer allocation,
+ * Patch 001 (preallocate the temporary extent buffer) is the logged
+ * root's file system's P_001_PREALLOC_SCRATCH_EB (fs_patch_on): BEFORE, each subvolume leaf is cloned (an extent-buffer allocation,
  * ebmem.h, plus a 16 KiB copy) while the leaf is still read-locked, and
  * the allocation's latency, heavy-tailed under memory pressure, is paid
  * inside the leaf lock and inside the log transaction. AFTER, a scratch
@@ -47,7 +47,6 @@
 #define TL_MAX_ROOTS 64
 
 typedef struct treelog_cfg {
-	int prealloc_scratch;     /* patch 001: 0 before, 1 after */
 	uint64_t log_area_offset; /* device offset where log blocks go */
 	uint64_t log_area_bytes;  /* size of that area (writes wrap in it) */
 	uint32_t max_records;     /* per-fsync records kept (ring) */
@@ -130,6 +129,7 @@ typedef struct treelog {
 	ebmem *mem;
 	trans_mgr *tm;            /* optional: fsyncs join transactions */
 	treelog_cfg cfg;
+	const fs_info *fs;        /* treelog_attach's (NULL: not attached) */
 	tl_root roots[TL_MAX_ROOTS];
 	int nroots;
 	uint64_t log_pos;         /* next log block offset in the area */
@@ -226,7 +226,7 @@ void treelog_note_leaf_wait(treelog *tl, uint64_t wait_ns);
 /* Fsync latency per phase: max and a quantile (0 when no fsync). */
 uint64_t treelog_phase_quantile(const treelog *tl, const char *phase, double q);
 
-/* {"prealloc_scratch","fsyncs","full","fast","skipped","leaves_copied",
+/* {"prealloc_scratch" (the attached fs's patch 001),"fsyncs","full","fast","skipped","leaves_copied",
  *  "clones","scratch_used","scratch_fallbacks","log_commits",
  *  "blocks_written","phases":{name:lhist},"leaf_hold":lhist,
  *  "leaf_wait":..,"victim_wait":..,"alloc_locked":..,"writer_wait":..,

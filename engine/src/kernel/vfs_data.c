@@ -32,7 +32,7 @@ static void dfs_rec_dump(sim *s, void *ctx)
 		eio_rec_dump(&fs->inodes[i]->io);
 }
 
-int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o)
+int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *patches)
 {
 	memset(fs, 0, sizeof(*fs));
 	if (s) {
@@ -43,6 +43,7 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o)
 	fs->s = s;
 	fs->dev = dev;
 	fs->o = *o;
+	fs->patches = patches;
 	fs->data_alloc = 1ull << 30;   /* the first data block group */
 	fs->meta_base = 256ull << 20;  /* metadata block group */
 	fs->csum_base = 512ull << 20;

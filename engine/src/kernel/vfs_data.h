@@ -46,6 +46,7 @@
 #include "items.h"
 #include "ordered.h"
 #include "pagecache.h"
+#include "patches.h"
 #include "sim.h"
 #include "space.h"
 
@@ -79,14 +80,9 @@ typedef struct dbio {
 	struct dbio *next;  /* in-flight list */
 } dbio;
 
-/* Which behaviour of the series is in effect (1 = the patched kernel). */
+/* The data path's tunables (the kernel's patches are the file system's:
+ * dfs.patches). */
 typedef struct data_opts {
-	int p1_no_hole_uptodate;  /* 1/9: reading holes leaves no UPTODATE */
-	int p2_early_exit;        /* 2/9 */
-	int p3_skip_searches;     /* 3/9 */
-	int p4_ordered_search;    /* 4/9 (and 5/9) */
-	int p6_cached_state;      /* 6/9 */
-	int p9_file_cache;        /* 8/9 + 9/9: lseek keeps the cached state */
 	simtime_t dirty_expire;   /* dirty_expire_centisecs */
 	simtime_t wb_interval;    /* dirty_writeback_centisecs */
 	/* The flusher's wakeup is delayed work on the kernel's timer wheel,
@@ -179,6 +175,9 @@ typedef struct dfs {
 	int64_t rec_fs;                /* this instance's number in a recording */
 	bdev *dev;
 	data_opts o;
+	/* the kernel's patches (patches.def): the fs_info's in tree mode,
+	 * the stand-alone caller's otherwise; ask with patch_on() */
+	const patchset *patches;
 	dinode **inodes;               /* in creation order */
 	int ninodes, inodes_cap;
 	/* tree mode (vfs_io.h): the file extent items live in fsi's fs
@@ -246,9 +245,10 @@ typedef struct dfs {
 	void *space_ctx;
 } dfs;
 
-/* Set up the data path on device dev (not owned). 0 or LAB_ENOMEM.
+/* Set up the data path on device dev (not owned), running the kernel
+ * `patches` (not copied: it must outlive fs). 0 or LAB_ENOMEM.
  * Stand-alone (array) mode; vfs_io.c switches it to tree mode. */
-int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o);
+int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *patches);
 void dfs_destroy(dfs *fs);
 /* A new empty regular file (stand-alone mode). */
 int dfs_inode_new(dfs *fs, dinode **out);

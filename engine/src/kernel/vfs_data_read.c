@@ -181,7 +181,7 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 				/* a hole is zeroed; inline data is copied from the leaf */
 				ns += C_HOLE_ZERO_NS;
 				pc_set(&d->pc, i, PG_UPTODATE, PG_LOCKED);
-				if (!fs->o.p1_no_hole_uptodate || disk == FEXT_INLINE)
+				if (!patch_on(fs->patches, P_004_NO_HOLE_UPTODATE) || disk == FEXT_INLINE)
 					eio_set_bits(&d->io, off, off + PG - 1, EXTENT_UPTODATE, 0, NULL, NULL, &c);
 				eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_LOCKED, NULL, &c, fs->s, t->clock);
 			}

@@ -29,12 +29,6 @@ static int is_reg(const struct inode *inode)
 void vio_opts_default(data_opts *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->p1_no_hole_uptodate = 1;
-	o->p2_early_exit = 1;
-	o->p3_skip_searches = 1;
-	o->p4_ordered_search = 1;
-	o->p6_cached_state = 1;
-	o->p9_file_cache = 1;
 	o->dirty_expire = 30 * NS_PER_S;
 	o->wb_interval = 5 * NS_PER_S;
 	o->dirty_bg_bytes = (16ull << 30) / 10;
@@ -108,7 +102,7 @@ int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
 	dfs *df = lab_calloc(1, sizeof(*df));
 	if (!df)
 		return LAB_ENOMEM;
-	int rc = dfs_init(df, fs->sim, fs->dev, o);
+	int rc = dfs_init(df, fs->sim, fs->dev, o, &fs->opts.patches);
 	if (rc) {
 		free(df);
 		return rc;
@@ -435,7 +429,7 @@ int vio_setsize(fs_info *fs, task *t, struct inode *inode, uint64_t new_size,
 		return rc < 0 ? rc : LAB_EENGINE; /* no writeback to wait for */
 	inode->size = new_size;
 	/* btrfs_truncate(inode, skip_writeback = newsize == oldsize) */
-	if (info->same_size && !fs->opts.trunc_same_size_writeback)
+	if (info->same_size && fs_patch_on(fs, P_003_TRUNC_SKIP_SAME_SIZE_WB))
 		info->skipped = 1;
 	else
 		rc = setsize_wait_tail(d, t, new_size, info);

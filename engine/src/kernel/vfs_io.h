@@ -59,13 +59,13 @@ struct trans_mgr;
  * page cache keeps a flag byte per page up to the highest page used. */
 #define VIO_MAX_FILE_BYTES (16ull << 30)
 
-/* Defaults: the current kernel (every patch of the lseek series in),
- * 30 s dirty expiry, 5 s writeback interval, a 16 GiB memory limit for
+/* Defaults: 30 s dirty expiry, 5 s writeback interval, a 16 GiB memory limit for
  * the page cache with 10% of it the background threshold and 20%
  * (dirty_ratio) the throttling one. */
 void vio_opts_default(data_opts *o);
 
-/* Attach a data path to fs (o may be NULL for defaults; tm may be NULL:
+/* Attach a data path to fs, running fs's patches (o may be NULL for
+ * defaults; tm may be NULL:
  * completions then insert into the running transaction directly).
  * Registers the data path's check (check_register) and an eviction hook.
  * 0, LAB_ENOMEM, LAB_ESTATE (already attached). */
@@ -108,8 +108,8 @@ int vio_fsync(fs_info *fs, task *t, struct inode *inode);
  * ordered extent completed; the file extent items past the new end are
  * dropped (the crossing one trimmed), the inode updated, the orphan item
  * deleted. A 4 KiB-aligned new size has an empty wait range. With
- * fs->opts.trunc_same_size_writeback 0 (the default: the kernel since
- * patch 003, 213e8c5520ed) a truncate to the same size skips the wait.
+ * P_003_TRUNC_SKIP_SAME_SIZE_WB applied (fs_patch_on; 4.17 on) a truncate
+ * to the same size skips the wait.
  * Returns 0, or 1 when t was parked because an asynchronous writeback of
  * the inode is in flight (nothing was done: call again when woken).
  */
