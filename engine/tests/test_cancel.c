@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "exp.h"
 #include "lab.h"
 #include "t.h"
 #include "t_lab.h"
@@ -58,18 +59,14 @@ static void cancel_sweep(const char *exp, const char *variant, const char *param
 	       (unsigned long long)total, closes);
 }
 
+/* Every small run of every registered experiment (exp.h's small_run). */
 int main(void)
 {
-	cancel_sweep("fio", "base", "ios=500\nrw=randwrite\niodepth=16\nnumjobs=2");
-	cancel_sweep("sparse-cp", "before", "file_mib=2\nstate=cold");
-	cancel_sweep("sparse-cp", "after", "file_mib=2\nstate=delalloc\ndirty_expire_s=2");
-	cancel_sweep("sparse-cp", "before", "file_mib=2\nstate=cached");
-	cancel_sweep("qgroup-drop", "before", "subvols=2\nfiles=16");
-	cancel_sweep("receive", "before", "files_per_writer=20\nwriters=3");
-	cancel_sweep("receive", "after", "files_per_writer=20\nwriters=3");
-	cancel_sweep("qgroup-drop", "after", "subvols=2\nfiles=16\nthreshold=8\nmax_inline=2048");
-	cancel_sweep("qgroup-drop", "after", "subvols=3\nfiles=64\nthreshold=16\nshared_fraction=0.5");
-	cancel_sweep("torture", "base", "ops=400\nmix=all");
-	cancel_sweep("torture", "base", "ops=400\nmix=files");
+	for (int i = 0; i < exp_count(); i++) {
+		const lab_exp *e = exp_get(i);
+		CHECK(e->nsmall > 0);
+		for (int k = 0; k < e->nsmall; k++)
+			cancel_sweep(e->name, e->small[k].variant, e->small[k].params);
+	}
 	T_DONE();
 }

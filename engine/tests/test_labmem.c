@@ -99,25 +99,19 @@ static uint64_t sweep(const char *exp, const char *variant, const char *params)
 	}
 }
 
+/* Every small run of every registered experiment (exp.h's small_run): a
+ * new experiment cannot be left out. */
 static void test_every_allocation_may_fail(void)
 {
-	struct { const char *exp, *variant, *params; } runs[] = {
-		{ "fio", "base", "ios=200" },
-		{ "fio", "base", "ios=200\nrw=randwrite\niodepth=8\nnumjobs=2" },
-		{ "sparse-cp", "before", "file_mib=1\nstate=cold" },
-		{ "sparse-cp", "after", "file_mib=1\nstate=delalloc\ndirty_expire_s=2" },
-		{ "sparse-cp", "before", "file_mib=1\nstate=cached" },
-		{ "qgroup-drop", "before", "subvols=2\nfiles=4" },
-		{ "receive", "before", "files_per_writer=6\nwriters=2" },
-		{ "receive", "after", "files_per_writer=4\nwriters=3\nfile_bytes=9000" },
-		{ "qgroup-drop", "after", "subvols=2\nfiles=4\nthreshold=8\nmax_inline=2048" },
-		{ "torture", "base", "ops=60\nmix=all" },
-	};
-	for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
-		uint64_t n = sweep(runs[i].exp, runs[i].variant, runs[i].params);
-		printf("  %s %s (run %zu): %llu allocations, each failed in turn\n", runs[i].exp,
-		       runs[i].variant, i, (unsigned long long)n);
-		CHECK(n > 10);
+	for (int i = 0; i < exp_count(); i++) {
+		const lab_exp *e = exp_get(i);
+		CHECK(e->nsmall > 0);
+		for (int k = 0; k < e->nsmall; k++) {
+			uint64_t n = sweep(e->name, e->small[k].variant, e->small[k].params);
+			printf("  %s %s (small run %d): %llu allocations, each failed in turn\n",
+			       e->name, e->small[k].variant, k, (unsigned long long)n);
+			CHECK(n > 10);
+		}
 	}
 }
 
