@@ -15,6 +15,9 @@ test('sparse-cp: before and after panels; turning 1/9 off redraws the after pane
     await expect(page.getByTestId('sparsecp-view')).toBeVisible();
     await expect(page.getByTestId('sparsecp-panel-before')).toBeVisible();
     await expect(page.getByTestId('sparsecp-panel-after')).toBeVisible();
+    // the kernels and the series as the engine's patch table names them
+    await expect(page.getByTestId('sparsecp-panel-before')).toContainText('kernel 6.1');
+    await expect(page.getByTestId('sparsecp-panel-after')).toContainText('whole series');
   });
   const records = async (v: string): Promise<number> => Number((await page.getByTestId(`sparsecp-records-${v}`).textContent())?.replace(/[^0-9.]/g, '') ?? 'NaN');
   await test.step('cold cache: before walks thousands of records per lseek, after a couple', async () => {
@@ -31,6 +34,7 @@ test('sparse-cp: before and after panels; turning 1/9 off redraws the after pane
     await page.getByTestId('run').click();
     await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
     await expect.poll(() => records('after')).toBeGreaterThan(500);
+    await expect(page.getByTestId('sparsecp-panel-after')).toContainText('series without 1/9');
   });
 });
 

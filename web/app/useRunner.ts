@@ -70,11 +70,11 @@ export function useRunner(): {
       const err = LabError.from(e);
       cancelCurrent.current = null;
       setState({
-        status: err.code === -6 ? 'canceled' : 'error',
+        status: err.codeName === 'LAB_ECANCELED' ? 'canceled' : 'error',
         progress: 0,
         current: null,
         results: { ...results },
-        error: err.code === -6 ? null : err.toInfo(),
+        error: err.codeName === 'LAB_ECANCELED' ? null : err.toInfo(),
         key,
         specs,
       });

@@ -8,7 +8,7 @@ import type { Bridge } from './bridge';
 import { EngineClient, type WorkerLike } from './client';
 import { loadNodeBridge } from './node';
 import { MsgType, type WorkerRequest, type WorkerResponse } from './protocol';
-import { LabError } from './types';
+import { LabError, labCodeName, labCodesObject, labError } from './types';
 import { createWorkerCore } from './workerCore';
 import { defaultParams, validateAll } from '../model/params';
 
@@ -105,6 +105,26 @@ describe('bridge (real WASM engine)', () => {
     expect(b.strerror(-4)).toMatch(/LAB_ERANGE/);
     expect(b.strerror(0).length).toBeGreaterThan(0);
     expect(b.strerror(-999).length).toBeGreaterThan(0);
+  });
+
+  it("takes the error codes from the engine's list, never from a copy", () => {
+    b.list();
+    const codes = labCodesObject();
+    expect(Object.keys(codes).length).toBeGreaterThanOrEqual(10);
+    // each name is the one lab_strerror gives its code
+    for (const [name, code] of Object.entries(codes)) {
+      expect(b.strerror(code).startsWith(`${name}:`)).toBe(true);
+      expect(labCodeName(code)).toBe(name);
+    }
+    expect(labError('LAB_ECANCELED', 'x').code).toBe(codes.LAB_ECANCELED);
+  });
+
+  it("lists each experiment's patches and kernels from the engine's patch table", () => {
+    const sc = b.list().find((e) => e.name === 'sparse-cp')!;
+    expect(sc.kernels).toEqual({ before: '6.1', after: '6.2' });
+    expect(sc.patches!.map((p) => p.series)).toEqual(['1/9', '2/9', '3/9', '4/9', '5/9', '6/9', '7/9', '8/9', '9/9']);
+    // every switch is a bool parameter of the experiment
+    for (const p of sc.patches!.filter((q) => q.switch)) expect(sc.params.find((q) => q.name === p.switch)?.type).toBe('bool');
   });
 });
 

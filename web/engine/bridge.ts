@@ -13,10 +13,12 @@
  */
 import { decodeTrace, type RawTrace } from '../model/trace';
 import {
-  LAB_CODES,
   LabError,
   RECORD_EVENTS,
   type RecordSpec,
+  labCodeName,
+  labError,
+  setLabCodes,
   type ExperimentInfo,
   type MetricInfo,
   type ParamInfo,
@@ -71,16 +73,18 @@ interface RawExperiment {
   metric_info?: MetricInfo[];
   published?: PublishedRow[];
   patches?: PatchInfo[];
+  kernels?: Partial<Record<Variant, string>>;
 }
 
 /**
- * Parse lab_list_json's document into ExperimentInfo objects. Exported so the
- * pure parts can be unit-tested on fixtures. Throws LabError on a bad shape.
+ * Parse lab_list_json's document into ExperimentInfo objects, and take the
+ * engine's error codes from it (setLabCodes). Exported so the pure parts can
+ * be unit-tested on fixtures. Throws LabError on a bad shape.
  */
 export function parseExperimentList(json: string): ExperimentInfo[] {
-  const doc = JSON.parse(json) as { experiments?: RawExperiment[] };
-  if (!doc || !Array.isArray(doc.experiments))
-    throw new LabError({ code: -7, codeName: 'LAB_EENGINE', message: 'lab_list_json: no "experiments" array' });
+  const doc = JSON.parse(json) as { experiments?: RawExperiment[]; errors?: Record<string, number> };
+  setLabCodes(doc?.errors);
+  if (!doc || !Array.isArray(doc.experiments)) throw labError('LAB_EENGINE', 'lab_list_json: no "experiments" array');
   return doc.experiments.map((e) => ({
     name: e.name,
     seed: e.seed,
@@ -91,6 +95,7 @@ export function parseExperimentList(json: string): ExperimentInfo[] {
     metricInfo: e.metric_info ?? e.metrics.map((m) => ({ name: m, unit: '', help: '' })),
     published: e.published ?? [],
     ...(Array.isArray(e.patches) ? { patches: e.patches } : {}),
+    ...(e.kernels ? { kernels: e.kernels } : {}),
   }));
 }
 
@@ -141,7 +146,7 @@ export class Bridge {
   /** A seed in [0, 2^53) as its (low, high) uint32 words. */
   private seedWords(x: number): [number, number] {
     if (!Number.isInteger(x) || x < 0 || x > Number.MAX_SAFE_INTEGER)
-      throw new LabError({ code: -1, codeName: 'LAB_EINVAL', message: `The seed must be a whole number from 0 to 2^53-1, not ${x}.` });
+      throw labError('LAB_EINVAL', `The seed must be a whole number from 0 to 2^53-1, not ${x}.`);
     return [x % 0x100000000 | 0, Math.floor(x / 0x100000000) | 0];
   }
 
@@ -165,7 +170,8 @@ export class Bridge {
   /** The one place a return code becomes an exception. */
   private check(code: number, what: string, detail?: string): number {
     if (code >= 0) return code;
-    const codeName = LAB_CODES[code] ?? `LAB_E${-code}`;
+    // the engine names its codes: its list, or lab_strerror ("LAB_EINVAL: ...")
+    const codeName = labCodeName(code) ?? this.strerror(code).split(':')[0] ?? 'LAB_E?';
     const message = detail && detail.length > 0 ? detail : `${what}: ${this.strerror(code)}`;
     throw new LabError({ code, codeName, message });
   }

@@ -5,7 +5,7 @@
  * LabError (CODE_WORKER_CRASHED) and the next request starts a fresh worker.
  */
 import { MsgType, type WorkerRequest, type WorkerResponse } from './protocol';
-import { CODE_WORKER_CRASHED, LabError, type CollectSpec, type ExperimentInfo, type RunResult, type RunSpec } from './types';
+import { CODE_WORKER_CRASHED, LabError, labError, setLabCodes, type CollectSpec, type ExperimentInfo, type RunResult, type RunSpec } from './types';
 
 /** What the client needs of a Worker (a real one, or a fake in tests). */
 export interface WorkerLike {
@@ -69,6 +69,7 @@ export class EngineClient {
         return;
       case MsgType.ListDone:
         this.pending.delete(msg.id);
+        setLabCodes(msg.errors);
         p.resolve(msg.experiments);
         return;
       case MsgType.RunDone:
@@ -117,7 +118,7 @@ export class EngineClient {
     if (!p) return;
     this.pending.delete(id);
     this.worker?.postMessage({ id: this.nextId++, type: MsgType.Cancel, target: id });
-    p.reject(new LabError({ code: -6, codeName: 'LAB_ECANCELED', message: 'The run was cancelled.' }));
+    p.reject(labError('LAB_ECANCELED', 'The run was cancelled.'));
   }
 
   /** Cancel everything and stop the worker. */

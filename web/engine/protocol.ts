@@ -46,6 +46,8 @@ export interface ListDone {
   id: number;
   type: MsgType.ListDone;
   experiments: ExperimentInfo[];
+  /** the engine's error codes by name (lab.h), for the page's own errors */
+  errors: Record<string, number>;
 }
 
 export interface Progress {

@@ -75,6 +75,8 @@ export interface ExperimentInfo {
   published: PublishedRow[];
   /** The patches it exposes (absent from an engine without a patch table). */
   patches?: PatchInfo[];
+  /** The kernel each variant runs ("6.1", "6.2": patches.def's kernels). */
+  kernels?: Partial<Record<Variant, string>>;
 }
 
 /** What to run: parameters as the text the user typed ("4096", "inf", "nvme-dc"). */
@@ -127,23 +129,36 @@ export interface LabErrorInfo {
   message: string;
 }
 
-/** Error codes of engine/include/lab.h. */
-export const LAB_CODES: Record<number, string> = {
-  0: 'LAB_OK',
-  [-1]: 'LAB_EINVAL',
-  [-2]: 'LAB_ENOENT',
-  [-3]: 'LAB_ENOMEM',
-  [-4]: 'LAB_ERANGE',
-  [-5]: 'LAB_ESTATE',
-  [-6]: 'LAB_ECANCELED',
-  [-7]: 'LAB_EENGINE',
-  [-8]: 'LAB_ENOSPC',
-  [-9]: 'LAB_ENOTSUP',
-};
+/**
+ * The engine's error codes by name (engine/include/lab.h's LAB_ERRORS), as
+ * `list --json` lists them ("errors"): the front end reads them, it never
+ * types them. Filled when a list is read (parseExperimentList in the
+ * worker, the list's answer in the page).
+ */
+const labCodes = new Map<string, number>();
 
-/** Codes the front end itself raises (never returned by the engine). */
+export function setLabCodes(errors: Record<string, number> | undefined): void {
+  if (errors) for (const [name, code] of Object.entries(errors)) labCodes.set(name, code);
+}
+
+export function labCodesObject(): Record<string, number> {
+  return Object.fromEntries(labCodes);
+}
+
+/** "LAB_EINVAL" for -1, once the engine's codes were read. */
+export function labCodeName(code: number): string | undefined {
+  for (const [name, c] of labCodes) if (c === code) return name;
+  return undefined;
+}
+
+/** A failure the front end reports in the engine's terms (a cancelled run is
+ * LAB_ECANCELED): its code is the engine's (NaN before the engine was read). */
+export function labError(codeName: string, message: string): LabError {
+  return new LabError({ code: labCodes.get(codeName) ?? NaN, codeName, message });
+}
+
+/** The one code the front end itself raises (never returned by the engine). */
 export const CODE_WORKER_CRASHED = -100;
-export const CODE_CANCELED = -6;
 
 /**
  * The one exception type for engine failures. `message` is for people; `code`
@@ -171,6 +186,6 @@ export class LabError extends Error {
       return new LabError({ code: Number(o.code), codeName: String(o.codeName), message: String(o.message) });
     }
     const msg = e instanceof Error ? e.message : String(e);
-    return new LabError({ code: -7, codeName: 'LAB_EENGINE', message: msg });
+    return labError('LAB_EENGINE', msg);
   }
 }

@@ -8,7 +8,7 @@
 import type { Bridge, RunHandle } from './bridge';
 import { MsgType, type CancelRequest, type ListRequest, type RunRequest, type WorkerRequest, type WorkerResponse } from './protocol';
 import { decodeTrace, type RawTrace } from '../model/trace';
-import { LabError, RECORD_EVENTS, type CollectSpec, type RunResult } from './types';
+import { LabError, RECORD_EVENTS, labCodesObject, labError, type CollectSpec, type RunResult } from './types';
 
 export type Post = (msg: WorkerResponse) => void;
 
@@ -56,7 +56,7 @@ export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post):
 
   async function onList(req: ListRequest): Promise<void> {
     const b = await getBridge();
-    post({ id: req.id, type: MsgType.ListDone, experiments: b.list() });
+    post({ id: req.id, type: MsgType.ListDone, experiments: b.list(), errors: labCodesObject() });
   }
 
   async function onRun(req: RunRequest): Promise<void> {
@@ -82,7 +82,7 @@ export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post):
         await yieldToEvents();
         if (canceled.has(req.id)) {
           canceled.delete(req.id);
-          throw new LabError({ code: -6, codeName: 'LAB_ECANCELED', message: 'The run was cancelled.' });
+          throw labError('LAB_ECANCELED', 'The run was cancelled.');
         }
       }
     } finally {

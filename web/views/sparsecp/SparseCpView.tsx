@@ -43,11 +43,9 @@ interface PanelProps {
   reference: boolean;
 }
 
-/** The after kernel's patches that are switched off ("series without 1/9"), from the switches' help ("after: 1/9, ..."). */
+/** The after kernel's patches whose switch is off ("series without 1/9, 6/9"), from the patches the engine lists. */
 export function seriesLabel(info: ExperimentInfo, params: Record<string, string>): string {
-  const off = info.params
-    .filter((p) => p.type === 'bool' && /^after:/.test(p.help) && (params[p.name] === '0' || params[p.name] === 'false'))
-    .map((p) => /^after:\s*([0-9+/]+)/.exec(p.help)?.[1] ?? p.name);
+  const off = (info.patches ?? []).filter((p) => p.switch && (params[p.switch] === '0' || params[p.switch] === 'false')).map((p) => p.series);
   return off.length ? `series without ${off.join(', ')}` : 'whole series';
 }
 
@@ -65,7 +63,7 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
       title={
         <>
           <strong style={{ color: KERNEL_TEXT[variant] }}>{KERNEL_LABEL[variant]}</strong>
-          {reference && <span className="ref-badge">reference</span>} · {variant === 'after' ? seriesLabel(info, params) : 'kernel 6.1'} · cp {cpMs !== undefined ? fmtMs(cpMs) : '–'}
+          {reference && <span className="ref-badge">reference</span>} · {variant === 'after' ? seriesLabel(info, params) : `kernel ${info.kernels?.before ?? ''}`} · cp {cpMs !== undefined ? fmtMs(cpMs) : '–'}
         </>
       }
       note={

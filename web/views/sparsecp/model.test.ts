@@ -121,3 +121,13 @@ describe('sparse-cp view model', () => {
     expect(Math.max(...ms) / Math.min(...ms)).toBeGreaterThan(2);
   });
 });
+
+describe('the after panel names the series as the engine lists it', () => {
+  it('series places of the switched-off patches, from list --json', async () => {
+    const { seriesLabel } = await import('./SparseCpView');
+    const b = await loadNodeBridge();
+    const info = b.list().find((e) => e.name === 'sparse-cp')!;
+    expect(seriesLabel(info, {})).toBe('whole series');
+    expect(seriesLabel(info, { p1_no_hole_uptodate: 'false', p9_file_cache: '0' })).toBe('series without 1/9, 9/9');
+  });
+});
