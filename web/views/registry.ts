@@ -178,7 +178,7 @@ export const VIEWS: Record<string, ViewEntry> = {
     collect: { trace: true },
     replay: {
       blurb: 'Step through any operation (shift+→): the search path down the fs tree, the blocks it COWs and locks, the splits, and each commit.',
-      classroom: { ops: '400' },
+      classroom: { ops: '1000', subvols: '1' },
     },
   },
 };
