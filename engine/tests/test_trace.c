@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "btree.h"
+#include "exp.h"
 #include "fs.h"
 #include "lab.h"
 #include "sim.h"
@@ -444,11 +445,11 @@ int main(void)
 {
 	test_complete();
 	test_api_errors();
-	free_case("torture", "base", "ops=300\nmix=all");
-	free_case("sparse-cp", "before", "file_mib=2\nstate=cold");
-	free_case("sparse-cp", "after", "file_mib=2\nstate=delalloc\ndirty_expire_s=2");
-	free_case("qgroup-drop", "after", "subvols=3\nfiles=64\nthreshold=16\nshared_fraction=0.5");
-	free_case("fio", "base", "ios=500\nrw=randwrite\niodepth=16\nnumjobs=2");
-	free_case("receive", "before", "files_per_writer=20\nwriters=3");
+	/* every small run of every registered experiment (exp.h's small_run) */
+	for (int i = 0; i < exp_count(); i++) {
+		const lab_exp *e = exp_get(i);
+		for (int k = 0; k < e->nsmall; k++)
+			free_case(e->name, e->small[k].variant, e->small[k].params);
+	}
 	T_DONE();
 }
