@@ -10,7 +10,7 @@
  */
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
-import { WIDTHS, claimsAgainstPage, coveredByExit, experimentNames, layoutProblems, lessonFiles, pairMismatches, runStep, smallChartText, tickOverlaps } from './design';
+import { WIDTHS, claimsAgainstPage, coveredByExit, experimentNames, layoutProblems, lessonFiles, pairMismatches, runStep, settle, smallChartText, tickOverlaps } from './design';
 import { expect, test } from './fixtures';
 
 test.afterEach(async ({ lab }) => {
@@ -28,7 +28,7 @@ async function seriousA11y(page: Page): Promise<string[]> {
 async function atEveryWidth(page: Page, where: string, problems: string[]): Promise<void> {
   for (const [w, h] of WIDTHS) {
     await page.setViewportSize({ width: w, height: h });
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await settle(page);
     for (const p of [...(await layoutProblems(page)), ...(await tickOverlaps(page))]) problems.push(`${where} at ${w} px: ${p}`);
   }
 }
@@ -63,7 +63,7 @@ test('every experiment page of the registry holds the design rules at 1024, 1280
       await page.setViewportSize({ width: 1920, height: 1080 });
       await page.keyboard.press('f');
       await expect(page.locator('html.focus-mode')).toHaveCount(1);
-      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      await settle(page);
       for (const s of await smallChartText(page, 24)) problems.push(`${name} in focus mode: ${s}`);
       if ((await page.locator('.prose').count()) > 0) await expect(page.locator('.prose').first()).toBeHidden();
       for (const p of await tickOverlaps(page)) problems.push(`${name} in focus mode: ${p}`);
@@ -104,7 +104,7 @@ for (const { id, steps } of lessonFiles()) {
     await page.setViewportSize({ width: 1920, height: 1080 });
     await page.keyboard.press('f');
     await expect(page.locator('html.focus-mode')).toHaveCount(1);
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await settle(page);
     for (const s of await smallChartText(page, 24)) problems.push(`focus mode: ${s}`);
     await expect(page.locator('.lesson-prose').first()).toBeHidden();
     for (const c of await coveredByExit(page)) problems.push(`focus mode: the exit button covers "${c}"`);

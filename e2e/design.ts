@@ -129,6 +129,18 @@ export async function claimsAgainstPage(page: Page): Promise<{ checked: number; 
   return { checked, bad };
 }
 
+/**
+ * Let the page settle after a resize or a mode change: the fonts in, two
+ * animation frames (bounded: a frame that never comes under a loaded
+ * machine must not hang the suite; the checks then read the layout as it is).
+ */
+export async function settle(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    const frames = new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await Promise.race([Promise.all([document.fonts.ready, frames]), new Promise((r) => setTimeout(r, 1000))]);
+  });
+}
+
 /** Run a lesson step from its button and wait for its checks. */
 export async function runStep(page: Page): Promise<void> {
   await page.getByTestId('run').click();

@@ -33,31 +33,36 @@ export function Header({ experiments, lessons, route, badge, contrast, onHelp, o
       </a>
       <nav className="nav" aria-label="Main">
         {link('exp/fio', 'The device', 'nav-device')}
-        <span className="nav-sep" aria-hidden="true" />
-        {patches.map((e) =>
-          link(
-            `exp/${e.name}`,
-            <>
-              <span className="seed">{e.seed}</span> {e.name}
-            </>,
-            `nav-exp-${e.name}`,
-            `patch ${e.seed}: ${e.title}`,
-          ),
+        {/* groups wrap as wholes: "Lessons" never ends a line without its numbers */}
+        <span className="nav-group">
+          {patches.map((e) =>
+            link(
+              `exp/${e.name}`,
+              <>
+                <span className="seed">{e.seed}</span> {e.name}
+              </>,
+              `nav-exp-${e.name}`,
+              `patch ${e.seed}: ${e.title}`,
+            ),
+          )}
+        </span>
+        {lessons.length > 0 && (
+          <span className="nav-group">
+            <span className="nav-label">Lessons</span>
+            {lessons.map((l, i) => link(`lesson/${l.id}`, <>{i + 1}</>, `nav-lesson-${l.id}`, l.title))}
+          </span>
         )}
-        <span className="nav-sep" aria-hidden="true" />
-        {lessons.length > 0 && <span className="nav-label">Lessons</span>}
-        {lessons.map((l, i) => link(`lesson/${l.id}`, <>{i + 1}</>, `nav-lesson-${l.id}`, l.title))}
       </nav>
       <div className="top-actions">
         {badge}
-        <button type="button" className="btn-quiet" onClick={onContrast} aria-pressed={contrast} title="High-contrast projector theme (c)" data-testid="contrast-toggle">
-          Contrast <kbd>c</kbd>
+        <button type="button" className="btn-quiet" onClick={onContrast} aria-pressed={contrast} title="High-contrast projector theme (c)" aria-label="High-contrast projector theme (c)" data-testid="contrast-toggle">
+          <span className="btn-word">Contrast</span> <kbd>c</kbd>
         </button>
-        <button type="button" className="btn-quiet" onClick={onFocus} title="Focus mode (f)" data-testid="focus-toggle">
-          Focus <kbd>f</kbd>
+        <button type="button" className="btn-quiet" onClick={onFocus} title="Focus mode (f)" aria-label="Focus mode (f)" data-testid="focus-toggle">
+          <span className="btn-word">Focus</span> <kbd>f</kbd>
         </button>
-        <button type="button" className="btn-quiet" onClick={onHelp} title="Keyboard shortcuts (?)" data-testid="help-toggle">
-          Keys <kbd>?</kbd>
+        <button type="button" className="btn-quiet" onClick={onHelp} title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts (?)" data-testid="help-toggle">
+          <span className="btn-word">Keys</span> <kbd>?</kbd>
         </button>
       </div>
     </header>
