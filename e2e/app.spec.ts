@@ -147,8 +147,8 @@ test('a link naming a parameter the experiment does not have says so and offers 
 test("a link whose seed is not one says which seed is used, and the corrected link drops it", async ({ lab }) => {
   const { page } = lab;
   await lab.open('#/exp/fio?seed=abc&p.bs=8192');
-  await expect(page.getByTestId('bad-seed')).toContainText('seed abc is not a whole number');
-  await expect(page.getByTestId('bad-seed')).toContainText('so seed 1 is used');
+  await expect(page.getByTestId('bad-seed')).toContainText('random seed abc is not a whole number');
+  await expect(page.getByTestId('bad-seed')).toContainText('so random seed 1 is used');
   await expect(page.getByTestId('param-seed')).toHaveValue('1');
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
   await page.getByTestId('param-bs').fill('4096');

@@ -173,7 +173,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
         <PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onToggle={(param, on) => runWith({ [param]: on ? 'true' : 'false' })} />
         {badSeed !== undefined && (
           <p className="notice" role="status" data-testid="bad-seed">
-            The link&apos;s seed <code>{badSeed}</code> is not a whole number from 0 to 999,999,999,999,999, so seed {seed} is used.
+            The link&apos;s random seed <code>{badSeed}</code> is not a whole number from 0 to 999,999,999,999,999, so random seed {seed} is used.
           </p>
         )}
         {state.error && <ErrorBanner error={state.error} />}
