@@ -84,9 +84,9 @@ struct lab_run;
  * settings on top of the defaults, finishing in milliseconds. Tests that
  * must cover every experiment run its small runs: test_labmem fails each
  * allocation in turn, test_cancel closes them part-way, test_patches
- * toggles the patches on them, e2e/layout.spec.ts lays the page out on
- * the first one. Together they should reach every path the experiment
- * has (each state, mix, variant). */
+ * toggles the patches on them. Together they should reach every path the
+ * experiment has (each state, mix, variant). (The design test and the
+ * bench take every experiment from the registry too, at its defaults.) */
 typedef struct small_run {
 	const char *variant;
 	const char *params;
