@@ -147,3 +147,29 @@ if (listed.has('qgroup-drop')) {
   await benchRecording(loadEngine);
   await benchScrub();
 }
+
+// 6. torture at a million operations: mix=all, 4 seeds, native, with the
+//    incremental check after every commit and the whole one every 100
+//    commits and at the end (engine/src/kernel/check_incr.c). Goal: <= 5
+//    minutes each, 0 failures. CPU seconds beside the wall clock (the
+//    host is shared).
+{
+  const time = existsSync('/usr/bin/time');
+  console.log('\nTorture at 10^6 operations, mix=all, native (goal: <= 300 s each, 0 check failures):');
+  for (const seed of [1, 2, 3, 4]) {
+    const args = ['run', 'torture', '--set', 'ops=1000000', '--set', 'mix=all', '--seed', String(seed), '--json'];
+    const cmd = time ? '/usr/bin/time' : join(root, 'build/native/lab');
+    const r = spawnSync(cmd, time ? ['-f', '%U %S %M', join(root, 'build/native/lab'), ...args] : args,
+      { encoding: 'utf8', maxBuffer: 64 << 20 });
+    if (r.status !== 0) {
+      console.log(`  seed ${seed}: failed: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+      continue;
+    }
+    const run = JSON.parse(r.stdout).runs.base;
+    const m = run.metrics;
+    const [user, sys, kb] = time ? r.stderr.trim().split('\n').at(-1).split(' ').map(Number) : [NaN, NaN, NaN];
+    console.log(`  seed ${seed}: ${fmt(run.wall_ms / 1000, 1)} s wall, ${fmt(user + sys, 1)} s CPU, ` +
+      `${fmt(kb / 1024, 0)} MiB; ${m.ops} ops, ${m.commits} commits (${m.full_checks} full checks, ` +
+      `${m.commits - m.full_checks} incremental), check_failures ${m.check_failures}`);
+  }
+}

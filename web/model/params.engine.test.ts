@@ -22,6 +22,7 @@ const CHEAP: Record<string, Record<string, string>> = {
   fio: { ios: '100' },
   torture: { ops: '1' },
   'sparse-cp': { file_mib: '1' },
+  receive: { writers: '1', files_per_writer: '10' },
 };
 
 /** Texts around a numeric parameter's declared range and grammar. */

@@ -71,6 +71,7 @@ typedef struct tort {
 	int nents, cap;
 	uint32_t next_name;
 	uint64_t ops, target, commits, fsyncs, failures, errors;
+	uint64_t full_every, full_checks; /* the check cadence (check_commit) */
 	int max_height;
 	int mix_all;
 	prng rng;

@@ -482,12 +482,10 @@ static void check_extents(walk *w)
 	free(bg_sum);
 }
 
-/* In-memory inodes have their inode items. */
-static void check_inode_cb(struct inode *in, void *ctx)
+int check_inode_item(fs_info *fs, struct inode *in)
 {
-	walk *w = ctx;
 	bt_tree *tr = &in->root->tree;
-	uint64_t nv = tr->nodes_visited, bs = tr->bsearch_steps, cpu = w->fs->cpu_untasked_ns;
+	uint64_t nv = tr->nodes_visited, bs = tr->bsearch_steps, cpu = fs->cpu_untasked_ns;
 	bt_key k = bt_mkkey(in->ino, BTRFS_INODE_ITEM_KEY, 0);
 	bt_path p;
 	bt_path_init(&p, tr, NULL);
@@ -495,10 +493,19 @@ static void check_inode_cb(struct inode *in, void *ctx)
 	bt_path_release(&p);
 	tr->nodes_visited = nv;
 	tr->bsearch_steps = bs;
-	w->fs->cpu_untasked_ns = cpu;
-	if (ret != 0)
-		fail(w, "inode %llu of root %llu has no inode item", (unsigned long long)in->ino,
+	fs->cpu_untasked_ns = cpu;
+	if (ret == 0)
+		return 0;
+	check_report(fs, "inode %llu of root %llu has no inode item", (unsigned long long)in->ino,
 		     (unsigned long long)in->root->id);
+	return 1;
+}
+
+/* In-memory inodes have their inode items. */
+static void check_inode_cb(struct inode *in, void *ctx)
+{
+	walk *w = ctx;
+	w->fails += check_inode_item(w->fs, in);
 }
 
 int check_fs(fs_info *fs)
@@ -540,9 +547,18 @@ int check_fs(fs_info *fs)
 		if (f > 0)
 			total += f;
 	}
+	check_incr_rebuild(fs);
+	check_done(fs, 1);
 	fs->accounting_off--;
 	fs->check_failures_total += (uint64_t)total;
 	return total;
+}
+
+void check_done(fs_info *fs, int full)
+{
+	for (int i = 0; i < fs->nhooks; i++)
+		if (fs->hooks[i].on_check_done)
+			fs->hooks[i].on_check_done(fs->hooks[i].ctx, full);
 }
 
 int check_fs_midrun(fs_info *fs)

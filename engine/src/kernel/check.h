@@ -26,6 +26,8 @@
 #ifndef CHECK_H
 #define CHECK_H
 
+#include <stdint.h>
+
 struct fs_info;
 
 /* A registered check returns its number of failures (0 = consistent). It
@@ -48,6 +50,30 @@ void check_report(struct fs_info *fs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)))
 #endif
 	;
+/*
+ * The incremental check (check_incr.c): check_incr_enable keeps a record
+ * of the trees from each full check at a commit on; check_fs_incr, called
+ * right after a commit, checks what changed since the last check against
+ * it (the blocks the transaction COWed, the extents whose references
+ * moved, the items that came and went, the inodes whose data state
+ * changed, the counters) and runs the registered checks with
+ * fs->check_incr set. Without a record it runs check_fs. Returns
+ * failures. check_incr_stats: incremental checks run, records built.
+ */
+int check_incr_enable(struct fs_info *fs);
+int check_fs_incr(struct fs_info *fs);
+void check_incr_stats(const struct fs_info *fs, uint64_t *incr, uint64_t *full);
+/* For check.c and fs.c: rebuild the record after a full check at a
+ * commit; free it (fs_unmount); tell the hooks a check is done. */
+void check_incr_rebuild(struct fs_info *fs);
+void check_incr_free(struct fs_info *fs);
+void check_done(struct fs_info *fs, int full);
+
+/* A registered check's helper: whether an in-memory inode still has its
+ * inode item (a failure reported if not); returns failures (0 or 1). */
+struct inode;
+int check_inode_item(struct fs_info *fs, struct inode *in);
+
 /* The last failure message, or "" */
 const char *check_last_error(const struct fs_info *fs);
 

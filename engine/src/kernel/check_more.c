@@ -97,8 +97,8 @@ static qsum *qsum_get(qsum *s, int *n, uint64_t root)
 int check_qgroup_recount(fs_info *fs, void *ctx)
 {
 	qgroup_ctx *q = ctx;
-	if (!q->enabled)
-		return 0;
+	if (!q->enabled || fs->check_incr)
+		return 0; /* a recount walks every tree: the full checks' (check.h) */
 	if (q->tm->running && q->tm->running->delayed_refs.nrecs)
 		return 0;
 	qrefs a;
@@ -205,6 +205,38 @@ static uint64_t bg_bits(const block_group *bg)
  * 0; and the ticket queues are well formed (space_check). Returns
  * failures.
  */
+/* What d holds in bytes_may_use of kind. */
+static uint64_t inode_holds(const dinode *d, int kind)
+{
+	return kind == SPACE_DATA ? d->sp_data_held : d->sp_rsv.rsv.reserved;
+}
+
+/*
+ * The checker's sums of what the inodes hold (dfs chk_held, chk_listed):
+ * a full check counts every inode; an incremental one (check.h) moves the
+ * sums by what each inode touched since the last check now holds more or
+ * less than it was counted holding (an evicted inode left them as it
+ * went: dfs_inode_evict). Returns 1 when incremental.
+ */
+static int count_holders(fs_info *fs, dfs *df)
+{
+	int incr = fs->check_incr && df->chk_counted && !df->chk_lost;
+	if (!incr)
+		df->chk_held[0] = df->chk_held[1] = df->chk_listed = 0;
+	int n = incr ? df->chk_n : df->ninodes;
+	for (int i = 0; i < n; i++) {
+		dinode *d = incr ? df->chk_list[i] : df->inodes[i];
+		for (int k = 0; k < SPACE_KINDS; k++) {
+			df->chk_held[k] += inode_holds(d, k) - (incr ? d->chk_held[k] : 0);
+			d->chk_held[k] = inode_holds(d, k);
+		}
+		df->chk_listed += (uint64_t)d->sp_on_list - (incr ? (uint64_t)d->chk_listed : 0);
+		d->chk_listed = d->sp_on_list;
+	}
+	df->chk_counted = 1;
+	return incr;
+}
+
 static int check_space_reservations(fs_info *fs)
 {
 	static const int akind[SPACE_KINDS] = {ALLOC_DATA, ALLOC_METADATA};
@@ -212,6 +244,8 @@ static int check_space_reservations(fs_info *fs)
 	const alloc_ctl *a = &fs->alloc;
 	space_ctl *sc = &fs->space;
 	int fails = 0;
+	dfs *df = vio_dfs(fs);
+	int incr = df ? count_holders(fs, df) : 0;
 	for (int k = 0; k < SPACE_KINDS; k++) {
 		const space_info *si = &sc->info[k];
 		int ak = akind[k];
@@ -227,7 +261,8 @@ static int check_space_reservations(fs_info *fs)
 				     (unsigned long long)a->pinned_bytes[ak]);
 			fails++;
 		}
-		uint64_t held = fs_space_held(fs, k);
+		uint64_t held = df ? df->chk_held[k] + fs_space_held_others(fs, k)
+				   : fs_space_held(fs, k);
 		if (si->bytes_may_use != held) {
 			check_report(fs, "space_info %s: bytes_may_use %llu, holders hold %llu",
 				     kname[k], (unsigned long long)si->bytes_may_use,
@@ -235,12 +270,10 @@ static int check_space_reservations(fs_info *fs)
 			fails++;
 		}
 	}
-	dfs *df = vio_dfs(fs);
-	uint64_t listed = 0;
-	for (int i = 0; df && i < df->ninodes; i++) {
-		const dinode *d = df->inodes[i];
+	int n = !df ? 0 : incr ? df->chk_n : df->ninodes;
+	for (int i = 0; i < n; i++) {
+		const dinode *d = incr ? df->chk_list[i] : df->inodes[i];
 		/* on the delalloc lists exactly while it has delalloc */
-		listed += (uint64_t)d->sp_on_list;
 		if (d->sp_on_list != (d->delalloc_bytes > 0 && !d->sp_gone)) {
 			if (fails++ < 8)
 				check_report(fs, "inode %llu: on the delalloc list %d with %llu delalloc bytes",
@@ -267,9 +300,10 @@ static int check_space_reservations(fs_info *fs)
 					     (unsigned long long)d->ordered_bytes);
 		}
 	}
-	if (df && listed != fs_space_listed(fs)) {
+	if (df && df->chk_listed != fs_space_listed(fs)) {
 		check_report(fs, "delalloc lists: %llu inodes counted, %llu listed",
-			     (unsigned long long)fs_space_listed(fs), (unsigned long long)listed);
+			     (unsigned long long)fs_space_listed(fs),
+			     (unsigned long long)df->chk_listed);
 		fails++;
 	}
 	fails += space_check(fs, sc);
@@ -321,6 +355,8 @@ int check_space_counters(fs_info *fs, void *ctx)
 	 * allocator agrees with its block groups (one fault, one report) */
 	if (!fails && fs->space_on)
 		fails += check_space_reservations(fs);
+	else if (fs->space_on && vio_dfs(fs))
+		vio_dfs(fs)->chk_counted = 0; /* not counted: recount next time */
 	return fails;
 }
 

@@ -136,6 +136,9 @@ typedef struct fs_hooks {
 	/* the commit is about to run refs / has finished (transid committed) */
 	void (*on_commit_start)(void *ctx, uint64_t transid);
 	void (*on_commit_done)(void *ctx, uint64_t transid);
+	/* a check (full or incremental, check.h) is done: what it looked at
+	 * counts as checked */
+	void (*on_check_done)(void *ctx, int full);
 } fs_hooks;
 #define FS_MAX_HOOKS 8
 
@@ -189,6 +192,9 @@ typedef struct fs_info {
 	int check_verbose;
 	int check_midrun;      /* check_fs_midrun: between two steps, not at a
 				* commit (check.h) */
+	int check_incr;        /* check_fs_incr: registered checks look at
+				* what changed since the last check */
+	void *check_shadow;    /* check_incr.c's record of the trees */
 	uint32_t check_epoch;
 	int accounting_off;    /* the checker walks: no visits, no CPU charged */
 	dir_collision *collisions;

@@ -419,6 +419,7 @@ void fs_space_inode_add(fs_info *fs, dinode *d, uint64_t data, uint64_t meta)
 {
 	if (!fs->space_on)
 		return;
+	vd_chk_touch(d);
 	d->sp_data_held += data;
 	d->sp_pending += data;
 	space_rsv_add(&d->sp_rsv.rsv, meta, 0);
@@ -482,11 +483,20 @@ uint64_t fs_space_held(fs_info *fs, int kind)
 	sfs *x = get_sfs(fs);
 	if (!x)
 		return 0;
-	uint64_t n = 0;
+	uint64_t n = fs_space_held_others(fs, kind);
 	for (int i = 0; x->df && i < x->df->ninodes; i++) {
 		const dinode *d = x->df->inodes[i];
 		n += kind == SPACE_DATA ? d->sp_data_held : d->sp_rsv.rsv.reserved;
 	}
+	return n;
+}
+
+uint64_t fs_space_held_others(fs_info *fs, int kind)
+{
+	sfs *x = get_sfs(fs);
+	if (!x)
+		return 0;
+	uint64_t n = 0;
 	for (int i = 0; i < x->nw; i++) {
 		const sfs_wait *e = x->w[i];
 		if (e->kind != kind)

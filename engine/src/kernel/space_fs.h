@@ -175,6 +175,9 @@ void fs_space_inode_update(void *fs_info, struct dinode *d, simtime_t at,
  * open handles, granted or kept tickets. The checker compares it with the
  * space_info. */
 uint64_t fs_space_held(fs_info *fs, int kind);
+/* The same but for the inodes' holdings: waiting and granted tickets, open
+ * handles (the incremental check sums the inodes itself). */
+uint64_t fs_space_held_others(fs_info *fs, int kind);
 /* Metadata bytes held by open trans_start_items handles (trans.c keeps
  * this count). */
 void fs_space_handle_held(fs_info *fs, int64_t delta);

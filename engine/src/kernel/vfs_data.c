@@ -160,6 +160,9 @@ void dfs_destroy(dfs *fs)
 {
 	if (fs->s)
 		sim_rec_dumper_remove(fs->s, fs);
+	free(fs->chk_list);
+	fs->chk_list = NULL;
+	fs->chk_n = fs->chk_cap = 0;
 	for (int i = 0; i < fs->ninodes; i++)
 		dinode_free(fs->inodes[i]);
 	free(fs->inodes);
@@ -216,6 +219,7 @@ int dfs_inode_attach(dfs *fs, struct inode *inode, dinode **out)
 	(*out)->inode = inode;
 	(*out)->i_size = inode->size;
 	(*out)->nbytes = inode->nbytes;
+	vd_chk_touch(*out);
 	return 0;
 }
 
@@ -227,6 +231,17 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 	dirty_del(d);
 	if (d->reads || d->writes || d->wb_active || d->wb_bio)
 		return; /* freed by dfs_destroy; its completions skip the trees */
+	/* gone for the checker too: what it counted d holding (evicted, it
+	 * holds nothing) leaves the sums, d leaves the touched list */
+	fs->chk_held[0] -= d->chk_held[0];
+	fs->chk_held[1] -= d->chk_held[1];
+	fs->chk_listed -= (uint64_t)d->chk_listed;
+	if (d->chk_touched)
+		for (int i = 0; i < fs->chk_n; i++)
+			if (fs->chk_list[i] == d) {
+				fs->chk_list[i] = fs->chk_list[--fs->chk_n];
+				break;
+			}
 	for (int i = 0; i < fs->ninodes; i++) {
 		if (fs->inodes[i] != d)
 			continue;
@@ -253,9 +268,30 @@ void dfile_close(dfile *f)
 	f->llseek_cached = NULL;
 }
 
-/* see vfs_data_int.h */
+void vd_chk_touch(dinode *d)
+{
+	dfs *fs = d->fs;
+	if (d->chk_touched)
+		return;
+	if (fs->chk_n == fs->chk_cap) {
+		int cap = fs->chk_cap ? fs->chk_cap * 2 : 64;
+		dinode **n = lab_realloc(fs->chk_list, (size_t)cap * sizeof *n);
+		if (!n) {
+			fs->chk_lost = 1;
+			return;
+		}
+		fs->chk_list = n;
+		fs->chk_cap = cap;
+	}
+	d->chk_touched = 1;
+	fs->chk_list[fs->chk_n++] = d;
+}
+
+/* see vfs_data_int.h (every change of the io_tree, the pages or the
+ * delalloc bytes samples: the checker's touch goes with it) */
 void vd_sample(dinode *d)
 {
+	vd_chk_touch(d);
 	dfs *fs = d->fs;
 	simtime_t now = sim_now(fs->s);
 	sim_series_add(fs->s, fs->series_iotree, now, (double)d->io.nrecords);
@@ -270,6 +306,7 @@ void vd_sample(dinode *d)
 static void space_note(dinode *d, simtime_t at, int evict)
 {
 	dfs *fs = d->fs;
+	vd_chk_touch(d);
 	if (fs->space_fn && !d->sp_gone)
 		fs->space_fn(fs->space_ctx, d, at, evict);
 }
@@ -296,6 +333,7 @@ uint64_t dfs_shrink(dfs *fs)
 			break; /* everything left is dirty, under IO or being read */
 		uint64_t first, n = pc_evict_run(&v->pc, fs->pcg.cached - limit, &first);
 		assert(n > 0);
+		vd_chk_touch(v);
 		eio_call c = {0};
 		eio_clear_bits(&v->io, first * PG, (first + n) * PG - 1, EXTENT_UPTODATE,
 			       NULL, &c, fs->s, sim_now(fs->s));

@@ -161,6 +161,11 @@ typedef struct dinode {
 	int sp_on_list;
 	uint64_t sp_root_id;
 	struct dinode *sp_lnext, *sp_lprev;
+	/* the incremental check (check.h): touched since the last check
+	 * (on fs->chk_list), and what the checker last counted it holding */
+	int chk_touched;
+	uint64_t chk_held[2];
+	int chk_listed;
 } dinode;
 
 /* An open file (struct file + btrfs_file_private). */
@@ -243,6 +248,14 @@ typedef struct dfs {
 	 * space reservations follow it (space_fs.h). May be NULL. */
 	void (*space_fn)(void *ctx, dinode *d, simtime_t at, int evict);
 	void *space_ctx;
+	/* the incremental check (check.h): the inodes whose data state
+	 * changed since the last check (vd_chk_touch), and the sums of
+	 * every dinode's chk_held / chk_listed (valid once chk_counted: a
+	 * full check counted them). chk_lost: a touch could not be kept
+	 * (no memory): the next check must be a full one. */
+	dinode **chk_list;
+	int chk_n, chk_cap, chk_lost, chk_counted;
+	uint64_t chk_held[2], chk_listed;
 } dfs;
 
 /* Set up the data path on device dev (not owned), running the kernel
@@ -261,6 +274,9 @@ void dfs_inode_evict(dfs *fs, dinode *d);
 void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
 /* Close: drop the cached state (models btrfs_release_file). */
 void dfile_close(dfile *f);
+
+/* d's data state changed: the next incremental check looks at it. */
+void vd_chk_touch(dinode *d);
 
 /* The dirty_ratio threshold in bytes (0: none). */
 uint64_t dfs_dirty_limit(const dfs *fs);

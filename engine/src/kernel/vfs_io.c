@@ -53,18 +53,24 @@ static void vio_on_evict(void *ctx, struct inode *inode)
 }
 
 /* The data path's registered check: io_tree and delalloc accounting of
- * every inode, and its file extent items against the tree (vd_check). */
+ * every inode, and its file extent items against the tree (vd_check);
+ * in an incremental check (check.h) of the inodes whose data state
+ * changed since the last check (vd_chk_touch), each also still having
+ * its inode item. */
 static int vio_check(fs_info *fs, void *ctx)
 {
 	(void)ctx;
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return 0;
-	int bad = 0;
-	for (int i = 0; i < df->ninodes; i++) {
-		dinode *d = df->inodes[i];
+	int bad = 0, incr = fs->check_incr && !df->chk_lost;
+	int n = incr ? df->chk_n : df->ninodes;
+	for (int i = 0; i < n; i++) {
+		dinode *d = incr ? df->chk_list[i] : df->inodes[i];
 		if (!d->inode)
 			continue;
+		if (incr)
+			bad += check_inode_item(fs, d->inode);
 		if (d->inode->io != d) {
 			check_report(fs, "data: ino %llu lost its data state",
 				     (unsigned long long)d->ino);
@@ -86,6 +92,19 @@ static int vio_check(fs_info *fs, void *ctx)
 		bad += b;
 	}
 	return bad;
+}
+
+/* on_check_done: what the touched inodes changed has been checked. */
+static void vio_check_done(void *ctx, int full)
+{
+	(void)full;
+	dfs *df = vio_dfs(ctx);
+	if (!df)
+		return;
+	for (int i = 0; i < df->chk_n; i++)
+		df->chk_list[i]->chk_touched = 0;
+	df->chk_n = 0;
+	df->chk_lost = 0;
 }
 
 int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
@@ -114,6 +133,7 @@ int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
 	memset(&h, 0, sizeof(h));
 	h.ctx = fs;
 	h.on_inode_evict = vio_on_evict;
+	h.on_check_done = vio_check_done;
 	rc = fs_hooks_register(fs, &h);
 	if (!rc)
 		rc = check_register(fs, "data path", vio_check, NULL);
@@ -172,6 +192,7 @@ static int get(fs_info *fs, struct inode *inode, dinode **out)
 	dinode *d = vio_dinode(fs, inode);
 	if (!d)
 		return LAB_ENOMEM;
+	vd_chk_touch(d);
 	d->i_size = inode->size;
 	d->nbytes = inode->nbytes;
 	*out = d;
