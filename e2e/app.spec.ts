@@ -223,6 +223,8 @@ test('a link reproduces the view, and the keyboard actions work', async ({ lab }
 test('a long run can be cancelled and the page keeps working', async ({ lab }) => {
   const { page } = lab;
   await lab.open('#/exp/fio?p.ios=5000000&p.iodepth=32');
+  // 25 times the published setup's IOs: the link asks before it runs
+  await page.getByTestId('long-run-confirm').click();
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'running');
   await page.keyboard.press('Escape');
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'canceled');

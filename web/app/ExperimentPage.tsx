@@ -4,7 +4,7 @@
  * the before and after runs (or the single base run) side by side.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { ExperimentInfo, RunSpec } from '../engine/types';
+import type { ExperimentInfo, RunSpec, WorkEstimate } from '../engine/types';
 import { defaultParams, nonDefault, stepParams, validateAll, withDefaults } from '../model/params';
 import type { Emphasis } from '../model/urlState';
 import type { Lesson } from '../model/lessonFormat';
@@ -18,6 +18,8 @@ import { collectFor, replayFor, stepsFor } from '../views/registry';
 import { ReplaySection } from '../views/replay/ReplaySection';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
+import { engine } from './engine';
+import { isLongRun, longRunText } from '../model/longRun';
 import { saveJson } from './storage';
 import { specKey, useRunner, type RunnerState } from './useRunner';
 import { diffLabel } from '../model/runDiff';
@@ -59,19 +61,44 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   const replaySpec = replayFor(info.name);
   const stale = state.key !== null && state.key !== specKey(specs);
 
-  useEffect(() => saveJson(`form:${info.name}`, nonDefault(info.params, values)), [info, values]);
+  // a long run waiting for the user's go (below)
+  const [ask, setAsk] = useState<{ key: string; estimate: WorkEstimate } | null>(null);
+
+  // A link is a view, not an edit: what the user saved for this page is
+  // replaced only when the user changes something here (a field, the seed,
+  // a reset, a view's or the keyboard's step), never by opening a link.
+  const edit = (p: Record<string, string>, s: number): void => {
+    setAsk(null);
+    saveJson(`form:${info.name}`, p);
+    onChange(p, s);
+  };
 
   // Opening a page (or a shared link) runs it once, so the link shows its
   // result; unless the user already started a run on it (a click or key
-  // can land before this effect fires), which it must not cancel.
+  // can land before this fires), which it must not cancel. A setting whose
+  // work (the experiment's own estimate, lab_estimate) is more than
+  // LONG_FACTOR times the published setup's asks first.
   const autoRan = useRef<string | null>(null);
   const userRan = useRef<string | null>(null);
+  const autoRun = (key: string): void => {
+    const go = (): void => {
+      if (userRan.current !== info.name && specKey(specs) === key) void runner.run(specs, collectFor(info.name));
+    };
+    if (Object.keys(nonDefault(info.params, values)).length === 0) return go();
+    engine.estimate(info.name, values).then(
+      (e) => {
+        if (!isLongRun(e)) return go();
+        if (userRan.current !== info.name && specKey(specs) === key) setAsk({ key, estimate: e });
+      },
+      () => go(), // the run itself says what is wrong
+    );
+  };
   useEffect(() => {
     if (autoRan.current === info.name || invalid) return;
     autoRan.current = info.name;
     if (userRan.current === info.name) return;
-    void runner.run(specs, collectFor(info.name));
-  }, [info.name, invalid, specs, runner]);
+    autoRun(specKey(specs));
+  });
 
   // A link with other parameters opened on this page (or back / forward):
   // run what it says, as opening it fresh would.
@@ -79,10 +106,11 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   useEffect(() => {
     if (ranNav.current === navKey) return;
     ranNav.current = navKey;
+    setAsk(null);
     if (invalid || state.key === specKey(specs)) return;
-    userRan.current = info.name;
-    void runner.run(specs, collectFor(info.name));
-  }, [navKey, invalid, specs, runner, info.name, state.key]);
+    userRan.current = null;
+    autoRun(specKey(specs));
+  });
 
   // The last two finished runs: the one before the current is shown as a ghost.
   const [history, setHistory] = useState<{ key: string; params: Record<string, string>; seed: number; runs: RunnerState['results'] }[]>([]);
@@ -106,13 +134,14 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   const run = (): void => {
     if (invalid) return;
     userRan.current = info.name;
+    setAsk(null);
     void runner.run(specs, collectFor(info.name));
   };
 
   /** A view asked for other parameters: show them in the form and URL, and run them. */
   const runWith = (p: Record<string, string>): void => {
     const next = { ...values, ...p };
-    onChange(nonDefault(info.params, next), seed);
+    edit(nonDefault(info.params, next), seed);
     if (Object.keys(validateAll(info.params, next)).length > 0) return;
     userRan.current = info.name;
     void runner.run(
@@ -148,10 +177,10 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
           values={values}
           errors={errors}
           seed={seed}
-          onChange={(name, text) => onChange(nonDefault(info.params, { ...values, [name]: text }), seed)}
-          onSeed={(s) => onChange(nonDefault(info.params, values), s)}
-          onReset={() => onChange(nonDefault(info.params, defaultParams(info.params)), 1)}
-          onRemove={(name) => onChange(nonDefault(info.params, Object.fromEntries(Object.entries(values).filter(([k]) => k !== name))), seed)}
+          onChange={(name, text) => edit(nonDefault(info.params, { ...values, [name]: text }), seed)}
+          onSeed={(s) => edit(nonDefault(info.params, values), s)}
+          onReset={() => edit(nonDefault(info.params, defaultParams(info.params)), 1)}
+          onRemove={(name) => edit(nonDefault(info.params, Object.fromEntries(Object.entries(values).filter(([k]) => k !== name))), seed)}
         />
         </details>
       </aside>
@@ -174,6 +203,14 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
         {badSeed !== undefined && (
           <p className="notice" role="status" data-testid="bad-seed">
             The link&apos;s random seed <code>{badSeed}</code> is not a whole number from 0 to 999,999,999,999,999, so random seed {seed} is used.
+          </p>
+        )}
+        {ask && ask.key === specKey(specs) && state.status !== 'running' && (
+          <p className="notice" role="status" data-testid="long-run">
+            {longRunText(ask.estimate, info.workUnit)}{' '}
+            <button type="button" className="btn" onClick={run} data-testid="long-run-confirm">
+              Run it
+            </button>
           </p>
         )}
         {state.error && <ErrorBanner error={state.error} />}

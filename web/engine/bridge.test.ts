@@ -100,6 +100,15 @@ describe('bridge (real WASM engine)', () => {
     }
   });
 
+  it('estimates the work of a setting without running it (lab_estimate)', () => {
+    const t = b.list().find((e) => e.name === 'torture')!;
+    expect(t.workUnit).toBe('operations');
+    expect(b.estimate('torture', { ops: '200000' })).toEqual({ work: 200000, defaultWork: 20000 });
+    expect(b.estimate('torture', {})).toEqual({ work: 20000, defaultWork: 20000 });
+    expect(() => b.estimate('torture', { ops: '0' })).toThrow(/ops/);
+    expect(() => b.estimate('nope', {})).toThrow(LabError);
+  });
+
   it('names every error code', () => {
     expect(b.strerror(-1)).toMatch(/LAB_EINVAL/);
     expect(b.strerror(-4)).toMatch(/LAB_ERANGE/);
@@ -154,6 +163,8 @@ describe('worker core + client', () => {
     expect(r.metrics.iops).toBeGreaterThan(0);
     expect(progress.length).toBeGreaterThan(0);
     await expect(c.run(fio({ bs: '7' })).promise).rejects.toMatchObject({ name: 'LabError', codeName: expect.stringMatching(/LAB_E/) });
+    expect(await c.estimate('fio', { ios: '800000' })).toEqual({ work: 800000, defaultWork: 200000 });
+    await expect(c.estimate('fio', { ios: 'x' })).rejects.toMatchObject({ codeName: 'LAB_EINVAL' });
   });
 
   it('collects requested snapshots and the trace before closing the run', async (ctx) => {

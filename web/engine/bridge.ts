@@ -27,6 +27,7 @@ import {
   type RunResult,
   type RunSpec,
   type Variant,
+  type WorkEstimate,
 } from './types';
 
 type Ptr = number;
@@ -39,6 +40,7 @@ export interface LabModule {
   _lab_free(p: Ptr): void;
   _lab_list_json(out: Ptr): number;
   _lab_open(exp: Ptr, variant: Ptr, params: Ptr, seedLo: number, seedHi: number, out: Ptr, errmsg: Ptr): number;
+  _lab_estimate(exp: Ptr, params: Ptr, work: Ptr, defaultWork: Ptr, errmsg: Ptr): number;
   _lab_step(run: Ptr, maxEvents: number, done: Ptr): number;
   _lab_progress(run: Ptr): number;
   _lab_result_json(run: Ptr, out: Ptr): number;
@@ -74,6 +76,7 @@ interface RawExperiment {
   published?: PublishedRow[];
   patches?: PatchInfo[];
   kernels?: Partial<Record<Variant, string>>;
+  work_unit?: string;
 }
 
 /**
@@ -94,6 +97,7 @@ export function parseExperimentList(json: string): ExperimentInfo[] {
     metrics: e.metrics,
     metricInfo: e.metric_info ?? e.metrics.map((m) => ({ name: m, unit: '', help: '' })),
     published: e.published ?? [],
+    ...(e.work_unit ? { workUnit: e.work_unit } : {}),
     ...(Array.isArray(e.patches) ? { patches: e.patches } : {}),
     ...(e.kernels ? { kernels: e.kernels } : {}),
   }));
@@ -217,6 +221,26 @@ export class Bridge {
       return { ptr: this.m.getValue(out, 'i32'), spec };
     } finally {
       for (const p of [pExp, pVar, pPar, out, err]) this.m._free(p);
+    }
+  }
+
+  /**
+   * lab_estimate: the work a run of these settings would do, in the
+   * experiment's unit (ExperimentInfo.workUnit), and its defaults' work;
+   * throws LabError on bad parameters.
+   */
+  estimate(experiment: string, params: Record<string, string>): WorkEstimate {
+    const pExp = this.str(experiment);
+    const pPar = this.str(paramsToText(params));
+    const out = this.m._malloc(16);
+    const err = this.m._malloc(4);
+    try {
+      this.zero(err);
+      const code = this.m._lab_estimate(pExp, pPar, out, out + 8, err);
+      this.check(code, 'lab_estimate', this.takeString(err));
+      return { work: this.m.getValue(out, 'double'), defaultWork: this.m.getValue(out + 8, 'double') };
+    } finally {
+      for (const p of [pExp, pPar, out, err]) this.m._free(p);
     }
   }
 

@@ -5,7 +5,7 @@
  * LabError (CODE_WORKER_CRASHED) and the next request starts a fresh worker.
  */
 import { MsgType, type WorkerRequest, type WorkerResponse } from './protocol';
-import { CODE_WORKER_CRASHED, LabError, labError, setLabCodes, type CollectSpec, type ExperimentInfo, type RunResult, type RunSpec } from './types';
+import { CODE_WORKER_CRASHED, LabError, labError, setLabCodes, type CollectSpec, type ExperimentInfo, type RunResult, type RunSpec, type WorkEstimate } from './types';
 
 /** What the client needs of a Worker (a real one, or a fake in tests). */
 export interface WorkerLike {
@@ -76,6 +76,10 @@ export class EngineClient {
         this.pending.delete(msg.id);
         p.resolve(msg.result);
         return;
+      case MsgType.EstimateDone:
+        this.pending.delete(msg.id);
+        p.resolve(msg.estimate);
+        return;
       case MsgType.Error:
         this.pending.delete(msg.id);
         p.reject(new LabError(msg.error));
@@ -100,6 +104,11 @@ export class EngineClient {
   /** The experiment registry. */
   list(): Promise<ExperimentInfo[]> {
     return this.request<ExperimentInfo[]>((id) => ({ id, type: MsgType.List })).promise;
+  }
+
+  /** The work a setting would do and its defaults' (lab_estimate); nothing runs. */
+  estimate(experiment: string, params: Record<string, string>): Promise<WorkEstimate> {
+    return this.request<WorkEstimate>((id) => ({ id, type: MsgType.Estimate, experiment, params })).promise;
   }
 
   /**

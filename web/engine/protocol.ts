@@ -4,15 +4,17 @@
  * payload. Every request carries an id; every response names the request it
  * answers, so the client can key its Promises by id.
  */
-import type { CollectSpec, ExperimentInfo, LabErrorInfo, RunResult, RunSpec } from './types';
+import type { CollectSpec, ExperimentInfo, LabErrorInfo, RunResult, RunSpec, WorkEstimate } from './types';
 
 export enum MsgType {
   /* page -> worker */
   List = 'list',
   Run = 'run',
   Cancel = 'cancel',
+  Estimate = 'estimate',
   /* worker -> page */
   ListDone = 'list-done',
+  EstimateDone = 'estimate-done',
   Progress = 'progress',
   RunDone = 'run-done',
   Error = 'error',
@@ -40,7 +42,21 @@ export interface CancelRequest {
   target: number;
 }
 
-export type WorkerRequest = ListRequest | RunRequest | CancelRequest;
+/** lab_estimate of a setting (nothing is run). */
+export interface EstimateRequest {
+  id: number;
+  type: MsgType.Estimate;
+  experiment: string;
+  params: Record<string, string>;
+}
+
+export type WorkerRequest = ListRequest | RunRequest | CancelRequest | EstimateRequest;
+
+export interface EstimateDone {
+  id: number;
+  type: MsgType.EstimateDone;
+  estimate: WorkEstimate;
+}
 
 export interface ListDone {
   id: number;
@@ -71,4 +87,4 @@ export interface ErrorResponse {
   error: LabErrorInfo;
 }
 
-export type WorkerResponse = ListDone | Progress | RunDone | ErrorResponse;
+export type WorkerResponse = ListDone | Progress | RunDone | EstimateDone | ErrorResponse;

@@ -64,6 +64,12 @@ export interface PatchInfo {
   applied?: Partial<Record<Variant, boolean>>;
 }
 
+/** lab_estimate: a run's work and its defaults', in the experiment's unit. */
+export interface WorkEstimate {
+  work: number;
+  defaultWork: number;
+}
+
 export interface ExperimentInfo {
   name: string;
   seed: string;
@@ -77,6 +83,8 @@ export interface ExperimentInfo {
   patches?: PatchInfo[];
   /** The kernel each variant runs ("6.1", "6.2": patches.def's kernels). */
   kernels?: Partial<Record<Variant, string>>;
+  /** The unit of its work estimate (lab_estimate): "operations", "IOs"... */
+  workUnit?: string;
 }
 
 /** What to run: parameters as the text the user typed ("4096", "inf", "nvme-dc"). */

@@ -6,7 +6,7 @@
  * Cancel message that arrived meanwhile is seen before the next slice.
  */
 import type { Bridge, RunHandle } from './bridge';
-import { MsgType, type CancelRequest, type ListRequest, type RunRequest, type WorkerRequest, type WorkerResponse } from './protocol';
+import { MsgType, type CancelRequest, type EstimateRequest, type ListRequest, type RunRequest, type WorkerRequest, type WorkerResponse } from './protocol';
 import { decodeTrace, type RawTrace } from '../model/trace';
 import { LabError, RECORD_EVENTS, labCodesObject, labError, type CollectSpec, type RunResult } from './types';
 
@@ -90,6 +90,11 @@ export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post):
     }
   }
 
+  async function onEstimate(req: EstimateRequest): Promise<void> {
+    const b = await getBridge();
+    post({ id: req.id, type: MsgType.EstimateDone, estimate: b.estimate(req.experiment, req.params) });
+  }
+
   function onCancel(req: CancelRequest): void {
     canceled.add(req.target);
   }
@@ -103,6 +108,8 @@ export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post):
           return await onRun(req);
         case MsgType.Cancel:
           return onCancel(req);
+        case MsgType.Estimate:
+          return await onEstimate(req);
       }
     } catch (e) {
       // Anything but a LabError is a trap or abort inside the WASM module
