@@ -128,7 +128,7 @@ export const METRICS: Record<string, { headline: string[]; labels: Record<string
   },
   torture: {
     headline: ['check_failures', 'commits', 'ops'],
-    labels: { ops: 'operations', commits: 'commits (each checked)', fsyncs: 'fsyncs', check_failures: 'invariant violations', max_tree_height: 'tallest tree' },
+    labels: { ops: 'operations', commits: 'commits (each checked)', fsyncs: 'fsyncs', check_failures: 'invariant violations', max_tree_height: 'tallest tree', full_checks: 'whole-file-system checks' },
   },
 };
 

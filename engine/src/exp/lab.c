@@ -48,6 +48,15 @@ static int set_err_quoted(char **errmsg, int code, const char *pre, const char *
 	return code;
 }
 
+/* The experiment of that name, or LAB_ENOENT with the name quoted. */
+static int find_exp(const char *experiment, const lab_exp **e, char **errmsg)
+{
+	*e = exp_find(experiment);
+	if (*e)
+		return 0;
+	return set_err_quoted(errmsg, LAB_ENOENT, "no experiment ", experiment, " (see: lab list)");
+}
+
 int lab_list_json(char **out)
 {
 	if (!out)
@@ -165,10 +174,10 @@ int lab_open_patched(const char *experiment, const char *variant, const char *pa
 	if (!experiment || !variant || !out)
 		return set_err(errmsg, LAB_EINVAL, "missing argument");
 	*out = NULL;
-	const lab_exp *e = exp_find(experiment);
-	if (!e)
-		return set_err_quoted(errmsg, LAB_ENOENT, "no experiment ", experiment,
-				      " (see: lab list)");
+	const lab_exp *e;
+	int rc = find_exp(experiment, &e, errmsg);
+	if (rc)
+		return rc;
 	int var;
 	if (!strcmp(variant, "before"))
 		var = VAR_BEFORE;
@@ -197,7 +206,7 @@ int lab_open_patched(const char *experiment, const char *variant, const char *pa
 	strbuf rest;
 	var_mask vmask;
 	sb_init(&rest);
-	int rc = split_variation(params, &rest, &vmask, err, sizeof err);
+	rc = split_variation(params, &rest, &vmask, err, sizeof err);
 	if (!rc)
 		rc = exp_parse_params(e, rest.buf ? rest.buf : "", r->p, err, sizeof err);
 	sb_free(&rest);
@@ -237,10 +246,10 @@ int lab_estimate(const char *experiment, const char *params, double *work,
 		*errmsg = NULL;
 	if (!experiment || !work || !default_work)
 		return set_err(errmsg, LAB_EINVAL, "missing argument");
-	const lab_exp *e = exp_find(experiment);
-	if (!e)
-		return set_err_quoted(errmsg, LAB_ENOENT, "no experiment ", experiment,
-				      " (see: lab list)");
+	const lab_exp *e;
+	int rc = find_exp(experiment, &e, errmsg);
+	if (rc)
+		return rc;
 	if (!e->estimate)
 		return set_err(errmsg, LAB_ENOTSUP, "this experiment has no work estimate");
 	/* a run with parameters and nothing else: what estimate() reads */
@@ -250,7 +259,7 @@ int lab_estimate(const char *experiment, const char *params, double *work,
 	strbuf rest;
 	var_mask vmask;
 	sb_init(&rest);
-	int rc = split_variation(params, &rest, &vmask, err, sizeof err);
+	rc = split_variation(params, &rest, &vmask, err, sizeof err);
 	if (!rc)
 		rc = exp_parse_params(e, NULL, r.p, err, sizeof err);
 	if (!rc)

@@ -40,8 +40,6 @@
  * did not COW, to an inode it did not touch, and the qgroups' recount
  * (which needs every tree). The caller runs check_fs every so often.
  */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,21 +111,8 @@ typedef struct pass {
 #define ULL(x) ((unsigned long long)(x))
 #define MAX_TREES 1024
 
-static void fail(pass *p, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
-	;
-static void fail(pass *p, const char *fmt, ...)
-{
-	char buf[200];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	p->fails++;
-	check_report(p->fs, "%s", buf);
-}
+/* A failure: counted in the pass, its message kept (check_report). */
+#define fail(p, ...) ((p)->fails++, check_report((p)->fs, __VA_ARGS__))
 
 /* Make room for one more element of v (n used of *cap); 0 or -1. */
 static int grow(void **v, size_t *cap, size_t n, size_t elem)
