@@ -5,6 +5,7 @@
 #include "costs.h"
 #include "ebmem.h"
 #include "lab.h"
+#include "variation.h"
 #include "t.h"
 
 static const uint64_t GiB = 1ull << 30;
@@ -32,9 +33,11 @@ static double slow_fraction(uint64_t seed, double p_max, double share, int n)
 }
 
 /* Sum of latencies of n clones: the fingerprint of a seed. */
-static uint64_t run_fingerprint(uint64_t seed)
+static uint64_t run_fingerprint(uint64_t seed, int sources)
 {
 	sim *s = sim_create(seed, 0);
+	if (sources)
+		var_attach(s, seed, var_default_mask()); /* as lab_open does */
 	ebmem_cfg c;
 	ebmem_cfg_default(&c);
 	c.ram_bytes = GiB;
@@ -205,7 +208,10 @@ int main(void)
 	}
 
 	/* determinism by seed */
-	CHECK_EQ(run_fingerprint(11), run_fingerprint(11));
-	CHECK(run_fingerprint(11) != run_fingerprint(12));
+	CHECK_EQ(run_fingerprint(11, 1), run_fingerprint(11, 1));
+	CHECK(run_fingerprint(11, 1) != run_fingerprint(12, 1));
+	/* a simulator without sources of variation: alloc_luck off, every
+	 * seed draws alike */
+	CHECK_EQ(run_fingerprint(11, 0), run_fingerprint(12, 0));
 	T_DONE();
 }

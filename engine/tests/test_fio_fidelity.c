@@ -168,13 +168,14 @@ int main(void)
 	for (int i = 0; i < bdev_npoints; i++) {
 		const bdev_point *p = &bdev_points[i];
 		/* exactly the run `lab fidelity` makes for this point's published
-		 * rows: their parameters, the default ios, seed 1 */
+		 * rows: their parameters, the default ios, seed 1, variation off */
 		const published_row *ri = row_of(p, "iops"), *r50 = row_of(p, "clat_p50_us"),
 				    *r99 = row_of(p, "clat_p99_us");
 		CHECK(ri && r50 && r99);
 		if (!ri || !r50 || !r99)
 			continue;
-		const char *params = ri->params;
+		char params[512];
+		snprintf(params, sizeof params, "%s\nvariation=off", ri->params);
 		lab_run *r = NULL;
 		char *msg = NULL;
 		int rc = lab_open("fio", "base", params, 1, 0, &r, &msg);

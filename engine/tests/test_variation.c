@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ebmem.h"
 #include "exp.h"
 #include "lab.h"
 #include "seeds.h"
@@ -149,7 +150,151 @@ static const source_case cases[] = {
 	{ V_TIMER_PHASE, "sparse-cp", "after",
 	  "state=delalloc\nfile_mib=8\ndirty_expire_s=1\nwb_interval_s=0.5\n",
 	  { "delalloc_extents_at_cp", "cp_ms" }, { "create_s", "lseek_calls" } },
+	/* each xfs_io process's cost: how long creation takes; nothing of
+	 * cp's work (the flusher's phase is fixed, dirty_expire_s past the
+	 * creation) */
+	{ V_PROC_START, "sparse-cp", "before", "state=delalloc\nfile_mib=4\ndirty_expire_s=600\n",
+	  { "create_s" }, { "lseek_calls", "cp_ms", "tree_nodes_visited" } },
+	/* each syscall's cost: cp's time (cached: its lseeks and reads), not
+	 * the work it does */
+	{ V_SYSCALL, "sparse-cp", "after", "state=cached\nfile_mib=4\n",
+	  { "cp_ms" }, { "lseek_calls", "tree_nodes_visited", "cache_hits" } },
+	/* the drive's state: reads' latency and rate, writes untouched */
+	{ V_DEVICE_READ, "fio", "base", "rw=randread\nios=4000\n",
+	  { "clat_p50_us", "iops" }, { NULL } },
+	{ V_DEVICE_WRITE, "fio", "base", "rw=randwrite\niodepth=32\nios=20000\n",
+	  { "clat_p50_us", "iops" }, { NULL } },
 };
+
+/* A source that does not apply leaves a run exactly as with it off. */
+typedef struct inert_case {
+	var_id id;
+	const char *exp, *variant, *params;
+} inert_case;
+
+static const inert_case inert[] = {
+	{ V_DEVICE_READ, "fio", "base", "rw=randwrite\nios=4000\n" },
+	{ V_DEVICE_WRITE, "fio", "base", "rw=randread\nios=4000\n" },
+	{ V_PROC_START, "fio", "base", "ios=4000\n" },
+	{ V_PROC_START, "qgroup-drop", "after", "subvols=2\nfiles=64\n" },
+	{ V_TIMER_PHASE, "fio", "base", "ios=4000\n" },
+	{ V_ALLOC_LUCK, "sparse-cp", "after", "state=cold\nfile_mib=4\n" },
+};
+
+static void test_inert(void)
+{
+	for (size_t k = 0; k < sizeof inert / sizeof inert[0]; k++) {
+		const inert_case *c = &inert[k];
+		char off[256], only[256];
+		snprintf(off, sizeof off, "%svariation=off", c->params);
+		snprintf(only, sizeof only, "%svariation=off,%s", c->params, var_desc_get(c->id)->name);
+		for (uint32_t seed = 2; seed <= 3; seed++) {
+			res a = run(c->exp, c->variant, off, seed), b = run(c->exp, c->variant, only, seed);
+			if (!same_metrics(&a, &b))
+				fprintf(stderr, "source %s moved %s %s\n", var_desc_get(c->id)->name, c->exp,
+					c->params);
+			CHECK(same_metrics(&a, &b));
+		}
+	}
+}
+
+/* Switching one source leaves every other source's draws where they were:
+ * each has its own stream. */
+static void test_independent_streams(void)
+{
+	var_mask all = (((var_mask)1 << V_COUNT) - 1);
+	for (int drop = 0; drop < V_COUNT; drop++) {
+		sim *a = sim_create(9, 0), *b = sim_create(9, 0);
+		CHECK_EQ(var_attach(a, 9, all), 0);
+		CHECK_EQ(var_attach(b, 9, all & ~((var_mask)1 << drop)), 0);
+		for (int i = 0; i < V_COUNT; i++) {
+			if (i == drop)
+				continue;
+			const var_desc *d = var_desc_get(i);
+			CHECK(var_level(a, (var_id)i) == var_level(b, (var_id)i));
+			CHECK(var_phase(a, (var_id)i) == var_phase(b, (var_id)i));
+			CHECK_EQ(var_seed(a, (var_id)i), var_seed(b, (var_id)i));
+			if (d->kind == VK_JITTER)
+				for (int k = 0; k < 50; k++)
+					CHECK_EQ(var_ns(a, (var_id)i, 1000000), var_ns(b, (var_id)i, 1000000));
+		}
+		sim_destroy(a);
+		sim_destroy(b);
+	}
+}
+
+/* The distributions are what the table says: a jitter's mean is 1 and its
+ * log-sd the table's; a level's median is 1 over many seeds. */
+static void test_distributions(void)
+{
+	for (int i = 0; i < V_COUNT; i++) {
+		const var_desc *d = var_desc_get(i);
+		if (d->kind == VK_JITTER) {
+			sim *s = sim_create(4, 0);
+			CHECK_EQ(var_attach(s, 4, (var_mask)1 << i), 0);
+			double sum = 0, sl = 0, sl2 = 0;
+			const int n = 200000;
+			for (int k = 0; k < n; k++) {
+				double x = (double)var_ns(s, (var_id)i, 1000000000) / 1e9;
+				sum += x;
+				sl += dm_log(x);
+				sl2 += dm_log(x) * dm_log(x);
+			}
+			CHECK_NEAR(sum / n, 1.0, 0.003);
+			CHECK_NEAR(sqrt(sl2 / n - (sl / n) * (sl / n)), d->b, 0.01);
+			sim_destroy(s);
+		} else if (d->kind == VK_LEVEL) {
+			double v[401];
+			for (int k = 0; k < 401; k++) {
+				sim *s = sim_create((uint64_t)k + 1, 0);
+				CHECK_EQ(var_attach(s, (uint64_t)k + 1, (var_mask)1 << i), 0);
+				v[k] = var_level(s, (var_id)i);
+				sim_destroy(s);
+			}
+			spread sp;
+			spread_of(v, 401, &sp);
+			CHECK_NEAR(sp.p50, d->a, 2 * d->b);
+			/* p95 / p50 of a lognormal: exp(1.645 sigma) */
+			CHECK_NEAR(dm_log(sp.p95 / sp.p50), 1.645 * d->b, 0.2);
+		}
+	}
+}
+
+/* alloc_luck: the extent-buffer allocator's draws under pressure are the
+ * run's own; off, every run draws seed 1's. */
+static uint64_t slow_pages(uint64_t seed, var_mask mask)
+{
+	sim *s = sim_create(seed, 0);
+	CHECK_EQ(var_attach(s, seed, mask), 0);
+	ebmem_cfg cfg;
+	ebmem_cfg_default(&cfg);
+	cfg.slow_p_max = 0.05;
+	ebmem *m = NULL;
+	CHECK_EQ(ebmem_create(s, &cfg, &m), 0);
+	ebmem_set_usage(m, cfg.ram_bytes / 2, cfg.ram_bytes / 2);
+	for (int k = 0; k < 400; k++) {
+		ebmem_eb *eb = NULL;
+		if (ebmem_alloc(m, NULL, &eb, NULL) == 0)
+			ebmem_free(m, eb);
+	}
+	uint64_t n = m->slow_pages;
+	ebmem_destroy(m);
+	sim_destroy(s);
+	return n;
+}
+
+static void test_alloc_luck(void)
+{
+	var_mask on = (var_mask)1 << V_ALLOC_LUCK;
+	uint64_t off1 = slow_pages(1, VAR_ALL_OFF);
+	int differ = 0;
+	for (uint64_t seed = 2; seed <= 6; seed++) {
+		CHECK_EQ(slow_pages(seed, VAR_ALL_OFF), off1);
+		differ |= slow_pages(seed, on) != slow_pages(1, on);
+		CHECK(slow_pages(seed, on) > 0);
+	}
+	CHECK(differ);
+}
 
 static void test_each_source(void)
 {
@@ -249,6 +394,10 @@ int main(void)
 	test_detached();
 	test_timer_phase_draw();
 	test_each_source();
+	test_inert();
+	test_independent_streams();
+	test_distributions();
+	test_alloc_luck();
 	test_off_is_todays_run();
 	test_spread();
 	test_seeds_run();

@@ -137,7 +137,10 @@ static void cmd_run(char *save)
 	if (!cand.name)
 		die("run before profile", NULL);
 	char params[256];
-	snprintf(params, sizeof params, "device=%s\nrw=%s\nbs=%s\niodepth=%s\nnumjobs=%s\nios=%s",
+	/* the fit is of the deterministic model: no per-run drive state
+	 * (variation.def), which the replicate runs measure apart */
+	snprintf(params, sizeof params,
+		 "device=%s\nrw=%s\nbs=%s\niodepth=%s\nnumjobs=%s\nios=%s\nvariation=off",
 		 cand.name, f[0], f[1], f[2], f[3], f[4]);
 	lab_run *r = NULL;
 	char *msg = NULL;

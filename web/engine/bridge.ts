@@ -209,7 +209,8 @@ export class Bridge {
   open(spec: RunSpec): RunHandle {
     const pExp = this.str(spec.experiment);
     const pVar = this.str(spec.variant);
-    const pPar = this.str(paramsToText(spec.params));
+    const text = paramsToText(spec.params);
+    const pPar = this.str(spec.variation ? `${text}${text ? '\n' : ''}variation=${spec.variation}` : text);
     const out = this.m._malloc(4);
     const err = this.m._malloc(4);
     try {

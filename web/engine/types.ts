@@ -93,6 +93,12 @@ export interface RunSpec {
   variant: Variant;
   params: Record<string, string>;
   seed: number;
+  /**
+   * The run's sources of run-to-run variation (engine/src/kernel/variation.def):
+   * "on" (the default: each at its table switch), "off" (the deterministic
+   * model), or the engine's list form ("off,timer_phase", "-syscall").
+   */
+  variation?: string;
 }
 
 /**

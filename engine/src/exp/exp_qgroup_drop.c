@@ -48,6 +48,7 @@
 #include "trans.h"
 #include "vfs.h"
 #include "labmem.h"
+#include "variation.h"
 
 static const param_desc qd_params[] = {
 	{ "subvols", PT_INT, 16, 1, 64, 0, NULL, "subvolumes",
@@ -385,7 +386,7 @@ static int qd_delete_step(sim *s, task *t)
 	if (rc == TRANS_WAIT)
 		return TASK_BLOCKED;
 	if (rc == 0) {
-		fs_charge(c->fs, t, VFS_NS_SYSCALL);
+		fs_charge(c->fs, t, var_ns(c->fs->sim, V_SYSCALL, VFS_NS_SYSCALL));
 		int j = c->next_delete++;
 		rc = subvol_delete(&c->sc, &h, c->subs[j], c->names[j]);
 		int rc2 = trans_end(&h, 0);

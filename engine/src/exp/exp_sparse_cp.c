@@ -277,7 +277,8 @@ static int sc_user_step(sim *s, task *t)
 			return TASK_RUN;
 		}
 		/* one xfs_io process: spawn, open, pwrite, close */
-		task_cpu(s, t, c->spawn_ns + 2 * C_SYSCALL_NS);
+		task_cpu(s, t, var_ns(s, V_PROC_START, c->spawn_ns) + var_ns(s, V_SYSCALL, C_SYSCALL_NS) +
+				       var_ns(s, V_SYSCALL, C_SYSCALL_NS));
 		rc = vd_write(d, t, c->next_off, c->ext);
 		if (rc)
 			return TASK_DONE;
@@ -345,9 +346,9 @@ static int sc_user_step(sim *s, task *t)
 		c->hole_off = rc == 0 ? c->li.result : d->i_size;
 		/* SEEK_SET to the data; the hole is written as zeros to
 		 * /dev/null (it cannot be seeked over) */
-		task_cpu(s, t, C_SYSCALL_NS);
+		task_cpu(s, t, var_ns(s, V_SYSCALL, C_SYSCALL_NS));
 		if (c->data_off > c->pos)
-			task_cpu(s, t, C_SYSCALL_NS);
+			task_cpu(s, t, var_ns(s, V_SYSCALL, C_SYSCALL_NS));
 		c->copy_at = c->data_off;
 		c->phase = PH_CP_COPY;
 		return TASK_RUN;
@@ -355,7 +356,8 @@ static int sc_user_step(sim *s, task *t)
 		/* read(2) in cp's 128 KiB buffer steps, write(2) each */
 		while (c->copy_at < c->hole_off) {
 			if (c->copy_at % (128 * 1024) == 0 || c->copy_at == c->data_off)
-				task_cpu(s, t, 2 * C_SYSCALL_NS);
+				task_cpu(s, t, var_ns(s, V_SYSCALL, C_SYSCALL_NS) +
+					       var_ns(s, V_SYSCALL, C_SYSCALL_NS));
 			rc = vd_read_page(&c->f, t, c->copy_at);
 			if (rc == 1)
 				return TASK_BLOCKED;

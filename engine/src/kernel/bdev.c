@@ -26,6 +26,7 @@
 #include "bdev_profile.h"
 #include "lab.h"
 #include "labmem.h"
+#include "variation.h"
 
 /* Bands per garbage-collection cycle (see fitted_band_factor). */
 #define BDEV_BANDS 16
@@ -66,6 +67,9 @@ struct bdev {
 	                                  * intake busy until (wr_serial) */
 	double defer;          /* background work owed (defer_ns), ns */
 	double deck[BDEV_DECK]; /* stall length strata of the current cycle */
+	double rd_level, wr_level; /* this run's drive state: a multiplier of
+	                            * read and of write/drain service times
+	                            * (variation.def device_read/_write) */
 	int deck_i;            /* next one to use; BDEV_DECK: deal a cycle */
 	bdev_observer obs;     /* bdev_set_observer */
 	void *obs_ctx;
@@ -329,7 +333,7 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 	if (seq && p->seq_op_ns >= 0.0)
 		op_ns = p->seq_op_ns;
 	/* One draw per IO: its ops share the luck of the pages they hit. */
-	double x = qtable_sample(tail, &d->rng);
+	double x = qtable_sample(tail, &d->rng) * (write ? d->wr_level : d->rd_level);
 	uint64_t chunk = p->chunk_bytes ? p->chunk_bytes : 4096;
 	uint64_t left = b->bytes ? b->bytes : 1;
 	/* A sequential IO follows the stripe, unless the drive's data was
@@ -457,7 +461,8 @@ static double fitted_band_factor(bdev *d, uint64_t bytes)
 static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 {
 	const bdev_profile *p = d->prof;
-	double prog_byte_ns = p->drain_byte_ns * p->nunits * fitted_band_factor(d, b->bytes);
+	double prog_byte_ns = p->drain_byte_ns * p->nunits * fitted_band_factor(d, b->bytes) *
+			      d->wr_level;
 	simtime_t room = ns_round(p->cache_bytes * p->drain_byte_ns);
 	uint64_t chunk = p->chunk_bytes ? p->chunk_bytes : 4096;
 	uint64_t nops = (b->bytes + chunk - 1) / chunk;
@@ -493,7 +498,7 @@ static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 		d->batch[u].planes = 0; /* a program: no read can join it */
 		left -= n;
 	}
-	double x = qtable_sample(&p->wr_tail, &d->rng);
+	double x = qtable_sample(&p->wr_tail, &d->rng) * d->wr_level;
 	simtime_t in = ns_round(p->wr_ns * x);
 	if (!p->wr_serial)
 		return admit + in;
@@ -783,6 +788,8 @@ int bdev_create(sim *s, const char *profile, bdev **out)
 	d->last_end = UINT64_MAX;
 	d->band_i = BDEV_BANDS;
 	d->deck_i = BDEV_DECK;
+	d->rd_level = var_level(s, V_DEVICE_READ);
+	d->wr_level = var_level(s, V_DEVICE_WRITE);
 	*out = d;
 	return 0;
 }

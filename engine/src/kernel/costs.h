@@ -165,16 +165,18 @@
 /* One xfs_io process of the seed's creation loop: fork + exec + dynamic
  * linking + open + close + exit, plus the loop's echo. [fitted: seed 004,
  * 128M delalloc AFTER row (6277 ms), as the median over 16 seeds: each
- * seed is another boot phase of the flusher's timer wheel, and the 16
- * runs give 5.2 to 6.6 s (seed 1: 5.4 s). It sets how long creation takes
- * (16,384 processes: 31.7 s), so how much was written after the flusher's
- * first expiry flush (30 s after the first write, plus the timer's
- * rounding), i.e. the delalloc left at cp time (seed 1: 441 extents). The
- * result is very sensitive to it: 2.05 ms (creation 33.7 s, 6% slower)
- * leaves 1,351 extents and gives the published BEFORE row's 16.6 s on
- * either kernel; at equal delalloc the series changes cp by <1%. So the
- * two published runs differ by their creations, not by the patch, and the
- * before row is shown, not asserted. Exposed as the parameter spawn_us.] */
+ * seed is another boot phase of the flusher's timer wheel (variation.def
+ * timer_phase; over 20 seeds with every source on, cp's 5-95% range is
+ * 5.18-6.56 s, median 6.12 s). It sets how long creation takes (16,384
+ * processes: 31.7 s), so how much was written after the flusher's first
+ * expiry flush (30 s after the first write, plus the timer's rounding),
+ * i.e. the delalloc left at cp time (seed 1: 441 extents). The result is
+ * very sensitive to it: 2.05 ms (creation 33.7 s, 6% slower) leaves
+ * 1,351 extents and gives the published BEFORE row's 16.6 s on either
+ * kernel; at equal delalloc the series changes cp by <1%. So the two
+ * published runs differ by their creations, not by the patch, and the
+ * before row is reported, not asserted. Exposed as the parameter
+ * spawn_us; each start's own cost varies around it (proc_start).] */
 #define C_PROC_NS 1933000
 /* A buffered write of one page besides the io_tree work: space
  * reservation, page lookup/prepare, 4 KiB copy, i_size update.

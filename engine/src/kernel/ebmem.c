@@ -12,6 +12,7 @@
 #include "costs.h"
 #include "lab.h"
 #include "labmem.h"
+#include "variation.h"
 
 #define EB_PAGES 4        /* 16 KiB nodesize on 4 KiB pages */
 #define PAGE_BYTES 4096u
@@ -151,7 +152,7 @@ int ebmem_cfg_check(const ebmem_cfg *c)
 	return 0;
 }
 
-/* Create an allocator; its PRNG is seeded from the sim's stream once. */
+/* Create an allocator; its PRNG is the run's alloc_luck stream. */
 int ebmem_create(sim *s, const ebmem_cfg *cfg, ebmem **out)
 {
 	ebmem_cfg def;
@@ -170,7 +171,13 @@ int ebmem_create(sim *s, const ebmem_cfg *cfg, ebmem **out)
 		return LAB_ENOMEM;
 	m->sim = s;
 	m->cfg = *cfg;
-	prng_seed(&m->rng, s ? prng_next(sim_prng(s)) ^ 0xeb3e3ull : 0xeb3e3ull);
+	/* which allocations meet direct reclaim: the run's own luck, from
+	 * its source's stream (variation.def alloc_luck); the draw from the
+	 * simulator's stream is still taken, so the streams forked after it
+	 * (a device created later) stay where they were */
+	if (s)
+		(void)prng_next(sim_prng(s));
+	prng_seed(&m->rng, var_seed(s, V_ALLOC_LUCK));
 	m->mu = dm_log(cfg->slow_median_ns);
 	m->sigma = cfg->slow_p99_ns > cfg->slow_median_ns
 		? dm_log(cfg->slow_p99_ns / cfg->slow_median_ns) / Z99 : 0.0;

@@ -19,6 +19,7 @@
 #include <assert.h>
 
 #include "costs.h"
+#include "variation.h"
 
 #define PG PC_PAGE
 
@@ -186,7 +187,7 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 {
 	dinode *d = f->d;
 	dfs *fs = d->fs;
-	uint64_t ns = C_LSEEK_NS;
+	uint64_t ns = var_ns(fs->s, V_SYSCALL, C_LSEEK_NS);
 	li->offset = offset;
 	li->whence = whence;
 	uint64_t i_size = d->i_size;

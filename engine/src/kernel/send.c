@@ -17,6 +17,7 @@
 #include "vfs.h"
 #include "vfs_io.h"
 #include "labmem.h"
+#include "variation.h"
 
 const char *const send_op_names[SEND_NOPS] = {
 	"mkfile", "mkdir", "rename", "write", "chown", "chmod", "utimes", "truncate",
@@ -485,7 +486,7 @@ static int rcv_write(recv_ctx *r, task *t, rcv_ino *ri, uint64_t off, uint64_t l
 	struct inode *in = ri->inode;
 	if (!in || (in->mode & S_IFMT_) != S_IFREG_ || len == 0)
 		return LAB_EINVAL;
-	fs_charge(r->fs, t, VFS_NS_SYSCALL);
+	fs_charge(r->fs, t, var_ns(r->fs->sim, V_SYSCALL, VFS_NS_SYSCALL));
 	int rc = vio_write(r->fs, t, in, off, len);
 	if (rc < 0 || rc > 1)
 		return rc;
@@ -502,7 +503,7 @@ static int rcv_truncate(recv_ctx *r, task *t, rcv_ino *ri, uint64_t size)
 	struct inode *in = ri->inode;
 	if (!in || (in->mode & S_IFMT_) != S_IFREG_)
 		return LAB_EINVAL;
-	fs_charge(r->fs, t, VFS_NS_SYSCALL);
+	fs_charge(r->fs, t, var_ns(r->fs->sim, V_SYSCALL, VFS_NS_SYSCALL));
 	vio_trunc_info ti;
 	int rc = vio_setsize(r->fs, t, in, size, &ti);
 	if (rc)
@@ -527,7 +528,7 @@ static int rcv_setattr(recv_ctx *r, task *t, rcv_ino *ri)
 {
 	if (!ri->inode)
 		return LAB_ENOENT;
-	fs_charge(r->fs, t, VFS_NS_SYSCALL);
+	fs_charge(r->fs, t, var_ns(r->fs->sim, V_SYSCALL, VFS_NS_SYSCALL));
 	return fs_inode_update(r->fs, t, ri->inode);
 }
 

@@ -124,6 +124,8 @@ static double first_draw(const var_desc *d, prng *p)
 		return d->a * dm_exp(d->b * prng_normal(p));
 	case VD_LOGNORMAL_M1:
 		return dm_exp(d->b * prng_normal(p) - 0.5 * d->b * d->b);
+	case VD_MECHANISM:
+		break;
 	}
 	return 1.0;
 }
@@ -214,6 +216,7 @@ static const char *dist_name(int d)
 	case VD_UNIFORM: return "uniform";
 	case VD_LOGNORMAL: return "lognormal";
 	case VD_LOGNORMAL_M1: return "lognormal-mean1";
+	case VD_MECHANISM: return "mechanism";
 	}
 	return "?";
 }
@@ -230,7 +233,7 @@ void var_table_json(strbuf *out)
 		if (d->dist == VD_UNIFORM) {
 			js_knum(out, "min", d->a);
 			js_knum(out, "max", d->b);
-		} else {
+		} else if (d->dist != VD_MECHANISM) {
 			if (d->dist == VD_LOGNORMAL)
 				js_knum(out, "median", d->a);
 			js_knum(out, "sigma", d->b);

@@ -30,7 +30,7 @@ typedef enum var_id {
 } var_id;
 
 enum var_kind { VK_LEVEL, VK_JITTER, VK_PHASE, VK_STREAM };
-enum var_dist { VD_UNIFORM, VD_LOGNORMAL, VD_LOGNORMAL_M1 };
+enum var_dist { VD_UNIFORM, VD_LOGNORMAL, VD_LOGNORMAL_M1, VD_MECHANISM };
 
 typedef struct var_desc {
 	const char *name;

@@ -16,6 +16,7 @@
 #include "space_fs.h"
 #include "vfs.h"
 #include "labmem.h"
+#include "variation.h"
 
 static int name_ok(const char *name, uint32_t *len)
 {
@@ -297,7 +298,7 @@ static int dir_enter(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir
 {
 	if (!fs || !name_ok(name, len))
 		return LAB_EINVAL;
-	fs_charge(fs, t, VFS_NS_SYSCALL);
+	fs_charge(fs, t, var_ns(fs->sim, V_SYSCALL, VFS_NS_SYSCALL));
 	return get_dir(root, dirino, dir);
 }
 
@@ -534,7 +535,7 @@ static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t 
 	uint32_t olen, nlen;
 	if (!fs || !name_ok(old_name, &olen) || !name_ok(new_name, &nlen))
 		return LAB_EINVAL;
-	fs_charge(fs, t, VFS_NS_SYSCALL);
+	fs_charge(fs, t, var_ns(fs->sim, V_SYSCALL, VFS_NS_SYSCALL));
 	struct inode *od, *nd;
 	int r = get_dir(root, old_dir, &od);
 	if (!r)
@@ -600,7 +601,7 @@ int vfs_stat(fs_info *fs, task *t, struct btrfs_root *root, uint64_t ino, vfs_st
 {
 	if (!fs || !root || !st)
 		return LAB_EINVAL;
-	fs_charge(fs, t, VFS_NS_SYSCALL);
+	fs_charge(fs, t, var_ns(fs->sim, V_SYSCALL, VFS_NS_SYSCALL));
 	bt_key k = bt_mkkey(ino, BTRFS_INODE_ITEM_KEY, 0);
 	bt_path p;
 	bt_path_init(&p, &root->tree, t);
@@ -627,7 +628,7 @@ int vfs_readdir(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino,
 {
 	if (!fs || !fn)
 		return LAB_EINVAL;
-	fs_charge(fs, t, VFS_NS_SYSCALL);
+	fs_charge(fs, t, var_ns(fs->sim, V_SYSCALL, VFS_NS_SYSCALL));
 	struct inode *dir;
 	int r = get_dir(root, dirino, &dir);
 	if (r)

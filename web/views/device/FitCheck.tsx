@@ -61,7 +61,8 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
     'fit-check',
     jobs,
     async (j, onRun) => {
-      const r = await tracked(engine.run({ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed }), onRun);
+      // the fitted model itself: no drive state drawn for the run (variation off)
+      const r = await tracked(engine.run({ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed, variation: 'off' }), onRun);
       return { key: jobKey(j), metrics: r.metrics };
     },
     JSON.stringify([rest, seed]),
