@@ -85,3 +85,51 @@ test('sparse-cp: → and ← step through the published setups (the three cache 
   await page.keyboard.press('p');
   await expect(state).toHaveValue('cached');
 });
+
+test('sparse-cp delalloc: Run ×20 draws both kernels over 20 seeds with the published figures as lines', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/sparse-cp?p.state=delalloc');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await page.getByTestId('run-seeds').click();
+  // it runs in the worker, seed after seed, and can be stopped
+  await expect(page.getByTestId('seeds-progress')).toBeVisible();
+  await expect(page.getByTestId('seeds-panel')).toHaveAttribute('data-state', 'done', { timeout: 180_000 });
+  await expect(page.getByTestId('seeds-panel')).toHaveAttribute('data-done', '20');
+  const cp = page.getByTestId('seeds-cp_ms');
+  for (const v of ['before', 'after']) {
+    const strip = cp.getByTestId(`strip-${v}`);
+    await expect(strip.locator('circle.seed-dot')).toHaveCount(20);
+    await expect(strip.locator('rect.seed-band')).toHaveCount(1);
+    await expect(strip.locator('line.seed-median')).toHaveCount(1);
+    await expect(strip.locator('g.seed-published')).toHaveCount(1);
+  }
+  // the published after run lies in the model's 5-95% band, the before run does not
+  await expect(cp.getByTestId('strip-after').locator('g.seed-published')).toHaveAttribute('data-inside', '1');
+  await expect(cp.getByTestId('strip-before').locator('g.seed-published')).toHaveAttribute('data-inside', '0');
+  await expect(cp.getByTestId('strip-before').locator('g.seed-published')).toHaveAttribute('data-value', '16574');
+  // the spread goes out with the export
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.getByTestId('seeds-json').click()]);
+  const doc = JSON.parse(await (await dl.createReadStream()).toArray().then((b) => Buffer.concat(b).toString('utf8')));
+  expect(doc.seeds).toBe(20);
+  expect(doc.runs.after.spread.cp_ms.n).toBe(20);
+  expect(doc.runs.before.values.cp_ms).toHaveLength(20);
+  // variation off: the same conditions in every seed (one click); the spread of what the timer sets collapses
+  await page.getByTestId('variation-toggle').locator('input').uncheck();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('seeds-panel')).toHaveAttribute('data-state', 'idle');
+  expect(page.url()).toContain('v.variation=off');
+});
+
+test('Run ×20 can be stopped part-way; the seeds done stay drawn', async ({ lab }) => {
+  const { page } = lab;
+  await lab.open('#/exp/sparse-cp?p.state=cached&p.file_mib=8');
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await page.getByTestId('run-seeds').click();
+  await expect.poll(async () => Number(await page.getByTestId('seeds-panel').getAttribute('data-done'))).toBeGreaterThan(1);
+  await page.getByTestId('run-seeds-stop').click();
+  await expect(page.getByTestId('seeds-panel')).toHaveAttribute('data-state', 'stopped');
+  const done = Number(await page.getByTestId('seeds-panel').getAttribute('data-done'));
+  expect(done).toBeLessThan(20);
+  await expect(page.getByTestId('run-seeds-stopped')).toContainText(`stopped after ${done} of 20`);
+  await expect(page.getByTestId('seeds-cp_ms').getByTestId('strip-after').locator('circle.seed-dot')).toHaveCount(done);
+});

@@ -4,7 +4,8 @@
 //     (Node), and their ratio (goal: WASM within 1.15x of native time);
 //  2. the bundle size, JS + WASM, gzip (goal: <= 350 KB);
 //  3. the full-scale experiments' host time under WASM (goal: <= 2 s each)
-//     and the WASM heap they needed (goal: <= 256 MiB);
+//     and the WASM heap they needed (goal: <= 256 MiB); 20 seeds of
+//     sparse-cp's delalloc rows, both kernels (goal: <= 10 s);
 //  5. the replay: a classroom-scale run recorded (goal <= 0.5 s) and
 //     scrubbing a 100,000-event recording in Chromium (goal >= 50 fps).
 import { spawnSync } from 'node:child_process';
@@ -115,6 +116,21 @@ if (listed.has('qgroup-drop')) {
   let total = 0;
   for (const t of thresholds) total += (await wasmRun(['run', 'qgroup-drop', '--variant', 'after', '--set', `threshold=${t}`, '--json'])).ms;
   console.log(`  qgroup-drop threshold sweep (6 points, after): ${fmt(total / 1000, 2)} s host`);
+}
+
+// 3b. a published row that is one run of a noisy quantity is judged over
+//     20 seeds (lab fidelity, the pages' "Run x20"): sparse-cp's delalloc
+//     rows at 128 MiB, both kernels, 20 seeds each (goal: <= 10 s).
+if (listed.has('sparse-cp')) {
+  const args = ['run', 'sparse-cp', '--set', 'state=delalloc', '--seeds', '20', '--json'];
+  const rs = [];
+  for (let i = 0; i < 3; i++) rs.push(await wasmRun(args));
+  const ms = rs.map((x) => x.ms);
+  const r = rs[ms.indexOf(Math.min(...ms))];
+  const sp = (v) => r.doc.runs[v].spread.cp_ms;
+  console.log(`\n20 seeds of sparse-cp, 128 MiB, delalloc, both variants, WASM under Node, best of 3 (goal <= 10 s):`);
+  console.log(`  ${fmt(r.ms / 1000, 2)} s host (slowest ${fmt(Math.max(...ms) / 1000, 2)}; CPU ${fmt(r.cpuMs / 1000, 2)} s), WASM heap ${fmt(Math.max(...rs.map((x) => x.heapBytes)) / 2 ** 20, 0)} MiB; ` +
+    `cp 5-95%: before [${fmt(sp('before').p5, 0)}, ${fmt(sp('before').p95, 0)}] ms, after [${fmt(sp('after').p5, 0)}, ${fmt(sp('after').p95, 0)}] ms`);
 }
 
 // 4. the metadata core at scale: 300,000 files in one fs tree, 20,000 dirty

@@ -20,6 +20,7 @@ import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { engine } from './engine';
 import { isLongRun, longRunText } from '../model/longRun';
+import { SeedsPanel } from './SeedsPanel';
 import { saveJson } from './storage';
 import { specKey, useRunner, type RunnerState } from './useRunner';
 import { diffLabel } from '../model/runDiff';
@@ -47,9 +48,12 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   const values = useMemo(() => withDefaults(info.params, params), [info, params]);
   const errors = useMemo(() => validateAll(info.params, values), [info, values]);
   const invalid = Object.keys(errors).length > 0;
+  // run-to-run variation (engine/src/kernel/variation.def): on by
+  // default; off is the deterministic model, one click away (v.variation)
+  const variation = view.variation === 'off' ? 'off' : 'on';
   const specs: RunSpec[] = useMemo(
-    () => info.variants.map((variant) => ({ experiment: info.name, variant, params: values, seed })),
-    [info, values, seed],
+    () => info.variants.map((variant) => ({ experiment: info.name, variant, params: values, seed, ...(variation === 'off' ? { variation } : {}) })),
+    [info, values, seed, variation],
   );
   const runner = useRunner();
   // below 1200 px the form is one column with the results, folded (the
@@ -138,6 +142,17 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
     void runner.run(specs, collectFor(info.name));
   };
 
+  /** Variation on or off: in the URL, and run (the comparison is one click away). */
+  const setVariation = (on: boolean): void => {
+    onView({ variation: on ? undefined : 'off' });
+    if (invalid) return;
+    userRan.current = info.name;
+    void runner.run(
+      info.variants.map((variant) => ({ experiment: info.name, variant, params: values, seed, ...(on ? {} : { variation: 'off' }) })),
+      collectFor(info.name),
+    );
+  };
+
   /** A view asked for other parameters: show them in the form and URL, and run them. */
   const runWith = (p: Record<string, string>): void => {
     const next = { ...values, ...p };
@@ -145,7 +160,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
     if (Object.keys(validateAll(info.params, next)).length > 0) return;
     userRan.current = info.name;
     void runner.run(
-      info.variants.map((variant) => ({ experiment: info.name, variant, params: next, seed })),
+      info.variants.map((variant) => ({ experiment: info.name, variant, params: next, seed, ...(variation === 'off' ? { variation } : {}) })),
       collectFor(info.name),
     );
   };
@@ -199,6 +214,9 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
           onRun={run}
           onCancel={runner.cancel}
         />
+        <label className="variation-toggle chrome" title="A seed draws what varies between two real runs (process and syscall costs, the drive's state, the timer wheel's phase, allocation luck); off, every seed draws what seed 1 draws: the same conditions, with and without the patch" data-testid="variation-toggle">
+          <input type="checkbox" checked={variation === 'on'} onChange={(e) => setVariation(e.target.checked)} /> run-to-run variation
+        </label>
         <PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onToggle={(param, on) => runWith({ [param]: on ? 'true' : 'false' })} />
         {badSeed !== undefined && (
           <p className="notice" role="status" data-testid="bad-seed">
@@ -231,6 +249,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
         {replaySpec && !invalid && (
           <ReplaySection info={info} params={values} seed={seed} spec={replaySpec} at={view.at} onView={onView} onParams={runWith} />
         )}
+        <SeedsPanel info={info} params={values} seed={seed} variation={variation} disabled={invalid} />
       </section>
     </div>
   );

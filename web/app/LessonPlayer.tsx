@@ -7,11 +7,13 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import type { PreviousRun } from '../views/types';
-import { evaluateStep, judgePrediction, parseGuess, type StepMetrics } from '../model/lessonChecks';
+import { evaluateStep, judgePrediction, parseGuess, statMetrics, type SeedMetrics, type StepMetrics } from '../model/lessonChecks';
 import type { Lesson } from '../model/lessonFormat';
 import { nonDefault, withDefaults } from '../model/params';
 import { checkStepClaims } from '../model/lessonClaims';
-import { metricsOf, referenceSpec, stepDeps, stepSpecs } from '../model/lessonRun';
+import { metricsOf, referenceSpec, stepDeps, stepSeeds, stepSpecs, stepVariation } from '../model/lessonRun';
+import type { SeedRuns } from '../model/spread';
+import { SeedStrips } from './SeedsPanel';
 import { formatHash, type Emphasis } from '../model/urlState';
 import { usePageCommands } from './commands';
 import { DiffView } from './DiffView';
@@ -33,9 +35,17 @@ interface Props {
   onStep(step: number): void;
 }
 
+/** A step over seeds: its runs' pictures (seed `seed`'s) with the medians as their numbers. */
+function withMedians(runs: Partial<Record<Variant, RunResult>>, medians: StepMetrics): Partial<Record<Variant, RunResult>> {
+  return Object.fromEntries(Object.entries(runs).map(([v, r]) => [v, r && medians[v as Variant] ? { ...r, metrics: { ...r.metrics, ...medians[v as Variant] } } : r]));
+}
+
 // Metrics and results of steps already run, per lesson, for this page's lifetime.
 const sessionMetrics = new Map<string, StepMetrics[]>();
 const sessionRuns = new Map<string, Partial<Record<Variant, RunResult>>[]>();
+// a step over several seeds: each seed's metrics and runs
+const sessionSeeds = new Map<string, SeedMetrics>();
+const sessionSeedRuns = new Map<string, (SeedRuns[] | undefined)[]>();
 
 export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Props) {
   const n = lesson.steps.length;
@@ -46,7 +56,9 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const [all, setAll] = useState<StepMetrics[]>(() => sessionMetrics.get(lesson.id) ?? []);
   const [guess, setGuess] = useStoredState<string>(`pred:${lesson.id}:${i}`, '', isString);
   const [ranStep, setRanStep] = useState<number | null>(null);
-
+  const [seedsAll, setSeedsAll] = useState<SeedMetrics>(() => sessionSeeds.get(lesson.id) ?? []);
+  // which of the step's seeds is running (a step over seeds)
+  const [seedAt, setSeedAt] = useState<number | null>(null);
   useEffect(() => {
     runner.reset();
     setRanStep(null);
@@ -62,7 +74,8 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
 
   const params = useMemo(() => (info ? withDefaults(info.params, s.scenario.params) : {}), [info, s]);
   const here = ranStep === i ? all[i] : undefined;
-  const outcomes = here ? evaluateStep(s, i, all) : null;
+  const outcomes = here ? evaluateStep(s, i, all, seedsAll) : null;
+  const seedRuns = ranStep === i ? sessionSeedRuns.get(lesson.id)?.[i] : undefined;
   // the numbers the text states about the run, checked on the run drawn
   const unitOf = (m: string): string => info?.metricInfo.find((x) => x.name === m)?.unit ?? '';
   const claims = here ? checkStepClaims(s, i, all, unitOf) : [];
@@ -86,18 +99,46 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
       sessionRuns.set(lesson.id, runs);
     }
     const ref = referenceSpec(s, info);
-    const r = await runner.run([...stepSpecs(s, info), ...(ref ? [ref] : [])], collectFor(info.name));
+    const seedAcc = [...seedsAll];
+    let r: Partial<Record<Variant, RunResult>> | null;
+    if (s.scenario.seeds) {
+      // each seed in turn, the scenario's own seed last: its run is the picture
+      const per: StepMetrics[] = [];
+      const rows: SeedRuns[] = [];
+      r = null;
+      for (const seed of stepSeeds(s).reverse()) {
+        setSeedAt(seed);
+        r = await runner.run([...stepSpecs(s, info, seed), ...(ref ? [{ ...ref, seed }] : [])], collectFor(info.name));
+        if (!r) {
+          setSeedAt(null);
+          return;
+        }
+        const own = Object.fromEntries(Object.entries(r).filter(([v]) => s.scenario.variants.includes(v as Variant)));
+        per.unshift(metricsOf(own));
+        rows.unshift({ seed, runs: own });
+      }
+      setSeedAt(null);
+      seedAcc[i] = per;
+      sessionSeeds.set(lesson.id, seedAcc);
+      const sr = sessionSeedRuns.get(lesson.id) ?? [];
+      sr[i] = rows;
+      sessionSeedRuns.set(lesson.id, sr);
+      setSeedsAll(seedAcc);
+    } else {
+      r = await runner.run([...stepSpecs(s, info), ...(ref ? [ref] : [])], collectFor(info.name));
+    }
     if (!r) return;
     // checks and claims read the step's own kernels only, as the headless lesson test does
     const own = Object.fromEntries(Object.entries(r).filter(([v]) => s.scenario.variants.includes(v as Variant)));
-    acc[i] = metricsOf(own);
+    // a step over seeds: its checks and numbers read the medians
+    acc[i] = s.scenario.seeds && seedAcc[i] ? statMetrics(seedAcc[i]!) : metricsOf(own);
     sessionMetrics.set(lesson.id, acc);
     const runs = sessionRuns.get(lesson.id) ?? [];
     runs[i] = own;
     sessionRuns.set(lesson.id, runs);
     setAll(acc);
     setRanStep(i);
-    testHook().lessonChecks[`${lesson.id}/${i}`] = evaluateStep(s, i, acc).map((o) => o.pass);
+    testHook().lessonChecks[`${lesson.id}/${i}`] = evaluateStep(s, i, acc, seedAcc).map((o) => o.pass);
     testHook().lessonClaims[`${lesson.id}/${i}`] = checkStepClaims(s, i, acc, (m) => info.metricInfo.find((x) => x.name === m)?.unit ?? '').map((c) => ({ text: c.claim.text, ok: c.ok, shown: c.shown }));
   };
 
@@ -107,7 +148,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
 
   const labLink = info
     ? formatHash({
-        route: { page: 'experiment', name: info.name, params: nonDefault(info.params, params), seed: s.scenario.seed },
+        route: { page: 'experiment', name: info.name, params: nonDefault(info.params, params), seed: s.scenario.seed, ...(stepVariation(s) === 'off' ? { view: { variation: 'off' } } : {}) },
         emphasis: 'none',
         focus: false,
       })
@@ -198,7 +239,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             {[
               `${s.scenario.experiment} ${s.scenario.variants.join('+')}${refSpec ? ` (${refSpec.variant}: reference)` : ''}`,
               ...(Object.keys(s.scenario.params).length > 0 ? [Object.entries(s.scenario.params).map(([k, v]) => `${k}=${v}`).join(' ')] : []),
-              `random seed ${s.scenario.seed}`,
+              s.scenario.seeds ? `random seeds ${s.scenario.seed}-${s.scenario.seed + s.scenario.seeds - 1}` : `random seed ${s.scenario.seed}`,
             ].join(' · ')}
           </code>{' '}
           <a href={labLink}>open in the lab →</a>
@@ -213,6 +254,11 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
           onCancel={runner.cancel}
           label="Run this step"
         />
+        {seedAt !== null && s.scenario.seeds && (
+          <p className="muted" data-testid="lesson-seed-at">
+            seed {seedAt} ({s.scenario.seed + s.scenario.seeds - seedAt} of {s.scenario.seeds})
+          </p>
+        )}
         {!info && <ErrorBanner error={`This step needs the experiment "${s.scenario.experiment}", which this engine build does not have.`} />}
         {runner.state.error && <ErrorBanner error={runner.state.error} />}
         {outcomes && (
@@ -242,12 +288,20 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
           </>
         )}
         {info && s.moment && here && <LessonMoment key={`${lesson.id}/${i}`} moment={s.moment} specs={stepSpecs(s, info)} stepKey={`${lesson.id}/${i}`} spec={replayFor(info.name)} />}
+        {info && seedRuns && seedRuns.length > 0 && (
+          <SeedStrips info={info} params={params} rows={seedRuns} metrics={[...new Set(s.checks.map((c) => c.metric))]} exportName={`${lesson.id}-step${i + 1}`} />
+        )}
+        {info && seedRuns && seedRuns.length > 0 && (
+          <p className="muted prose" data-testid="lesson-seeds-note">
+            The numbers below are the median of the {seedRuns.length} runs, as the checks and the text read them; the pictures are seed {s.scenario.seed}&apos;s run.
+          </p>
+        )}
         {info && (
           <Results
             info={info}
             params={params}
             variants={refSpec ? info.variants : s.scenario.variants}
-            runs={ranStep === i ? runner.state.results : {}}
+            runs={ranStep === i ? (seedRuns && here ? withMedians(runner.state.results, here) : runner.state.results) : {}}
             running={runner.state.status === 'running'}
             emphasis={emphasis}
             stale={false}

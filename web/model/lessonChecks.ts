@@ -7,6 +7,7 @@
 import type { Variant } from '../engine/types';
 import { fmtNum } from './format';
 import type { Check, LessonStep, Prediction } from './lessonFormat';
+import { spreadOf, type SpreadStat } from './spread';
 
 /** Metrics of one step's runs, by variant. */
 export type StepMetrics = Partial<Record<Variant, Record<string, number>>>;
@@ -25,12 +26,46 @@ export interface CheckOutcome {
 /** Numbers as the panels print them (the one formatter): 16,414, not 16410. */
 const show = fmtNum;
 
+/** Each seed's metrics of a step that ran several seeds, by step (undefined: one run). */
+export type SeedMetrics = (StepMetrics[] | undefined)[];
+
+/** The median of each variant's metrics over the seeds: what the step's
+ * checks and numbers read by default. */
+export function statMetrics(runs: StepMetrics[], stat: SpreadStat = 'p50'): StepMetrics {
+  const out: StepMetrics = {};
+  for (const r of runs)
+    for (const [v, ms] of Object.entries(r))
+      for (const m of Object.keys(ms ?? {})) {
+        const o = (out[v as Variant] ??= {});
+        if (m in o) continue;
+        const s = spreadOf(runs.map((x) => x[v as Variant]?.[m] ?? NaN));
+        if (s) o[m] = s[stat];
+      }
+  return out;
+}
+
 /**
  * Evaluate one check. `stepIndex` is the index of the step it belongs to and
  * `all[i]` the metrics of step i (earlier steps may be referenced by ratio
- * checks).
+ * checks); `seeds[i]`, each seed's metrics of a step that ran several
+ * (atLeast: counted over them; stat: that statistic of them).
  */
-export function evaluateCheck(check: Check, stepIndex: number, all: StepMetrics[]): CheckOutcome {
+export function evaluateCheck(check: Check, stepIndex: number, all: StepMetrics[], seeds?: SeedMetrics): CheckOutcome {
+  if (check.atLeast === undefined && check.stat === undefined) return evaluateOne(check, stepIndex, all);
+  const runs = seeds?.[stepIndex];
+  if (!runs || runs.length === 0)
+    return { check, pass: false, actual: NaN, problem: 'this check reads runs over seeds; none were run', detail: 'no runs over seeds' };
+  const at = (m: StepMetrics): StepMetrics[] => all.map((x, k) => (k === stepIndex ? m : x));
+  if (check.stat !== undefined) {
+    const o = evaluateOne(check, stepIndex, at(statMetrics(runs, check.stat)));
+    return { ...o, detail: `${check.stat} of ${runs.length} runs: ${o.detail}` };
+  }
+  const held = runs.filter((r) => evaluateOne(check, stepIndex, at(r)).pass).length;
+  const need = check.atLeast ?? runs.length;
+  return { check, pass: held >= need, actual: held, detail: `holds in ${held} of ${runs.length} runs (at least ${need} asked)` };
+}
+
+function evaluateOne(check: Check, stepIndex: number, all: StepMetrics[]): CheckOutcome {
   const missing = (problem: string): CheckOutcome => ({ check, pass: false, actual: NaN, problem, detail: problem });
   const get = (step: number, variant: Variant, metric: string): number | undefined => all[step]?.[variant]?.[metric];
   const x = get(stepIndex, check.variant, check.metric);
@@ -73,8 +108,8 @@ export function evaluateCheck(check: Check, stepIndex: number, all: StepMetrics[
 }
 
 /** Evaluate every check of step `stepIndex`. */
-export function evaluateStep(step: LessonStep, stepIndex: number, all: StepMetrics[]): CheckOutcome[] {
-  return step.checks.map((c) => evaluateCheck(c, stepIndex, all));
+export function evaluateStep(step: LessonStep, stepIndex: number, all: StepMetrics[], seeds?: SeedMetrics): CheckOutcome[] {
+  return step.checks.map((c) => evaluateCheck(c, stepIndex, all, seeds));
 }
 
 export type Verdict = 'close' | 'off';

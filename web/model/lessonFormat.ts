@@ -14,6 +14,7 @@
 import type { Variant } from '../engine/types';
 import { claimsIn, parseShown } from './lessonClaims';
 import { validateMoment, type Moment } from './moments';
+import { SPREAD_STATS, type SpreadStat } from './spread';
 
 export type CheckOp = 'lt' | 'gt' | 'between' | 'ratio_lt' | 'ratio_gt' | 'ratio_between';
 
@@ -37,6 +38,15 @@ export interface Check {
   range?: [number, number];
   /** The denominator of a ratio_* check. */
   of?: CheckRef;
+  /**
+   * On a step that runs several seeds: the check must hold in at least this
+   * many of the seeds' runs, each seed's kernels compared with each other
+   * ("after is below before in at least 18 of 20 runs").
+   */
+  atLeast?: number;
+  /** On a step that runs several seeds: compare this statistic of the runs
+   * (p5, p50, p95, mean, sd, min, max) instead of the median. */
+  stat?: SpreadStat;
 }
 
 export interface Prediction {
@@ -54,6 +64,13 @@ export interface Scenario {
   variants: Variant[];
   params: Record<string, string>;
   seed: number;
+  /** Run seeds seed..seed+seeds-1 of each variant (2-100): a distribution.
+   * Checks without atLeast/stat, and the text's numbers, read the medians. */
+  seeds?: number;
+  /** The run-to-run variation a seed draws (engine/src/kernel/variation.def):
+   * "off" by default (the deterministic model: the numbers a lesson states
+   * are the same on every machine and day), "on" by default with seeds. */
+  variation?: 'on' | 'off';
 }
 
 export interface DiffExcerpt {
@@ -172,6 +189,15 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
           if (of.metric !== undefined) metricOk(of.metric, `${cp}.of.metric`, refExp);
           if (of.step === undefined && of.variant === undefined && of.metric === undefined) err(`${cp}.of`, 'a ratio of a value to itself says nothing');
         } else if (c.of !== undefined) err(`${cp}.of`, 'only ratio_* checks take "of"');
+        const seeds = isObj(s.scenario) && Number.isInteger(s.scenario.seeds) ? (s.scenario.seeds as number) : 0;
+        if (c.atLeast !== undefined || c.stat !== undefined) {
+          if (!seeds) err(`${cp}`, 'atLeast and stat read runs over seeds: give the scenario "seeds"');
+          if (c.atLeast !== undefined && c.stat !== undefined) err(`${cp}`, 'a check takes atLeast or stat, not both');
+          if (c.atLeast !== undefined && (!Number.isInteger(c.atLeast) || (c.atLeast as number) < 1 || (seeds && (c.atLeast as number) > seeds)))
+            err(`${cp}.atLeast`, `must be a whole number of runs, 1..${seeds || 'seeds'}`);
+          if (c.stat !== undefined && (typeof c.stat !== 'string' || !SPREAD_STATS.includes(c.stat as SpreadStat)))
+            err(`${cp}.stat`, `must be one of ${SPREAD_STATS.join(', ')}`);
+        }
       });
     // numbers about the run ([[744 ms|before.account_avg_ms]]) name a variant the step runs and a metric
     for (const k of ['text', 'look', 'why'] as const) {
@@ -227,6 +253,9 @@ function validateScenario(
       if (exp && !exp.params.some((p) => p.name === k)) err(`${path}.params.${k}`, `${exp.name} has no parameter "${k}"`);
     }
   if (!Number.isInteger(s.seed) || (s.seed as number) < 0) err(`${path}.seed`, 'must be a non-negative integer');
+  if (s.seeds !== undefined && (!Number.isInteger(s.seeds) || (s.seeds as number) < 2 || (s.seeds as number) > 100))
+    err(`${path}.seeds`, 'must be a whole number of seeds, 2..100');
+  if (s.variation !== undefined && s.variation !== 'on' && s.variation !== 'off') err(`${path}.variation`, 'must be "on" or "off"');
   return exp;
 }
 

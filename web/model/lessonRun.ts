@@ -8,15 +8,22 @@ import type { ExperimentInfo, RunResult, RunSpec, Variant } from '../engine/type
 import { evaluateMoment, type MomentOutcome } from './moments';
 import type { Trace } from './trace';
 import { stepClaims } from './lessonClaims';
-import { evaluateStep, type CheckOutcome, type StepMetrics } from './lessonChecks';
+import { evaluateStep, statMetrics, type CheckOutcome, type SeedMetrics, type StepMetrics } from './lessonChecks';
 import type { Lesson, LessonStep } from './lessonFormat';
 import { withDefaults } from './params';
 
-/** The run specs of a step's scenario, with the experiment's defaults filled in. */
-export function stepSpecs(step: LessonStep, info: ExperimentInfo): RunSpec[] {
+/** A step's run-to-run variation: its own, else off for one run and on over seeds. */
+export const stepVariation = (step: LessonStep): 'on' | 'off' => step.scenario.variation ?? (step.scenario.seeds ? 'on' : 'off');
+
+/** The run specs of a step's scenario, with the experiment's defaults filled in (at `seed`: one of a step's seeds). */
+export function stepSpecs(step: LessonStep, info: ExperimentInfo, seed = step.scenario.seed): RunSpec[] {
   const params = withDefaults(info.params, step.scenario.params);
-  return step.scenario.variants.map((variant) => ({ experiment: info.name, variant, params, seed: step.scenario.seed }));
+  const variation = stepVariation(step);
+  return step.scenario.variants.map((variant) => ({ experiment: info.name, variant, params, seed, ...(variation === 'off' ? { variation } : {}) }));
 }
+
+/** The seeds a step runs: its seed, or seed..seed+seeds-1. */
+export const stepSeeds = (step: LessonStep): number[] => Array.from({ length: step.scenario.seeds ?? 1 }, (_, k) => step.scenario.seed + k);
 
 /** Earlier steps whose metrics step `i`'s checks, or the numbers its text states (claims), refer to. */
 export function stepDeps(lesson: Lesson, i: number): number[] {
@@ -41,27 +48,36 @@ export function runLessonHeadless(lesson: Lesson, experiments: ExperimentInfo[],
 }
 
 /**
- * The same, also returning each step's metrics (for the claims in its text)
- * and, for a step with a moment, its checks on the recorded runs (`run` is
- * then asked to record: its second argument is true).
+ * The same, also returning each step's metrics (for the claims in its text;
+ * a step over seeds: the medians), each seed's metrics of a step over
+ * seeds, and, for a step with a moment, its checks on the recorded runs
+ * (`run` is then asked to record: its second argument is true; a step over
+ * seeds records its first seed's runs).
  */
 export function runLessonSteps(
   lesson: Lesson,
   experiments: ExperimentInfo[],
   run: (spec: RunSpec, record?: boolean) => RunResult,
-): { outcomes: CheckOutcome[][]; metrics: StepMetrics[]; moments: (MomentOutcome[] | null)[] } {
+): { outcomes: CheckOutcome[][]; metrics: StepMetrics[]; seeds: SeedMetrics; moments: (MomentOutcome[] | null)[] } {
   const all: StepMetrics[] = [];
+  const seeds: SeedMetrics = [];
   const moments: (MomentOutcome[] | null)[] = [];
   const outcomes = lesson.steps.map((s, i) => {
     const info = experiments.find((e) => e.name === s.scenario.experiment);
     if (!info) throw new Error(`${lesson.id} step ${i}: no experiment "${s.scenario.experiment}"`);
-    const runs: Record<string, RunResult> = {};
-    for (const spec of stepSpecs(s, info)) runs[spec.variant] = run(spec, !!s.moment);
-    all[i] = metricsOf(runs);
-    moments[i] = s.moment ? evaluateMoment(s.moment, recordingsOf(runs)).outcomes : null;
-    return evaluateStep(s, i, all);
+    const per = stepSeeds(s).map((seed, k) => {
+      const runs: Record<string, RunResult> = {};
+      for (const spec of stepSpecs(s, info, seed)) runs[spec.variant] = run(spec, !!s.moment && k === 0);
+      if (k === 0) moments[i] = s.moment ? evaluateMoment(s.moment, recordingsOf(runs)).outcomes : null;
+      return metricsOf(runs);
+    });
+    if (s.scenario.seeds) {
+      seeds[i] = per;
+      all[i] = statMetrics(per);
+    } else all[i] = per[0]!;
+    return evaluateStep(s, i, all, seeds);
   });
-  return { outcomes, metrics: all, moments };
+  return { outcomes, metrics: all, seeds, moments };
 }
 
 /** Recordings by variant from run results. */
@@ -79,5 +95,6 @@ export function referenceSpec(step: LessonStep, info: ExperimentInfo): RunSpec |
   if (v.length !== 1 || !info.variants.includes('before') || !info.variants.includes('after')) return null;
   const other = v[0] === 'before' ? 'after' : v[0] === 'after' ? 'before' : null;
   if (!other) return null;
-  return { experiment: info.name, variant: other, params: withDefaults(info.params, step.scenario.params), seed: step.scenario.seed };
+  const variation = stepVariation(step);
+  return { experiment: info.name, variant: other, params: withDefaults(info.params, step.scenario.params), seed: step.scenario.seed, ...(variation === 'off' ? { variation } : {}) };
 }

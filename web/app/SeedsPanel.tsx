@@ -1,0 +1,231 @@
+/*
+ * SeedsPanel.tsx - "Run ×20": the page's setting over 20 consecutive seeds
+ * (from the page's seed), each kernel, through the engine worker one run
+ * at a time (progress, Stop), then per metric a strip of dots per kernel
+ * with the median and the 5-95% band, the published figure as a line
+ * (web/model/seedStrip.ts). A seed draws what varies between two real runs
+ * (engine/src/kernel/variation.def); with variation off, only what the
+ * model draws per IO is left. The spread goes out as CSV or JSON.
+ */
+import { useState } from 'react';
+import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
+import { publishedFor } from '../model/provenance';
+import { layoutStrip, type StripLayout } from '../model/seedStrip';
+import { seedsCsv, seedsJson, spreadOf, valuesOf, varies, type SeedRuns } from '../model/spread';
+import { Axes } from '../views/common/Axes';
+import { labelWidth } from '../views/common/axis';
+import { ChartFigure } from '../views/common/ChartFigure';
+import { download } from '../views/common/export';
+import { GHOST, KERNEL_COLOR, KERNEL_SHORT, KERNEL_TEXT, MEASURED } from '../views/common/palette';
+import { fmtNum, fmtUnit } from '../model/format';
+import { headlineOf, labelOf } from '../views/registry';
+import { engine } from './engine';
+import { SweepButton } from './SweepButton';
+import { tracked, useSweep } from './useSweep';
+
+export const SEEDS = 20;
+/** Strips drawn before "show all" (the rest are in the table). */
+const FIRST = 4;
+
+interface Props {
+  info: ExperimentInfo;
+  params: Record<string, string>;
+  seed: number;
+  variation: string;
+  disabled?: boolean;
+}
+
+/** The published figure of a metric for a kernel, at exactly this setting. */
+function publishedValue(info: ExperimentInfo, metric: string, v: Variant, params: Record<string, string>): number | undefined {
+  return publishedFor(info.published, metric, v, info.params, params).find((p) => p.differs.length === 0)?.row.value;
+}
+
+function Strip({ layout: l, unit }: { layout: StripLayout; unit: string }) {
+  const r = Math.max(3, l.fontPx * 0.28);
+  const bandH = l.rowHeight * 0.7;
+  return (
+    <svg className="chart seed-strip" width={l.width} height={l.height} role="img" aria-label={l.xTitle}>
+      <Axes {...l} xTitle={l.xTitle} xGrid />
+      {l.rows.map((row) => (
+        <g key={row.variant} data-variant={row.variant} data-testid={`strip-${row.variant}`}>
+          <text x={l.margin.left - l.fontPx * 0.5} y={row.y} dy="0.35em" textAnchor="end" fontSize={l.fontPx} fill={KERNEL_TEXT[row.variant]}>
+            {KERNEL_SHORT[row.variant]}
+          </text>
+          {row.band && (
+            <rect
+              className="seed-band"
+              x={row.band.x0}
+              y={row.y - bandH / 2}
+              width={Math.max(1, row.band.x1 - row.band.x0)}
+              height={bandH}
+              fill={KERNEL_COLOR[row.variant]}
+              fillOpacity={0.16}
+            >
+              <title>{`5-95% of ${row.spread?.n} runs: ${fmtNum(row.spread?.p5)} to ${fmtNum(row.spread?.p95)}${fmtUnit(unit) ? ` ${fmtUnit(unit)}` : ''}`}</title>
+            </rect>
+          )}
+          {row.dots.map((d) => (
+            <circle key={d.seed} className="seed-dot" cx={d.x} cy={d.y} r={r} fill={KERNEL_COLOR[row.variant]} fillOpacity={0.75}>
+              <title>{`seed ${d.seed}: ${fmtNum(d.value)}${fmtUnit(unit) ? ` ${fmtUnit(unit)}` : ''}`}</title>
+            </circle>
+          ))}
+          {row.median !== null && (
+            <line className="seed-median" x1={row.median} x2={row.median} y1={row.y - bandH / 2} y2={row.y + bandH / 2} stroke={KERNEL_COLOR[row.variant]} strokeWidth={3}>
+              <title>{`median ${fmtNum(row.spread?.p50)}`}</title>
+            </line>
+          )}
+          {row.published && (
+            <g className="seed-published" data-inside={row.published.inside ? '1' : '0'} data-value={row.published.value}>
+              <line x1={row.published.x} x2={row.published.x} y1={row.y - l.rowHeight / 2 + 2} y2={row.y + l.rowHeight / 2 - 2} stroke={MEASURED} strokeWidth={2} strokeDasharray="5 3" />
+              {(() => {
+                const text = `published ${fmtNum(row.published.value)}`;
+                // the label stays inside the chart: left of a line near the right edge
+                const left = row.published.x + labelWidth(text, l.fontPx * 0.8) + l.fontPx > l.width - l.margin.right / 2;
+                return (
+                  <text x={row.published.x} y={row.y - l.rowHeight / 2 + 2} dy="0.9em" dx={left ? '-0.3em' : '0.3em'} textAnchor={left ? 'end' : 'start'} fontSize={l.fontPx * 0.8} fill={MEASURED}>
+                    {text}
+                  </text>
+                );
+              })()}
+            </g>
+          )}
+        </g>
+      ))}
+    </svg>
+  );
+}
+
+/** One chart per metric: each kernel's runs over the seeds, on one axis. */
+export function SeedStrips({ info, params, rows, metrics, exportName }: { info: ExperimentInfo; params: Record<string, string>; rows: readonly SeedRuns[]; metrics: string[]; exportName: string }) {
+  const vs = info.variants.filter((v) => rows.some((r) => r.runs[v]));
+  const label = (m: string): string => labelOf(info, m);
+  return (
+    <>
+      {metrics.map((name) => {
+        const m = info.metricInfo.find((x) => x.name === name);
+        if (!m) return null;
+        return (
+          <ChartFigure
+            key={m.name}
+            title={`${label(m.name)}: ${rows.length} runs per kernel`}
+            exportName={`${exportName}-${m.name}`}
+            testId={`seeds-${m.name}`}
+            legend={[
+              ...vs.map((v) => ({ label: `${KERNEL_SHORT[v]}: a dot per run, the band 5-95%, the bar the median`, color: KERNEL_COLOR[v] })),
+              ...(vs.some((v) => publishedValue(info, m.name, v, params) !== undefined) ? [{ label: 'published (one run)', color: MEASURED, shape: 'dash' as const }] : []),
+            ]}
+          >
+            {(width, theme) => (
+              <Strip
+                unit={m.unit}
+                layout={layoutStrip(
+                  vs.map((v) => ({
+                    variant: v,
+                    values: rows.map((r) => ({ seed: r.seed, value: r.runs[v]?.metrics[m.name] ?? NaN })).filter((x) => Number.isFinite(x.value)),
+                    published: publishedValue(info, m.name, v, params),
+                  })),
+                  width,
+                  theme.fontPx,
+                  label(m.name),
+                  fmtUnit(m.unit),
+                )}
+              />
+            )}
+          </ChartFigure>
+        );
+      })}
+    </>
+  );
+}
+
+export function SeedsPanel({ info, params, seed, variation, disabled }: Props) {
+  const seeds = Array.from({ length: SEEDS }, (_, i) => seed + i);
+  const { rows, state, err, run, stop } = useSweep<number, SeedRuns>(
+    `seeds:${info.name}`,
+    seeds,
+    async (s, onRun) => {
+      const runs: Partial<Record<Variant, RunResult>> = {};
+      for (const variant of info.variants) runs[variant] = await tracked(engine.run({ experiment: info.name, variant, params, seed: s, variation }), onRun);
+      return { seed: s, runs };
+    },
+    JSON.stringify([params, seed, variation]),
+  );
+  const [all, setAll] = useState(false);
+  const label = (m: string): string => labelOf(info, m);
+  const vs = info.variants;
+  // drawn: what has a published figure here, and what varies over the
+  // seeds; published and headline metrics first (a constant is a table row)
+  const published = new Set(info.published.filter((p) => vs.some((v) => publishedValue(info, p.metric, v, params) !== undefined)).map((p) => p.metric));
+  const rank = (m: string): number => (published.has(m) ? 0 : headlineOf(info).some((h) => h.name === m) ? 1 : 2);
+  const order = [...info.metricInfo].sort((a, b) => rank(a.name) - rank(b.name));
+  const drawn = order.filter((m) => published.has(m.name) || varies(rows, vs, m.name));
+  const shown = all ? drawn : drawn.slice(0, FIRST);
+  const name = `${info.name}-seeds${seed}-${seed + SEEDS - 1}`;
+  return (
+    <section className="seeds-panel" data-testid="seeds-panel" data-state={state} data-done={rows.length}>
+      <h2 className="seeds-title">Over {SEEDS} runs</h2>
+      <div className="seeds-head">
+        <SweepButton state={state} done={rows.length} total={SEEDS} label={`Run ×${SEEDS}`} testId="run-seeds" onRun={() => void (disabled ? undefined : run())} onStop={stop} />
+        {state === 'running' && (
+          <div className="progress" role="progressbar" aria-label="seeds done" aria-valuemin={0} aria-valuemax={SEEDS} aria-valuenow={rows.length} data-testid="seeds-progress">
+            <div className="progress-fill" style={{ width: `${(100 * rows.length) / SEEDS}%` }} />
+          </div>
+        )}
+        <span className="muted prose">
+          {rows.length === 0
+            ? `seeds ${seed}-${seed + SEEDS - 1}, variation ${variation}: what a second run could give`
+            : `${rows.length} of ${SEEDS} seeds (${seed}-${seed + rows.length - 1}), variation ${variation}`}
+        </span>
+        {rows.length > 0 && state !== 'running' && (
+          <span className="export" aria-label="export the runs over the seeds">
+            <button type="button" className="btn-tiny" data-testid="seeds-csv" title="Download each metric's spread and every seed's value as CSV" onClick={() => download(`${name}.csv`, new Blob([seedsCsv(info, rows, label)], { type: 'text/csv' }))}>
+              CSV
+            </button>
+            <button type="button" className="btn-tiny" data-testid="seeds-json" title="Download the spreads (as lab run --seeds) and every seed's value as JSON" onClick={() => download(`${name}.json`, new Blob([seedsJson(info, params, variation, rows)], { type: 'application/json' }))}>
+              JSON
+            </button>
+          </span>
+        )}
+      </div>
+      {err && <p className="field-error">{err}</p>}
+      {rows.length > 0 && <SeedStrips info={info} params={params} rows={rows} metrics={shown.map((m) => m.name)} exportName={name} />}
+      {rows.length > 0 && drawn.length > FIRST && (
+        <button type="button" className="btn-quiet" onClick={() => setAll((x) => !x)} aria-expanded={all} data-testid="seeds-show-all">
+          {all ? `Show the first ${FIRST}` : `Show all ${drawn.length} metrics that vary`}
+        </button>
+      )}
+      {rows.length > 0 && (
+        <table className="metrics seeds-table" data-testid="seeds-table">
+          <thead>
+            <tr>
+              <th scope="col">metric</th>
+              {vs.map((v) => (
+                <th key={v} scope="col" style={{ color: KERNEL_TEXT[v] }}>
+                  {KERNEL_SHORT[v]}: median [5%, 95%]
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {info.metricInfo.map((m) => (
+              <tr key={m.name} data-testid={`seeds-row-${m.name}`}>
+                <th scope="row" title={m.name}>
+                  {label(m.name)}
+                </th>
+                {vs.map((v) => {
+                  const s = spreadOf(valuesOf(rows, v, m.name));
+                  return (
+                    <td key={v} className="num" style={s && s.sd === 0 ? { color: GHOST } : undefined}>
+                      {s ? `${fmtNum(s.p50)} [${fmtNum(s.p5)}, ${fmtNum(s.p95)}]` : '–'}
+                      {s ? <span className="unit"> {fmtUnit(m.unit)}</span> : null}
+                    </td>
+                  );
+                })}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
