@@ -14,6 +14,7 @@
 #include "seeds.h"
 #include "strbuf.h"
 #include "t.h"
+#include "t_lab.h"
 #include "variation.h"
 
 static void test_parse(void)
@@ -90,41 +91,9 @@ static void test_timer_phase_draw(void)
 	}
 }
 
-typedef struct res {
-	double m[EXP_MAX_METRICS];
-	const lab_exp *e;
-} res;
-
-static res run(const char *exp, const char *variant, const char *params, uint32_t seed)
-{
-	res out;
-	memset(&out, 0, sizeof out);
-	lab_run *r = NULL;
-	char *err = NULL;
-	int rc = lab_open(exp, variant, params, seed, 0, &r, &err);
-	if (rc) {
-		fprintf(stderr, "lab_open(%s, %s): %s\n", exp, params, err ? err : "?");
-		lab_free(err);
-		CHECK_EQ(rc, 0);
-		return out;
-	}
-	int done = 0;
-	while (!done && rc == 0)
-		rc = lab_step(r, 1u << 20, &done);
-	CHECK_EQ(rc, 0);
-	out.e = r->exp;
-	memcpy(out.m, r->m, sizeof out.m);
-	lab_close(r);
-	return out;
-}
-
-static double M(const res *x, const char *name)
-{
-	for (int i = 0; x->e && i < x->e->nmetrics; i++)
-		if (!strcmp(x->e->metrics[i].name, name))
-			return x->m[i];
-	return -1;
-}
+typedef t_res res;
+#define run t_run
+#define M t_metric
 
 static int same_metrics(const res *a, const res *b)
 {
