@@ -15,14 +15,15 @@ test.afterEach(async ({ lab }) => {
   expect(lab.external, 'requests that tried to leave localhost').toEqual([]);
 });
 
-test('the patch switches sit above the results and each re-runs the after kernel', async ({ lab }) => {
+test('the patch switches sit under the headline comparison, above the mechanism pictures, and each re-runs the after kernel', async ({ lab }) => {
   const { page } = lab;
   await lab.open('#/exp/sparse-cp?p.file_mib=16');
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
   const toggles = page.getByTestId('patch-toggles');
   await expect(toggles).toBeVisible();
-  // above the headline comparison, and one switch per switchable patch the engine declares
-  expect((await toggles.boundingBox())!.y).toBeLessThan((await page.getByTestId('headline').boundingBox())!.y);
+  // the difference comes first, then the switches, then the pictures; one switch per switchable patch the engine declares
+  expect((await toggles.boundingBox())!.y).toBeGreaterThan((await page.getByTestId('headline').boundingBox())!.y);
+  expect((await toggles.boundingBox())!.y).toBeLessThan((await page.getByTestId('sparsecp-view').boundingBox())!.y);
   await expect(page.locator('[data-testid^="toggle-"]')).not.toHaveCount(0);
   const sw = page.getByTestId('toggle-p1_no_hole_uptodate');
   await expect(sw).toHaveAttribute('aria-checked', 'true');

@@ -2,8 +2,9 @@
  * PatchToggles.tsx - the experiment's patches as a row of switches above
  * the results (model/patches.ts): flipping one changes the after kernel's
  * switch parameter and runs again, so only the after picture moves. A
- * patch without a switch (the before/after pair is the switch) is shown
- * as applied, with its title and diff link, not as a dead control.
+ * patch without a switch is a label, not a dead control: "in after" when
+ * the before/after pair is its switch, "no effect" when it changes nothing
+ * the model can see (a series' clean-up patch), with its title and diff.
  */
 import type { PatchToggle } from '../model/patches';
 import { KERNEL_TEXT } from '../views/common/palette';
@@ -51,8 +52,14 @@ export function PatchToggles({ patch, toggles, disabled, onToggle }: Props) {
                 <span className="switch-knob" aria-hidden="true" />
                 <span className="sr">{t.title}</span>
               </button>
+            ) : t.fixed === 'none' ? (
+              <span className="patch-badge patch-badge-none" title={t.help}>
+                no effect
+              </span>
             ) : (
-              <span className="switch switch-fixed" aria-hidden="true" title="applied in the after kernel" />
+              <span className="patch-badge" style={{ color: KERNEL_TEXT.after }} title="applied in the after kernel; the before kernel runs without it">
+                in after
+              </span>
             )}
             <span className="patch-text" title={t.help}>
               {t.series && <span className="patch-series">{t.series}</span>} {t.title}

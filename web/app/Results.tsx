@@ -6,7 +6,7 @@
  * to the rows where the kernels differ or a published figure applies, the
  * rest behind "show all". Every number says where it comes from.
  */
-import { useState } from 'react';
+import { useState, type ReactNode } from 'react';
 import type { ExperimentInfo, MetricInfo, RunResult, Variant } from '../engine/types';
 import { fmtChange, fmtNs, fmtNum, fmtPct, fmtUnit } from '../model/format';
 import { publishedFor, relError } from '../model/provenance';
@@ -34,6 +34,8 @@ interface Props {
   reference?: Variant;
   view?: Record<string, string>;
   onView?: ViewProps['onView'];
+  /** drawn between the headline comparison and the mechanism pictures (the page's patch switches) */
+  controls?: ReactNode;
 }
 
 const dim = (emphasis: Emphasis, v: Variant): boolean => emphasis !== 'none' && v !== 'base' && v !== emphasis;
@@ -175,7 +177,7 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
   );
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls }: Props) {
   const View = viewFor(info.name);
   const any = variants.some((v) => runs[v]);
   const pair = variants.includes('before') && variants.includes('after');
@@ -191,6 +193,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
         </div>
       )}
       {pair && !any && <div className="panel-empty muted">{running ? 'Running…' : <>Not run yet: press Run (<kbd>r</kbd>).</>}</div>}
+      {controls}
       {View && any && (
         <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} />
       )}

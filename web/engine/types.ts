@@ -56,6 +56,9 @@ export interface PatchInfo {
   /** upstream commit (12 hex digits), or null when not on file */
   commit: string | null;
   kernel?: string;
+  /** "model": the simulated kernel asks for it; "none": it changes nothing the model can see
+   *  (help says why); "not yet": the model runs one side of it so far */
+  effect?: 'model' | 'none' | 'not yet';
   title: string;
   help: string;
   /** the parameter that switches it in the after kernel, or null (the before/after pair is the switch) */

@@ -21,6 +21,9 @@ export interface PatchToggle {
   param: string | null;
   /** applied in the after kernel as the form stands */
   on: boolean;
+  /** a patch without a switch: "pair" when the before/after pair is its switch, "none" when it
+   *  changes nothing the model can see (so no switch: it would be a control that cannot matter) */
+  fixed: 'pair' | 'none' | null;
   /** where its diff is: upstream commit, or a lesson step */
   href: string | null;
   hrefLabel: string;
@@ -58,11 +61,12 @@ export function patchToggles(info: ExperimentInfo, values: Record<string, string
       help: p.help,
       param: p.switch,
       on: p.switch ? truthy(values[p.switch]) : p.applied?.after !== false,
+      fixed: p.switch ? null : p.effect === 'none' ? 'none' : 'pair',
       href: p.commit ? commitUrl(p.commit) : lessonLink,
       hrefLabel: p.commit ? `commit ${p.commit}` : 'the diff, in the lesson',
     }));
   return info.params.flatMap((p) => {
     const f = fromParam(p);
-    return f ? [{ key: p.name, series: f.series, title: f.help, help: p.help, param: p.name, on: truthy(values[p.name]), href: lessonLink, hrefLabel: 'the diff, in the lesson' }] : [];
+    return f ? [{ key: p.name, series: f.series, title: f.help, help: p.help, param: p.name, on: truthy(values[p.name]), fixed: null, href: lessonLink, hrefLabel: 'the diff, in the lesson' }] : [];
   });
 }

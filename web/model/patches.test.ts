@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import type { ExperimentInfo, PatchInfo } from '../engine/types';
+import { commitUrl, patchToggles } from './patches';
+
+const patch = (over: Partial<PatchInfo>): PatchInfo => ({
+  id: 'P_X',
+  seed: '004',
+  series: '1/9',
+  commit: null,
+  title: 't',
+  help: 'h',
+  switch: null,
+  applied: { before: false, after: true },
+  ...over,
+});
+
+const info = (patches: PatchInfo[]): ExperimentInfo => ({
+  name: 'x',
+  seed: '004',
+  title: 'x',
+  variants: ['before', 'after'],
+  params: [],
+  metrics: [],
+  metricInfo: [],
+  published: [],
+  patches,
+});
+
+describe('patchToggles', () => {
+  it('a switch follows its parameter; a patch without one is a label that says why it has none', () => {
+    const t = patchToggles(
+      info([
+        patch({ id: 'A', switch: 'p1', effect: 'model', commit: '0123456789ab' }),
+        patch({ id: 'B', effect: 'none' }),
+        patch({ id: 'C', effect: 'model' }),
+      ]),
+      { p1: 'false' },
+    );
+    expect(t.map((x) => [x.key, x.param, x.on, x.fixed])).toEqual([
+      ['A', 'p1', false, null],
+      ['B', null, true, 'none'],
+      ['C', null, true, 'pair'],
+    ]);
+    expect(t[0]?.href).toBe(commitUrl('0123456789ab'));
+  });
+
+  it('an engine without a patch table gets toggles from its switch parameters', () => {
+    const e = info([]);
+    delete e.patches;
+    e.params = [{ name: 'p1', type: 'bool', default: 1, help: 'after: 1/9, no UPTODATE record' } as ExperimentInfo['params'][number]];
+    const t = patchToggles(e, {});
+    expect(t).toHaveLength(1);
+    expect(t[0]).toMatchObject({ param: 'p1', series: '1/9', on: true, fixed: null });
+  });
+});
