@@ -100,6 +100,10 @@ describe('lesson checks', () => {
     expect(judgePrediction(p, 100, all[0]!)?.verdict).toBe('off');
     expect(judgePrediction(p, 100, all[0]!)?.message).toMatch(/11.1× lower than your 100 µs/);
     expect(judgePrediction(p, -1, all[0]!)).toBeNull();
+    // a guess that reads as the simulated value is right, not "within 1.3x"
+    const actual = all[0]!.base!.clat_p50_us!;
+    expect(judgePrediction(p, actual, all[0]!)?.message).toMatch(/^Right: /);
+    expect(judgePrediction(p, 6, all[0]!)?.message).toMatch(/^Close: /);
   });
 });
 

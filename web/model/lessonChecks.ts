@@ -149,7 +149,8 @@ export function parseGuess(text: string, unit?: string): number | null {
 
 /**
  * Judge a student's guess: "close" when the simulated value lies within
- * `factor` times the guess either way. Returns null if the guess is not a
+ * `factor` times the guess either way (and "right" when the two read the
+ * same as displayed). Returns null if the guess is not a
  * positive number or the metric is missing.
  */
 export function judgePrediction(p: Prediction, guess: number, metrics: StepMetrics): PredictionOutcome | null {
@@ -164,8 +165,11 @@ export function judgePrediction(p: Prediction, guess: number, metrics: StepMetri
     guess,
     actual,
     ratio,
-    message: close
-      ? `Close: the simulation gives ${show(actual)}${unit}, within ${p.factor}× of your ${show(guess)}${unit}.`
-      : `The simulation gives ${show(actual)}${unit}, ${how} your ${show(guess)}${unit}.`,
+    message:
+      show(actual) === show(guess)
+        ? `Right: the simulation gives ${show(actual)}${unit}, as you said.`
+        : close
+          ? `Close: the simulation gives ${show(actual)}${unit}, within ${p.factor}× of your ${show(guess)}${unit}.`
+          : `The simulation gives ${show(actual)}${unit}, ${how} your ${show(guess)}${unit}.`,
   };
 }
