@@ -35,6 +35,15 @@ static struct {
 } all_params[NEXP];
 static int all_built;
 
+/* Whether e declares a parameter called name itself. */
+static int own_param(const lab_exp *e, const char *name)
+{
+	for (int j = 0; j < e->nparams; j++)
+		if (strcmp(e->params[j].name, name) == 0)
+			return 1;
+	return 0;
+}
+
 static void build_params(void)
 {
 	for (int i = 0; i < NEXP; i++) {
@@ -50,6 +59,8 @@ static void build_params(void)
 			assert(n < EXP_MAX_PARAMS && "raise EXP_MAX_PARAMS");
 			if (!pi || pi->effect != PE_MODEL || !*pi->param || n >= EXP_MAX_PARAMS)
 				continue;
+			if (own_param(e, pi->param))
+				continue; /* the experiment's own switch (lab_exp.switches) */
 			snprintf(all_params[i].help[n], sizeof all_params[i].help[n], "%s: %s, %s",
 				 e->has_variants ? "after" : "base", pi->series, pi->help);
 			all_params[i].p[n] = (param_desc){
@@ -107,6 +118,8 @@ int exp_run_patches(const lab_exp *e, int variant, const double *p, patchset *ou
 		if (d->patch != P_NONE)
 			patch_set(out, d->patch, p[j] != 0);
 	}
+	if (e->switches)
+		e->switches(e, p, out);
 	return 0;
 }
 
@@ -134,6 +147,11 @@ static int param_index(const lab_exp *e, const char *name)
 		if (strcmp(exp_param_desc(e, i)->name, name) == 0)
 			return i;
 	return -1;
+}
+
+int exp_param_index(const lab_exp *e, const char *name)
+{
+	return param_index(e, name);
 }
 
 double exp_param(const struct lab_run *r, const char *name)
@@ -524,6 +542,8 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 		for (int k = 0; k < exp_nparams(e); k++)
 			if (exp_param_desc(e, k)->patch == pi->id)
 				sw = k;
+		if (sw < 0 && pi->effect == PE_MODEL && *pi->param && own_param(e, pi->param))
+			sw = param_index(e, pi->param);
 		if (sw >= 0)
 			js_str(out, exp_param_desc(e, sw)->name);
 		else
@@ -620,8 +640,16 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 			}
 		}
 		js_obj_end(out);
-		js_kstr(out, "kernel", exp_kernel(e, !strcmp(r->variant, "before") ? VAR_BEFORE
-						  : !strcmp(r->variant, "after") ? VAR_AFTER : VAR_BASE));
+		/* the row's kernel: its variant's, or the preset a `kernel`
+		 * parameter of the row names (an experiment's own switch) */
+		const char *kern = exp_kernel(e, !strcmp(r->variant, "before") ? VAR_BEFORE
+						 : !strcmp(r->variant, "after") ? VAR_AFTER : VAR_BASE);
+		int ki = param_index(e, "kernel");
+		if (ki >= 0 && exp_param_desc(e, ki)->type == PT_ENUM && r->params &&
+		    strstr(r->params, "kernel=") && strcmp(r->variant, "before") != 0 &&
+		    exp_parse_params(e, r->params, p, err, sizeof err) == 0)
+			kern = exp_param_desc(e, ki)->values[(int)p[ki]];
+		js_kstr(out, "kernel", kern);
 		js_kstr(out, "metric", r->metric);
 		js_knum(out, "value", r->value);
 		js_kstr(out, "source", r->source);
