@@ -44,6 +44,7 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *pat
 	fs->dev = dev;
 	fs->o = *o;
 	fs->patches = patches;
+	lab_pool_init(&fs->dinode_pool, sizeof(dinode), 256);
 	fs->data_alloc = 1ull << 30;   /* the first data block group */
 	fs->meta_base = 256ull << 20;  /* metadata block group */
 	fs->csum_base = 512ull << 20;
@@ -153,7 +154,7 @@ static void dinode_free(dinode *d)
 		nx = b->next;
 		vd_dbio_free(b);
 	}
-	free(d);
+	lab_pool_free(&d->fs->dinode_pool, d);
 }
 
 void dfs_destroy(dfs *fs)
@@ -165,6 +166,7 @@ void dfs_destroy(dfs *fs)
 	fs->chk_n = fs->chk_cap = 0;
 	for (int i = 0; i < fs->ninodes; i++)
 		dinode_free(fs->inodes[i]);
+	lab_pool_destroy(&fs->dinode_pool);
 	free(fs->inodes);
 	fs->inodes = NULL;
 	fs->ninodes = 0;
@@ -188,7 +190,7 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 		fs->inodes = n;
 		fs->inodes_cap = nc;
 	}
-	dinode *d = lab_calloc(1, sizeof(*d));
+	dinode *d = lab_pool_zalloc(&fs->dinode_pool);
 	if (!d)
 		return LAB_ENOMEM;
 	d->fs = fs;

@@ -44,6 +44,7 @@
 #include "eio.h"
 #include "emap.h"
 #include "items.h"
+#include "labmem.h"
 #include "ordered.h"
 #include "pagecache.h"
 #include "patches.h"
@@ -256,6 +257,7 @@ typedef struct dfs {
 	dinode **chk_list;
 	int chk_n, chk_cap, chk_lost, chk_counted;
 	uint64_t chk_held[2], chk_listed;
+	lab_pool dinode_pool;          /* the dinodes (labmem.h) */
 } dfs;
 
 /* Set up the data path on device dev (not owned), running the kernel
