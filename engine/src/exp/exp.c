@@ -504,6 +504,53 @@ void exp_patch_json(const patch_info *pi, strbuf *out)
 
 static const char *const var_names[3] = { "base", "before", "after" };
 
+/*
+ * For an experiment's own enum switch sw (lab_exp.switches): whether each
+ * of its values applies patch `id` in the after run: true / false, or,
+ * for a value that follows the kernel preset (an own enum parameter named
+ * `kernel`), an object {kernel value: applied}. The page draws the
+ * switch's state from it without knowing the experiment.
+ */
+static void switch_values_json(const lab_exp *e, int sw, patch_id id, strbuf *out)
+{
+	const param_desc *d = exp_param_desc(e, sw);
+	int ki = param_index(e, "kernel");
+	const param_desc *kd = ki >= 0 && ki != sw && exp_param_desc(e, ki)->type == PT_ENUM
+				       ? exp_param_desc(e, ki) : NULL;
+	double p[EXP_MAX_PARAMS];
+	char err[160];
+	if (exp_parse_params(e, NULL, p, err, sizeof err) != 0)
+		return;
+	js_key(out, "switch_values");
+	js_obj(out);
+	for (int j = 0; d->values[j]; j++) {
+		p[sw] = j;
+		int on[16], nk = 0, same = 1;
+		for (int k = 0; (kd ? kd->values[k] != NULL : k == 0) && nk < 16; k++) {
+			if (kd)
+				p[ki] = k;
+			patchset ps;
+			exp_run_patches(e, e->has_variants ? VAR_AFTER : VAR_BASE, p, &ps);
+			on[nk] = patch_on(&ps, id);
+			same &= on[nk] == on[0];
+			nk++;
+		}
+		if (kd)
+			p[ki] = kd->def;
+		js_key(out, d->values[j]);
+		if (same) {
+			js_bool(out, on[0]);
+			continue;
+		}
+		js_obj(out);
+		for (int k = 0; k < nk; k++)
+			js_kbool(out, kd->values[k], on[k]);
+		js_obj_end(out);
+	}
+	p[sw] = d->def;
+	js_obj_end(out);
+}
+
 void exp_describe_json(const lab_exp *e, strbuf *out)
 {
 	int vars[2] = { VAR_BEFORE, VAR_AFTER }, nv = 2;
@@ -548,6 +595,8 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 			js_str(out, exp_param_desc(e, sw)->name);
 		else
 			js_null(out);
+		if (sw >= 0 && exp_param_desc(e, sw)->type == PT_ENUM)
+			switch_values_json(e, sw, pi->id, out);
 		js_key(out, "applied");
 		js_obj(out);
 		for (int v = 0; v < nv; v++) {
