@@ -217,7 +217,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
         <label className="variation-toggle chrome" title="A seed draws what varies between two real runs (process and syscall costs, the drive's state, the timer wheel's phase, allocation luck); off, every seed draws what seed 1 draws: the same conditions, with and without the patch" data-testid="variation-toggle">
           <input type="checkbox" checked={variation === 'on'} onChange={(e) => setVariation(e.target.checked)} /> run-to-run variation
         </label>
-        <PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onToggle={(param, on) => runWith({ [param]: on ? 'true' : 'false' })} />
+        <PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onSet={(param, value) => runWith({ [param]: value })} />
         {badSeed !== undefined && (
           <p className="notice" role="status" data-testid="bad-seed">
             The link&apos;s random seed <code>{badSeed}</code> is not a whole number from 0 to 999,999,999,999,999, so random seed {seed} is used.
