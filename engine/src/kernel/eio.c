@@ -147,7 +147,7 @@ static void fix_adj(extent_state *x)
 static void acct(eio_tree *t, const extent_state *st, int sign)
 {
 	uint64_t len = sign > 0 ? st->end - st->start + 1 : (uint64_t)0 - (st->end - st->start + 1);
-	uint64_t one = sign > 0 ? 1 : (uint64_t)0 - 1;
+	uint32_t one = sign > 0 ? 1u : (uint32_t)0 - 1u;
 	for (uint32_t b = st->bits & ((1u << EIO_COUNTED_BITS) - 1); b; b &= b - 1) {
 		int i = __builtin_ctz(b);
 		t->bytes_with[i] += len;

@@ -79,7 +79,7 @@ typedef struct eio_tree {
 	 * bit number: LOCKED, DELALLOC, DELALLOC_NEW, UPTODATE; the other
 	 * bits are not counted) */
 	uint64_t bytes_with[EIO_COUNTED_BITS];
-	uint64_t recs_with[EIO_COUNTED_BITS];
+	uint32_t recs_with[EIO_COUNTED_BITS];
 	sim *rec_sim;          /* recording (sim.h): the owner's sim and ids */
 	int64_t rec_fs, rec_ino;
 } eio_tree;
