@@ -69,7 +69,14 @@ test('list --json carries the patch table (patches.def), the kernels and the err
       for (const v of e.variants) assert.equal(p.applied[v], kernels.get(e.kernels[v]).patches.includes(p.id));
       if (p.switch !== null) {
         const param = e.params.find((q) => q.name === p.switch);
-        assert.ok(param && param.type === 'bool' && param.patch === p.id, `${e.name}: switch ${p.switch}`);
+        // the registry's one-bit switch, or one the experiment declares
+        // itself (an enum over several patches): then every value says
+        // whether it applies the patch (or per kernel preset)
+        if (param && param.type === 'enum') {
+          assert.ok(p.switch_values && param.values.every((v) => v in p.switch_values), `${e.name}: switch ${p.switch} values`);
+          for (const x of Object.values(p.switch_values))
+            assert.ok(typeof x === 'boolean' || Object.values(x).every((b) => typeof b === 'boolean'), `${e.name}: ${p.id} switch_values`);
+        } else assert.ok(param && param.type === 'bool' && param.patch === p.id, `${e.name}: switch ${p.switch}`);
       }
     }
     // every switch parameter names its patch, which the experiment exposes
@@ -79,6 +86,14 @@ test('list --json carries the patch table (patches.def), the kernels and the err
   assert.deepEqual(sc.patches.map((p) => p.series), ['1/9', '2/9', '3/9', '4/9', '5/9', '6/9', '7/9', '8/9', '9/9']);
   assert.deepEqual(sc.patches.filter((p) => p.effect === 'none').map((p) => p.series), ['5/9', '7/9', '8/9']);
   assert.deepEqual(sc.kernels, { before: '6.1', after: '6.2' });
+  // untar: its own switches over seed 000's patches, the kernel preset
+  const ut = list.experiments.find((e) => e.name === 'untar');
+  assert.deepEqual(ut.kernels, { before: '5.10', after: '5.10+fix' });
+  const sw = new Map(ut.patches.map((p) => [p.id, p]));
+  assert.equal(sw.get('P_000_FLUSH_BY_PAGES').switch, 'flush');
+  assert.equal(sw.get('P_000_START_DELALLOC_ROOTS').switch, 'flush');
+  assert.deepEqual(sw.get('P_000_FLUSH_BY_PAGES').switch_values.preset, { '5.10+fix': true, '5.10': false, '5.9': false });
+  assert.equal(sw.get('P_000_TICKET_CHECK_AFTER_WAIT').switch_values['1'], false);
   assert.equal(list.errors.LAB_EINVAL, -1);
   assert.equal(list.errors.LAB_ECANCELED, -6);
 });

@@ -93,6 +93,9 @@ const cases = [
   { name: 'sparse-cp, 1 GiB, cold, both variants', exp: 'sparse-cp', sets: ['file_mib=1024', 'state=cold'] },
   { name: 'sparse-cp, 1 GiB, delalloc, both variants', exp: 'sparse-cp', sets: ['file_mib=1024', 'state=delalloc'] },
   { name: 'torture, files mix', exp: 'torture', sets: ['mix=files'] },
+  // the seed's machine never reaches the metadata limit (README, known gaps): a
+  // 256 GiB file system does, and 5.10 then runs ~6,000 reclaim cycles
+  { name: 'untar, fs_gib=256 (the limit reached), both variants', exp: 'untar', sets: ['fs_gib=256'] },
 ];
 // Best of three, with the slowest beside it: this 2-core host is shared,
 // and one run can be a third slower for reasons that are not the code's.

@@ -53,6 +53,8 @@ typedef struct ffs {
 	uint64_t oe_head, oe_len, oe_cap;
 	task *ordered_waiter;
 	int raise;   /* writepages raises nr_to_write to finish a range */
+	int inline1; /* one-page files are inline extents: the flush itself
+		      * releases their reservation (cow_file_range_inline) */
 	int hdd;     /* a disk: one seek per write, one write at a time */
 	uint64_t pages_written, ordered_done;
 } ffs;
@@ -110,6 +112,21 @@ static int64_t f_writepages(void *ctx, task *t, void *inode, int64_t *nr)
 	uint64_t k = ino->dirty < (uint64_t)*nr ? ino->dirty : (uint64_t)*nr;
 	if (k == 0)
 		return 0;
+	if (f->inline1 && ino->dirty == 1) {
+		/* an inline extent: no bio, no ordered extent; the range's
+		 * extent and csum reservation go as delalloc is cleared */
+		task_cpu(f->s, t, 3000);
+		ino->dirty = 0;
+		f->delalloc_bytes -= PAGE;
+		*nr -= 1;
+		f->pages_written++;
+		f->ndirty--;
+		space_delalloc_mod_extents(f->sc, &ino->ir, -(int64_t)ino->ext, t->clock);
+		ino->ext = 0;
+		space_delalloc_release_metadata(f->sc, &ino->ir, PAGE, t->clock);
+		f->ordered_done++;
+		return 1;
+	}
 	/* cow_file_range + page writeback: 3 us per extent, 0.3 us per page */
 	task_cpu(f->s, t, 3000 + 300 * k);
 	ino->dirty -= k;
@@ -289,6 +306,9 @@ static int tar_step(sim *s, task *t)
 /* ------------------------------------------------------- the rig */
 
 static int g_items_factor = 2;
+/* shrink_delalloc's ticket check: after the wait (0, 5.10) or right after
+ * the flush (1, 5.9); the flush-path tests keep 5.10's order */
+static int g_check_first = 0;
 
 typedef struct rig {
 	sim *s;
@@ -312,6 +332,7 @@ static void rig_init(rig *g, int variant, uint64_t meta_total, uint64_t max_inod
 	delalloc_ops ops = fake_ops;
 	ops.ctx = &g->f;
 	delalloc_flush_patches(variant, &g->kernel);
+	patch_set(&g->kernel, P_000_TICKET_CHECK_AFTER_WAIT, !g_check_first);
 	CHECK_EQ(delalloc_init(&g->dc, g->s, &g->sc, &ops, &g->kernel, 8), 0);
 	CHECK_EQ(reclaim_init(&g->rc, g->s, &g->sc, &g->dc, NULL, 8), 0);
 	g->dc.items_factor = g_items_factor;
@@ -328,10 +349,13 @@ static void rig_free(rig *g)
 
 typedef struct untar_result {
 	uint64_t flushes, pages, inodes, wanted, tickets;
+	uint64_t shrinks, jiffies;
 	simtime_t elapsed;
 	int error;
 	uint64_t files;
 } untar_result;
+
+static int g_inline1 = 0; /* run_untar: one-page files are inline */
 
 /* Untar `files` files of `pages` pages into 1 GiB of metadata (room for
  * ~1600 small dirty files, more than a fixed-kernel cycle flushes). */
@@ -341,6 +365,7 @@ static untar_result run_untar(int variant, uint64_t files, uint64_t pages, int h
 	rig_init(&g, variant, 1024 * MiB, files);
 	g.f.raise = 1;
 	g.f.hdd = hdd;
+	g.f.inline1 = g_inline1;
 	tar w = {.f = &g.f, .files = files, .pages_per_file = pages};
 	task_spawn(g.s, "tar", tar_step, &w, 0);
 	sim_run(g.s, UINT64_MAX, SIMTIME_MAX);
@@ -350,6 +375,8 @@ static untar_result run_untar(int variant, uint64_t files, uint64_t pages, int h
 		.inodes = g.dc.inodes_touched,
 		.wanted = g.dc.pages_wanted,
 		.tickets = g.sc.info[SPACE_META].tickets_queued,
+		.shrinks = g.dc.shrinks,
+		.jiffies = g.dc.jiffy_sleeps,
 		.elapsed = w.finished,
 		.error = w.error,
 		.files = w.done_files,
@@ -432,6 +459,56 @@ static void test_small_files(uint64_t pages)
 	if (expect <= 0.5)
 		CHECK(v510.elapsed < fix.elapsed);
 	CHECK(v510.elapsed > v510.flushes * RECLAIM_NS_JIFFY);
+}
+
+/*
+ * Where shrink_delalloc looks at the tickets (P_000_TICKET_CHECK_AFTER_WAIT):
+ * 5.9 checked right after the flush and skipped the wait when no ticket
+ * was left; 5.10 (and the fix) sleep their jiffy first, every round.
+ */
+static void test_check_order(void)
+{
+	const uint64_t files = 4000;
+	/* one-page files are inline: the flush itself frees their space, so
+	 * the first flush of a cycle grants the ticket. Checked first, the
+	 * cycle ends without a wait; checked after, every round sleeps. */
+	g_inline1 = 1;
+	untar_result late = run_untar(DELALLOC_PAGES, files, 1, 0);
+	g_check_first = 1;
+	untar_result early = run_untar(DELALLOC_PAGES, files, 1, 0);
+	untar_result early59 = run_untar(DELALLOC_FLUSHER, files, 1, 0);
+	g_check_first = 0;
+	untar_result late59 = run_untar(DELALLOC_FLUSHER, files, 1, 0);
+	g_inline1 = 0;
+	printf("  inline files: jiffies/round %.2f after the wait, %.2f checked first "
+	       "(5.9's flusher %.2f / %.2f)\n",
+	       (double)late.jiffies / (double)late.flushes,
+	       (double)early.jiffies / (double)early.flushes,
+	       (double)late59.jiffies / (double)late59.flushes,
+	       (double)early59.jiffies / (double)early59.flushes);
+	CHECK(late.error == 0 && early.error == 0 && early59.error == 0 && late59.error == 0);
+	CHECK(late.files == files && early.files == files);
+	CHECK(late.flushes > 0 && early.flushes > 0 && early59.flushes > 0);
+	CHECK_EQ(late.jiffies, late.flushes);      /* a jiffy every round */
+	CHECK_EQ(late59.jiffies, late59.flushes);
+	CHECK_EQ(early.jiffies, 0);                 /* never one */
+	CHECK_EQ(early59.jiffies, 0);
+	/* the same flushes either way: the order changes the waits only */
+	CHECK_EQ(early.pages, late.pages);
+
+	/* on disk-backed files the space comes back as each write
+	 * completes: checked first, a round whose writes all completed
+	 * during the flush (an SSD, a long flush) skips its wait too */
+	g_check_first = 1;
+	untar_result e2 = run_untar(DELALLOC_PAGES, files, 2, 0);
+	g_check_first = 0;
+	untar_result l2 = run_untar(DELALLOC_PAGES, files, 2, 0);
+	printf("  2-page files: jiffies %llu checked first, %llu after the wait (rounds %llu / %llu)\n",
+	       (unsigned long long)e2.jiffies, (unsigned long long)l2.jiffies,
+	       (unsigned long long)e2.flushes, (unsigned long long)l2.flushes);
+	CHECK(e2.error == 0 && l2.error == 0);
+	CHECK_EQ(l2.jiffies, l2.flushes);
+	CHECK(e2.jiffies < l2.jiffies);
 }
 
 /* A task that reserves `bytes` of metadata once. */
@@ -667,6 +744,7 @@ int main(void)
 	test_small_files(16);
 	test_small_files(256);
 	test_huge_file();
+	test_check_order();
 	test_hdd();
 	T_DONE();
 }

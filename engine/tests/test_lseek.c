@@ -82,8 +82,9 @@ static void fake_flushing(env *e, uint64_t off)
 	uint64_t before = d->io.bytes_with[1];
 	eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_DELALLOC, NULL, NULL, NULL, 0);
 	d->delalloc_bytes -= before - d->io.bytes_with[1];
-	emap_insert(&d->em, off, PG, 1ull << 40 | off);
-	ordered_add(&d->oe, off, PG, 1ull << 40 | off);
+	CHECK(vd_xw(d) != NULL);
+	emap_insert(&d->x->em, off, PG, 1ull << 40 | off);
+	ordered_add(&d->x->oe, off, PG, 1ull << 40 | off);
 }
 
 /* Oracle: page p holds data if it is delalloc, being flushed, or mapped. */
@@ -92,10 +93,10 @@ static int page_has_data(dinode *d, uint64_t p)
 	uint64_t off = p * PG;
 	if (eio_test_any(&d->io, off, off + PG - 1, EXTENT_DELALLOC))
 		return 1;
-	if (ordered_lookup_range(&d->oe, off, PG, NULL) >= 0)
+	if (ordered_lookup_range(vd_oe_r(d), off, PG, NULL) >= 0)
 		return 1;
 	uint64_t i = vd_fe_first_after(d, off);
-	return i < d->nfe && d->fe[i].off <= off;
+	return i < vd_nfe(d) && d->x->fe[i].off <= off;
 }
 
 static int check_all_offsets(env *e, dfile *f)

@@ -142,11 +142,11 @@ static void test_writeback_expiry(void)
 	CHECK_EQ(d->pc.dirty, 50); /* 1 s tick: not expired */
 	sim_run(s, 1000000, 3500 * NS_PER_MS);
 	CHECK_EQ(d->pc.dirty, 0);
-	CHECK_EQ(d->nfe, 50);
+	CHECK_EQ(vd_nfe(d), 50);
 	CHECK_EQ(d->delalloc_bytes, 0);
 	CHECK_EQ(vd_outstanding(d), 0);
 	CHECK_EQ(d->io.nrecords, 0);
-	CHECK_EQ(d->em.n, 50 + 49); /* 50 written extents, 49 holes mapped by the writes past EOF */
+	CHECK_EQ(vd_em_r(d)->n, 50 + 49); /* 50 written extents, 49 holes mapped by the writes past EOF */
 	CHECK(fs->flushes >= 1);
 	CHECK_EQ(vd_check(d), 0);
 	fs->flusher_armed = 0;
@@ -261,18 +261,18 @@ static void test_fsync_truncate(void)
 	sim_run(s, 1000000, SIMTIME_MAX);
 	t->clock = sim_now(s);
 	CHECK_EQ(vd_fsync(d, t), 0);
-	CHECK_EQ(d->nfe, 10);
+	CHECK_EQ(vd_nfe(d), 10);
 	CHECK_EQ(d->nbytes, 10 * PG);
 	/* a truncate inside the data: items past it go */
 	CHECK_EQ(vd_truncate(d, t, 9 * PG), 0);
-	CHECK_EQ(d->nfe, 5);
+	CHECK_EQ(vd_nfe(d), 5);
 	CHECK_EQ(d->nbytes, 5 * PG);
 	CHECK_EQ(d->i_size, 9 * PG);
-	CHECK_EQ(d->em.n, 5 + 4); /* data and hole maps below the new end */
+	CHECK_EQ(vd_em_r(d)->n, 5 + 4); /* data and hole maps below the new end */
 	/* growing makes a hole */
 	CHECK_EQ(vd_truncate(d, t, 100 * PG), 0);
 	CHECK_EQ(d->i_size, 100 * PG);
-	CHECK_EQ(d->nfe, 5);
+	CHECK_EQ(vd_nfe(d), 5);
 	CHECK_EQ(vd_check(d), 0);
 	fx_close(&x);
 }

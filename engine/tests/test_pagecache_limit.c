@@ -396,7 +396,7 @@ static void test_throttle_sync(void)
 	CHECK(peak <= 204);
 	/* a, dirtied first, was written back first and completely */
 	CHECK_EQ(a->pc.dirty, 0);
-	CHECK_EQ(a->nfe, 1);
+	CHECK_EQ(vd_nfe(a), 1);
 	CHECK(sim_counter(s, "dirty_throttle_ns") > 0);
 	CHECK_EQ(vd_check(a), 0);
 	CHECK_EQ(vd_check(b), 0);

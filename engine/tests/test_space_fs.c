@@ -452,6 +452,60 @@ static void test_delalloc_lists(void)
 	env_close(&e);
 }
 
+/*
+ * P_000_DATA_TICKETS: 5.10 queues a data reservation that does not fit as
+ * a ticket for the async data worker, which forces a chunk; 5.9 (off)
+ * lets the writer allocate the chunk itself (btrfs_alloc_data_chunk_
+ * ondemand): no data ticket, and no wait for a worker. The same data
+ * goes in either way, and a full device still ends in a clean ENOSPC.
+ */
+static void test_data_tickets(void)
+{
+	uint64_t chunks[2] = {0}, tickets[2] = {0}, ondemand[2] = {0};
+	for (int on = 0; on < 2; on++) {
+		env e;
+		env_open(&e, 256 * MiB, DELALLOC_PAGES);
+		patch_set(&e.fs->opts.patches, P_000_DATA_TICKETS, on);
+		run(&e, 12, MiB);
+		const space_info *d = &e.fs->space.info[SPACE_DATA];
+		fs_space_stats st;
+		fs_space_get_stats(e.fs, &st);
+		uint64_t written = 0;
+		for (int i = 0; i < NW; i++) {
+			written += e.w[i].written;
+			CHECK_EQ(e.w[i].enospc, 0);
+		}
+		CHECK_EQ(written, (uint64_t)NW * 12 * MiB);
+		tickets[on] = d->tickets_queued;
+		ondemand[on] = st.ondemand_chunks;
+		chunks[on] = d->total_bytes;
+		check_quiet(&e);
+		env_close(&e);
+	}
+	printf("data tickets off: %llu tickets, %llu chunks by the writers; on: %llu tickets, "
+	       "%llu by them\n", (unsigned long long)tickets[0], (unsigned long long)ondemand[0],
+	       (unsigned long long)tickets[1], (unsigned long long)ondemand[1]);
+	CHECK_EQ(tickets[0], 0);
+	CHECK(ondemand[0] > 0);
+	CHECK(tickets[1] > 0);
+	CHECK_EQ(ondemand[1], 0);
+	CHECK_EQ(chunks[0], chunks[1]); /* the same chunks, allocated by someone else */
+
+	/* a device too small: without data tickets the writers still stop
+	 * on ENOSPC once no chunk fits (the ticket the model falls back on) */
+	env e;
+	env_open(&e, 128 * MiB, DELALLOC_PAGES);
+	patch_set(&e.fs->opts.patches, P_000_DATA_TICKETS, 0);
+	run(&e, 1000, MiB);
+	int enospc = 0;
+	for (int i = 0; i < NW; i++)
+		enospc += e.w[i].enospc;
+	CHECK_EQ(enospc, NW);
+	CHECK(e.fs->space.info[SPACE_DATA].full);
+	check_quiet(&e);
+	env_close(&e);
+}
+
 int main(void)
 {
 	test_delalloc_lists();
@@ -462,5 +516,6 @@ int main(void)
 	test_tickets_async();
 	test_priority_evict();
 	test_enospc();
+	test_data_tickets();
 	T_DONE();
 }

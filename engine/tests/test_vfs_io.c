@@ -132,7 +132,7 @@ static void body_basic(env *e, task *t)
 	CHECK_EQ(types, 1 << FE_REG);
 	CHECK_EQ(in->nbytes, 72 * K);
 	CHECK_EQ(d->delalloc_bytes, 0);
-	CHECK_EQ(d->oe.n, 0);
+	CHECK_EQ(vd_oe_n(d), 0);
 	CHECK_EQ(fs_csum_count(fs, 0, 1ull << 40) - csum0, 72 * K / SECTORSIZE);
 	CHECK_EQ(vio_fsync(fs, t, in), 0); /* clean: nothing to do */
 	commit_check(e, t);

@@ -244,7 +244,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
           onParams={runWith}
           view={view}
           onView={onView}
-          controls={<PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onToggle={(param, on) => runWith({ [param]: on ? 'true' : 'false' })} />}
+          controls={<PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onSet={(param, value) => runWith({ [param]: value })} />}
         />
         {replaySpec && !invalid && (
           <ReplaySection info={info} params={values} seed={seed} spec={replaySpec} at={view.at} onView={onView} onParams={runWith} />

@@ -229,7 +229,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
         )}
         {s.diff && (
           <div className="lesson-prose">
-            <DiffView title={s.diff.title} text={s.diff.text} />
+            <DiffView title={s.diff.title} text={s.diff.text} notes={s.diff.notes ?? []} />
           </div>
         )}
       </section>

@@ -13,10 +13,12 @@ interface Props {
   patch: string;
   toggles: PatchToggle[];
   disabled?: boolean;
-  onToggle(param: string, on: boolean): void;
+  /** set a switch parameter to a value ("true" / "false", or an enum
+   * switch's value) and run */
+  onSet(param: string, value: string): void;
 }
 
-export function PatchToggles({ patch, toggles, disabled, onToggle }: Props) {
+export function PatchToggles({ patch, toggles, disabled, onSet }: Props) {
   if (toggles.length === 0) return null;
   const switches = toggles.filter((t) => t.param);
   return (
@@ -38,7 +40,23 @@ export function PatchToggles({ patch, toggles, disabled, onToggle }: Props) {
       <ul className="patch-list">
         {toggles.map((t) => (
           <li key={t.key} className={`patch${t.on ? ' patch-on' : ' patch-off'}`} data-testid={`patch-${t.param ?? t.key}`} data-on={t.on}>
-            {t.param ? (
+            {t.param && t.choices ? (
+              <span className={`switch-enum${t.on ? ' switch-enum-on' : ''}`} title={`${t.on ? 'applied' : 'not applied'} in the after kernel: ${t.param}=${t.value ?? ''}`}>
+                <select
+                  aria-label={`${t.param} in the after kernel (${t.title})`}
+                  value={t.value}
+                  disabled={disabled}
+                  onChange={(e) => onSet(t.param!, e.target.value)}
+                  data-testid={`switch-${t.param}-${t.key}`}
+                >
+                  {t.choices.map((c) => (
+                    <option key={c} value={c}>
+                      {t.param}={c}
+                    </option>
+                  ))}
+                </select>
+              </span>
+            ) : t.param ? (
               <button
                 type="button"
                 role="switch"
@@ -46,7 +64,7 @@ export function PatchToggles({ patch, toggles, disabled, onToggle }: Props) {
                 className="switch"
                 disabled={disabled}
                 title={`${t.on ? 'Switch off' : 'Switch on'} ${t.series ? `${t.series} ` : ''}in the after kernel (${t.param}), and run`}
-                onClick={() => onToggle(t.param!, !t.on)}
+                onClick={() => onSet(t.param!, t.on ? 'false' : 'true')}
                 data-testid={`toggle-${t.param}`}
               >
                 <span className="switch-knob" aria-hidden="true" />

@@ -65,6 +65,10 @@ export interface PatchInfo {
   switch: string | null;
   /** whether each variant's kernel has it */
   applied?: Partial<Record<Variant, boolean>>;
+  /** an enum switch an experiment declares itself: whether each of its
+   * values applies the patch in the after run, or (a value following the
+   * `kernel` preset) whether it does for each preset */
+  switch_values?: Record<string, boolean | Record<string, boolean>>;
 }
 
 /** lab_estimate: a run's work and its defaults', in the experiment's unit. */

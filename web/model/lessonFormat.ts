@@ -73,10 +73,21 @@ export interface Scenario {
   variation?: 'on' | 'off';
 }
 
+/** What one hunk of a diff changes in the step's picture: shown under the
+ * hunk's header; `picture` names the marks it changes (their
+ * data-hl-key), which light up while the note is hovered or focused. */
+export interface HunkNote {
+  /** 0-based, in the order of the diff's @@ headers */
+  hunk: number;
+  text: string;
+  picture?: string;
+}
+
 export interface DiffExcerpt {
   title: string;
   /** Unified diff text. */
   text: string;
+  notes?: HunkNote[];
 }
 
 export interface LessonStep {
@@ -220,6 +231,20 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
       else {
         str(s.diff, 'title', `${sp}.diff`);
         str(s.diff, 'text', `${sp}.diff`);
+        const hunks = typeof s.diff.text === 'string' ? (s.diff.text.match(/^@@ /gm) ?? []).length : 0;
+        if (s.diff.notes !== undefined) {
+          if (!Array.isArray(s.diff.notes)) err(`${sp}.diff.notes`, 'must be a list of {hunk, text, picture?}');
+          else
+            s.diff.notes.forEach((n: unknown, k: number) => {
+              const np = `${sp}.diff.notes[${k}]`;
+              if (!isObj(n)) return err(np, 'must be an object {hunk, text, picture?}');
+              if (typeof n.hunk !== 'number' || !Number.isInteger(n.hunk) || n.hunk < 0 || n.hunk >= hunks)
+                err(`${np}.hunk`, `must be the index of one of the diff's ${hunks} hunks (0-based)`);
+              if (typeof n.text !== 'string' || n.text.trim() === '') err(`${np}.text`, 'must say what the hunk changes in the picture');
+              if (n.picture !== undefined && (typeof n.picture !== 'string' || !/^[a-z0-9-]+$/.test(n.picture)))
+                err(`${np}.picture`, 'must be a key of the picture\'s marks (a-z, 0-9, -)');
+            });
+        }
       }
     }
   });

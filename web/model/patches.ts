@@ -8,7 +8,7 @@
  * gets toggles for its switch parameters ("after: 1/9, ..." in their help).
  * Pure; the page draws it (app/PatchToggles.tsx).
  */
-import type { ExperimentInfo, ParamInfo } from '../engine/types';
+import type { ExperimentInfo, ParamInfo, PatchInfo } from '../engine/types';
 import type { Lesson } from './lessonFormat';
 
 export interface PatchToggle {
@@ -24,6 +24,10 @@ export interface PatchToggle {
   /** a patch without a switch: "pair" when the before/after pair is its switch, "none" when it
    *  changes nothing the model can see (so no switch: it would be a control that cannot matter) */
   fixed: 'pair' | 'none' | null;
+  /** an enum switch (one parameter over several patches, or following a
+   * kernel preset): its values and the one the form holds */
+  choices?: string[];
+  value?: string;
   /** where its diff is: upstream commit, or a lesson step */
   href: string | null;
   hrefLabel: string;
@@ -51,20 +55,37 @@ function fromParam(p: ParamInfo): { series: string; help: string } | null {
   return m ? { series: m[1] ?? '', help: m[2] ?? '' } : null;
 }
 
+/** Whether an enum switch's value (and the kernel preset) applies the patch. */
+function enumOn(sv: NonNullable<PatchInfo['switch_values']>, value: string, kernel: string): boolean {
+  const x = sv[value];
+  if (typeof x === 'boolean') return x;
+  return x ? x[kernel] === true : false;
+}
+
 export function patchToggles(info: ExperimentInfo, values: Record<string, string>, lessons: Lesson[] = []): PatchToggle[] {
   const lessonLink = lessonDiffLink(lessons, info.seed);
+  const param = (name: string | null) => (name ? info.params.find((x) => x.name === name) : undefined);
+  const text = (name: string): string => {
+    const p = param(name);
+    return values[name] ?? (p ? String(p.default) : '');
+  };
   if (info.patches && info.patches.length > 0)
-    return info.patches.map((p) => ({
-      key: p.id,
-      series: p.series,
-      title: p.title,
-      help: p.help,
-      param: p.switch,
-      on: p.switch ? truthy(values[p.switch]) : p.applied?.after !== false,
-      fixed: p.switch ? null : p.effect === 'none' ? 'none' : 'pair',
-      href: p.commit ? commitUrl(p.commit) : lessonLink,
-      hrefLabel: p.commit ? `commit ${p.commit}` : 'the diff, in the lesson',
-    }));
+    return info.patches.map((p) => {
+      const sw = param(p.switch);
+      const common = {
+        key: p.id,
+        series: p.series,
+        title: p.title,
+        help: p.help,
+        param: p.switch,
+        fixed: p.switch ? null : p.effect === 'none' ? ('none' as const) : ('pair' as const),
+        href: p.commit ? commitUrl(p.commit) : lessonLink,
+        hrefLabel: p.commit ? `commit ${p.commit}` : 'the diff, in the lesson',
+      };
+      if (sw && sw.type === 'enum' && p.switch_values)
+        return { ...common, on: enumOn(p.switch_values, text(sw.name), text('kernel')), choices: sw.values ?? [], value: text(sw.name) };
+      return { ...common, on: p.switch ? truthy(values[p.switch]) : p.applied?.after !== false };
+    });
   return info.params.flatMap((p) => {
     const f = fromParam(p);
     return f ? [{ key: p.name, series: f.series, title: f.help, help: p.help, param: p.name, on: truthy(values[p.name]), fixed: null, href: lessonLink, hrefLabel: 'the diff, in the lesson' }] : [];

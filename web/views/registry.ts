@@ -27,6 +27,7 @@ import { ReceiveView } from './receive/ReceiveView';
 import { receivedTree } from './receive/pick';
 import { SparseCpView } from './sparsecp/SparseCpView';
 import { TortureView } from './torture/TortureView';
+import { UntarView } from './untar/UntarView';
 
 export interface ViewEntry {
   component: ComponentType<ViewProps>;
@@ -126,6 +127,34 @@ export const METRICS: Record<string, { headline: string[]; labels: Record<string
       flushes: 'writeback passes',
     },
   },
+  untar: {
+    headline: ['elapsed_s', 'reclaim_cycles', 'pages_flushed_per_cycle'],
+    labels: {
+      elapsed_s: 'untar time',
+      flush_calls: 'delalloc flush rounds',
+      pages_flushed: 'pages written by reclaim',
+      inodes_flushed: 'inodes written by reclaim',
+      ticket_wait_s: 'time tickets waited',
+      reclaim_cycles: 'reclaim cycles',
+      pages_needed_per_cycle: 'pages asked for per cycle',
+      pages_flushed_per_cycle: 'pages written per cycle',
+      inodes_per_cycle: 'inodes written per cycle',
+      writer_ticket_s: 'tar parked on tickets',
+      writer_tickets: 'times tar parked on a ticket',
+      peak_may_use_gib: 'peak metadata reserved',
+      overcommit_limit_gib: 'overcommit limit',
+      meta_tickets: 'metadata tickets',
+      data_tickets: 'data tickets',
+      decompress_s: "decompressor's CPU",
+      tar_cpu_s: "tar's CPU",
+      files: 'files',
+      dirs: 'directories',
+      archive_mib: 'tar archive',
+      inline_files: 'inline files written by reclaim',
+      dirty_mib_at_exit: 'dirty when tar exits',
+      commits: 'transaction commits',
+    },
+  },
   torture: {
     headline: ['check_failures', 'commits', 'ops'],
     labels: { ops: 'operations', commits: 'commits (each checked)', fsyncs: 'fsyncs', check_failures: 'invariant violations', max_tree_height: 'tallest tree', full_checks: 'whole-file-system checks' },
@@ -171,6 +200,15 @@ export const VIEWS: Record<string, ViewEntry> = {
       showIo: true,
       classroom: { file_mib: '8', state: 'cold' },
       drive: lseekCursor,
+    },
+  },
+  untar: {
+    component: UntarView,
+    replay: {
+      blurb:
+        'tar entry by entry (op:extract, op:mkdir): the fs tree growing by four items per file, each file\'s io_tree turning DELALLOC, and, once the metadata limit is reached, reclaim\'s flushes clearing it: a few files per cycle before the fix, hundreds after.',
+      showIo: true,
+      classroom: { scale: '0.004', fs_gib: '1' },
     },
   },
   torture: {

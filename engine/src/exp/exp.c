@@ -35,6 +35,15 @@ static struct {
 } all_params[NEXP];
 static int all_built;
 
+/* Whether e declares a parameter called name itself. */
+static int own_param(const lab_exp *e, const char *name)
+{
+	for (int j = 0; j < e->nparams; j++)
+		if (strcmp(e->params[j].name, name) == 0)
+			return 1;
+	return 0;
+}
+
 static void build_params(void)
 {
 	for (int i = 0; i < NEXP; i++) {
@@ -50,6 +59,8 @@ static void build_params(void)
 			assert(n < EXP_MAX_PARAMS && "raise EXP_MAX_PARAMS");
 			if (!pi || pi->effect != PE_MODEL || !*pi->param || n >= EXP_MAX_PARAMS)
 				continue;
+			if (own_param(e, pi->param))
+				continue; /* the experiment's own switch (lab_exp.switches) */
 			snprintf(all_params[i].help[n], sizeof all_params[i].help[n], "%s: %s, %s",
 				 e->has_variants ? "after" : "base", pi->series, pi->help);
 			all_params[i].p[n] = (param_desc){
@@ -107,6 +118,8 @@ int exp_run_patches(const lab_exp *e, int variant, const double *p, patchset *ou
 		if (d->patch != P_NONE)
 			patch_set(out, d->patch, p[j] != 0);
 	}
+	if (e->switches)
+		e->switches(e, p, out);
 	return 0;
 }
 
@@ -134,6 +147,11 @@ static int param_index(const lab_exp *e, const char *name)
 		if (strcmp(exp_param_desc(e, i)->name, name) == 0)
 			return i;
 	return -1;
+}
+
+int exp_param_index(const lab_exp *e, const char *name)
+{
+	return param_index(e, name);
 }
 
 double exp_param(const struct lab_run *r, const char *name)
@@ -486,6 +504,53 @@ void exp_patch_json(const patch_info *pi, strbuf *out)
 
 static const char *const var_names[3] = { "base", "before", "after" };
 
+/*
+ * For an experiment's own enum switch sw (lab_exp.switches): whether each
+ * of its values applies patch `id` in the after run: true / false, or,
+ * for a value that follows the kernel preset (an own enum parameter named
+ * `kernel`), an object {kernel value: applied}. The page draws the
+ * switch's state from it without knowing the experiment.
+ */
+static void switch_values_json(const lab_exp *e, int sw, patch_id id, strbuf *out)
+{
+	const param_desc *d = exp_param_desc(e, sw);
+	int ki = param_index(e, "kernel");
+	const param_desc *kd = ki >= 0 && ki != sw && exp_param_desc(e, ki)->type == PT_ENUM
+				       ? exp_param_desc(e, ki) : NULL;
+	double p[EXP_MAX_PARAMS];
+	char err[160];
+	if (exp_parse_params(e, NULL, p, err, sizeof err) != 0)
+		return;
+	js_key(out, "switch_values");
+	js_obj(out);
+	for (int j = 0; d->values[j]; j++) {
+		p[sw] = j;
+		int on[16], nk = 0, same = 1;
+		for (int k = 0; (kd ? kd->values[k] != NULL : k == 0) && nk < 16; k++) {
+			if (kd)
+				p[ki] = k;
+			patchset ps;
+			exp_run_patches(e, e->has_variants ? VAR_AFTER : VAR_BASE, p, &ps);
+			on[nk] = patch_on(&ps, id);
+			same &= on[nk] == on[0];
+			nk++;
+		}
+		if (kd)
+			p[ki] = kd->def;
+		js_key(out, d->values[j]);
+		if (same) {
+			js_bool(out, on[0]);
+			continue;
+		}
+		js_obj(out);
+		for (int k = 0; k < nk; k++)
+			js_kbool(out, kd->values[k], on[k]);
+		js_obj_end(out);
+	}
+	p[sw] = d->def;
+	js_obj_end(out);
+}
+
 void exp_describe_json(const lab_exp *e, strbuf *out)
 {
 	int vars[2] = { VAR_BEFORE, VAR_AFTER }, nv = 2;
@@ -524,10 +589,14 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 		for (int k = 0; k < exp_nparams(e); k++)
 			if (exp_param_desc(e, k)->patch == pi->id)
 				sw = k;
+		if (sw < 0 && pi->effect == PE_MODEL && *pi->param && own_param(e, pi->param))
+			sw = param_index(e, pi->param);
 		if (sw >= 0)
 			js_str(out, exp_param_desc(e, sw)->name);
 		else
 			js_null(out);
+		if (sw >= 0 && exp_param_desc(e, sw)->type == PT_ENUM)
+			switch_values_json(e, sw, pi->id, out);
 		js_key(out, "applied");
 		js_obj(out);
 		for (int v = 0; v < nv; v++) {
@@ -620,8 +689,16 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 			}
 		}
 		js_obj_end(out);
-		js_kstr(out, "kernel", exp_kernel(e, !strcmp(r->variant, "before") ? VAR_BEFORE
-						  : !strcmp(r->variant, "after") ? VAR_AFTER : VAR_BASE));
+		/* the row's kernel: its variant's, or the preset a `kernel`
+		 * parameter of the row names (an experiment's own switch) */
+		const char *kern = exp_kernel(e, !strcmp(r->variant, "before") ? VAR_BEFORE
+						 : !strcmp(r->variant, "after") ? VAR_AFTER : VAR_BASE);
+		int ki = param_index(e, "kernel");
+		if (ki >= 0 && exp_param_desc(e, ki)->type == PT_ENUM && r->params &&
+		    strstr(r->params, "kernel=") && strcmp(r->variant, "before") != 0 &&
+		    exp_parse_params(e, r->params, p, err, sizeof err) == 0)
+			kern = exp_param_desc(e, ki)->values[(int)p[ki]];
+		js_kstr(out, "kernel", kern);
 		js_kstr(out, "metric", r->metric);
 		js_knum(out, "value", r->value);
 		js_kstr(out, "source", r->source);

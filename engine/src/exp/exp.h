@@ -104,6 +104,15 @@ typedef struct lab_exp {
 	 * every patch its before and after kernels differ by (test_patches). */
 	const patch_id *patches;
 	int npatches;
+	/* Optional: switches the experiment declares itself. An exposed
+	 * patch whose patches.def param names one of the experiment's own
+	 * parameters gets no one-bit switch from the registry; instead this
+	 * hook maps the parameters to the run's bits (an enum over several
+	 * patches, a switch whose 1 is a patch off, a kernel preset). Called
+	 * for `after` and `base` with *ps holding the variant's kernel;
+	 * `before` runs its kernel as it is. p: every parameter by index
+	 * (exp_param_index). */
+	void (*switches)(const struct lab_exp *e, const double *p, patchset *ps);
 	/* Its own parameters. Read parameters through exp_nparams /
 	 * exp_param_desc: they add the patch switches. */
 	const param_desc *params;
@@ -154,6 +163,8 @@ struct lab_run {
 	char errmsg[200];
 };
 
+/* The index of parameter `name` of e (its own or a switch), -1 if none. */
+int exp_param_index(const lab_exp *e, const char *name);
 /* Parameter access by name (asserts the name exists: a programming error). */
 double exp_param(const struct lab_run *r, const char *name);
 int exp_param_enum(const struct lab_run *r, const char *name); /* index */

@@ -282,8 +282,8 @@ static int check_space_reservations(fs_info *fs)
 		}
 		inode_rsv need = d->sp_rsv;
 		uint64_t ordered = 0;
-		for (uint64_t j = 0; j < d->oe.n; j++)
-			ordered += d->oe.v[j].len;
+		for (uint64_t j = 0; j < vd_oe_n(d); j++)
+			ordered += d->x->oe.v[j].len;
 		need.outstanding_extents = (uint32_t)vd_outstanding(d);
 		need.csum_bytes = d->delalloc_bytes + ordered;
 		uint64_t size = space_inode_rsv_size(sc, &need);
@@ -613,7 +613,7 @@ int check_send_received(fs_info *src, struct btrfs_root *snap, recv_ctx *r,
 			check_report(src, "send: inode %llu received but not written back "
 				     "(%llu dirty pages, %llu ordered extents)",
 				     (unsigned long long)s->ino, (unsigned long long)io->pc.dirty,
-				     (unsigned long long)io->oe.n);
+				     (unsigned long long)vd_oe_n(io));
 			fails++;
 		}
 		free(pa);

@@ -276,6 +276,35 @@
 #define C_SETSIZE_NS 2000
 /* end send/receive */
 
+/* ---- untar (exp_untar.c) ------------------------------------------- */
+/* xz -dc, per byte of output (the tar archive). [fitted: seed 000, the
+ * 5.10+fix row (38.800 s). At the defaults (a fresh 2 TiB file system)
+ * the untar never runs out of metadata space, so tar waits on the
+ * decompressor alone and the run is xz's time: 1.612 GB at 24.0 ns/B =
+ * 38.7 s, plus tar's last entries. For scale, measured on the lab's build
+ * VM (AMD EPYC Zen 4 under KVM): `xz -dc` of a 1,003 MB tar of
+ * /usr/include, /usr/lib/python3.11, the shared objects of
+ * /usr/lib/x86_64-linux-gnu and /usr/bin, compressed with xz -6 to
+ * 221.5 MB (ratio 4.53; the seed's archive: 360 MiB to 1.5 GiB, 4.27):
+ * 12.1 ns/B (user time, best of 3: 12.10, 13.70, 13.60 s on a shared
+ * host; the headers and Python alone, ratio 8.8: 5.9 ns/B). The fit says
+ * the seed's 56-thread Xeon decodes at half that speed, plausible for a
+ * server core of its generation at 2-2.6 GHz; nothing else supports
+ * the exact value.] */
+#define UNTAR_XZ_NS_PER_BYTE 24.0
+/* zstd -dc, per byte of output, on the seed's machine. [derived: measured
+ * on the build VM like xz above, the same tar compressed with zstd -3 to
+ * 313.6 MB: user time 1.11 s (best of 3: 1.29, 1.11, 1.33), 1.1 ns/B;
+ * times the factor xz's fit puts between that VM and the seed's machine,
+ * 24.0 / 12.1: 2.2 ns/B] */
+#define UNTAR_ZSTD_NS_PER_BYTE 2.2
+/* GNU tar's own CPU per archive entry besides its system calls: the
+ * header's checksum and parsing, the name's path handling, the
+ * extraction bookkeeping (delayed_set_stat, the entry's stat fields).
+ * [estimate, to be fitted] */
+#define TAR_NS_ENTRY 5000
+/* end untar */
+
 /* ---- block device and fio (bdev.c, exp_fio.c) ------------------------
  * No constants here: device timing and the per-IO CPU time of the fio job
  * that measured each drive (host_ns, fitted; at depth 1 it is about

@@ -53,6 +53,13 @@ void delalloc_flush_patches(int flush, patchset *ps)
 	patch_set(ps, P_000_FLUSH_BY_PAGES, flush == DELALLOC_PAGES);
 }
 
+/* Tell the observer (if any) a flush visited inode and wrote pages. */
+static void observe(delalloc_ctl *dc, void *inode, uint64_t pages, simtime_t at)
+{
+	if (dc->observe)
+		dc->observe(dc->observe_ctx, inode, pages, at);
+}
+
 /* ------------------------------------------------------- the workqueues */
 
 /* Append a job to the workqueue's ring, growing it; 0 or LAB_ENOMEM. */
@@ -130,6 +137,7 @@ static uint64_t job_flush_inode(delalloc_ctl *dc, task *t, void *inode)
 		if (!dc->ops.inode_async || !dc->ops.inode_async(dc->ops.ctx, inode))
 			break;
 	}
+	observe(dc, inode, pages, t->clock);
 	return pages;
 }
 
@@ -161,6 +169,7 @@ static uint64_t job_writeback_sb(delalloc_ctl *dc, task *t, int64_t nr_pages,
 		(*inodes)++;
 		pages += (uint64_t)w;
 		nr_pages -= chunk - nr;
+		observe(dc, dc->scratch[i], (uint64_t)w, t->clock);
 	}
 	return pages;
 }
@@ -310,6 +319,7 @@ static void flush_by_pages(delalloc_ctl *dc, shrink_run *sr, task *t,
 		if (skip_no_flush(dc, t, dc->scratch[i]))
 			continue;
 		task_cpu(dc->sim, t, DELALLOC_NS_INODE);
+		uint64_t pages = 0;
 		for (int pass = 0; pass < 2; pass++) {
 			int64_t w = dc->ops.writepages(dc->ops.ctx, t, dc->scratch[i],
 						       &nr_to_write);
@@ -317,13 +327,15 @@ static void flush_by_pages(delalloc_ctl *dc, shrink_run *sr, task *t,
 				dc->errors++;
 				return;
 			}
-			sr->batch.pages += (uint64_t)w;
+			pages += (uint64_t)w;
 			dc->inline_syncs++;
 			if (!dc->ops.inode_async ||
 			    !dc->ops.inode_async(dc->ops.ctx, dc->scratch[i]))
 				break;
 		}
+		sr->batch.pages += pages;
 		sr->batch.inodes++;
+		observe(dc, dc->scratch[i], pages, t->clock);
 	}
 }
 
@@ -365,6 +377,13 @@ static int shrink_flush(delalloc_ctl *dc, shrink_run *sr, task *t,
 
 /* ------------------------------------------------------ shrink_delalloc */
 
+/* Where shrink_delalloc looks at the tickets: right after the flush (5.9)
+ * or after the wait that follows it (P_000_TICKET_CHECK_AFTER_WAIT). */
+static int ticket_check_first(const delalloc_ctl *dc)
+{
+	return !patch_on(dc->patches, P_000_TICKET_CHECK_AFTER_WAIT);
+}
+
 void delalloc_shrink_begin(delalloc_ctl *dc, shrink_run *sr, space_info *si,
 			   uint64_t to_reclaim, int wait_ordered)
 {
@@ -392,10 +411,12 @@ static uint64_t dio_bytes(delalloc_ctl *dc)
 }
 
 /*
- * Models shrink_delalloc (5.9 / 5.10 / 5.10+e076ab2a; the three differ
- * only in the flush call): up to three rounds while delalloc remains of
- * flush, then an ordered-extent wait (FLUSH_DELALLOC_WAIT) or one jiffy's
- * sleep, stopping as soon as no ticket waits.
+ * Models shrink_delalloc (5.9 / 5.10 / 5.10+e076ab2a): up to three rounds
+ * while delalloc remains of flush (the path of the kernel's patches),
+ * then an ordered-extent wait (FLUSH_DELALLOC_WAIT) or one jiffy's sleep,
+ * stopping as soon as no ticket waits: checked after the wait (5.10,
+ * P_000_TICKET_CHECK_AFTER_WAIT), or between the flush and the wait
+ * (5.9: a round whose flush satisfied every ticket pays no wait).
  */
 int delalloc_shrink_step(delalloc_ctl *dc, shrink_run *sr, task *t)
 {
@@ -455,6 +476,13 @@ int delalloc_shrink_step(delalloc_ctl *dc, shrink_run *sr, task *t)
 		}
 		/* fallthrough */
 	case SR_ASYNC:
+		/* 5.9 checked the tickets here, before paying for a wait: no
+		 * ticket left, no wait (38d715f494f2's series moved the check
+		 * after it) */
+		if (ticket_check_first(dc) && space_tickets_waiting(sr->si) == 0) {
+			sr->phase = SR_DONE;
+			return 0;
+		}
 		sr->loops++;
 		sr->phase = SR_CHECK;
 		if (sr->wait_ordered) {
@@ -470,7 +498,7 @@ int delalloc_shrink_step(delalloc_ctl *dc, shrink_run *sr, task *t)
 		}
 		return DELALLOC_MORE;
 	case SR_CHECK:
-		if (space_tickets_waiting(sr->si) == 0) {
+		if (!ticket_check_first(dc) && space_tickets_waiting(sr->si) == 0) {
 			sr->phase = SR_DONE;
 			return 0;
 		}

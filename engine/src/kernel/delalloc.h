@@ -162,6 +162,10 @@ typedef struct delalloc_ctl {
 	uint64_t skipped_no_flush;
 	int ser_inodes;
 	int errors;
+	/* Optional observer: each inode a reclaim flush wrote (pages may be
+	 * 0: visited, nothing written), on whichever task wrote it. */
+	void (*observe)(void *ctx, void *inode, uint64_t pages, simtime_t at);
+	void *observe_ctx;
 } delalloc_ctl;
 
 /* Set up the flushing of a file system running `patches` (not copied:

@@ -147,8 +147,8 @@ static void fix_adj(extent_state *x)
 static void acct(eio_tree *t, const extent_state *st, int sign)
 {
 	uint64_t len = sign > 0 ? st->end - st->start + 1 : (uint64_t)0 - (st->end - st->start + 1);
-	uint64_t one = sign > 0 ? 1 : (uint64_t)0 - 1;
-	for (uint32_t b = st->bits & 0xff; b; b &= b - 1) {
+	uint32_t one = sign > 0 ? 1u : (uint32_t)0 - 1u;
+	for (uint32_t b = st->bits & ((1u << EIO_COUNTED_BITS) - 1); b; b &= b - 1) {
 		int i = __builtin_ctz(b);
 		t->bytes_with[i] += len;
 		t->recs_with[i] += one;
@@ -483,7 +483,7 @@ void eio_destroy(eio_tree *t)
 		t->free_list = n;
 	}
 	t->nrecords = 0;
-	for (int b = 0; b < 8; b++)
+	for (int b = 0; b < EIO_COUNTED_BITS; b++)
 		t->bytes_with[b] = t->recs_with[b] = 0;
 }
 
@@ -606,7 +606,6 @@ search_again:
 out:
 	if (cc)
 		eio_call_add(cc, c);
-	eio_call_add(&t->total, c);
 	return ret;
 }
 
@@ -698,7 +697,6 @@ out:
 		waitq_wake_all(s, &t->lock_waiters, now);
 	if (cc)
 		eio_call_add(cc, c);
-	eio_call_add(&t->total, c);
 }
 
 uint64_t eio_count_range_bits(eio_tree *t, uint64_t *start, uint64_t search_end,
@@ -761,7 +759,6 @@ uint64_t eio_count_range_bits(eio_tree *t, uint64_t *start, uint64_t search_end,
 out:
 	if (cc)
 		eio_call_add(cc, c);
-	eio_call_add(&t->total, c);
 	return total;
 }
 
@@ -782,7 +779,6 @@ int eio_find_first_bit(eio_tree *t, uint64_t start, uint32_t bits,
 	}
 	if (cc)
 		eio_call_add(cc, c);
-	eio_call_add(&t->total, c);
 	return ret;
 }
 

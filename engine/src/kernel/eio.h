@@ -65,6 +65,8 @@ typedef struct eio_call {
 	uint64_t cache_misses; /* a cached state was given but not usable */
 } eio_call;
 
+#define EIO_COUNTED_BITS 4
+
 typedef struct eio_tree {
 	extent_state *root;
 	uint32_t nrecords;
@@ -72,10 +74,12 @@ typedef struct eio_tree {
 	uint64_t live_alloc;   /* records allocated and not yet freed */
 	extent_state *free_list; /* freed records kept for reuse */
 	extent_state *finger;  /* last record a search found (a guess) */
-	eio_call total;        /* everything done to this tree */
 	waitq lock_waiters;    /* tasks waiting for a LOCKED range */
-	uint64_t bytes_with[8];/* bytes carrying each bit (index = bit number) */
-	uint64_t recs_with[8]; /* records carrying each bit */
+	/* bytes and records carrying each of the data path's bits (index =
+	 * bit number: LOCKED, DELALLOC, DELALLOC_NEW, UPTODATE; the other
+	 * bits are not counted) */
+	uint64_t bytes_with[EIO_COUNTED_BITS];
+	uint32_t recs_with[EIO_COUNTED_BITS];
 	sim *rec_sim;          /* recording (sim.h): the owner's sim and ids */
 	int64_t rec_fs, rec_ino;
 } eio_tree;

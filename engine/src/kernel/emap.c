@@ -201,8 +201,6 @@ int emap_insert(emap_tree *t, uint64_t start, uint64_t len, uint64_t block_start
 emap_pos emap_lookup(emap_tree *t, uint64_t start, uint64_t len, uint64_t *nodes)
 {
 	uint64_t d = eio_depth(t->n);
-	t->lookups++;
-	t->nodes_visited += d;
 	if (nodes)
 		*nodes += d;
 	emap_pos p = first_ending_after(t, start);

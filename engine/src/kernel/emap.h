@@ -36,7 +36,6 @@ typedef struct emap_tree {
 	uint64_t n;                 /* maps in the tree */
 	uint64_t hint;              /* chunk of the last search (a guess) */
 	uint32_t hint_j;            /* and the map in it */
-	uint64_t lookups, nodes_visited;
 } emap_tree;
 
 /* A position in the tree (ci < 0: none). */

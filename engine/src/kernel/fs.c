@@ -324,10 +324,10 @@ int fs_root_create(fs_info *fs, task *t, uint64_t id, struct btrfs_root **out)
 	return 0;
 }
 
-static void inode_table_free(inode_table *tb)
+static void inode_table_free(fs_info *fs, inode_table *tb)
 {
 	for (uint64_t i = 0; i < tb->cap; i++)
-		free(tb->slots[i]);
+		lab_pool_free(&fs->inode_pool, tb->slots[i]);
 	free(tb->slots);
 	memset(tb, 0, sizeof(*tb));
 }
@@ -342,7 +342,7 @@ void fs_root_forget(fs_info *fs, struct btrfs_root *root)
 	memmove(&fs->roots[i], &fs->roots[i + 1], (size_t)(fs->nroots - i - 1) * sizeof(*fs->roots));
 	fs->nroots--;
 	bt_tree_destroy(&root->tree);
-	inode_table_free(&root->inodes);
+	inode_table_free(fs, &root->inodes);
 	free(root);
 }
 
@@ -412,7 +412,7 @@ int fs_inode_new(struct btrfs_root *root, uint32_t mode, struct inode **out)
 	fs_info *fs = root->fs;
 	if (root->highest_ino >= BTRFS_LAST_FREE_OBJECTID)
 		return LAB_ENOSPC;
-	struct inode *in = lab_calloc(1, sizeof(*in));
+	struct inode *in = lab_pool_zalloc(&fs->inode_pool);
 	if (!in)
 		return LAB_ENOMEM;
 	in->ino = root->highest_ino + 1;
@@ -424,7 +424,7 @@ int fs_inode_new(struct btrfs_root *root, uint32_t mode, struct inode **out)
 	in->dir_index = 2;
 	int r = inode_table_add(&root->inodes, in);
 	if (r) {
-		free(in);
+		lab_pool_free(&fs->inode_pool, in);
 		return r;
 	}
 	root->highest_ino = in->ino;
@@ -460,7 +460,7 @@ void fs_inode_forget(struct btrfs_root *root, struct inode *inode)
 			h = i;
 		}
 	}
-	free(inode);
+	lab_pool_free(&root->fs->inode_pool, inode);
 }
 
 static int cmp_ino(const void *a, const void *b)
@@ -689,6 +689,7 @@ int fs_mount(sim *s, bdev *dev, const fs_opts *opts, fs_info **out)
 	}
 	fs->sim = s;
 	fs->dev = dev;
+	lab_pool_init(&fs->inode_pool, sizeof(struct inode), 256);
 	fs->generation = 0;
 	fs->transid = 1;
 	fs->meta_write_pos = 1ull << 20;
@@ -751,5 +752,6 @@ void fs_unmount(fs_info *fs)
 	alloc_destroy(&fs->alloc);
 	free(fs->refq);
 	free(fs->collisions);
+	lab_pool_destroy(&fs->inode_pool);
 	free(fs);
 }

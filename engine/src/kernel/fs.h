@@ -26,6 +26,7 @@
 #include "btree.h"
 #include "check.h"
 #include "patches.h"
+#include "labmem.h"
 #include "sim.h"
 #include "space.h"
 
@@ -185,6 +186,7 @@ typedef struct fs_info {
 	uint64_t meta_write_pos; /* where commit writes go (a log-structured hint) */
 	uint64_t commits;
 	uint64_t cpu_untasked_ns; /* CPU charged with no task */
+	lab_pool inode_pool;      /* struct inode objects (labmem.h) */
 	fs_check_ent checks[16];
 	int nchecks;
 	char check_msg[4][200];

@@ -79,3 +79,61 @@ char *lab_strdup(const char *s)
 		memcpy(d, s, n);
 	return d;
 }
+
+/* ------------------------------------------------------------ pools */
+
+void lab_pool_init(lab_pool *p, size_t size, size_t per_chunk)
+{
+	memset(p, 0, sizeof *p);
+	p->size = (size + 7) / 8 * 8;
+	if (p->size < sizeof(void *))
+		p->size = sizeof(void *);
+	p->per_chunk = per_chunk ? per_chunk : 64;
+}
+
+void *lab_pool_zalloc(lab_pool *p)
+{
+	void *o = p->free;
+	if (o) {
+		p->free = *(void **)o;
+	} else {
+		if (!p->left) {
+			if (p->nchunks == p->cap) {
+				size_t cap = p->cap ? p->cap * 2 : 16;
+				char **v = lab_realloc(p->chunks, cap * sizeof *v);
+				if (!v)
+					return NULL;
+				p->chunks = v;
+				p->cap = cap;
+			}
+			char *c = lab_malloc(p->size * p->per_chunk);
+			if (!c)
+				return NULL;
+			p->chunks[p->nchunks++] = c;
+			p->left = p->per_chunk;
+		}
+		o = p->chunks[p->nchunks - 1] + (p->per_chunk - p->left) * p->size;
+		p->left--;
+	}
+	memset(o, 0, p->size);
+	p->live++;
+	return o;
+}
+
+void lab_pool_free(lab_pool *p, void *obj)
+{
+	if (!obj)
+		return;
+	*(void **)obj = p->free;
+	p->free = obj;
+	p->live--;
+}
+
+void lab_pool_destroy(lab_pool *p)
+{
+	for (size_t i = 0; i < p->nchunks; i++)
+		free(p->chunks[i]);
+	free(p->chunks);
+	size_t size = p->size, per = p->per_chunk;
+	lab_pool_init(p, size, per);
+}

@@ -38,4 +38,29 @@ char *lab_strdup(const char *s);
  * nor renumbers the test hook's allocations; the caller copes with NULL. */
 void *lab_try_realloc(void *p, size_t n);
 
+/*
+ * A pool of fixed-size objects for structures a run makes by the hundred
+ * thousand (an inode per file): objects are carved from chunks allocated
+ * with lab_malloc (so a failed chunk fails the run like any allocation),
+ * a freed object goes on the pool's free list, and destroying the pool
+ * gives every chunk back at once. Objects come zeroed.
+ */
+typedef struct lab_pool {
+	size_t size;       /* object size, rounded to 8 */
+	size_t per_chunk;  /* objects per chunk */
+	void *free;        /* freed objects, linked through their first word */
+	char **chunks;
+	size_t nchunks, cap;
+	size_t left;       /* unused objects at the end of the last chunk */
+	size_t live;       /* objects handed out and not freed */
+} lab_pool;
+
+void lab_pool_init(lab_pool *p, size_t size, size_t per_chunk);
+/* A zeroed object, or NULL when a chunk could not be allocated. */
+void *lab_pool_zalloc(lab_pool *p);
+/* Give obj (from this pool) back; NULL is ignored. */
+void lab_pool_free(lab_pool *p, void *obj);
+/* Free every chunk (objects still live go with them). */
+void lab_pool_destroy(lab_pool *p);
+
 #endif

@@ -19,6 +19,7 @@
 #include <assert.h>
 
 #include "costs.h"
+#include "lab.h"
 #include "variation.h"
 
 #define PG PC_PAGE
@@ -78,23 +79,25 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 	if (patch_on(ps, P_004_ORDERED_SEARCH)) {
 		/* 4/9: the ordered extents (in flight) instead of extent maps */
 		uint64_t nodes = 0;
-		int64_t k = ordered_lookup_range(&d->oe, start, len, &nodes);
+		const ordered_tree *oe = vd_oe_r(d);
+		int64_t k = ordered_lookup_range((ordered_tree *)oe, start, len, &nodes);
 		li->search_nodes += nodes;
 		*ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
 		if (k < 0)
 			return dlen > 0;
-		ms = max64(d->oe.v[k].file_off, start);
-		me = min64(d->oe.v[k].file_off + d->oe.v[k].len - 1, end);
+		ms = max64(oe->v[k].file_off, start);
+		me = min64(oe->v[k].file_off + oe->v[k].len - 1, end);
 	} else {
 		if (vd_outstanding(d) == 0)
 			return dlen > 0;
 		uint64_t nodes = 0;
-		emap_pos k = emap_lookup(&d->em, start, len, &nodes);
-		const extent_map *em = emap_get(&d->em, k);
+		emap_tree *emt = vd_em_r(d);
+		emap_pos k = emap_lookup(emt, start, len, &nodes);
+		const extent_map *em = emap_get(emt, k);
 		*ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
 		if (em && em->block_start == EM_HOLE && em->start + em->len - 1 < end) {
 			/* btrfs_next_extent_map */
-			em = emap_get(&d->em, emap_next(&d->em, k));
+			em = emap_get(emt, emap_next(emt, k));
 			*ns += C_MAP_LOOKUP_NS;
 			nodes++;
 			if (em && em->start > end)
@@ -222,8 +225,8 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 		}
 	}
 	/* writeback is flushing an extent inside the range: wait for it */
-	if (d->wb_lock_until > t->clock && d->wb_lock_off >= lockstart) {
-		simtime_t until = d->wb_lock_until + vd_wakeup_ns(fs);
+	if (d->x && d->x->wb_lock_until > t->clock && d->x->wb_lock_off >= lockstart) {
+		simtime_t until = d->x->wb_lock_until + vd_wakeup_ns(fs);
 		simtime_t w = until - t->clock;
 		task_wait_until(t, until);
 		li->waited_ns += w;
@@ -240,12 +243,15 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 	/* the range stays locked until this call ends: publish it now so
 	 * writeback steps later in time see it (the sweep's timing is set
 	 * below, once the search's cost is known) */
-	d->lseek_lock_start = lockstart;
-	d->lseek_lock_until = SIMTIME_MAX;
-	d->lock_t0 = t->clock;
-	d->lock_t1 = t->clock + eio_call_ns(&L);
-	d->lock_delay = 0;
-	d->lock_recs = L.records ? L.records : 1;
+	dinode_x *x = vd_xw(d);
+	if (!x)
+		return LAB_ENOMEM;
+	x->lseek_lock_start = lockstart;
+	x->lseek_lock_until = SIMTIME_MAX;
+	x->lock_t0 = t->clock;
+	x->lock_t1 = t->clock + eio_call_ns(&L);
+	x->lock_delay = 0;
+	x->lock_recs = L.records ? L.records : 1;
 	/* walk the file extent items from the offset (prealloc extents are
 	 * holes to SEEK_DATA/SEEK_HOLE: their delalloc is looked for) */
 	vd_fecur cur;
@@ -290,8 +296,8 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 	}
 	task_cpu(fs->s, t, ns);
 	li->cpu_ns += ns;
-	d->lock_t1 = t_start + eio_call_ns(&L);
-	d->lseek_lock_until = t->clock;
+	x->lock_t1 = t_start + eio_call_ns(&L);
+	x->lseek_lock_until = t->clock;
 	(void)t_start;
 	if (whence == LSEEK_DATA && start >= i_size) {
 		SIM_REC(fs->s, TK_LSEEK_RET, t, fs->rec_fs, (int64_t)d->ino, whence, -1);
@@ -305,9 +311,10 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 
 int vd_lseek_settle(dinode *d, task *t, lseek_info *li)
 {
-	if (d->lseek_lock_until > t->clock && d->lseek_lock_until != SIMTIME_MAX) {
-		li->waited_ns += d->lseek_lock_until - t->clock;
-		task_wait_until(t, d->lseek_lock_until);
+	simtime_t until = vd_lseek_until(d);
+	if (until > t->clock && until != SIMTIME_MAX) {
+		li->waited_ns += until - t->clock;
+		task_wait_until(t, until);
 		return 1;
 	}
 	return 0;

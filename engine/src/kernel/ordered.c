@@ -71,7 +71,6 @@ int ordered_add(ordered_tree *t, uint64_t file_off, uint64_t len, uint64_t disk)
 	}
 	t->v[i] = (ordered_extent){file_off, len, disk};
 	t->n++;
-	t->created++;
 	return 0;
 }
 
@@ -98,8 +97,6 @@ int64_t ordered_lookup_range(ordered_tree *t, uint64_t start, uint64_t len,
 			     uint64_t *nodes)
 {
 	uint64_t d = eio_depth(t->n);
-	t->lookups++;
-	t->nodes_visited += d;
 	if (nodes)
 		*nodes += d;
 	uint64_t i = first_ending_after(t, start);

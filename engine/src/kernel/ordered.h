@@ -23,7 +23,7 @@ typedef struct ordered_tree {
 	ordered_extent *v;    /* the first extent, inside base */
 	uint64_t n, cap;      /* cap: extents base holds */
 	ordered_extent *base;
-	uint64_t created, completed, lookups, nodes_visited;
+	uint64_t completed;
 } ordered_tree;
 
 void ordered_init(ordered_tree *t);

@@ -119,6 +119,8 @@ static void flush_finish(reclaim_ctl *rc, flush_call *fc, space_info *si,
 		r->rounds = (uint16_t)fc->sr.flushes;
 	}
 	record_push(rc, r);
+	if (rc->on_record)
+		rc->on_record(rc->on_record_ctx, r);
 	int st = fc->state;
 	rc->per_state[st].calls++;
 	rc->per_state[st].ns += r->duration;

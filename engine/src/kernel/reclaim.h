@@ -169,6 +169,9 @@ typedef struct reclaim_ctl {
 	uint64_t commits_skipped; /* may_commit_transaction said no */
 	int ser_state;
 	int trace_state;
+	/* Optional observer: every flush_space call as it finishes. */
+	void (*on_record)(void *ctx, const reclaim_record *r);
+	void *on_record_ctx;
 } reclaim_ctl;
 
 /*

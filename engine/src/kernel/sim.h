@@ -92,14 +92,13 @@ typedef struct waitq {
 } waitq;
 
 /* A lock as a timeline reservation: shared holders extend read_until,
- * exclusive holders extend write_until. Counts waits for the front end. */
+ * exclusive holders extend write_until. A holder that waits has the wait
+ * counted on its task (wait_ns). (Per-lock counts of acquisitions and
+ * waits were kept once and read by nobody; every inode and tree block
+ * carries a lock, so they went.) */
 typedef struct simlock {
 	simtime_t read_until;  /* last shared hold ends */
 	simtime_t write_until; /* last exclusive hold ends */
-	uint64_t acquisitions;
-	uint64_t contended;
-	uint64_t wait_ns;
-	simtime_t max_wait_ns;
 } simlock;
 
 /* ---- The simulator */

@@ -186,7 +186,11 @@ static int op_delayed_refs(void *ctx, task *t, uint64_t nr)
  * the device is marked full. */
 static int op_alloc_chunk(void *ctx, task *t, int kind, int force)
 {
-	sfs *x = ctx;
+	return sfs_alloc_chunk(ctx, t, kind, force);
+}
+
+int sfs_alloc_chunk(sfs *x, task *t, int kind, int force)
+{
 	fs_info *fs = x->fs;
 	space_info *si = &fs->space.info[kind];
 	if (!force && space_used(si, 0) + (2ull << 20) < si->total_bytes / 10 * 8)
@@ -284,6 +288,7 @@ int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at)
 	if (r)
 		return r;
 	x->rc_ready = 1;
+	sfs_observe_apply(x);
 	/* the workers' timelines begin when they are first kicked */
 	task_wait_until(x->rc.meta.task, at);
 	task_wait_until(x->rc.data.task, at);
@@ -299,4 +304,55 @@ void sfs_lazy_kick(void *ctx, space_info *si, simtime_t at)
 		return; /* out of memory: the tickets wait for releases */
 	if (fs->space.kick && fs->space.kick != sfs_lazy_kick)
 		fs->space.kick(fs->space.kick_ctx, si, at);
+}
+
+/* ------------------------------------------------------ the observer */
+
+static void obs_flushed(void *ctx, void *inode, uint64_t pages, simtime_t at)
+{
+	sfs *x = ctx;
+	if (x->obs.flushed)
+		x->obs.flushed(x->obs.ctx, inode, pages, at);
+}
+
+static void obs_record(void *ctx, const reclaim_record *r)
+{
+	sfs *x = ctx;
+	if (x->obs.record)
+		x->obs.record(x->obs.ctx, r);
+}
+
+void sfs_observe_apply(sfs *x)
+{
+	int on = x->obs.flushed || x->obs.record;
+	if (x->dc_ready) {
+		x->dc.observe = on ? obs_flushed : NULL;
+		x->dc.observe_ctx = x;
+	}
+	if (x->rc_ready) {
+		x->rc.on_record = on ? obs_record : NULL;
+		x->rc.on_record_ctx = x;
+	}
+}
+
+void fs_space_observe(fs_info *fs, const fs_space_observer *o)
+{
+	sfs *x = get_sfs(fs);
+	if (!x)
+		return;
+	if (o)
+		x->obs = *o;
+	else
+		memset(&x->obs, 0, sizeof x->obs);
+	sfs_observe_apply(x);
+}
+
+uint64_t fs_space_limit(fs_info *fs, int kind)
+{
+	if (!get_sfs(fs) || kind < 0 || kind >= SPACE_KINDS)
+		return 0;
+	const space_info *si = &fs->space.info[kind];
+	if (kind == SPACE_DATA)
+		return si->total_bytes;
+	return si->total_bytes + space_avail(&fs->space, si, RESERVE_FLUSH_ALL);
 }

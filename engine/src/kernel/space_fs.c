@@ -244,6 +244,31 @@ static int prio_step(fs_info *fs, sfs *x, sfs_wait *e, task *t, uint64_t bytes)
 }
 
 /*
+ * A data reservation before the ticketing series (5.9's
+ * btrfs_alloc_data_chunk_ondemand, P_000_DATA_TICKETS off): the writer
+ * checks the data space_info itself and, when the bytes do not fit,
+ * allocates a data chunk in its own context (join the transaction,
+ * btrfs_chunk_alloc forced) and looks again; no ticket, no queue, no
+ * worker. Returns 0 (reserved), 1 (the kind is full: 5.9 then flushes all
+ * delalloc and commits in the writer; the model hands that to the async
+ * data worker through a ticket, the caller's fallback) or LAB_E*.
+ */
+static int data_reserve_ondemand(fs_info *fs, sfs *x, task *t, uint64_t bytes)
+{
+	space_info *si = &fs->space.info[SPACE_DATA];
+	for (;;) {
+		if (space_reserve(&fs->space, SPACE_DATA, t, bytes, RESERVE_NO_FLUSH, NULL) == 0)
+			return 0;
+		if (si->full)
+			return 1;
+		x->st.ondemand_chunks++;
+		int r = sfs_alloc_chunk(x, t, SPACE_DATA, 1);
+		if (r)
+			return r;
+	}
+}
+
+/*
  * A reservation for t (models __reserve_bytes, then the waiting of
  * handle_reserve_ticket across the task's retries): a kept grant or a
  * decided ticket of t's is collected first; else reserve, queueing a
@@ -262,6 +287,12 @@ int fs_space_reserve_flush(fs_info *fs, task *t, int kind, uint64_t bytes, int f
 		return space_reserve(sc, kind, t, bytes, RESERVE_NO_FLUSH, NULL);
 	int prio = flush == RESERVE_FLUSH_LIMIT || flush == RESERVE_FLUSH_EVICT;
 	int i = wait_find(x, t, kind, prio);
+	if (i < 0 && kind == SPACE_DATA && flush == RESERVE_FLUSH_DATA &&
+	    !fs_patch_on(fs, P_000_DATA_TICKETS)) {
+		int r = data_reserve_ondemand(fs, x, t, bytes);
+		if (r <= 0)
+			return r;
+	}
 	if (i >= 0) {
 		sfs_wait *e = x->w[i];
 		int r;

@@ -26,7 +26,10 @@
  *     handle's rsv: a handle spans steps, and other tasks' steps run in
  *     between; they come from the operation's rsv or none).
  *   buffered writes (vio_write): the data bytes
- *     (btrfs_check_data_free_space) and the delalloc metadata
+ *     (btrfs_check_data_free_space: through a data ticket and the async
+ *     data worker with P_000_DATA_TICKETS, 5.10; before it the writer
+ *     allocates a data chunk itself, btrfs_alloc_data_chunk_ondemand)
+ *     and the delalloc metadata
  *     (btrfs_delalloc_reserve_metadata) go to the inode: sp_data_held and
  *     the inode's inode_rsv. From then on the inode's holdings follow its
  *     data path state (fs_space_inode_update, called by the data path after
@@ -89,6 +92,8 @@ typedef struct fs_space_stats {
 	uint64_t ref_runs;      /* FLUSH_DELAYED_REFS runs */
 	uint64_t enospc;        /* reservations whose ticket failed */
 	uint64_t prio_tickets;  /* priority tickets (the task flushed) */
+	uint64_t ondemand_chunks; /* data chunks a writer allocated itself
+				   * (5.9: no data tickets) */
 } fs_space_stats;
 
 /* A metadata operation's reservation (the handle's block_rsv). */
@@ -191,6 +196,21 @@ uint64_t fs_space_listed(fs_info *fs);
 /* The reclaim workers' and delalloc flushing's details (NULL-safe). */
 void fs_space_json(fs_info *fs, strbuf *out);
 void fs_space_get_stats(fs_info *fs, fs_space_stats *st);
+/* Watching reclaim (an experiment's picture): each inode a delalloc
+ * flush wrote for reclaim (its dinode, pages written, when), and each
+ * flush_space call as it ends. Either callback may be NULL. */
+struct reclaim_record;
+typedef struct fs_space_observer {
+	void *ctx;
+	void (*flushed)(void *ctx, struct dinode *d, uint64_t pages, simtime_t at);
+	void (*record)(void *ctx, const struct reclaim_record *r);
+} fs_space_observer;
+/* Set (o copied) or clear (NULL) the observer. */
+void fs_space_observe(fs_info *fs, const fs_space_observer *o);
+/* The overcommit ceiling of kind now: total_bytes plus what may be
+ * promised of the unallocated space to a FLUSH_ALL reservation
+ * (btrfs_can_overcommit; data: total_bytes). */
+uint64_t fs_space_limit(fs_info *fs, int kind);
 /* The reclaim records kept so far (0 before the workers started). */
 struct reclaim_ctl *fs_space_reclaim(fs_info *fs);
 

@@ -64,7 +64,10 @@ typedef struct sfs {
 	uint64_t list_seq, nr_listed;
 	sfs_commit commit[SFS_COMMITTERS];
 	fs_space_stats st;
+	fs_space_observer obs;
 } sfs;
+/* Hand the observer to the workers (once they exist). */
+void sfs_observe_apply(sfs *x);
 
 /* The fs's wiring, or NULL when reservations are off (no sim). */
 static inline sfs *get_sfs(fs_info *fs)
@@ -77,6 +80,10 @@ static inline sfs *get_sfs(fs_info *fs)
 int sfs_on_list(const dinode *d);
 void sfs_list_update(sfs *x, dinode *d, int evict);
 uint64_t sfs_list(void *ctx, void **out, uint64_t max);
+/* btrfs_chunk_alloc of a chunk of kind on t (force: CHUNK_ALLOC_FORCE;
+ * else should_alloc_chunk decides); marks the kind full when no chunk
+ * fits. 0 or LAB_E*. */
+int sfs_alloc_chunk(sfs *x, task *t, int kind, int force);
 /* Start the reclaim workers (the first ticket's kick, or a priority
  * ticket); 0 or LAB_E*. */
 int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at);

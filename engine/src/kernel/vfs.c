@@ -357,6 +357,8 @@ static int make_node(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir
  *   subvolume create      8  (create_subvol via
  *                            btrfs_subvolume_reserve_metadata: inode
  *                            item, 2 refs, root item, 2 dir items, ...)
+ *   setattr               1  (btrfs_dirty_inode's fallback
+ *                            transaction: see vfs_setattr)
  * Lookups, stat and readdir reserve nothing.
  */
 enum {
@@ -364,6 +366,7 @@ enum {
 	ITEMS_UNLINK = 5,
 	ITEMS_RENAME = 11,
 	ITEMS_SUBVOL = 8,
+	ITEMS_SETATTR = 1,
 };
 
 /* create(2) and mkdir(2): reserve the transaction's 5 items, make the
@@ -594,6 +597,33 @@ static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t 
 	if (nd != od)
 		dir_unlock(t, nd);
 	dir_unlock(t, od);
+	return r;
+}
+
+/*
+ * utimensat / fchmod / fchown: models btrfs_setattr -> btrfs_dirty_inode.
+ * The kernel joins the transaction and reserves the delayed inode's
+ * update NO_FLUSH; that fails when tickets are queued (a NO_FLUSH
+ * reservation does not jump them) or nothing fits, and btrfs_dirty_inode
+ * then starts a 1-item transaction (FLUSH_ALL), which waits behind the
+ * tickets. The model reserves the 1-item transaction directly: the same
+ * waits, and the same transient hold give or take the 128 KiB of the
+ * NO_FLUSH attempt (which is given back with the update).
+ */
+int vfs_setattr(fs_info *fs, task *t, struct btrfs_root *root, uint64_t ino)
+{
+	if (!fs || !root || root->dead)
+		return LAB_EINVAL;
+	struct inode *in = fs_inode_get(root, ino);
+	if (!in)
+		return LAB_ENOENT;
+	fs_space_op op;
+	int r = fs_space_meta_begin(fs, t, ITEMS_SETATTR, &op);
+	if (r)
+		return r;
+	fs_charge(fs, t, var_ns(fs->sim, V_SYSCALL, VFS_NS_SYSCALL));
+	r = fs_inode_update(fs, t, in);
+	fs_space_meta_end(fs, t, &op);
 	return r;
 }
 

@@ -56,6 +56,10 @@ int vfs_rmdir(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dir,
 int vfs_rename(fs_info *fs, task *t, struct btrfs_root *root,
 	       uint64_t old_dir, const char *old_name,
 	       uint64_t new_dir, const char *new_name);
+/* utimensat / chmod / chown of inode ino: the inode item updated under
+ * a 1-item reservation (models btrfs_setattr -> btrfs_dirty_inode; see
+ * vfs.c). 0, FS_SPACE_WAIT, LAB_ENOENT, LAB_ENOSPC. */
+int vfs_setattr(fs_info *fs, task *t, struct btrfs_root *root, uint64_t ino);
 /* Stat through the inode item (models btrfs_getattr after iget). */
 int vfs_stat(fs_info *fs, task *t, struct btrfs_root *root, uint64_t ino,
 	     vfs_stat_info *st);

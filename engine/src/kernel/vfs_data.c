@@ -44,6 +44,8 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *pat
 	fs->dev = dev;
 	fs->o = *o;
 	fs->patches = patches;
+	lab_pool_init(&fs->dinode_pool, sizeof(dinode), 256);
+	lab_pool_init(&fs->x_pool, sizeof(dinode_x), 64);
 	fs->data_alloc = 1ull << 30;   /* the first data block group */
 	fs->meta_base = 256ull << 20;  /* metadata block group */
 	fs->csum_base = 512ull << 20;
@@ -51,6 +53,28 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *pat
 	fs->series_delalloc = sim_series_id(s, "delalloc_extents");
 	fs->series_ordered = sim_series_id(s, "ordered_extents");
 	return 0;
+}
+
+dinode_x *vd_xw(dinode *d)
+{
+	if (!d->x)
+		d->x = lab_pool_zalloc(&d->fs->x_pool);
+	return d->x;
+}
+
+/* An empty tree of each kind for lookups in a dinode without its x: a
+ * lookup on an empty tree reads nothing and writes nothing. */
+static emap_tree no_em;
+static ordered_tree no_oe;
+
+emap_tree *vd_em_r(dinode *d)
+{
+	return d->x ? &d->x->em : &no_em;
+}
+
+ordered_tree *vd_oe_r(dinode *d)
+{
+	return d->x ? &d->x->oe : &no_oe;
 }
 
 /* see vfs_data_int.h */
@@ -138,10 +162,14 @@ static void dinode_free(dinode *d)
 	dirty_del(d);
 	lru_del(d);
 	eio_destroy(&d->io);
-	emap_destroy(&d->em);
-	ordered_destroy(&d->oe);
+	if (d->x) {
+		emap_destroy(&d->x->em);
+		ordered_destroy(&d->x->oe);
+		free(d->x->fe);
+		lab_pool_free(&d->fs->x_pool, d->x);
+		d->x = NULL;
+	}
 	pc_destroy(&d->pc);
-	free(d->fe);
 	if (d->wb_bio)
 		vd_dbio_free(d->wb_bio);
 	/* bios still in flight when a run ends */
@@ -153,7 +181,7 @@ static void dinode_free(dinode *d)
 		nx = b->next;
 		vd_dbio_free(b);
 	}
-	free(d);
+	lab_pool_free(&d->fs->dinode_pool, d);
 }
 
 void dfs_destroy(dfs *fs)
@@ -165,6 +193,8 @@ void dfs_destroy(dfs *fs)
 	fs->chk_n = fs->chk_cap = 0;
 	for (int i = 0; i < fs->ninodes; i++)
 		dinode_free(fs->inodes[i]);
+	lab_pool_destroy(&fs->dinode_pool);
+	lab_pool_destroy(&fs->x_pool);
 	free(fs->inodes);
 	fs->inodes = NULL;
 	fs->ninodes = 0;
@@ -188,15 +218,13 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 		fs->inodes = n;
 		fs->inodes_cap = nc;
 	}
-	dinode *d = lab_calloc(1, sizeof(*d));
+	dinode *d = lab_pool_zalloc(&fs->dinode_pool);
 	if (!d)
 		return LAB_ENOMEM;
 	d->fs = fs;
 	d->ino = ino;
 	eio_init(&d->io);
 	eio_rec_attach(&d->io, fs->s, fs->rec_fs, (int64_t)ino);
-	emap_init(&d->em);
-	ordered_init(&d->oe);
 	pc_init(&d->pc);
 	space_inode_rsv_init(&d->sp_rsv);
 	d->pc.g = &fs->pcg;
@@ -445,6 +473,9 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 	int rc = pc_reserve(&d->pc, first + n);
 	if (rc)
 		return rc;
+	/* a write past EOF leaves a hole: it gets an extent map (below) */
+	if (off > ((d->i_size + PG - 1) & ~(PG - 1)) && !vd_xw(d))
+		return LAB_ENOMEM;
 	eio_call c = {0};
 	uint32_t bits = EXTENT_DELALLOC;
 	if (off >= d->i_size)
@@ -461,7 +492,7 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 	uint64_t eof = (d->i_size + PG - 1) & ~(PG - 1);
 	uint64_t extra_ns = 0;
 	if (off > eof) {
-		emap_insert(&d->em, eof, off - eof, EM_HOLE);
+		emap_insert(&d->x->em, eof, off - eof, EM_HOLE);
 		extra_ns += C_GET_EXTENT_NS;
 	}
 	uint64_t before = d->io.bytes_with[1];
@@ -541,9 +572,10 @@ static void wb_submit(dinode *d, task *t)
 static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 {
 	dfs *fs = d->fs;
-	int64_t k = ordered_lookup_range(&d->oe, off, 1, NULL);
+	assert(d->x);
+	int64_t k = ordered_lookup_range(&d->x->oe, off, 1, NULL);
 	assert(k >= 0);
-	ordered_extent oe = d->oe.v[k];
+	ordered_extent oe = d->x->oe.v[k];
 	if (fs->fsi) {
 		int rc = vd_fe_finish_tree(d, t, &oe);
 		if (rc)
@@ -556,7 +588,7 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	}
 	eio_clear_bits(&d->io, oe.file_off, oe.file_off + oe.len - 1,
 		       EXTENT_DELALLOC_NEW, NULL, c, NULL, 0);
-	ordered_remove(&d->oe, oe.file_off);
+	ordered_remove(&d->x->oe, oe.file_off);
 	SIM_REC(fs->s, TK_OE_DONE, t, fs->rec_fs, (int64_t)d->ino, (int64_t)oe.file_off,
 		(int64_t)oe.len);
 	assert(d->ordered_bytes >= oe.len);
@@ -618,7 +650,7 @@ static void wbio_end(sim *s, bio *b)
 
 int vd_clean(const dinode *d)
 {
-	return d->pc.dirty == 0 && d->oe.n == 0 && d->wb_inflight == 0 && !d->wb_active;
+	return d->pc.dirty == 0 && vd_oe_n(d) == 0 && d->wb_inflight == 0 && !d->wb_active;
 }
 
 /* What wb_extent did. */
@@ -656,9 +688,9 @@ static int wb_extent(dinode *d, task *t)
 	 * it, and an fsync here comes back once the bio completes). The
 	 * range stops before such an ordered extent, or moves past it.
 	 */
-	int64_t busy_k = d->oe.n ? ordered_first_overlap(&d->oe, ds, de - ds + 1) : -1;
+	int64_t busy_k = vd_oe_n(d) ? ordered_first_overlap(&d->x->oe, ds, de - ds + 1) : -1;
 	if (busy_k >= 0) {
-		const ordered_extent *o = &d->oe.v[busy_k];
+		const ordered_extent *o = &d->x->oe.v[busy_k];
 		d->wb_skipped = 1;
 		if (o->file_off <= ds) {
 			d->wb_index = o->file_off + o->len;
@@ -674,20 +706,24 @@ static int wb_extent(dinode *d, task *t)
 	 * will wait for it (the lseek ends later); else wait for the unlock.
 	 */
 	int ahead_of_sweep = 0;
-	if (d->lseek_lock_until > t->clock && d->lseek_lock_start <= de) {
+	dinode_x *x = d->x;
+	if (vd_lseek_until(d) > t->clock && x->lseek_lock_start <= de) {
 		uint64_t before = 0, adj;
-		if (ds > d->lseek_lock_start)
-			eio_range_counts(&d->io, d->lseek_lock_start, ds - 1, &before, &adj);
-		simtime_t reach = d->lock_t0 + d->lock_delay;
-		if (d->lock_recs)
-			reach += (simtime_t)((double)(d->lock_t1 - d->lock_t0) *
-					     (double)before / (double)d->lock_recs);
+		if (ds > x->lseek_lock_start)
+			eio_range_counts(&d->io, x->lseek_lock_start, ds - 1, &before, &adj);
+		simtime_t reach = x->lock_t0 + x->lock_delay;
+		if (x->lock_recs)
+			reach += (simtime_t)((double)(x->lock_t1 - x->lock_t0) *
+					     (double)before / (double)x->lock_recs);
 		if (t->clock >= reach) {
-			task_wait_until(t, d->lseek_lock_until + vd_wakeup_ns(fs));
+			task_wait_until(t, x->lseek_lock_until + vd_wakeup_ns(fs));
 			return WB_WAITED;
 		}
 		ahead_of_sweep = 1;
 	}
+	/* the extent map and the ordered extent this extent gets */
+	if (!x && !(x = vd_xw(d)))
+		return LAB_ENOMEM;
 	uint64_t len = de - ds + 1;
 	/* cow_file_range_inline: a file that fits max_inline, written from 0
 	 * to EOF, goes into the leaf with no disk extent and no bio */
@@ -716,10 +752,10 @@ static int wb_extent(dinode *d, task *t)
 	assert(!busy);
 	(void)busy;
 	if (inline_ext)
-		emap_drop_from(&d->em, 0); /* the file is this one page */
+		emap_drop_from(&x->em, 0); /* the file is this one page */
 	else
-		emap_insert(&d->em, ds, len, disk);
-	ordered_add(&d->oe, ds, len, disk);
+		emap_insert(&x->em, ds, len, disk);
+	ordered_add(&x->oe, ds, len, disk);
 	SIM_REC(s, TK_OE_ADD, t, fs->rec_fs, (int64_t)d->ino, (int64_t)ds, (int64_t)len);
 	d->ordered_bytes += len;
 	fs->ordered_inflight++;
@@ -747,13 +783,13 @@ static int wb_extent(dinode *d, task *t)
 			d->wb_bio = vd_dbio_new(d, 0, disk);
 		vd_dbio_add(d->wb_bio, ds, len);
 	}
-	d->wb_lock_off = ds;
-	d->wb_lock_until = t->clock + ns;
+	x->wb_lock_off = ds;
+	x->wb_lock_until = t->clock + ns;
 	if (ahead_of_sweep) {
 		/* the sweep sleeps on this extent until writeback unlocks it */
 		simtime_t hold = ns + vd_wakeup_ns(fs);
-		d->lock_delay += hold;
-		d->lseek_lock_until += hold;
+		x->lock_delay += hold;
+		x->lseek_lock_until += hold;
 	}
 	task_cpu(s, t, ns);
 	fs->cpu_wb_ns += ns;
@@ -824,7 +860,7 @@ static int wb_step(sim *s, task *t)
 	dinode *d = t->ctx;
 	for (int i = 0; i < 64; i++) {
 		int r = wb_one(s, t);
-		if (r != TASK_RUN || d->lseek_lock_until > t->clock ||
+		if (r != TASK_RUN || vd_lseek_until(d) > t->clock ||
 		    sim_now(s) + NS_PER_MS < t->clock)
 			return r;
 	}
@@ -992,7 +1028,7 @@ static int flusher_step(sim *s, task *t)
 			fs->flusher_cur = NULL;
 			wb_pass_end(d, t, r);
 		}
-		if (d->lseek_lock_until > t->clock || sim_now(s) + NS_PER_MS < t->clock)
+		if (vd_lseek_until(d) > t->clock || sim_now(s) + NS_PER_MS < t->clock)
 			return TASK_RUN;
 	}
 	return TASK_RUN;
@@ -1080,7 +1116,8 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 		fs->delalloc_total -= before - d->io.bytes_with[1];
 		space_note(d, t->clock, 0);
 	}
-	emap_drop_from(&d->em, from);
+	if (d->x)
+		emap_drop_from(&d->x->em, from);
 	if (fs->fsi) {
 		int rc = vd_fe_truncate_tree(d, t, new_size, from);
 		d->i_size = new_size;
@@ -1091,16 +1128,19 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 		return rc;
 	}
 	/* the file extent items past the end go, one crossing it is trimmed */
-	uint64_t i = vd_fe_first_after(d, from);
-	if (i < d->nfe && d->fe[i].off < from) {
-		d->nbytes -= d->fe[i].off + d->fe[i].len - from;
-		d->fe[i].len = from - d->fe[i].off;
-		i++;
+	uint64_t i = vd_fe_first_after(d, from), dropped = 0;
+	if (d->x) {
+		dinode_x *x = d->x;
+		if (i < x->nfe && x->fe[i].off < from) {
+			d->nbytes -= x->fe[i].off + x->fe[i].len - from;
+			x->fe[i].len = from - x->fe[i].off;
+			i++;
+		}
+		for (uint64_t k = i; k < x->nfe; k++)
+			d->nbytes -= x->fe[k].len;
+		dropped = x->nfe - i;
+		x->nfe = i;
 	}
-	for (uint64_t k = i; k < d->nfe; k++)
-		d->nbytes -= d->fe[k].len;
-	uint64_t dropped = d->nfe - i;
-	d->nfe = i;
 	d->i_size = new_size;
 	if (d->wb_index > from)
 		d->wb_index = from;
@@ -1119,7 +1159,8 @@ void dfs_remount(dfs *fs)
 		eio_destroy(&d->io);
 		eio_init(&d->io);
 		eio_rec_attach(&d->io, fs->s, fs->rec_fs, (int64_t)d->ino);
-		emap_clear(&d->em);
+		if (d->x)
+			emap_clear(&d->x->em);
 		pc_drop_clean(&d->pc);
 		dirty_clear(d);
 	}
@@ -1148,8 +1189,8 @@ int vd_check(const dinode *d)
 	int bad = eio_check(&d->io);
 	if (d->delalloc_bytes != d->io.bytes_with[1])
 		bad++;
-	for (uint64_t i = 1; i < d->nfe; i++)
-		if (d->fe[i - 1].off + d->fe[i - 1].len > d->fe[i].off)
+	for (uint64_t i = 1; i < vd_nfe(d); i++)
+		if (d->x->fe[i - 1].off + d->x->fe[i - 1].len > d->x->fe[i].off)
 			bad++;
 	if (d->fs->fsi && d->inode)
 		bad += vd_fe_check_tree(d);

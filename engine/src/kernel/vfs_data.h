@@ -44,6 +44,7 @@
 #include "eio.h"
 #include "emap.h"
 #include "items.h"
+#include "labmem.h"
 #include "ordered.h"
 #include "pagecache.h"
 #include "patches.h"
@@ -102,20 +103,19 @@ typedef struct data_opts {
 	uint64_t dirty_bytes;
 } data_opts;
 
-typedef struct dinode {
-	struct dfs *fs;
-	struct inode *inode;           /* tree mode: the substrate's inode;
-					* NULL once evicted */
-	uint64_t ino;
-	uint64_t i_size;
-	uint64_t nbytes;               /* inode_get_bytes */
-	eio_tree io;
+/*
+ * The parts of a dinode a file needs only once it is written back, read,
+ * lseek'd or given array-mode items: extent maps, ordered extents, the
+ * stand-alone array of file extent items, an lseek's range lock and
+ * writeback's extent lock. A file tar has written and not yet flushed has
+ * none of them: they are allocated at first use (vd_xw) and go with the
+ * dinode. Reads of a dinode without them see them empty (vd_oe_n...).
+ */
+typedef struct dinode_x {
 	emap_tree em;
 	ordered_tree oe;
-	pc_inode pc;
 	fext *fe;                      /* file extent items, sorted */
 	uint64_t nfe, fecap;
-	uint64_t delalloc_bytes;
 	/* the range lock held by an lseek: [start, EOF] until `until`. Its
 	 * lock pass sweeps from start (at lock_t0) to EOF (at lock_t1) over
 	 * lock_recs records; a writer of an extent the sweep has not reached
@@ -127,6 +127,19 @@ typedef struct dinode {
 	/* the extent writeback has locked */
 	uint64_t wb_lock_off;
 	simtime_t wb_lock_until;
+} dinode_x;
+
+typedef struct dinode {
+	struct dfs *fs;
+	struct inode *inode;           /* tree mode: the substrate's inode;
+					* NULL once evicted */
+	uint64_t ino;
+	uint64_t i_size;
+	uint64_t nbytes;               /* inode_get_bytes */
+	eio_tree io;
+	pc_inode pc;
+	dinode_x *x;                   /* NULL until needed (above) */
+	uint64_t delalloc_bytes;
 	/* in-flight reads (their pages are LOCKED in io) */
 	dbio *reads;
 	/* writeback */
@@ -256,6 +269,8 @@ typedef struct dfs {
 	dinode **chk_list;
 	int chk_n, chk_cap, chk_lost, chk_counted;
 	uint64_t chk_held[2], chk_listed;
+	lab_pool dinode_pool;          /* the dinodes (labmem.h) */
+	lab_pool x_pool;               /* their dinode_x parts */
 } dfs;
 
 /* Set up the data path on device dev (not owned), running the kernel
@@ -419,12 +434,33 @@ int vd_fe_truncate_tree(dinode *d, task *t, uint64_t new_size, uint64_t from);
 /* Tree mode: d's items against its derived state; returns failures. */
 int vd_fe_check_tree(const dinode *d);
 
+/* d's dinode_x, allocated on first use; NULL when out of memory. */
+dinode_x *vd_xw(dinode *d);
+/* What a dinode without its dinode_x reads: ordered extents, items in
+ * flight, lseek's lock. */
+static inline uint64_t vd_oe_n(const dinode *d)
+{
+	return d->x ? d->x->oe.n : 0;
+}
+static inline uint64_t vd_nfe(const dinode *d)
+{
+	return d->x ? d->x->nfe : 0;
+}
+static inline simtime_t vd_lseek_until(const dinode *d)
+{
+	return d->x ? d->x->lseek_lock_until : 0;
+}
+/* An empty extent-map tree / ordered tree to look things up in when d has
+ * no dinode_x (a lookup on an empty tree writes nothing). */
+emap_tree *vd_em_r(dinode *d);
+ordered_tree *vd_oe_r(dinode *d);
+
 /* outstanding_extents: one per delalloc extent (record) plus one per
  * ordered extent, as btrfs_set/clear_delalloc_extent and the ordered
  * extent code keep it. */
 static inline uint64_t vd_outstanding(const dinode *d)
 {
-	return d->io.recs_with[1] + d->oe.n;
+	return d->io.recs_with[1] + vd_oe_n(d);
 }
 
 /* The time a task sleeping on a range lock takes to run again once the

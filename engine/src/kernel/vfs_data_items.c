@@ -29,10 +29,10 @@ static uint64_t round_up_pg(uint64_t x) { return (x + PG - 1) & ~(PG - 1); }
 
 uint64_t vd_fe_first_after(const dinode *d, uint64_t off)
 {
-	uint64_t lo = 0, hi = d->nfe;
+	uint64_t lo = 0, hi = vd_nfe(d);
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (d->fe[mid].off + d->fe[mid].len <= off)
+		if (d->x->fe[mid].off + d->x->fe[mid].len <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -44,18 +44,21 @@ uint64_t vd_fe_first_after(const dinode *d, uint64_t off)
  * file order, so this is an append almost always. */
 int vd_fe_insert(dinode *d, uint64_t off, uint64_t len, uint64_t disk)
 {
-	if (d->nfe == d->fecap) {
-		uint64_t nc = d->fecap ? d->fecap * 2 : 256;
-		fext *n = lab_realloc(d->fe, nc * sizeof(*n));
+	dinode_x *x = vd_xw(d);
+	if (!x)
+		return LAB_ENOMEM;
+	if (x->nfe == x->fecap) {
+		uint64_t nc = x->fecap ? x->fecap * 2 : 256;
+		fext *n = lab_realloc(x->fe, nc * sizeof(*n));
 		if (!n)
 			return LAB_ENOMEM;
-		d->fe = n;
-		d->fecap = nc;
+		x->fe = n;
+		x->fecap = nc;
 	}
 	uint64_t i = vd_fe_first_after(d, off);
-	memmove(d->fe + i + 1, d->fe + i, (d->nfe - i) * sizeof(*d->fe));
-	d->fe[i] = (fext){off, len, disk};
-	d->nfe++;
+	memmove(x->fe + i + 1, x->fe + i, (x->nfe - i) * sizeof(*x->fe));
+	x->fe[i] = (fext){off, len, disk};
+	x->nfe++;
 	return 0;
 }
 
@@ -98,8 +101,9 @@ static uint32_t log2_ceil(uint64_t n)
 uint64_t vd_fst_search(dinode *d, task *t, uint64_t idx, uint64_t *nodes)
 {
 	dfs *fs = d->fs;
-	uint64_t nleaves = d->nfe ? (d->nfe + FE_PER_LEAF - 1) / FE_PER_LEAF : 1;
-	uint64_t leaf = idx < d->nfe ? idx / FE_PER_LEAF : nleaves - 1;
+	uint64_t nfe = vd_nfe(d);
+	uint64_t nleaves = nfe ? (nfe + FE_PER_LEAF - 1) / FE_PER_LEAF : 1;
+	uint64_t leaf = idx < nfe ? idx / FE_PER_LEAF : nleaves - 1;
 	/* levels: the leaves and the nodes above them */
 	int h = 1;
 	for (uint64_t w = nleaves; w > 1 && h < FST_MAX_LEVEL; h++)
@@ -220,9 +224,9 @@ int vd_fecur_first(vd_fecur *c, dinode *d, task *t, uint64_t off, uint64_t *node
 	if (!fs->fsi) {
 		c->i = vd_fe_first_after(d, off);
 		vd_fst_search(d, t, c->i, nodes);
-		if (c->i >= d->nfe)
+		if (c->i >= vd_nfe(d))
 			return 1;
-		c->cur = d->fe[c->i];
+		c->cur = d->x->fe[c->i];
 		c->type = FE_REG;
 		return 0;
 	}
@@ -247,11 +251,11 @@ int vd_fecur_next(vd_fecur *c)
 	dinode *d = c->d;
 	if (!c->tree) {
 		c->i++;
-		if (c->i >= d->nfe)
+		if (c->i >= vd_nfe(d))
 			return 1;
 		if (c->i % FE_PER_LEAF == 0)
 			vd_fst_search(d, c->t, c->i, c->nodes); /* btrfs_next_leaf */
-		c->cur = d->fe[c->i];
+		c->cur = d->x->fe[c->i];
 		return 0;
 	}
 	bt_tree *tr = c->it.path.tree;
@@ -416,9 +420,9 @@ int vd_fe_check_tree(const dinode *d)
 				     (unsigned long long)in->ino, (unsigned long long)in->size);
 			bad++;
 		}
-		if (d->oe.n == 0 && fe.type == FE_REG) {
+		if (vd_oe_n(d) == 0 && fe.type == FE_REG) {
 			uint64_t nodes = 0;
-			emap_tree *em = (emap_tree *)&d->em;
+			emap_tree *em = vd_em_r((dinode *)d);
 			const extent_map *m = emap_get(em, emap_lookup(em, fe.file_off, 1, &nodes));
 			if (m && m->block_start != EM_HOLE &&
 			    m->block_start + (fe.file_off - m->start) !=

@@ -146,7 +146,8 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 			ns += C_READPAGE_NS;
 			/* btrfs_get_extent: the extent map, or the fs tree */
 			uint64_t nodes = 0;
-			const extent_map *em = emap_get(&d->em, emap_lookup(&d->em, off, PG, &nodes));
+			emap_tree *emt = vd_em_r(d);
+			const extent_map *em = emap_get(emt, emap_lookup(emt, off, PG, &nodes));
 			ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
 			uint64_t disk = EM_HOLE;
 			if (em) {
@@ -158,10 +159,11 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 				if (data > 0 && x.disk == FEXT_INLINE) {
 					disk = FEXT_INLINE; /* not cached as a map */
 				} else if (data > 0) {
-					emap_insert(&d->em, x.off, x.len, x.disk);
+					if (vd_xw(d))
+						emap_insert(&d->x->em, x.off, x.len, x.disk);
 					disk = x.disk + (off - x.off);
-				} else {
-					emap_insert(&d->em, x.off, x.len, EM_HOLE);
+				} else if (vd_xw(d)) {
+					emap_insert(&d->x->em, x.off, x.len, EM_HOLE);
 				}
 				ns += C_GET_EXTENT_NS;
 			}

@@ -358,7 +358,7 @@ int vio_fsync(fs_info *fs, task *t, struct inode *inode)
 		task_park(t, &d->wb_waiters);
 		return 1;
 	}
-	if (d->pc.dirty == 0 && d->oe.n == 0)
+	if (d->pc.dirty == 0 && vd_oe_n(d) == 0)
 		return 0;
 	return vd_writeback_sync(d, t);
 }

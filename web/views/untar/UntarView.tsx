@@ -1,0 +1,315 @@
+/*
+ * UntarView.tsx - seed 000: untar of a Firefox-like tree. When metadata
+ * reservations reach the overcommit limit, tar parks on a ticket and the
+ * reclaim worker flushes delalloc: 5.10 a few whole inodes per cycle,
+ * the fix (and 5.9) pages by the hundred. Pictures, the two kernels on
+ * shared scales and one clock: bytes_may_use against the limit over the
+ * run; the flush queue from the first ticket on (tar parked on its ticket,
+ * each reclaim cycle as a mark: pages written against pages asked for,
+ * inodes touched; click one for its files; the device's requests in
+ * flight); reclaim cycles per second and delalloc over the run. Drawing
+ * only: the layouts come from ./model.ts.
+ */
+import { useState } from 'react';
+import type { Variant } from '../../engine/types';
+import type { ViewProps } from '../types';
+import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, NEUTRAL, fmtBytes, fmtMs, fmtNum } from '../common';
+import {
+  cycleFiles,
+  layoutCycleRate,
+  layoutDelalloc,
+  layoutQueue,
+  layoutSpace,
+  queueDomain,
+  readUntarDetails,
+  spaceDomain,
+  windowSummary,
+  type UntarDetails,
+} from './model';
+
+interface Run {
+  v: Variant;
+  d: UntarDetails;
+}
+
+/** The overcommit limit's line: a neutral dashed line (not a kernel, not measured). */
+const LIMIT = NEUTRAL.strong;
+
+function SpacePanel({ run, dom, reference }: { run: Run; dom: { tMax: number; gibMax: number }; reference: boolean }) {
+  const { v, d } = run;
+  const reached = d.zoom !== null;
+  return (
+    <ChartFigure
+      testId={`untar-space-${v}`}
+      className={reference ? 'figure-reference' : undefined}
+      exportName={`untar-space-${v}`}
+      data={{ reached: String(reached) }}
+      title={
+        <>
+          <strong style={{ color: KERNEL_TEXT[v] }}>{KERNEL_LABEL[v]}</strong>
+          {reference && <span className="ref-badge">reference</span>} · peak {fmtNum(d.peakMayUseGib)} GiB of {fmtNum(d.limitGib)} GiB
+          {reached ? ', the limit reached' : ', the limit never reached'}
+        </>
+      }
+      legend={[
+        { label: 'bytes_may_use (metadata)', color: KERNEL_COLOR[v], shape: 'line' as const, id: 'mu' },
+        { label: 'overcommit limit', color: LIMIT, shape: 'dash' as const, id: 'lim' },
+      ]}
+    >
+      {(boxWidth, theme) => {
+        const width = Math.max(280, boxWidth);
+        const L = layoutSpace(d, width, Math.round(theme.fontPx * 12), theme.fontPx, dom);
+        return (
+          <svg className="chart" data-variant={v} data-pair="untar-space" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label="metadata reserved against the overcommit limit" data-testid={`untar-space-chart-${v}`}>
+            <Axes {...L} xTitle={L.xTitle} yTitle={L.yTitle} clampEnds />
+            <path d={L.limit} fill="none" stroke={LIMIT} strokeWidth={theme.strokePx - 0.5} strokeDasharray="7 5" />
+            <path d={L.mayUse} fill="none" stroke={KERNEL_COLOR[v]} strokeWidth={theme.strokePx} data-hl-key="space" />
+            {L.reached && <circle cx={L.reached.x} cy={L.reached.y} r={theme.fontPx * 0.35} fill="#fff" stroke={LIMIT} strokeWidth={2} data-testid={`untar-reached-${v}`} />}
+          </svg>
+        );
+      }}
+    </ChartFigure>
+  );
+}
+
+function QueuePanel({
+  run,
+  dom,
+  reference,
+  selected,
+  onSelect,
+}: {
+  run: Run;
+  dom: { ms: number; pagesMax: number; inflightMax: number };
+  reference: boolean;
+  selected: number | null;
+  onSelect: (i: number) => void;
+}) {
+  const { v, d } = run;
+  const sum = windowSummary(d);
+  return (
+    <ChartFigure
+      testId={`untar-queue-${v}`}
+      className={reference ? 'figure-reference' : undefined}
+      exportName={`untar-flush-queue-${v}`}
+      data={{ cycles: String(sum.cycles), pages: String(sum.pages) }}
+      legend={[
+        { label: 'tar asleep on its ticket (top); the pages a cycle wrote (middle)', color: KERNEL_COLOR[v], id: 'mark' },
+        { label: 'the pages it asked for', color: NEUTRAL.strong, shape: 'line' as const, id: 'want' },
+        { label: 'requests in flight (bottom)', color: NEUTRAL.strong, shape: 'dash' as const, id: 'io' },
+      ]}
+      title={
+        <>
+          <strong style={{ color: KERNEL_TEXT[v] }}>{KERNEL_LABEL[v]}</strong>
+          {reference && <span className="ref-badge">reference</span>} · {fmtNum(sum.cycles)} {sum.cycles === 1 ? 'cycle' : 'cycles'},{' '}
+          {sum.cycles ? fmtNum(sum.pages / sum.cycles) : 0} pages each · tar parked {fmtMs(sum.parkedMs)}
+        </>
+      }
+    >
+      {(boxWidth, theme) => {
+        const width = Math.max(280, boxWidth);
+        const L = layoutQueue(d, width, theme.fontPx, dom);
+        const [writer, cycles, device] = L.lanes;
+        return (
+          <svg className="chart" data-variant={v} data-pair="untar-queue" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="group" aria-label="the flush queue: tar's ticket waits, reclaim cycles, requests in flight" data-testid={`untar-queue-chart-${v}`}>
+            <Axes {...L} xTitle={L.xTitle} xGrid clampEnds />
+            <g fontSize={theme.fontPx}>
+              {L.lanes.map((l) => (
+                <text key={l.key} className="tick tick-y" x={theme.fontPx * 0.2} y={l.y + l.h / 2} dy="0.35em">
+                  {l.label}
+                </text>
+              ))}
+              {L.pageTicks.map((t) => (
+                <g key={t.label}>
+                  <line x1={width - L.margin.right} x2={width - L.margin.right + 4} y1={t.y} y2={t.y} stroke={NEUTRAL.mid} />
+                  <text className="tick" x={width - L.margin.right + theme.fontPx * 0.4} y={t.y} dy="0.35em">
+                    {t.label}
+                  </text>
+                </g>
+              ))}
+              {cycles && (
+                <text className="axis-title" transform={`translate(${width - theme.fontPx * 0.3},${cycles.y + cycles.h / 2}) rotate(-90)`} textAnchor="middle">
+                  {L.pageTitle}
+                </text>
+              )}
+            </g>
+            {writer && <rect x={L.margin.left} y={writer.y} width={width - L.margin.left - L.margin.right} height={writer.h} fill={NEUTRAL.faint} />}
+            {writer &&
+              L.parks.map((p, i) => (
+                <rect key={`p${i}`} x={p.x} y={writer.y + 2} width={p.w} height={writer.h - 4} fill={KERNEL_COLOR[v]} data-testid={`untar-park-${v}`} data-hl-key="parks">
+                  <title>{`tar parked ${fmtMs(p.ms)} on a ticket of ${fmtBytes(p.bytes)}`}</title>
+                </rect>
+              ))}
+            {cycles && <line x1={L.margin.left} x2={width - L.margin.right} y1={cycles.y + cycles.h} y2={cycles.y + cycles.h} stroke={NEUTRAL.mid} />}
+            {L.marks.map((mk) => {
+              const on = selected === mk.i;
+              const label = `cycle ${mk.i + 1} at ${fmtMs(mk.t0)}: ${fmtNum(mk.flushed)} pages written of ${fmtNum(mk.wanted)} asked for, ${fmtNum(mk.inodes)} inodes, ${mk.rounds} ${mk.rounds === 1 ? 'round' : 'rounds'}`;
+              return (
+                <g
+                  key={`c${mk.i}`}
+                  role="button"
+                  tabIndex={0}
+                  aria-label={label}
+                  aria-pressed={on}
+                  className="untar-cycle"
+                  data-testid={`untar-cycle-${v}`}
+                  data-hl-key="cycles"
+                  onClick={() => onSelect(mk.i)}
+                  onKeyDown={(e) => {
+                    if (e.key === 'Enter' || e.key === ' ') {
+                      e.preventDefault();
+                      onSelect(mk.i);
+                    }
+                  }}
+                >
+                  <title>{label}</title>
+                  <rect x={mk.x} y={mk.yFlushed} width={mk.w} height={Math.max(1, mk.base - mk.yFlushed)} fill={KERNEL_COLOR[v]} stroke={on ? '#000' : '#fff'} strokeWidth={on ? 2.5 : 0.5} />
+                  <line x1={mk.x - 2} x2={mk.x + mk.w + 2} y1={mk.yWanted} y2={mk.yWanted} stroke={NEUTRAL.strong} strokeWidth={2} />
+                </g>
+              );
+            })}
+            {device && <rect x={L.margin.left} y={device.y} width={width - L.margin.left - L.margin.right} height={device.h} fill={NEUTRAL.faint} />}
+            {device && <path d={L.inflight} fill="none" stroke={NEUTRAL.strong} strokeWidth={1.5} strokeDasharray="4 2" data-testid={`untar-inflight-${v}`} />}
+          </svg>
+        );
+      }}
+    </ChartFigure>
+  );
+}
+
+function CycleList({ run, i }: { run: Run; i: number }) {
+  const c = run.d.zoom?.cycles[i];
+  if (!c) return null;
+  const files = cycleFiles(c);
+  const shown = files.slice(0, 40);
+  return (
+    <div className="untar-cycle-files" data-testid={`untar-cycle-files-${run.v}`}>
+      <h3 style={{ color: KERNEL_TEXT[run.v] }}>
+        {KERNEL_LABEL[run.v]}, cycle {i + 1}: {fmtNum(c.flushed)} pages of {fmtNum(c.wanted)} asked for ({c.rounds} {c.rounds === 1 ? 'round' : 'rounds'}), {fmtNum(c.inodes)} inodes, {fmtMs(c.t1 - c.t0)}
+      </h3>
+      <table className="metrics untar-files">
+        <thead>
+          <tr>
+            <th>file</th>
+            <th>size</th>
+            <th>pages written</th>
+            <th>at</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((f, k) => (
+            <tr key={k}>
+              <td>
+                <code>{f.name}</code>
+              </td>
+              <td>{fmtBytes(f.size)}</td>
+              <td>{f.pages === 0 ? '0 (inline or being written)' : fmtNum(f.pages)}</td>
+              <td>{fmtMs(f.at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {files.length > shown.length && <p className="muted">… and {fmtNum(files.length - shown.length)} more files</p>}
+    </div>
+  );
+}
+
+/** The selected cycle per kernel, from the view state ("before:3") or local. */
+function parseSel(s: string | undefined): { v: Variant; i: number } | null {
+  const m = /^(before|after):(\d+)$/.exec(s ?? '');
+  return m ? { v: m[1] as Variant, i: Number(m[2]) } : null;
+}
+
+export function UntarView({ runs, reference, view, onView }: ViewProps) {
+  const order: Variant[] = ['before', 'after'];
+  const [local, setLocal] = useState<string | undefined>(undefined);
+  const all: Run[] = order.filter((v) => runs[v]).map((v) => ({ v, d: readUntarDetails(runs[v]?.details) }));
+  if (all.length === 0) return null;
+  const sel = parseSel(onView ? view?.cycle : local);
+  const select = (v: Variant, i: number): void => {
+    const key = sel && sel.v === v && sel.i === i ? undefined : `${v}:${i}`;
+    if (onView) onView({ cycle: key });
+    else setLocal(key);
+  };
+  const sdom = spaceDomain(all.map((r) => r.d));
+  const anyZoom = all.some((r) => r.d.zoom);
+  const qdom = queueDomain(all.map((r) => r.d));
+  const keyed = all.map((r) => ({ key: r.v, d: r.d }));
+  const selRun = sel ? all.find((r) => r.v === sel.v) : undefined;
+  const d0 = all[0]!.d;
+  return (
+    <section className="untar-view" data-testid="untar-view">
+      <p className="muted prose">
+        {fmtNum(d0.files)} files in {fmtNum(d0.dirs)} directories ({fmtNum(d0.archiveMib)} MiB of tar through {d0.decompress === 'none' ? 'no decompressor' : d0.decompress}), mean {fmtBytes(d0.archive.meanBytes)}, {fmtNum(100 * d0.archive.atMost2k)}% of them at most 2 KiB.
+      </p>
+      <div className="pair-grid">
+        {all.map((r) => (
+          <SpacePanel key={r.v} run={r} dom={sdom} reference={r.v === reference} />
+        ))}
+      </div>
+      <p className="muted prose">
+        Every file tar writes holds about 640 KiB of metadata reservation (one extent, one checksum leaf, the inode update) until its data is written; a create holds 1.25 MiB more while it runs. Reservations may promise the allocated metadata chunks plus an eighth of the unallocated space (the dashed line). Past it, each reservation becomes a ticket, tar sleeps on it, and the reclaim worker flushes delalloc until the tickets fit.
+      </p>
+
+      {anyZoom ? (
+        <>
+          <div className="pair-grid">
+            {all.map((r) => (
+              <QueuePanel key={r.v} run={r} dom={qdom} reference={r.v === reference} selected={sel && sel.v === r.v ? sel.i : null} onSelect={(i) => select(r.v, i)} />
+            ))}
+          </div>
+          <p className="muted prose untar-queue-note">
+            The flush queue from the first ticket on, the same moment in both kernels (they are the same until then). Top: tar, in the kernel&apos;s colour while it sleeps on its ticket. Middle: each reclaim cycle (a <code>shrink_delalloc</code> call, up to three rounds of flush and wait) as a bar as tall as the pages it wrote, on a log scale, with a black tick at the pages it asked for; click one for its files. Bottom: the device&apos;s requests in flight.
+          </p>
+          {selRun && sel && <CycleList run={selRun} i={sel.i} />}
+        </>
+      ) : (
+        <p className="notice" data-testid="untar-no-tickets">
+          No reservation ever waited: the untar never reached the overcommit limit, so no ticket was queued and reclaim never flushed anything. Both kernels ran the same code path; a smaller file system (fs_gib) or less memory brings the limit within reach.
+        </p>
+      )}
+
+      <div className="pair-grid">
+        <ChartFigure
+          testId="untar-rate"
+          exportName="untar-cycle-rate"
+          title="Reclaim cycles per second, over the whole run"
+          legend={all.map((r) => ({ label: KERNEL_LABEL[r.v], color: KERNEL_COLOR[r.v], shape: 'line' as const, id: r.v }))}
+        >
+          {(boxWidth, theme) => {
+            const width = Math.max(280, boxWidth);
+            const L = layoutCycleRate(keyed, width, Math.round(theme.fontPx * 11), theme.fontPx, sdom.tMax);
+            return (
+              <svg className="chart" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label="reclaim cycles per second, both kernels" data-testid="untar-rate-chart">
+                <Axes {...L} xTitle={L.xTitle} yTitle={L.yTitle} clampEnds />
+                {L.series.map((s) => (
+                  <path key={s.key} d={s.d} fill="none" stroke={KERNEL_COLOR[s.key as Variant]} strokeWidth={theme.strokePx - 0.5} data-testid={`untar-rate-${s.key}`} />
+                ))}
+              </svg>
+            );
+          }}
+        </ChartFigure>
+        <ChartFigure
+          testId="untar-delalloc"
+          exportName="untar-delalloc"
+          title="Delalloc: dirty data not yet allocated"
+          legend={all.map((r) => ({ label: KERNEL_LABEL[r.v], color: KERNEL_COLOR[r.v], shape: 'line' as const, id: r.v }))}
+          note="Each flush turns delalloc into extents and bios; the reservation comes back when the write completes (an inline file's at once)."
+        >
+          {(boxWidth, theme) => {
+            const width = Math.max(280, boxWidth);
+            const L = layoutDelalloc(keyed, width, Math.round(theme.fontPx * 11), theme.fontPx, sdom.tMax);
+            return (
+              <svg className="chart" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label="delalloc over the run, both kernels" data-testid="untar-delalloc-chart">
+                <Axes {...L} xTitle={L.xTitle} yTitle={L.yTitle} clampEnds />
+                {L.series.map((s) => (
+                  <path key={s.key} d={s.d} fill="none" stroke={KERNEL_COLOR[s.key as Variant]} strokeWidth={theme.strokePx - 0.5} />
+                ))}
+              </svg>
+            );
+          }}
+        </ChartFigure>
+      </div>
+    </section>
+  );
+}

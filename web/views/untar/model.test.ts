@@ -1,0 +1,167 @@
+/*
+ * The untar view's pure transforms, on a details object shaped as the
+ * engine writes it, and on the real engine's output (through the WASM
+ * bridge, as the app runs it): a twentieth of the tree on a file system
+ * whose metadata limit it reaches, and a fiftieth on the seed's 2 TiB,
+ * where it never does.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadNodeBridge } from '../../engine/node';
+import type { Bridge } from '../../engine/bridge';
+import {
+  cycleFiles,
+  inflightSteps,
+  layoutCycleRate,
+  layoutDelalloc,
+  layoutQueue,
+  layoutSpace,
+  maxInflight,
+  queueDomain,
+  readUntarDetails,
+  spaceDomain,
+  windowSummary,
+} from './model';
+
+const fixture = {
+  files: 4,
+  dirs: 1,
+  archive_mib: 0.03,
+  decompress: 'xz',
+  elapsed_s: 2,
+  limit_gib: 1,
+  peak_may_use_gib: 1,
+  archive: { data_bytes: 9000, mean_bytes: 2250, pages_per_file: 1.25, at_most_2k: 0.5, max_bytes: 5000 },
+  series: { t: [0, 1, 1.5], may_use_gib: [0, 0.5, 1], limit_gib: [1, 1, 1], delalloc_mib: [0, 3, 'x'], tickets: [0, 0, 1], dirty_mib: [0, 3, 4] },
+  buckets: { bucket_s: 0.5, cycles: [0, 0, 0, 2], pages: [0, 0, 0, 40], ios: [0, 1, 2, 3], park_s: [0, 0, 0, 0.2] },
+  zoom: {
+    t0_s: 1.5,
+    t1_s: 2,
+    cycles: [
+      {
+        t0_ms: 1,
+        t1_ms: 5,
+        state: 'FLUSH_DELALLOC',
+        rounds: 1,
+        to_reclaim: 1310720,
+        wanted: 640,
+        flushed: 20,
+        inodes: 10,
+        files: [
+          ['f0000001.cpp', 1200, 1, 1.5],
+          ['f0000002.cpp', 9000, 3, 2.5],
+          ['bad'],
+        ],
+      },
+      { t0_ms: 9, t1_ms: 'x', state: 'FLUSH_DELALLOC', rounds: 3, wanted: 1920, flushed: 60, inodes: 30, files: [] },
+    ],
+    parks: [
+      [0, 1, 1310720],
+      [6, 9, 655360],
+    ],
+    ios: [
+      [1, 2, 4096],
+      [1.5, 3, 8192],
+    ],
+  },
+};
+
+describe('untar view model', () => {
+  it('reads the details, malformed parts empty', () => {
+    const d = readUntarDetails(fixture);
+    expect(d.files).toBe(4);
+    expect(d.zoom?.cycles).toHaveLength(2);
+    expect(d.zoom?.cycles[1]!.t1).toBe(0); // 'x'
+    expect(d.zoom?.cycles[0]!.files[2]).toEqual({ name: 'bad', size: 0, pages: 0, at: 0 });
+    expect(d.series.delallocMib).toEqual([0, 3, 0]);
+    expect(readUntarDetails(undefined).zoom).toBeNull();
+    expect(readUntarDetails({ zoom: null }).zoom).toBeNull();
+  });
+
+  it('requests in flight step up at each submission and down at each completion', () => {
+    const d = readUntarDetails(fixture);
+    const s = inflightSteps(d.zoom!.ios);
+    expect(maxInflight(d.zoom!.ios)).toBe(2);
+    expect(s[s.length - 1]![1]).toBe(0);
+    expect(inflightSteps([])).toEqual([[0, 0]]);
+  });
+
+  it('lays out the flush queue: a mark per cycle, written below asked for, the waits on the writer lane', () => {
+    const d = readUntarDetails(fixture);
+    const dom = queueDomain([d]);
+    expect(dom.ms).toBeCloseTo(500);
+    expect(dom.pagesMax).toBe(1920);
+    const L = layoutQueue(d, 700, 16, dom);
+    expect(L.marks).toHaveLength(2);
+    for (const m of L.marks) {
+      expect(m.yFlushed).toBeGreaterThan(m.yWanted); // fewer pages: lower (y grows down)
+      expect(m.yFlushed).toBeLessThan(m.base);
+      expect(m.w).toBeGreaterThanOrEqual(3);
+    }
+    expect(L.parks).toHaveLength(2);
+    expect(L.parks[0]!.bytes).toBe(1310720);
+    expect(L.lanes.map((l) => l.key)).toEqual(['writer', 'cycles', 'device']);
+    expect(L.height).toBeGreaterThan(L.lanes[2]!.y + L.lanes[2]!.h);
+    expect(L.pageTicks.length).toBeGreaterThan(1);
+    expect(L.pageTitle).toContain('pages');
+    // marks in time order along x; a longer window squeezes them left
+    expect(L.marks[1]!.x).toBeGreaterThan(L.marks[0]!.x);
+    const L2 = layoutQueue(d, 700, 16, { ...dom, ms: 1000 });
+    expect(L2.marks[1]!.x).toBeLessThan(L.marks[1]!.x);
+    expect(windowSummary(d)).toEqual({ cycles: 2, pages: 80, inodes: 40, parkedMs: 4, ms: 500 });
+    expect(cycleFiles(d.zoom!.cycles[0]!, true)[0]!.name).toBe('f0000002.cpp');
+  });
+
+  it('lays out the run: may_use against the limit, cycles per second, delalloc', () => {
+    const d = readUntarDetails(fixture);
+    const dom = spaceDomain([d]);
+    expect(dom.tMax).toBe(2);
+    const S = layoutSpace(d, 600, 200, 16, dom);
+    expect(S.reached).not.toBeNull();
+    expect(S.mayUse.startsWith('M')).toBe(true);
+    expect(S.yTitle).toContain('GiB');
+    const R = layoutCycleRate([{ key: 'before', d }], 600, 200, 16, dom.tMax);
+    expect(R.series[0]!.d.startsWith('M')).toBe(true);
+    expect(R.yTitle).toContain('per s');
+    const D = layoutDelalloc([{ key: 'before', d }], 600, 200, 16, dom.tMax);
+    expect(D.yTitle).toContain('MiB');
+  });
+});
+
+describe('untar view model on the real engine', () => {
+  let b: Bridge;
+  beforeAll(async () => {
+    b = await loadNodeBridge();
+  });
+
+  it('the limit reached: 5.10 draws many more, shorter cycle marks than the fix, on one clock', () => {
+    const run = (variant: 'before' | 'after') => b.run({ experiment: 'untar', variant, params: { scale: '0.05', fs_gib: '13' }, seed: 1 });
+    const [bd, ad] = [readUntarDetails(run('before').details), readUntarDetails(run('after').details)];
+    expect(bd.zoom && ad.zoom).toBeTruthy();
+    // the window opens at the first ticket: the same moment in both kernels
+    expect(bd.zoom!.t0S).toBe(ad.zoom!.t0S);
+    const dom = queueDomain([bd, ad]);
+    const [lb, la] = [layoutQueue(bd, 800, 16, dom), layoutQueue(ad, 800, 16, dom)];
+    expect(lb.marks.length).toBeGreaterThan(3 * la.marks.length);
+    const avg = (L: typeof lb) => L.marks.reduce((s, m) => s + m.flushed, 0) / Math.max(1, L.marks.length);
+    expect(avg(la)).toBeGreaterThan(5 * avg(lb));
+    // the fix writes what it asks for; 5.10 a small share of it
+    for (const m of la.marks) expect(m.flushed).toBeGreaterThanOrEqual(0.9 * m.wanted);
+    expect(lb.marks.every((m) => m.flushed < 0.2 * m.wanted)).toBe(true);
+    // a cycle lists the files it wrote: as many as it touched (while the window keeps them)
+    const c = ad.zoom!.cycles[0]!;
+    expect(c.files.length).toBe(c.inodes);
+    expect(c.files.reduce((s, f) => s + f.pages, 0)).toBe(c.flushed);
+    expect(windowSummary(bd).parkedMs).toBeGreaterThan(10 * windowSummary(ad).parkedMs);
+  });
+
+  it("the seed's 2 TiB: the limit is never reached, no window, the same run in both kernels", () => {
+    const run = (variant: 'before' | 'after') => b.run({ experiment: 'untar', variant, params: { scale: '0.02' }, seed: 1 });
+    const [bd, ad] = [readUntarDetails(run('before').details), readUntarDetails(run('after').details)];
+    expect(bd.zoom).toBeNull();
+    expect(ad.zoom).toBeNull();
+    expect(bd.peakMayUseGib).toBeLessThan(bd.limitGib);
+    const S = layoutSpace(bd, 600, 200, 16, spaceDomain([bd, ad]));
+    expect(S.reached).toBeNull();
+    expect(bd.elapsedS).toBe(ad.elapsedS);
+  });
+});
