@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,45 @@ void treelog_cfg_default(treelog_cfg *c)
 	c->log_area_offset = 1ull << 30;
 	c->log_area_bytes = 256ull << 20;
 	c->max_records = 4096;
+	c->keep_synced = 0;
+}
+
+/* ------------------------------------------------ the log trees' blocks */
+
+static tl_root *tl_root_of(bt_tree *tr)
+{
+	return (tl_root *)(void *)((char *)tr - offsetof(tl_root, log));
+}
+
+/* A new log block (btrfs_alloc_tree_block for a log root: from the log's
+ * own space here; its address is its identity, the IO wraps in the log
+ * area). It is dirty until the next log commit writes it. */
+static int tl_blk_alloc(void *ctx, bt_tree *tr, int level, uint64_t *bytenr)
+{
+	treelog *tl = ctx;
+	tl_root *lr = tl_root_of(tr);
+	(void)level;
+	*bytenr = tl->cfg.log_area_offset + tl->blk_seq++ * BT_NODESIZE;
+	lr->log_blocks++;
+	lr->dirty_blocks++;
+	return 0;
+}
+
+/* A log block left its tree: COWed after a log commit wrote it, merged, or
+ * freed with the log. A written one stays readable while it may be part
+ * of the synced log (keep_synced). */
+static void tl_blk_free(void *ctx, bt_tree *tr, bt_node *n)
+{
+	treelog *tl = ctx;
+	tl_root *lr = tl_root_of(tr);
+	assert(lr->log_blocks > 0);
+	lr->log_blocks--;
+	if (n->generation == tr->priv_gen) {
+		assert(lr->dirty_blocks > 0);
+		lr->dirty_blocks--;
+	}
+	if (tl->cfg.keep_synced)
+		n->keep_mem = 1;
 }
 
 /* Create the log state; validates the configuration. */
@@ -57,6 +97,9 @@ int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 	tl->dev = dev;
 	tl->mem = mem;
 	tl->cfg = *cfg;
+	tl->ops.ctx = tl;
+	tl->ops.alloc = tl_blk_alloc;
+	tl->ops.free = tl_blk_free;
 	lhist_init(&tl->leaf_hold);
 	lhist_init(&tl->leaf_wait);
 	lhist_init(&tl->victim_wait);
@@ -83,6 +126,11 @@ void treelog_destroy(treelog *tl)
 {
 	if (!tl)
 		return;
+	for (int i = 0; i < tl->nroots; i++) {
+		/* memory only: the file system may be gone already */
+		tl->roots[i].log.rec_h = 0;
+		bt_tree_destroy(&tl->roots[i].log);
+	}
 	free(tl->recs);
 	free(tl);
 }
@@ -99,6 +147,7 @@ tl_root *treelog_root(treelog *tl, uint64_t root_id)
 	memset(lr, 0, sizeof(*lr));
 	lr->root_id = root_id;
 	lr->log_transid = 1;
+	lr->log_gen = 1;
 	return lr;
 }
 
@@ -146,10 +195,40 @@ void treelog_on_commit(treelog *tl, uint64_t transid)
 {
 	(void)transid;
 	for (int i = 0; i < tl->nroots; i++) {
-		tl->roots[i].log_items = 0;
-		tl->roots[i].log_bytes = 0;
-		tl->roots[i].dirty_bytes = 0;
-		tl->roots[i].dirty_inodes = 0;
+		tl_root *lr = &tl->roots[i];
+		if (lr->log.root)
+			bt_free_tree(&lr->log, NULL);
+		lr->log_items = 0;
+		lr->dirty_blocks = 0;
+		lr->dirty_inodes = 0;
+		lr->synced_root = NULL;
+		lr->synced_transid = 0;
+	}
+}
+
+/* fs_hooks.on_unlink: a name removed from a directory logged in this
+ * transaction leaves the log too (btrfs_del_dir_entries_in_log,
+ * btrfs_del_inode_ref_in_log), so a replay does not bring it back. */
+static void tl_hook_unlink(void *ctx, task *t, struct inode *dir, struct inode *in,
+			   uint64_t index)
+{
+	treelog *tl = ctx;
+	fs_info *fs = dir->root->fs;
+	tl_root *lr = NULL;
+	for (int i = 0; i < tl->nroots; i++)
+		if (tl->roots[i].root_id == dir->root->id)
+			lr = &tl->roots[i];
+	if (!lr || !lr->log.root || !fs)
+		return;
+	if (dir->logged_trans == fs->transid && index != UINT64_MAX) {
+		bt_key k = bt_mkkey(dir->ino, BTRFS_DIR_INDEX_KEY, index);
+		if (bt_delete(&lr->log, t, &k) == 0)
+			lr->log_items--;
+	}
+	if (in->logged_trans == fs->transid) {
+		bt_key k = bt_mkkey(in->ino, BTRFS_INODE_REF_KEY, dir->ino);
+		if (bt_delete(&lr->log, t, &k) == 0)
+			lr->log_items--;
 	}
 }
 
@@ -166,6 +245,7 @@ int treelog_attach(treelog *tl, fs_info *fs)
 	memset(&h, 0, sizeof(h));
 	h.ctx = tl;
 	h.on_commit_done = tl_hook_commit_done;
+	h.on_unlink = tl_hook_unlink;
 	fs->slot[FS_SLOT_LOG] = tl;
 	tl->fs = fs;
 	return fs_hooks_register(fs, &h);
@@ -173,6 +253,9 @@ int treelog_attach(treelog *tl, fs_info *fs)
 
 void treelog_fsync_abandon(treelog *tl, tl_fsync *f)
 {
+	if (f->pend && f->pend_clone)
+		ebmem_free(tl->mem, f->pend);
+	f->pend = NULL;
 	if (f->scratch) {
 		ebmem_free(tl->mem, f->scratch);
 		f->scratch = NULL;
@@ -288,15 +371,93 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 
 /* ------------------------------------------------------------ logging */
 
-/* Add n items of `bytes` (data + headers) to the log tree of lr. */
-static void tl_log_items(treelog *tl, task *t, tl_root *lr, uint64_t n,
-			 uint64_t bytes)
+/* The log tree of lr, made by the first log transaction after a commit
+ * (start_log_trans -> btrfs_add_log_tree). */
+static int tl_log_tree(treelog *tl, task *t, tl_root *lr, fs_info *fs)
 {
-	task_cpu(tl->sim, t, n * TL_NS_LOG_INSERT);
-	lr->log_items += n;
-	lr->log_bytes += bytes;
-	lr->dirty_bytes += bytes;
-	tl->items_logged += n;
+	if (lr->log.root)
+		return 0;
+	return bt_tree_init_priv(fs, &lr->log, BTRFS_TREE_LOG_OBJECTID, &tl->ops, lr->log_gen, t);
+}
+
+/* Put one item into the log tree (copy_items' btrfs_insert_empty_items and
+ * the copy). An item of that key already logged is replaced, or with
+ * replace = 0 left as it is (a dir index item logged before). */
+static int tl_log_put(treelog *tl, task *t, tl_root *lr, const bt_item *it, int replace)
+{
+	bt_tree *lt = &lr->log;
+	int r = bt_insert(lt, t, &it->key, it->size, it, NULL);
+	if (r == 1) {
+		if (!replace)
+			return 0;
+		r = bt_delete(lt, t, &it->key);
+		if (r == 0)
+			r = bt_insert(lt, t, &it->key, it->size, it, NULL);
+		if (r == 0)
+			lr->log_items--;
+	}
+	if (r)
+		return r < 0 ? r : LAB_EENGINE;
+	lr->log_items++;
+	tl->items_logged++;
+	return 0;
+}
+
+/* The first item of the log at or after key (a read-only search), or 1
+ * when there is none. */
+static int tl_log_first(bt_tree *lt, task *t, const bt_key *key, bt_key *found)
+{
+	bt_path p;
+	bt_path_init(&p, lt, t);
+	int r = bt_search(lt, &p, key, 0, 0);
+	if (r >= 0 && !bt_path_item(&p))
+		r = bt_next_leaf(lt, &p) ? 1 : 0;
+	else if (r >= 0)
+		r = 0;
+	if (r == 0) {
+		const bt_item *x = bt_path_item(&p);
+		if (x)
+			*found = x->key;
+		else
+			r = 1;
+	}
+	bt_path_release(&p);
+	return r;
+}
+
+/* Drop an inode's items of types <= max_type from the log before logging
+ * it again (btrfs_log_inode -> drop_inode_items). */
+static int tl_log_drop_inode(treelog *tl, task *t, tl_root *lr, uint64_t ino, uint8_t min_type,
+			     uint8_t max_type)
+{
+	bt_tree *lt = &lr->log;
+	(void)tl;
+	for (;;) {
+		bt_key k = bt_mkkey(ino, min_type, 0), found;
+		int r = tl_log_first(lt, t, &k, &found);
+		if (r)
+			return r < 0 ? r : 0;
+		if (found.objectid != ino || found.type > max_type)
+			return 0;
+		r = bt_delete(lt, t, &found);
+		if (r)
+			return r < 0 ? r : LAB_EENGINE;
+		lr->log_items--;
+	}
+}
+
+/* A logged directory index range [start, end] (insert_dir_log_key): at
+ * replay, a committed entry inside it that the log does not hold is
+ * deleted. */
+static int tl_log_range(treelog *tl, task *t, tl_root *lr, uint64_t dir, uint64_t start,
+			uint64_t end)
+{
+	bt_item it;
+	memset(&it, 0, sizeof(it));
+	it.key = bt_mkkey(dir, BTRFS_DIR_LOG_INDEX_KEY, start);
+	it.size = SZ_DIR_LOG_ITEM;
+	it.v[0] = end;
+	return tl_log_put(tl, t, lr, &it, 1);
 }
 
 /*
@@ -313,6 +474,7 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 			uint8_t max_type, uint64_t min_trans)
 {
 	bt_tree *tr = &f->root->tree;
+	int dirpass = max_type == BTRFS_DIR_INDEX_KEY;
 	int slot, has_next;
 	bt_key next_key;
 	uint64_t wait = 0;
@@ -341,23 +503,31 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		last++;
 	task_cpu(tl->sim, t, (uint64_t)(last - first + 1) * TL_NS_SLOT);
 	if (last == first) {
+		int changed = leaf->generation >= min_trans;
 		simlock_read_release(&leaf->lock, t->clock);
+		/* a directory with no entry left in a changed leaf: the
+		 * range to its end is logged empty */
+		if (dirpass && changed) {
+			int rc = tl_log_range(tl, t, f->lr, ino, f->range_start, UINT64_MAX);
+			if (rc)
+				return rc;
+		}
 		return 1;
 	}
 	int more = last == leaf->nritems && has_next &&
 		   next_key.objectid == ino && next_key.type <= max_type;
 	bt_key resume = leaf->items[last - 1].key;
 	if (leaf->generation < min_trans) {
-		/* unchanged in this transaction: nothing of it to log */
+		/* unchanged in this transaction: nothing of it to log; the
+		 * next logged range starts after its entries */
 		simlock_read_release(&leaf->lock, t->clock);
+		if (dirpass)
+			f->range_start = resume.offset + 1;
 		if (!more)
 			return 1;
 		f->next_key = next_key;
 		return 0;
 	}
-	uint64_t bytes = 0;
-	for (int i = first; i < last; i++)
-		bytes += BT_ITEM_HEADER + leaf->items[i].size;
 
 	/* get the leaf into a private buffer while it is still locked */
 	ebmem_eb *clone = NULL;
@@ -382,16 +552,19 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	if (rc)
 		return rc;
 
-	/* insert into the log from the copy, no subvolume lock held */
-	tl_log_items(tl, t, f->lr, (uint64_t)(last - first), bytes);
-	if (clone) {
-		ebmem_free(tl->mem, clone);
-		task_cpu(tl->sim, t, EBMEM_NS_FREE);
-	}
+	/* the copy goes into the log in the next step, with no subvolume
+	 * lock held (copy_items after btrfs_release_path) */
+	f->pend = f->scratch ? f->scratch : clone;
+	f->pend_clone = clone != NULL;
+	f->pend_first = first;
+	f->pend_last = last;
+	f->pend_ino = ino;
+	f->pend_end = more ? next_key.offset - 1 : UINT64_MAX;
+	f->pend_more = more;
 	f->rec.leaves++;
 	tl->leaves_copied++;
 	if (!more)
-		return 1;
+		return 0;
 	/* the next leaf starts right after the last key copied */
 	f->next_key = resume;
 	if (f->next_key.offset != UINT64_MAX) {
@@ -400,32 +573,105 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		f->next_key.type++;
 		f->next_key.offset = 0;
 	} else {
-		return 1;
+		f->pend_more = 0;
 	}
 	return 0;
 }
 
-/* The fast fsync's logging: the inode item filled from memory and the
- * changed extents (file extent item + its csum item) from the modified
- * extent list; no subvolume leaf is touched. */
-static void tl_log_fast(treelog *tl, task *t, tl_fsync *f)
+/* Insert the leaf copied in the previous step into the log (copy_items),
+ * then free the clone. Returns 1 when the pass has no more leaves, 0 to
+ * continue, negative on error. */
+static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 {
-	uint64_t n = 1 + 2ull * f->new_extents;
-	uint64_t bytes = BT_ITEM_HEADER + SZ_INODE_ITEM +
-			 f->new_extents * (2ull * BT_ITEM_HEADER + SZ_FE_REG + SZ_CSUM_PER_SECTOR);
-	tl_log_items(tl, t, f->lr, n, bytes);
+	const ebmem_eb *src = f->pend;
+	int dirpass = f->state == TLS_DIRS;
+	int rc = 0;
+	for (int i = f->pend_first; i < f->pend_last && !rc; i++)
+		rc = tl_log_put(tl, t, f->lr, &src->items[i], !dirpass);
+	if (!rc && dirpass) {
+		rc = tl_log_range(tl, t, f->lr, f->pend_ino, f->range_start, f->pend_end);
+		f->range_start = f->pend_end == UINT64_MAX ? f->pend_end : f->pend_end + 1;
+	}
+	if (f->pend_clone) {
+		ebmem_free(tl->mem, f->pend);
+		task_cpu(tl->sim, t, EBMEM_NS_FREE);
+	}
+	f->pend = NULL;
+	f->pend_clone = 0;
+	if (rc)
+		return rc;
+	return f->pend_more ? 0 : 1;
 }
 
-/* Height of a tree holding `bytes` of items in leaves filled at `fill`. */
-static int tl_height(uint64_t bytes)
+/* An inode item filled from the in-memory inode (fill_inode_item). */
+static bt_item tl_inode_item(const struct inode *in)
 {
-	double leaves = ceil((double)bytes / (BT_LEAF_DATA_SIZE * TL_LOG_LEAF_FILL));
-	int h = 1;
-	while (leaves > 1.0) {
-		leaves = ceil(leaves / (BT_NODE_PTRS * TL_LOG_LEAF_FILL));
-		h++;
+	bt_item it;
+	memset(&it, 0, sizeof(it));
+	it.key = bt_mkkey(in->ino, BTRFS_INODE_ITEM_KEY, 0);
+	it.size = SZ_INODE_ITEM;
+	it.v[0] = in->size;
+	it.v[1] = in->nbytes;
+	it.v[2] = in->generation;
+	it.aux = in->mode;
+	return it;
+}
+
+/* The fast fsync's logging: the inode item filled from memory and the
+ * extents changed in this transaction, which btrfs takes from the
+ * inode's modified extent maps (btrfs_log_changed_extents): here the
+ * file extent items of the inode's leaves COWed in this transaction, read
+ * without a subvolume lock (the extent maps are memory; no clone). */
+static int tl_log_fast(treelog *tl, task *t, tl_fsync *f)
+{
+	tl_root *lr = f->lr;
+	struct inode *in = f->inode;
+	bt_item ii = tl_inode_item(in);
+	int rc = tl_log_put(tl, t, lr, &ii, 1);
+	fs_info *fs = f->root->fs;
+	if (rc || !fs || (in->mode & S_IFMT_) != S_IFREG_)
+		return rc;
+	bt_tree *tr = &f->root->tree;
+	bt_key k = bt_mkkey(in->ino, BTRFS_EXTENT_DATA_KEY, 0);
+	bt_path p;
+	fs->accounting_off++;
+	bt_path_init(&p, tr, NULL);
+	int r = bt_search(tr, &p, &k, 0, 0);
+	bt_item buf[16];
+	int nbuf = 0;
+	while (r >= 0 && !rc) {
+		const bt_item *x = bt_path_item(&p);
+		if (!x) {
+			if (bt_next_leaf(tr, &p))
+				break;
+			continue;
+		}
+		if (x->key.objectid != in->ino || x->key.type != BTRFS_EXTENT_DATA_KEY)
+			break;
+		if (p.nodes[0]->generation >= fs->transid)
+			buf[nbuf++] = *x;
+		if (nbuf == 16 || bt_next_item(tr, &p)) {
+			/* insert outside the subvolume walk */
+			bt_key resume = x->key;
+			int end = nbuf < 16;
+			bt_path_release(&p);
+			fs->accounting_off--;
+			for (int i = 0; i < nbuf && !rc; i++)
+				rc = tl_log_put(tl, t, lr, &buf[i], 1);
+			fs->accounting_off++;
+			nbuf = 0;
+			if (end)
+				break;
+			resume.offset++;
+			bt_path_init(&p, tr, NULL);
+			r = bt_search(tr, &p, &resume, 0, 0);
+		}
 	}
-	return h;
+	bt_path_release(&p);
+	fs->accounting_off--;
+	for (int i = 0; i < nbuf && !rc; i++)
+		rc = tl_log_put(tl, t, lr, &buf[i], 1);
+	return r < 0 ? r : rc;
 }
 
 /*
@@ -436,11 +682,16 @@ static int tl_height(uint64_t bytes)
  */
 static void tl_write_log(treelog *tl, task *t, tl_root *lr)
 {
-	uint64_t leaves = (uint64_t)ceil((double)lr->dirty_bytes /
-					 (BT_LEAF_DATA_SIZE * TL_LOG_LEAF_FILL));
-	if (leaves < 1)
-		leaves = 1;
-	uint64_t blocks = leaves + (uint64_t)(tl_height(lr->log_bytes) - 1) + 1;
+	/* the log blocks made since the last log commit (COWed, split, new)
+	 * and the log root tree's block */
+	uint64_t blocks = lr->dirty_blocks + 1;
+	fs_info *fs = lr->log.fs;
+	lr->synced_root = lr->log.root;
+	lr->synced_transid = fs ? fs->transid : 0;
+	/* written: the next change COWs them (BTRFS_HEADER_FLAG_WRITTEN) */
+	lr->log_gen++;
+	lr->log.priv_gen = lr->log_gen;
+	lr->dirty_blocks = 0;
 	task_cpu(tl->sim, t, TL_NS_SYNC_CPU);
 	lr->blocks_written += blocks;
 	tl->blocks_written += blocks;
@@ -542,7 +793,6 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 	lr->committing = 0;
 	sim_trace(tl->sim, tl->k_log_commit, t->id, (int64_t)f->log_transid,
 		  (int64_t)(lr->blocks_written - blocks_before), (int64_t)lr->dirty_inodes);
-	lr->dirty_bytes = 0;
 	lr->dirty_inodes = 0;
 	lr->log_commits++;
 	tl->log_commits++;
@@ -561,12 +811,19 @@ static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 	} else if (f->parent && !f->parent_done) {
 		f->parent_done = 1;
 		f->dir_ino = f->parent->ino;
-		tl_log_items(tl, t, f->lr, 1, BT_ITEM_HEADER + SZ_INODE_ITEM);
+		bt_item ii = tl_inode_item(f->parent);
+		int r = tl_log_put(tl, t, f->lr, &ii, 1);
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+			return;
+		}
 	} else {
 		f->state = TLS_END;
 		return;
 	}
 	f->next_key = bt_mkkey(f->dir_ino, BTRFS_DIR_INDEX_KEY, 0);
+	f->range_start = 0;
 	f->state = TLS_DIRS;
 }
 
@@ -627,6 +884,20 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		f->lr->log_batch++;
 		f->log_transid = f->lr->log_transid;
 		sim_series_add(tl->sim, tl->s_writers, t->clock, f->lr->log_writers);
+		r = tl_log_tree(tl, t, f->lr, f->root->fs);
+		/* what the log holds of the inode goes first: a full sync
+		 * copies all of it again (a directory its inode items, its
+		 * entries by range), a fast one its changed extents */
+		if (!r)
+			r = f->rec.full ? tl_log_drop_inode(tl, t, f->lr, f->inode->ino, 0,
+							    f->isdir ? BTRFS_XATTR_ITEM_KEY : 255)
+					: tl_log_drop_inode(tl, t, f->lr, f->inode->ino,
+							    BTRFS_EXTENT_DATA_KEY, BTRFS_EXTENT_DATA_KEY);
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+			return TASK_RUN;
+		}
 		if (f->rec.full) {
 			f->next_key = bt_mkkey(f->inode->ino, 0, 0);
 			f->state = TLS_COPY;
@@ -639,8 +910,9 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 	case TLS_COPY:
 		/* a directory's inode items stop at its xattrs: its entries
 		 * are logged by the dir pass */
-		r = tl_copy_leaf(tl, t, f, f->inode->ino,
-				 f->isdir ? BTRFS_XATTR_ITEM_KEY : 255, 0);
+		r = f->pend ? tl_put_pending(tl, t, f)
+			    : tl_copy_leaf(tl, t, f, f->inode->ino,
+					   f->isdir ? BTRFS_XATTR_ITEM_KEY : 255, 0);
 		if (r < 0) {
 			f->error = r;
 			f->state = TLS_END;
@@ -650,13 +922,19 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 			tl_next_pass(tl, t, f);
 		return TASK_RUN;
 	case TLS_FAST:
-		tl_log_fast(tl, t, f);
+		r = tl_log_fast(tl, t, f);
+		if (r < 0) {
+			f->error = r;
+			f->state = TLS_END;
+			return TASK_RUN;
+		}
 		tl_next_pass(tl, t, f);
 		return TASK_RUN;
 	case TLS_DIRS: {
 		fs_info *fs = f->root->fs;
-		r = tl_copy_leaf(tl, t, f, f->dir_ino, BTRFS_DIR_INDEX_KEY,
-				 fs ? fs->transid : 0);
+		r = f->pend ? tl_put_pending(tl, t, f)
+			    : tl_copy_leaf(tl, t, f, f->dir_ino, BTRFS_DIR_INDEX_KEY,
+					   fs ? fs->transid : 0);
 		if (r < 0) {
 			f->error = r;
 			f->state = TLS_END;
@@ -677,6 +955,11 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		if (f->rec.full && !f->error)
 			f->inode->flags &= ~(uint32_t)(INODE_NEEDS_FULL_SYNC | INODE_COPY_EVERYTHING);
 		f->inode->last_log_commit = f->log_transid;
+		if (f->root->fs) {
+			f->inode->logged_trans = f->root->fs->transid;
+			if (f->parent_done)
+				f->parent->logged_trans = f->root->fs->transid;
+		}
 		if (f->scratch) {
 			ebmem_free(tl->mem, f->scratch);
 			task_cpu(tl->sim, t, EBMEM_NS_FREE);
