@@ -138,16 +138,9 @@
 /* Looking at one slot of a subvolume leaf while collecting the inode's
  * items (copy_inode_items_to_log's loop). [estimate: ~20 ns] */
 #define TL_NS_SLOT 20
-/* Inserting one item into the log tree from the copied leaf
- * (btrfs_insert_empty_items on a small log tree + copy of the item).
- * [estimate: a 2-3 level search at ~150 ns per level plus the fill] */
-#define TL_NS_LOG_INSERT 600
 /* Fixed CPU of a log commit besides its IO: log root tree update, super
  * block copy and checksum. [estimate: ~5 us] */
 #define TL_NS_SYNC_CPU 5000
-/* Fill of log-tree leaves written by a log commit (items of consecutive
- * inodes, leaves split at ~half). [estimate: 0.5] */
-#define TL_LOG_LEAF_FILL 0.5
 /* Fixed part of an extent-map or ordered-extent tree lookup (read lock,
  * refcount get/put). [estimate: ~40 ns] */
 #define C_MAP_LOOKUP_NS 40

@@ -952,7 +952,9 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		sim_series_add(tl->sim, tl->s_writers, t->clock, f->lr->log_writers);
 		if (f->lr->log_writers == 0)
 			waitq_wake_all(tl->sim, &f->lr->writer_wait, t->clock);
-		if (f->rec.full && !f->error)
+		/* a directory keeps NEEDS_FULL_SYNC (btrfs_log_inode clears
+		 * it for regular files only): each of its fsyncs copies */
+		if (f->rec.full && !f->error && !f->isdir)
 			f->inode->flags &= ~(uint32_t)(INODE_NEEDS_FULL_SYNC | INODE_COPY_EVERYTHING);
 		f->inode->last_log_commit = f->log_transid;
 		if (f->root->fs) {

@@ -434,6 +434,9 @@ int vio_setsize(fs_info *fs, task *t, struct inode *inode, uint64_t new_size,
 	}
 	info->shrink = 1;
 	info->same_size = new_size == old;
+	/* btrfs_truncate: the next fsync logs every extent of the file, not
+	 * only the changed ones (the dropped ones must go from the log too) */
+	inode->flags |= INODE_NEEDS_FULL_SYNC;
 	fs_charge(fs, t, C_SETSIZE_NS);
 	/* the orphan item, in its own transaction: should the truncate not
 	 * finish, the next mount's orphan cleanup completes it */
