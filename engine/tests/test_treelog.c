@@ -88,6 +88,12 @@ static void world_init(world *w, uint64_t seed, double p_slow, int prealloc,
 			} else {
 				it->key = bt_mkkey(ino, BTRFS_EXTENT_DATA_KEY, (uint64_t)(k - 2) * 4096);
 				it->size = SZ_FE_REG;
+				/* contiguous 4 KiB extents: no hole to log */
+				it->aux = FE_REG;
+				it->v[0] = (1ull << 30) + ino * (1ull << 24) + (uint64_t)(k - 2) * 4096;
+				it->v[1] = 4096;
+				it->v[2] = fe_pack(4096, 0);
+				in->size = (uint64_t)(k - 1) * 4096;
 			}
 			leaf->used += BT_ITEM_HEADER + it->size;
 		}

@@ -83,6 +83,9 @@ struct inode {
 	uint64_t transid;      /* last transid that changed it */
 	uint64_t last_log_commit;
 	uint64_t logged_trans;  /* transaction it was last logged in (0: never) */
+	uint64_t last_unlink_trans; /* renamed (or a name renamed out of it)
+				 * in that transaction while neither side
+				 * was logged: its fsync commits instead */
 	uint64_t dir_index;    /* directories: next DIR_INDEX offset (from 2) */
 	uint64_t parent;       /* directories: parent dir ino (for ..) */
 	uint64_t nentries;     /* directories: entries */
@@ -135,7 +138,7 @@ typedef struct fs_hooks {
 	/* name `index` of dir -> inode was removed (unlink, rename, rmdir):
 	 * models btrfs_del_inode_ref_in_log / btrfs_del_dir_entries_in_log */
 	void (*on_unlink)(void *ctx, task *t, struct inode *dir, struct inode *inode,
-			  uint64_t index);
+			  uint64_t index, int for_rename);
 	/* an inode is being evicted (unlinked, last link gone) */
 	void (*on_inode_evict)(void *ctx, struct inode *inode);
 	/* the commit is about to run refs / has finished (transid committed) */

@@ -210,10 +210,14 @@ void treelog_on_commit(treelog *tl, uint64_t transid)
  * transaction leaves the log too (btrfs_del_dir_entries_in_log,
  * btrfs_del_inode_ref_in_log), so a replay does not bring it back. */
 static void tl_hook_unlink(void *ctx, task *t, struct inode *dir, struct inode *in,
-			   uint64_t index)
+			   uint64_t index, int for_rename)
 {
 	treelog *tl = ctx;
 	fs_info *fs = dir->root->fs;
+	/* btrfs_record_unlink_dir: a rename neither side of which is in the
+	 * log cannot be found by a later fsync; those fsyncs commit */
+	if (for_rename && fs && dir->logged_trans != fs->transid && in->logged_trans != fs->transid)
+		in->last_unlink_trans = dir->last_unlink_trans = fs->transid;
 	tl_root *lr = NULL;
 	for (int i = 0; i < tl->nroots; i++)
 		if (tl->roots[i].root_id == dir->root->id)
@@ -229,6 +233,10 @@ static void tl_hook_unlink(void *ctx, task *t, struct inode *dir, struct inode *
 		bt_key k = bt_mkkey(in->ino, BTRFS_INODE_REF_KEY, dir->ino);
 		if (bt_delete(&lr->log, t, &k) == 0)
 			lr->log_items--;
+		/* its names changed since it was logged: its next fsync copies
+		 * its items again, the refs with them (what btrfs_log_new_name
+		 * does at the rename itself) */
+		in->flags |= INODE_COPY_EVERYTHING;
 	}
 }
 
@@ -578,6 +586,21 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	return 0;
 }
 
+/* An explicit hole in the log (btrfs_log_holes: with NO_HOLES a full sync
+ * logs the gaps, so a replay punches what the committed file had there). */
+static int tl_log_hole(treelog *tl, task *t, tl_fsync *f, uint64_t from, uint64_t to)
+{
+	if (to <= from)
+		return 0;
+	bt_item it;
+	memset(&it, 0, sizeof(it));
+	it.key = bt_mkkey(f->inode->ino, BTRFS_EXTENT_DATA_KEY, from);
+	it.size = SZ_FE_REG;
+	it.aux = FE_REG;
+	it.v[1] = to - from;
+	return tl_log_put(tl, t, f->lr, &it, 1);
+}
+
 /* Insert the leaf copied in the previous step into the log (copy_items),
  * then free the clone. Returns 1 when the pass has no more leaves, 0 to
  * continue, negative on error. */
@@ -586,8 +609,18 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 	const ebmem_eb *src = f->pend;
 	int dirpass = f->state == TLS_DIRS;
 	int rc = 0;
-	for (int i = f->pend_first; i < f->pend_last && !rc; i++)
-		rc = tl_log_put(tl, t, f->lr, &src->items[i], !dirpass);
+	for (int i = f->pend_first; i < f->pend_last && !rc; i++) {
+		const bt_item *x = &src->items[i];
+		if (!dirpass && x->key.type == BTRFS_EXTENT_DATA_KEY) {
+			rc = tl_log_hole(tl, t, f, f->fe_end, x->key.offset);
+			uint64_t len = x->aux == FE_INLINE
+				? (x->v[1] + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE : x->v[1];
+			f->fe_end = x->key.offset + len;
+			if (rc)
+				break;
+		}
+		rc = tl_log_put(tl, t, f->lr, x, !dirpass);
+	}
 	if (!rc && dirpass) {
 		rc = tl_log_range(tl, t, f->lr, f->pend_ino, f->range_start, f->pend_end);
 		f->range_start = f->pend_end == UINT64_MAX ? f->pend_end : f->pend_end + 1;
@@ -802,10 +835,78 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 	return TASK_DONE;
 }
 
+/* The directory of ino's first name (its first INODE_REF), 0 if none: a
+ * lookup the kernel does not pay (the dentry's parent is in memory). */
+static uint64_t tl_ref_parent(fs_info *fs, struct btrfs_root *root, uint64_t ino)
+{
+	bt_tree *tr = &root->tree;
+	bt_key k = bt_mkkey(ino, BTRFS_INODE_REF_KEY, 0);
+	bt_path p;
+	uint64_t par = 0;
+	fs->accounting_off++;
+	bt_path_init(&p, tr, NULL);
+	int r = bt_search(tr, &p, &k, 0, 0);
+	if (r >= 0) {
+		const bt_item *x = bt_path_item(&p);
+		if (!x && bt_next_leaf(tr, &p) == 0)
+			x = bt_path_item(&p);
+		if (x && x->key.objectid == ino && x->key.type == BTRFS_INODE_REF_KEY)
+			par = x->key.offset;
+	}
+	bt_path_release(&p);
+	fs->accounting_off--;
+	return par;
+}
+
+/* btrfs_log_inode_parent's look at the ancestors: a rename the log could
+ * not record above the inode forces a commit; directories made in this
+ * transaction get logged with their names (log_all_new_ancestors). */
+static void tl_ancestors(tl_fsync *f, fs_info *fs)
+{
+	struct inode *in = f->inode;
+	if (in->last_unlink_trans == fs->transid ||
+	    (f->parent && f->parent->last_unlink_trans == fs->transid)) {
+		f->need_commit = 1;
+		return;
+	}
+	uint64_t p = f->isdir ? in->parent : tl_ref_parent(fs, f->root, in->ino);
+	for (int depth = 0; p && p != BTRFS_FIRST_FREE_OBJECTID && depth < 64; depth++) {
+		struct inode *d = fs_inode_get(f->root, p);
+		if (!d || d == in)
+			break;
+		if (d->last_unlink_trans == fs->transid) {
+			f->need_commit = 1;
+			return;
+		}
+		if (d->generation == fs->transid && d->logged_trans != fs->transid &&
+		    d != f->parent) {
+			if (f->nanc == (int)(sizeof f->anc / sizeof f->anc[0])) {
+				f->need_commit = 1; /* deeper than we log: commit */
+				return;
+			}
+			f->anc[f->nanc++] = d->ino;
+		}
+		p = d->parent;
+	}
+}
+
 /* After the inode items: a directory's new entries, then the parent
- * directory's (inode item from memory, changed entries), else the end. */
+ * directory's (inode item from memory, changed entries), the new
+ * ancestors, else the end. */
 static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 {
+	if (f->state == TLS_COPY && !f->isdir &&
+	    (f->inode->mode & S_IFMT_) == S_IFREG_) {
+		/* the hole from the last extent to EOF */
+		uint64_t eof = (f->inode->size + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE;
+		int r = tl_log_hole(tl, t, f, f->fe_end, eof);
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+			return;
+		}
+		f->fe_end = eof;
+	}
 	if (f->isdir && f->dir_ino == 0) {
 		f->dir_ino = f->inode->ino;
 	} else if (f->parent && !f->parent_done) {
@@ -818,6 +919,9 @@ static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 			f->state = TLS_END;
 			return;
 		}
+	} else if (f->anc_next < f->nanc) {
+		f->state = TLS_ANC;
+		return;
 	} else {
 		f->state = TLS_END;
 		return;
@@ -854,6 +958,15 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		}
 		f->isdir = (in->mode & S_IFMT_) == S_IFDIR_;
 		f->rec.full = (uint8_t)full;
+		if (fs)
+			tl_ancestors(f, fs);
+		if (f->need_commit) {
+			/* BTRFS_LOG_FORCE_COMMIT: btrfs_sync_file commits */
+			f->rec.force_commit = 1;
+			tl_record(tl, t, f);
+			f->state = TLS_DONE;
+			return TASK_DONE;
+		}
 		if (full && fs && fs_patch_on(fs, P_001_PREALLOC_SCRATCH_EB)) {
 			/* patch 001: before any lock and before the log
 			 * transaction; a failure only means cloning later */
@@ -884,6 +997,7 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		f->lr->log_batch++;
 		f->log_transid = f->lr->log_transid;
 		sim_series_add(tl->sim, tl->s_writers, t->clock, f->lr->log_writers);
+		f->fe_end = 0;
 		r = tl_log_tree(tl, t, f->lr, f->root->fs);
 		/* what the log holds of the inode goes first: a full sync
 		 * copies all of it again (a directory its inode items, its
@@ -939,6 +1053,35 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 			f->error = r;
 			f->state = TLS_END;
 		} else if (r == 1) {
+			tl_next_pass(tl, t, f);
+		}
+		return TASK_RUN;
+	}
+	case TLS_ANC: {
+		/* a new ancestor: its inode item and its name */
+		struct inode *d = fs_inode_get(f->root, f->anc[f->anc_next++]);
+		r = 0;
+		if (d) {
+			bt_item ii = tl_inode_item(d);
+			r = tl_log_put(tl, t, f->lr, &ii, 1);
+			bt_tree *tr = &f->root->tree;
+			bt_key k = bt_mkkey(d->ino, BTRFS_INODE_REF_KEY, d->parent);
+			bt_path p;
+			bt_path_init(&p, tr, t);
+			int found = r ? -1 : bt_search(tr, &p, &k, 0, 0);
+			bt_item ref;
+			if (found == 0)
+				ref = *bt_path_item(&p);
+			bt_path_release(&p);
+			if (found == 0)
+				r = tl_log_put(tl, t, f->lr, &ref, 1);
+			if (!r)
+				d->logged_trans = f->root->fs->transid;
+		}
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+		} else {
 			tl_next_pass(tl, t, f);
 		}
 		return TASK_RUN;

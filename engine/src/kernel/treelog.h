@@ -93,7 +93,7 @@ typedef struct tl_root {
 typedef struct tl_rec {
 	uint64_t ino;
 	simtime_t start, end;
-	uint8_t full, committed, skipped, scratch;
+	uint8_t full, committed, skipped, scratch, force_commit;
 	uint8_t phase;
 	uint32_t leaves;
 	uint64_t hold_max_ns;      /* longest subvolume-leaf read-lock hold */
@@ -109,6 +109,7 @@ enum tl_state {
 	TLS_COPY,
 	TLS_FAST,
 	TLS_DIRS,
+	TLS_ANC,
 	TLS_END,
 	TLS_SYNC,
 	TLS_WAIT_WRITERS,
@@ -132,6 +133,15 @@ typedef struct tl_fsync {
 	struct inode *parent;     /* a parent directory to log as well */
 	uint64_t dir_ino;         /* the directory of the running dir pass */
 	int parent_done;
+	/* log_all_new_ancestors: directories made in this transaction above
+	 * the inode, logged with their names; anc_next: the next to log */
+	uint64_t anc[8];
+	int nanc, anc_next;
+	/* btrfs_log_holes: the end of the last file extent logged */
+	uint64_t fe_end;
+	/* BTRFS_LOG_FORCE_COMMIT: the log cannot hold this fsync (a rename
+	 * it could not record): the caller commits the transaction */
+	int need_commit;
 	ebmem_eb *scratch;        /* patch 001's ctx->scratch_eb */
 	/* a leaf copied, to insert into the log in the next step */
 	ebmem_eb *pend;

@@ -150,6 +150,8 @@ static int img_ext_put(tl_img_inode *in, const tl_img_ext *x)
 			in->ext[w++] = a;
 			continue;
 		}
+		if (a.type == FE_INLINE)
+			continue; /* an inline extent goes whole */
 		if (as < s) { /* its head stays */
 			tl_img_ext h = a;
 			h.len = s - as;
@@ -186,8 +188,9 @@ static void img_ext_truncate(tl_img_inode *in, uint64_t size)
 		tl_img_ext a = in->ext[i];
 		if (a.off >= size)
 			continue;
-		if (a.off + a.len > size && a.type != FE_INLINE)
-			a.len = ((size - a.off) + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE;
+		if (a.off + a.len > size)
+			a.len = a.type == FE_INLINE ? size - a.off
+				: ((size - a.off) + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE;
 		in->ext[w++] = a;
 	}
 	in->next = w;
@@ -320,6 +323,18 @@ static int replay_leaf(replay_ctx *rc, const bt_node *n)
 			tl_img_ext x = ext_of(it);
 			if (img_ext_put(in, &x))
 				return LAB_ENOMEM;
+			if (x.type != FE_INLINE && x.disk == 0) {
+				/* a logged hole: it punched the range, and with
+				 * NO_HOLES nothing stays there */
+				for (int k = 0; k < in->next; k++)
+					if (in->ext[k].off == x.off && in->ext[k].disk == 0 &&
+					    in->ext[k].type != FE_INLINE) {
+						memmove(&in->ext[k], &in->ext[k + 1],
+							(size_t)(in->next - k - 1) * sizeof(*in->ext));
+						in->next--;
+						break;
+					}
+			}
 			break;
 		}
 		case BTRFS_DIR_INDEX_KEY:
@@ -450,8 +465,8 @@ int treelog_replay(treelog *tl, struct btrfs_root *root, tl_image *out)
 	if (!fs->opts.keep_commit_roots)
 		return LAB_ESTATE;
 	out->root_id = root->id;
-	const bt_node *committed = root->tree.commit_root ? root->tree.commit_root : root->tree.root;
-	int r = img_load(out, committed);
+	/* a subvolume no commit has written yet is not on disk at all */
+	int r = img_load(out, root->tree.commit_root);
 	const tl_root *lr = NULL;
 	for (int i = 0; i < tl->nroots; i++)
 		if (tl->roots[i].root_id == root->id)

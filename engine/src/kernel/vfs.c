@@ -279,11 +279,11 @@ static int inode_ref_del(task *t, struct inode *in, uint64_t dir)
  * (btrfs_unlink_inode -> btrfs_del_inode_ref_in_log,
  * btrfs_del_dir_entries_in_log). */
 static void unlink_hooks(fs_info *fs, task *t, struct inode *dir, struct inode *in,
-			 uint64_t index)
+			 uint64_t index, int for_rename)
 {
 	for (int i = 0; i < fs->nhooks; i++)
 		if (fs->hooks[i].on_unlink)
-			fs->hooks[i].on_unlink(fs->hooks[i].ctx, t, dir, in, index);
+			fs->hooks[i].on_unlink(fs->hooks[i].ctx, t, dir, in, index, for_rename);
 }
 
 /* ------------------------------------------------------------ operations */
@@ -479,7 +479,7 @@ static int remove_name(fs_info *fs, task *t, struct btrfs_root *root, uint64_t d
 	if (!r)
 		r = inode_ref_del(t, in, dir->ino);
 	if (!r)
-		unlink_hooks(fs, t, dir, in, idx);
+		unlink_hooks(fs, t, dir, in, idx, 0);
 	if (!r) {
 		in->nlink--;
 		r = in->nlink ? fs_inode_update(fs, t, in) : evict(fs, t, in);
@@ -595,7 +595,7 @@ static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t 
 	if (!r)
 		r = inode_ref_del(t, in, od->ino);
 	if (!r)
-		unlink_hooks(fs, t, od, in, idx);
+		unlink_hooks(fs, t, od, in, idx, 1);
 	uint64_t index = nd->dir_index;
 	if (!r)
 		r = inode_ref_add(t, in, nd->ino, nlen, index, items_name_hash(new_name, nlen));
