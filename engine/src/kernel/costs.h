@@ -66,6 +66,13 @@
 #define EBMEM_SLOW_MEDIAN_NS 5e6
 #define EBMEM_SLOW_P99_NS 150e6
 
+/* Memory of the seed 001 VM that is not page cache: the kernel's text
+ * and data, page tables, slab (dentries, inodes, btrfs's own caches),
+ * bonnie++ and the shell; the page cache can grow to MemTotal less this.
+ * [estimate: ~300 MB of a 4 GiB Debian guest, whose MemAvailable at idle
+ * is MemTotal less some 250-350 MB] */
+#define BONNIE_NONCACHE_BYTES (300ull << 20)
+
 /* ---- metadata core: B-tree, items, VFS (btree.c, items.c, vfs.c) ---- */
 /* Visiting one tree block on a search path: find the extent buffer in the
  * buffer cache, check its header, take its lock uncontended.

@@ -83,6 +83,9 @@ struct inode {
 	uint64_t transid;      /* last transid that changed it */
 	uint64_t last_log_commit;
 	uint64_t logged_trans;  /* transaction it was last logged in (0: never) */
+	uint64_t last_dir_index_offset; /* directories: the last dir index
+				 * logged in logged_trans (later fsyncs copy
+				 * only the newer ones) */
 	uint64_t last_unlink_trans; /* renamed (or a name renamed out of it)
 				 * in that transaction while neither side
 				 * was logged: its fsync commits instead */
@@ -217,6 +220,13 @@ typedef struct fs_info {
 	/* sim counter ids */
 	int c_node_visits, c_cows, c_splits, c_commits, c_blocks_written;
 	int64_t rec_fs;        /* this instance's number in a recording (sim.h) */
+	/* Optional: the page allocator behind a buffered write's new page
+	 * cache pages (btrfs_alloc_write_mask: GFP_NOFS, may enter direct
+	 * reclaim). Called with the pages a write adds to the cache; it
+	 * charges their allocation to t. NULL: allocations cost nothing
+	 * beyond the write's own CPU. */
+	void (*page_alloc)(void *ctx, task *t, uint64_t npages);
+	void *page_alloc_ctx;
 	void *slot[FS_SLOT_MAX];
 } fs_info;
 

@@ -542,10 +542,10 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	uint64_t lat = 0;
 	int rc;
 	if (f->scratch) {
-		rc = ebmem_copy_leaf(tl->mem, t, f->scratch, leaf);
+		rc = ebmem_copy_slots(tl->mem, t, f->scratch, leaf, first, last);
 		tl->scratch_used++;
 	} else {
-		rc = ebmem_clone(tl->mem, t, leaf, &clone, &lat);
+		rc = ebmem_clone_slots(tl->mem, t, leaf, first, last, &clone, &lat);
 		f->rec.alloc_locked_ns += lat;
 		lhist_add(&tl->alloc_locked, lat);
 		tl->clones++;
@@ -557,6 +557,11 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		  (int64_t)lat);
 	if (hold > f->rec.hold_max_ns)
 		f->rec.hold_max_ns = hold;
+	if (tl->on_leaf) {
+		tl_leaf_ev ev = { t->id, ino, leaf->bytenr, locked_at, t->clock, lat,
+				  f->scratch != NULL, dirpass };
+		tl->on_leaf(tl->obs_ctx, &ev);
+	}
 	if (rc)
 		return rc;
 
@@ -609,8 +614,17 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 	const ebmem_eb *src = f->pend;
 	int dirpass = f->state == TLS_DIRS;
 	int rc = 0;
+	struct inode *dir = dirpass ? fs_inode_get(f->root, f->pend_ino) : NULL;
+	fs_info *fs = f->root->fs;
+	uint64_t skip_to = 0; /* dir index items logged before in this transaction */
+	if (dir && fs && dir->logged_trans == fs->transid)
+		skip_to = dir->last_dir_index_offset;
 	for (int i = f->pend_first; i < f->pend_last && !rc; i++) {
 		const bt_item *x = &src->items[i];
+		if (dirpass && skip_to && x->key.offset <= skip_to)
+			continue;
+		if (dirpass && dir && x->key.offset > f->dir_logged_max)
+			f->dir_logged_max = x->key.offset;
 		if (!dirpass && x->key.type == BTRFS_EXTENT_DATA_KEY) {
 			rc = tl_log_hole(tl, t, f, f->fe_end, x->key.offset);
 			uint64_t len = x->aux == FE_INLINE
@@ -820,7 +834,12 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 	tl_wait_commit_io(tl, t, f);
 	lr->log_transid++;
 	uint64_t blocks_before = lr->blocks_written;
+	simtime_t wstart = t->clock;
+	uint64_t inodes = lr->dirty_inodes;
 	tl_write_log(tl, t, lr);
+	if (tl->on_log_commit)
+		tl->on_log_commit(tl->obs_ctx, lr->root_id, wstart, t->clock,
+				  lr->blocks_written - blocks_before, inodes);
 	lr->log_transid_committed = f->log_transid;
 	lr->last_commit_end = t->clock;
 	lr->committing = 0;
@@ -895,6 +914,19 @@ static void tl_ancestors(tl_fsync *f, fs_info *fs)
  * ancestors, else the end. */
 static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 {
+	fs_info *fs = f->root->fs;
+	if (f->state == TLS_DIRS && fs) {
+		/* the directory's index items up to here are in the log
+		 * (inode->last_dir_index_offset) */
+		struct inode *d = fs_inode_get(f->root, f->dir_ino);
+		if (d) {
+			if (d->logged_trans != fs->transid)
+				d->last_dir_index_offset = 0;
+			if (f->dir_logged_max > d->last_dir_index_offset)
+				d->last_dir_index_offset = f->dir_logged_max;
+			d->logged_trans = fs->transid;
+		}
+	}
 	if (f->state == TLS_COPY && !f->isdir &&
 	    (f->inode->mode & S_IFMT_) == S_IFREG_) {
 		/* the hole from the last extent to EOF */
@@ -928,6 +960,7 @@ static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 	}
 	f->next_key = bt_mkkey(f->dir_ino, BTRFS_DIR_INDEX_KEY, 0);
 	f->range_start = 0;
+	f->dir_logged_max = 0;
 	f->state = TLS_DIRS;
 }
 

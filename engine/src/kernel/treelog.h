@@ -129,6 +129,7 @@ typedef struct tl_fsync {
 	uint64_t log_transid;
 	bt_key next_key;          /* full sync: where the next leaf starts */
 	uint64_t range_start;     /* dir pass: where its next logged range starts */
+	uint64_t dir_logged_max;  /* dir pass: the last dir index it logged */
 	int isdir;                /* a directory: its new dir index items too */
 	struct inode *parent;     /* a parent directory to log as well */
 	uint64_t dir_ino;         /* the directory of the running dir pass */
@@ -153,6 +154,18 @@ typedef struct tl_fsync {
 	tl_rec rec;
 	int error;
 } tl_fsync;
+
+/* A subvolume leaf an fsync copied (the observer's view of tl_copy_leaf):
+ * read-locked from locked_at to released, of which alloc_ns in the
+ * clone's allocation (0 with the scratch eb). */
+typedef struct tl_leaf_ev {
+	int task;
+	uint64_t ino;          /* the inode (or directory) being logged */
+	uint64_t bytenr;       /* the subvolume leaf */
+	simtime_t locked_at, released;
+	uint64_t alloc_ns;
+	int scratch, dirpass;
+} tl_leaf_ev;
 
 typedef struct treelog {
 	sim *sim;
@@ -188,6 +201,11 @@ typedef struct treelog {
 	int s_writers, s_sync_waiters, s_fsync_ms; /* series ids */
 	int c_fsync, c_log_commit;                 /* counter ids */
 	int k_fsync, k_log_commit, k_leaf;         /* trace kinds */
+	/* optional observers: a leaf copied, a log commit written */
+	void (*on_leaf)(void *ctx, const tl_leaf_ev *ev);
+	void (*on_log_commit)(void *ctx, uint64_t root, simtime_t start, simtime_t end,
+			      uint64_t blocks, uint64_t inodes);
+	void *obs_ctx;
 } treelog;
 
 /* Create the log for a file system. mem is the extent-buffer allocator
