@@ -68,7 +68,7 @@
 #include "vfs_io.h"
 
 static const param_desc bn_params[] = {
-	{ "ram_gib", PT_FLOAT, 3.663, 0.25, 64, 0, NULL, "GiB",
+	{ "ram_gib", PT_FLOAT, 3.663, 0.03125, 64, 0, NULL, "GiB",
 	  "the VM's MemTotal (the seed's sizes imply 3.663 GiB = 3,933 MB)" },
 	{ "files", PT_INT, 20480, 1, 200000, 0, NULL, "files",
 	  "files per phase (-n 20: 20 x 1024)" },
@@ -668,8 +668,8 @@ static int bn_setup(struct lab_run *r)
 	c->bytes = (uint64_t)exp_param(r, "file_bytes");
 	uint64_t ram = (uint64_t)(exp_param(r, "ram_gib") * scale * (double)(1ull << 30));
 	c->noncache = (uint64_t)((double)BONNIE_NONCACHE_BYTES * scale);
-	if (ram < (64ull << 20))
-		ram = 64ull << 20;
+	if (ram < (8ull << 20))
+		ram = 8ull << 20;
 	if (c->noncache > ram / 2)
 		c->noncache = ram / 2;
 	prng_seed(&c->rng, var_seed(r->sim, V_BONNIE_RAND));
