@@ -162,6 +162,7 @@ typedef struct bn_file {
 /* One operation as the view draws it: its parts and the leaves it held. */
 typedef struct bn_op {
 	uint32_t file;
+	char name[24];
 	simtime_t t0, t1;
 	simtime_t t_open, t_write, t_fsync, t_dfsync; /* when each part ended */
 	uint64_t page_stall_ns;
@@ -169,6 +170,8 @@ typedef struct bn_op {
 	tl_leaf_ev leaf[BN_MAX_LEAVES];
 	int nlc;
 	simtime_t lc0[BN_MAX_LCOMMITS], lc1[BN_MAX_LCOMMITS];
+	int nlt;                  /* its log transactions: join .. end_log_trans */
+	simtime_t lt0[BN_MAX_LCOMMITS], lt1[BN_MAX_LCOMMITS];
 } bn_op;
 
 typedef struct bn_ctx {
@@ -260,6 +263,20 @@ static void bn_on_log_commit(void *ctx, uint64_t root, simtime_t start, simtime_
 	if (c->cur.nlc < BN_MAX_LCOMMITS) {
 		c->cur.lc0[c->cur.nlc] = start;
 		c->cur.lc1[c->cur.nlc++] = end;
+	}
+}
+
+static void bn_on_log_trans(void *ctx, int tid, int join, simtime_t at, int writers)
+{
+	bn_ctx *c = ctx;
+	(void)tid, (void)writers;
+	if (join) {
+		if (c->cur.nlt < BN_MAX_LCOMMITS) {
+			c->cur.lt0[c->cur.nlt] = at;
+			c->cur.lt1[c->cur.nlt++] = at;
+		}
+	} else if (c->cur.nlt > 0) {
+		c->cur.lt1[c->cur.nlt - 1] = at;
 	}
 }
 
@@ -387,6 +404,7 @@ static int bn_op_begin(bn_ctx *c, task *t)
 		return 0;
 	memset(&c->cur, 0, sizeof(c->cur));
 	c->cur.file = c->order[c->i];
+	memcpy(c->cur.name, c->f[c->cur.file].name, sizeof c->cur.name);
 	c->cur.t0 = t->clock;
 	c->off = 0;
 	return 1;
@@ -729,6 +747,7 @@ static int bn_setup(struct lab_run *r)
 	treelog_set_trans(c->tl, &c->tm);
 	c->tl->on_leaf = bn_on_leaf;
 	c->tl->on_log_commit = bn_on_log_commit;
+	c->tl->on_log_trans = bn_on_log_trans;
 	c->tl->obs_ctx = c;
 	for (int i = 0; i < PX_N; i++)
 		lhist_init(&c->lat[i]);
@@ -797,7 +816,8 @@ static void bn_op_json(const bn_ctx *c, const bn_op *op, strbuf *sb)
 	simtime_t z = op->t0;
 	js_obj(sb);
 	js_kint(sb, "file", op->file);
-	js_kstr(sb, "name", c->f[op->file].name);
+	js_kint(sb, "dir", c->f[op->file].dir);
+	js_kstr(sb, "name", op->name);
 	js_knum(sb, "at_s", (double)op->t0 / 1e9);
 	js_knum(sb, "lat_ms", (double)(op->t1 - op->t0) / 1e6);
 	js_knum(sb, "open_ms", op->t_open ? (double)(op->t_open - z) / 1e6 : 0);
@@ -818,6 +838,15 @@ static void bn_op_json(const bn_ctx *c, const bn_op *op, strbuf *sb)
 		js_kbool(sb, "scratch", e->scratch);
 		js_kbool(sb, "dir", e->dirpass);
 		js_obj_end(sb);
+	}
+	js_arr_end(sb);
+	js_key(sb, "log_trans");
+	js_arr(sb);
+	for (int i = 0; i < op->nlt; i++) {
+		js_arr(sb);
+		js_num(sb, ((double)op->lt0[i] - (double)z) / 1e6);
+		js_num(sb, ((double)op->lt1[i] - (double)z) / 1e6);
+		js_arr_end(sb);
 	}
 	js_arr_end(sb);
 	js_key(sb, "log_commits");

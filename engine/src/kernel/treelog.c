@@ -1030,6 +1030,8 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		f->lr->log_batch++;
 		f->log_transid = f->lr->log_transid;
 		sim_series_add(tl->sim, tl->s_writers, t->clock, f->lr->log_writers);
+		if (tl->on_log_trans)
+			tl->on_log_trans(tl->obs_ctx, t->id, 1, t->clock, f->lr->log_writers);
 		f->fe_end = 0;
 		r = tl_log_tree(tl, t, f->lr, f->root->fs);
 		/* what the log holds of the inode goes first: a full sync
@@ -1126,6 +1128,8 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		f->lr->log_writers--;
 		f->lr->dirty_inodes++;
 		sim_series_add(tl->sim, tl->s_writers, t->clock, f->lr->log_writers);
+		if (tl->on_log_trans)
+			tl->on_log_trans(tl->obs_ctx, t->id, 0, t->clock, f->lr->log_writers);
 		if (f->lr->log_writers == 0)
 			waitq_wake_all(tl->sim, &f->lr->writer_wait, t->clock);
 		/* a directory keeps NEEDS_FULL_SYNC (btrfs_log_inode clears

@@ -205,6 +205,9 @@ typedef struct treelog {
 	void (*on_leaf)(void *ctx, const tl_leaf_ev *ev);
 	void (*on_log_commit)(void *ctx, uint64_t root, simtime_t start, simtime_t end,
 			      uint64_t blocks, uint64_t inodes);
+	/* a task joined (join = 1) or left the log transaction; writers: the
+	 * log_writers count after it */
+	void (*on_log_trans)(void *ctx, int task, int join, simtime_t at, int writers);
 	void *obs_ctx;
 } treelog;
 
