@@ -170,6 +170,8 @@ typedef struct bn_op {
 	tl_leaf_ev leaf[BN_MAX_LEAVES];
 	int nlc;
 	simtime_t lc0[BN_MAX_LCOMMITS], lc1[BN_MAX_LCOMMITS];
+	int nsc;                  /* its scratch eb allocations (patch 001) */
+	simtime_t sc0[BN_MAX_LCOMMITS], sc1[BN_MAX_LCOMMITS];
 	int nlt;                  /* its log transactions: join .. end_log_trans */
 	simtime_t lt0[BN_MAX_LCOMMITS], lt1[BN_MAX_LCOMMITS];
 } bn_op;
@@ -277,6 +279,16 @@ static void bn_on_log_trans(void *ctx, int tid, int join, simtime_t at, int writ
 		}
 	} else if (c->cur.nlt > 0) {
 		c->cur.lt1[c->cur.nlt - 1] = at;
+	}
+}
+
+static void bn_on_scratch(void *ctx, int tid, simtime_t start, simtime_t end)
+{
+	bn_ctx *c = ctx;
+	(void)tid;
+	if (c->cur.nsc < BN_MAX_LCOMMITS) {
+		c->cur.sc0[c->cur.nsc] = start;
+		c->cur.sc1[c->cur.nsc++] = end;
 	}
 }
 
@@ -748,6 +760,7 @@ static int bn_setup(struct lab_run *r)
 	c->tl->on_leaf = bn_on_leaf;
 	c->tl->on_log_commit = bn_on_log_commit;
 	c->tl->on_log_trans = bn_on_log_trans;
+	c->tl->on_scratch = bn_on_scratch;
 	c->tl->obs_ctx = c;
 	for (int i = 0; i < PX_N; i++)
 		lhist_init(&c->lat[i]);
@@ -838,6 +851,15 @@ static void bn_op_json(const bn_ctx *c, const bn_op *op, strbuf *sb)
 		js_kbool(sb, "scratch", e->scratch);
 		js_kbool(sb, "dir", e->dirpass);
 		js_obj_end(sb);
+	}
+	js_arr_end(sb);
+	js_key(sb, "scratch");
+	js_arr(sb);
+	for (int i = 0; i < op->nsc; i++) {
+		js_arr(sb);
+		js_num(sb, ((double)op->sc0[i] - (double)z) / 1e6);
+		js_num(sb, ((double)op->sc1[i] - (double)z) / 1e6);
+		js_arr_end(sb);
 	}
 	js_arr_end(sb);
 	js_key(sb, "log_trans");

@@ -353,6 +353,7 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 		return NULL;
 	simtime_t before = t->clock;
 	simlock_read(&n->lock, t);
+	bt_rec_lock(tr, t, n, BT_LOCK_READ, t->clock - before);
 	*lock_wait += t->clock - before;
 	*leaf_locked_at = t->clock;
 	while (n->level > 0) {
@@ -366,15 +367,25 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 		bt_node *c = n->ptrs[i].child;
 		before = t->clock;
 		simlock_read(&c->lock, t);
+		bt_rec_lock(tr, t, c, BT_LOCK_READ, t->clock - before);
 		*lock_wait += t->clock - before;
 		*leaf_locked_at = t->clock;
 		simlock_read_release(&n->lock, t->clock);
+		bt_rec_unlock(tr, t, n, BT_LOCK_READ);
 		n = c;
 	}
 	int steps;
 	*slot = tl_bsearch(n, key, &steps);
 	task_cpu(s, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
 	return n;
+}
+
+/* Release the subvolume leaf's read lock (recorded: the replay marks the
+ * leaf read-locked for as long as the copy holds it). */
+static void tl_leaf_unlock(bt_tree *tr, task *t, bt_node *leaf)
+{
+	simlock_read_release(&leaf->lock, t->clock);
+	bt_rec_unlock(tr, t, leaf, BT_LOCK_READ);
 }
 
 /* ------------------------------------------------------------ logging */
@@ -498,7 +509,7 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	/* the search landed past this leaf's last item: continue in the next
 	 * leaf (btrfs_search_forward moves on by itself) */
 	if (slot >= leaf->nritems) {
-		simlock_read_release(&leaf->lock, t->clock);
+		tl_leaf_unlock(tr, t, leaf);
 		if (!has_next || tl_key_cmp(&next_key, &f->next_key) <= 0)
 			return 1;
 		f->next_key = next_key;
@@ -512,7 +523,7 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	task_cpu(tl->sim, t, (uint64_t)(last - first + 1) * TL_NS_SLOT);
 	if (last == first) {
 		int changed = leaf->generation >= min_trans;
-		simlock_read_release(&leaf->lock, t->clock);
+		tl_leaf_unlock(tr, t, leaf);
 		/* a directory with no entry left in a changed leaf: the
 		 * range to its end is logged empty */
 		if (dirpass && changed) {
@@ -528,7 +539,7 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	if (leaf->generation < min_trans) {
 		/* unchanged in this transaction: nothing of it to log; the
 		 * next logged range starts after its entries */
-		simlock_read_release(&leaf->lock, t->clock);
+		tl_leaf_unlock(tr, t, leaf);
 		if (dirpass)
 			f->range_start = resume.offset + 1;
 		if (!more)
@@ -550,7 +561,7 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		lhist_add(&tl->alloc_locked, lat);
 		tl->clones++;
 	}
-	simlock_read_release(&leaf->lock, t->clock);
+	tl_leaf_unlock(tr, t, leaf);
 	uint64_t hold = t->clock - locked_at;
 	lhist_add(&tl->leaf_hold, hold);
 	sim_trace(tl->sim, tl->k_leaf, t->id, (int64_t)leaf->bytenr, (int64_t)hold,
@@ -1004,7 +1015,11 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 			/* patch 001: before any lock and before the log
 			 * transaction; a failure only means cloning later */
 			ebmem_eb *eb = NULL;
-			if (ebmem_alloc(tl->mem, t, &eb, NULL) == 0) {
+			simtime_t a0 = t->clock;
+			int arc = ebmem_alloc(tl->mem, t, &eb, NULL);
+			if (tl->on_scratch)
+				tl->on_scratch(tl->obs_ctx, t->id, a0, t->clock);
+			if (arc == 0) {
 				f->scratch = eb;
 				f->rec.scratch = 1;
 			} else {

@@ -208,6 +208,8 @@ typedef struct treelog {
 	/* a task joined (join = 1) or left the log transaction; writers: the
 	 * log_writers count after it */
 	void (*on_log_trans)(void *ctx, int task, int join, simtime_t at, int writers);
+	/* patch 001's scratch eb was allocated from start to end (no lock held) */
+	void (*on_scratch)(void *ctx, int task, simtime_t start, simtime_t end);
 	void *obs_ctx;
 } treelog;
 
