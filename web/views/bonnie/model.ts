@@ -236,7 +236,7 @@ export function layoutHist(
     yTicks,
     series,
     marks: published.filter((p) => p.ms > 0).map((p) => ({ key: p.key, x: x(p.ms), ms: p.ms })),
-    xTitle: axisTitle('time of one operation', 'ms, log'),
+    xTitle: axisTitle('one operation', 'ms, log'),
     yTitle: axisTitle('operations', 'log'),
     y0: base,
   };
