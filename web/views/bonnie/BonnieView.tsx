@@ -72,7 +72,7 @@ function HistPanel({ phase, all, published, domain }: { phase: Phase; all: Run[]
           theme.fontPx,
         );
         return (
-          <svg className="chart" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label={`${PHASE_LABEL[phase]}: operations per latency, both kernels`} data-testid={`bonnie-hist-chart-${phase}`} data-pair="bonnie-hist">
+          <svg className="chart" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label={`${PHASE_LABEL[phase]}: operations per latency, both kernels`} data-testid={`bonnie-hist-chart-${phase}`}>
             <Axes {...L} xTitle={L.xTitle} yTitle={L.yTitle} clampEnds />
             {L.series.map((s) => (
               <g key={s.key}>

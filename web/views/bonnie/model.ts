@@ -8,7 +8,7 @@
  * the log commits and the transaction kthread's commits). No drawing.
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
-import { axisTitle, logTicks, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
+import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
 import { fmtNum } from '../../model/format';
 
 export const PHASES = ['seq_create', 'seq_stat', 'seq_delete', 'rand_create', 'rand_stat', 'rand_delete'] as const;
@@ -225,8 +225,22 @@ export function layoutHist(
     }
     return { key, d: path, max: { x: x(h.max / 1e6), ms: h.max / 1e6 } };
   });
-  const xTicks = logTicks(x, 'x', width - m.left - m.right, fontPx);
-  const yTicks = logTicks(y, 'y', height - m.top - m.bottom, fontPx).filter((t) => Number(t.label.replace(/,/g, '')) >= 1);
+  // decades, each label clear of the last by a character at least
+  const xTicks: { pos: number; label: string }[] = [];
+  const [d0, d1] = domainMs;
+  for (let e = Math.round(Math.log10(d0)); 10 ** e <= d1 * 1.0001; e++) {
+    const label = fmtNum(10 ** e);
+    const pos = x(10 ** e);
+    const last = xTicks[xTicks.length - 1];
+    if (!last || pos - last.pos >= (0.65 * (labelWidth(last.label, fontPx) + labelWidth(label, fontPx))) + 1.5 * fontPx) xTicks.push({ pos, label });
+  }
+  // decades only, spaced two lines of text apart at least
+  const yTicks: { pos: number; label: string }[] = [];
+  for (let e = 0; 10 ** e <= yTop; e++) {
+    const pos = y(10 ** e);
+    const last = yTicks[yTicks.length - 1];
+    if (!last || last.pos - pos >= fontPx * 2) yTicks.push({ pos, label: fmtNum(10 ** e) });
+  }
   return {
     width,
     height,
