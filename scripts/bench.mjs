@@ -5,7 +5,8 @@
 //  2. the bundle size, JS + WASM, gzip (goal: <= 350 KB);
 //  3. the full-scale experiments' host time under WASM (goal: <= 2 s each)
 //     and the WASM heap they needed (goal: <= 256 MiB); 20 seeds of
-//     sparse-cp's delalloc rows, both kernels (goal: <= 10 s);
+//     sparse-cp's delalloc rows, both kernels (goal: <= 10 s); 20 seeds of
+//     bonnie at full size, both kernels (goal: <= 40 s);
 //  5. the replay: a classroom-scale run recorded (goal <= 0.5 s) and
 //     scrubbing a 100,000-event recording in Chromium (goal >= 50 fps).
 import { spawnSync } from 'node:child_process';
@@ -134,6 +135,19 @@ if (listed.has('sparse-cp')) {
   console.log(`\n20 seeds of sparse-cp, 128 MiB, delalloc, both variants, WASM under Node, best of 3 (goal <= 10 s):`);
   console.log(`  ${fmt(r.ms / 1000, 2)} s host (slowest ${fmt(Math.max(...ms) / 1000, 2)}; CPU ${fmt(r.cpuMs / 1000, 2)} s), WASM heap ${fmt(Math.max(...rs.map((x) => x.heapBytes)) / 2 ** 20, 0)} MiB; ` +
     `cp 5-95%: before [${fmt(sp('before').p5, 0)}, ${fmt(sp('before').p95, 0)}] ms, after [${fmt(sp('after').p5, 0)}, ${fmt(sp('after').p95, 0)}] ms`);
+}
+
+// 3c. seed 001's Latency rows are maxima of one run: lab fidelity judges
+//     them over 20 seeds of the full-size run, both kernels (goal: <= 40 s).
+//     One pass (it is long); the full-size run of both kernels is timed
+//     with every experiment's defaults above (goal: <= 2 s).
+if (listed.has('bonnie')) {
+  const r = await wasmRun(['run', 'bonnie', '--seeds', '20', '--json']);
+  const sp = (v, m) => r.doc.runs[v].spread[m];
+  const rg = (v, m) => `[${fmt(sp(v, m).p5, 0)}, ${fmt(sp(v, m).p95, 0)}]`;
+  console.log(`\n20 seeds of bonnie at full size (20,480 files x 375 KiB), both variants, WASM under Node, one pass (goal <= 40 s):`);
+  console.log(`  ${fmt(r.ms / 1000, 2)} s host (CPU ${fmt(r.cpuMs / 1000, 2)} s), WASM heap ${fmt(r.heapBytes / 2 ** 20, 0)} MiB; ` +
+    `slowest sequential delete 5-95%: before ${rg('before', 'seq_delete_lat_ms')} ms, after ${rg('after', 'seq_delete_lat_ms')} ms`);
 }
 
 // 4. the metadata core at scale: 300,000 files in one fs tree, 20,000 dirty

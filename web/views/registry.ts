@@ -20,6 +20,8 @@ import { publishedSetups } from '../model/params';
 import type { ViewProps } from './types';
 import { droppingTree, lseekCursor } from './replay/pick';
 import type { ReplaySpec } from './replay/ReplaySection';
+import { BonnieView } from './bonnie/BonnieView';
+import { subvolTree } from './bonnie/pick';
 import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
 import { SWEEP_THRESHOLDS } from './qgroup/model';
@@ -58,6 +60,39 @@ export const METRICS: Record<string, { headline: string[]; labels: Record<string
       clat_p90_us: 'p90 latency',
       clat_p99_us: 'p99 latency',
       clat_p999_us: 'p99.9 latency',
+    },
+  },
+  bonnie: {
+    // the allocation that moved first: the latency rows are single draws
+    // of a noisy tail (the page's Run x20 shows their spread)
+    headline: ['alloc_locked_max_ms', 'seq_delete_lat_ms', 'rand_delete_lat_ms', 'seq_create_lat_ms', 'rand_create_lat_ms'],
+    labels: {
+      seq_create_lat_ms: 'slowest sequential create',
+      seq_stat_lat_ms: 'slowest sequential stat + read',
+      seq_delete_lat_ms: 'slowest sequential delete',
+      rand_create_lat_ms: 'slowest random create',
+      rand_stat_lat_ms: 'slowest random stat + read',
+      rand_delete_lat_ms: 'slowest random delete',
+      seq_create_p99_ms: 'sequential create, p99',
+      seq_stat_p99_ms: 'sequential stat, p99',
+      seq_delete_p99_ms: 'sequential delete, p99',
+      rand_create_p99_ms: 'random create, p99',
+      rand_stat_p99_ms: 'random stat, p99',
+      rand_delete_p99_ms: 'random delete, p99',
+      seq_create_per_s: 'sequential creates per second',
+      seq_stat_per_s: 'sequential stats per second',
+      seq_delete_per_s: 'sequential deletes per second',
+      rand_create_per_s: 'random creates per second',
+      rand_stat_per_s: 'random stats per second',
+      rand_delete_per_s: 'random deletes per second',
+      eb_allocs: 'extent buffers allocated by the log',
+      eb_stalls: 'eb pages through direct reclaim',
+      page_stalls: 'written pages through direct reclaim',
+      alloc_locked_max_ms: 'longest allocation inside a leaf lock',
+      leaf_hold_max_ms: 'longest leaf read lock',
+      leaves_copied: 'leaves copied into the log',
+      log_commits: 'log commits',
+      commits: 'transaction commits',
     },
   },
   'qgroup-drop': {
@@ -174,6 +209,15 @@ export const headlineOf = (info: ExperimentInfo): MetricInfo[] => {
 export const VIEWS: Record<string, ViewEntry> = {
   // → / ← walk the jobs fio measured on the profile, as the job picker lists them
   fio: { component: DeviceView, steps: (info, v) => measuredJobs(info.published, v.device ?? '').map((j) => j.params) },
+  bonnie: {
+    component: BonnieView,
+    replay: {
+      blurb:
+        "bonnie++ on a classroom box: creates, stats and deletes, each create and delete fsyncing the file and its directory. Step through a create (shift+→): the fsync read-locks the file's subvolume leaf while copying it into the log tree; before the patch the copy is a fresh clone allocated under that lock.",
+      pickTree: subvolTree,
+      classroom: { files: '40', dirs: '2', file_bytes: '16384', ram_gib: '1' },
+    },
+  },
   // → / ← walk the sweep's thresholds (the RFC table's 1K-8K and infinite, and 16K)
   'qgroup-drop': {
     component: QgroupView,

@@ -400,6 +400,7 @@ static void op_rename(tort *c, task *t)
 		return tort_note_error(c, "rename", rc);
 	e->dir = nd;
 	e->name = n;
+	e->dur_trans = 0; /* its fsynced name is the old one */
 }
 
 /* unlink(2) of a file, rmdir(2) of an empty directory. */
@@ -425,6 +426,8 @@ static void op_unlink(tort *c, task *t)
 		if (rc)
 			return tort_note_error(c, "unlink", rc);
 	}
+	if (c->mix_all)
+		tort_note_unlink(c, &e);
 	tort_ents_del(c, i);
 }
 
@@ -630,6 +633,12 @@ static int torture_step(sim *s, task *t)
 			c->state = ST_START;
 			break;
 		case ST_START:
+			if (c->fsync_commit && !c->want) {
+				/* an fsync the log could not hold asked for it */
+				c->fsync_commit = 0;
+				tort_want_commit(c, CW_FSYNC);
+				break;
+			}
 			rc = trans_start(&c->tm, t, &c->h);
 			if (rc == TRANS_WAIT)
 				return TASK_BLOCKED;
@@ -697,6 +706,7 @@ static int setup_all(struct lab_run *r, tort *c)
 	treelog_cfg tc;
 	treelog_cfg_default(&tc);
 	tc.max_records = 64;
+	tc.keep_synced = 1; /* the power-cut check replays it */
 	/* patch 001 either way: both paths of the log must stay consistent */
 	patch_set(&c->fs->opts.patches, P_001_PREALLOC_SCRATCH_EB, (int)prng_below(&c->rng, 2));
 	rc = treelog_create(r->sim, NULL, c->mem, &tc, &c->tl);
@@ -745,6 +755,8 @@ static int torture_setup(struct lab_run *r)
 	fs_opts o;
 	fs_opts_default(&o);
 	o.patches = r->patches;
+	/* the power-cut check reads what the last commit wrote */
+	o.keep_commit_roots = c->mix_all;
 	rc = fs_mount(r->sim, c->dev, &o, &c->fs);
 	if (rc)
 		return exp_fail(r, rc, "mount failed");
@@ -861,6 +873,8 @@ static void torture_details(struct lab_run *r, strbuf *out)
 		js_knum(out, "sent_inodes", (double)c->sent_inodes);
 		js_knum(out, "remounts", (double)c->remounts);
 		js_knum(out, "fsync_commit_fallbacks", (double)c->log_fallbacks);
+		js_knum(out, "power_cuts", (double)c->cuts);
+		js_knum(out, "power_cuts_replayed", (double)c->cuts_replayed);
 		js_obj_end(out);
 	}
 	/* the last 400 commits with their phases, for the view's timeline */
@@ -951,6 +965,7 @@ static void torture_teardown(struct lab_run *r)
 	if (c->dev)
 		bdev_destroy(c->dev);
 	free(c->ents);
+	free(c->gone);
 	free(c);
 	r->ctx = NULL;
 }

@@ -23,6 +23,162 @@
 
 /* ---- fsync storms (mix=all) --------------------------------------------- */
 
+/* A hash of a file's extents as the fs tree holds them (uncharged). */
+static uint64_t ext_hash(fs_info *fs, struct inode *in)
+{
+	uint64_t h = 1469598103934665603ull;
+	fe_iter it;
+	fe_info fe;
+	fs->accounting_off++;
+	int k = fe_iter_first(fs, NULL, in, 0, &it, &fe);
+	while (k == 0) {
+		uint64_t v[4] = { fe.file_off, fe.num_bytes, fe.disk_bytenr, fe.extent_offset };
+		for (int i = 0; i < 4; i++)
+			h = (h ^ v[i]) * 1099511628211ull;
+		k = fe_iter_next(fs, &it, &fe);
+	}
+	fe_iter_end(&it);
+	fs->accounting_off--;
+	return h;
+}
+
+static uint64_t img_hash(const tl_img_inode *in)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < in->next; i++) {
+		uint64_t v[4] = { in->ext[i].off, in->ext[i].len, in->ext[i].disk, in->ext[i].ext_off };
+		for (int j = 0; j < 4; j++)
+			h = (h ^ v[j]) * 1099511628211ull;
+	}
+	return h;
+}
+
+static tent *find_ent(tort *c, int sv, uint64_t ino)
+{
+	for (int i = 0; i < c->nents; i++)
+		if (c->ents[i].sv == sv && c->ents[i].ino == ino)
+			return &c->ents[i];
+	return NULL;
+}
+
+void tort_note_unlink(tort *c, const tent *e)
+{
+	if (e->log_trans != c->fs->transid)
+		return;
+	if (c->ngone == c->gone_cap) {
+		int cap = c->gone_cap ? c->gone_cap * 2 : 16;
+		uint64_t (*g)[3] = lab_realloc(c->gone, (size_t)cap * sizeof(*g));
+		if (!g)
+			return tort_note_error(c, "power cut: unlinked list", LAB_ENOMEM);
+		c->gone = g;
+		c->gone_cap = cap;
+	}
+	c->gone[c->ngone][0] = (uint64_t)e->sv;
+	c->gone[c->ngone][1] = e->ino;
+	c->gone[c->ngone][2] = e->log_trans;
+	c->ngone++;
+}
+
+/* An fsync of ino (or with ino as its logged parent) is in flight: its
+ * log may be on disk already, with another fsync's log commit. */
+static int fsync_busy_on(const tort *c, int sv, uint64_t ino)
+{
+	for (int i = 0; i < TS_MAX_FSYNC; i++)
+		if (c->fsw[i].busy && c->fsw[i].sv == sv &&
+		    (c->fsw[i].ino == ino || c->fsw[i].pino == ino))
+			return 1;
+	return 0;
+}
+
+static int gone_logged(const tort *c, int sv, uint64_t ino)
+{
+	for (int i = 0; i < c->ngone; i++)
+		if (c->gone[i][0] == (uint64_t)sv && c->gone[i][1] == ino &&
+		    c->gone[i][2] == c->fs->transid)
+			return 1;
+	return 0;
+}
+
+/*
+ * A power cut now: each subvolume as a mount would find it (its last
+ * commit and its last synced log replayed: treelog_replay) against what
+ * the fsyncs made durable. Every file fsynced in the running transaction
+ * (and not renamed since) is there whole: the size and extents its fsync
+ * saw; every inode created in this transaction that the mount finds was
+ * logged by an fsync. Failures count as check failures.
+ */
+void tort_power_cut_check(tort *c)
+{
+	fs_info *fs = c->fs;
+	int fails = 0;
+	c->cuts++;
+	for (int sv = 0; sv < c->nsv; sv++) {
+		struct btrfs_root *root = c->sv[sv];
+		if (!root || root->dead || !root->tree.commit_root)
+			continue;
+		tl_image im;
+		int rc = treelog_replay(c->tl, root, &im);
+		if (rc) {
+			tort_note_error(c, "power cut: replay", rc);
+			return;
+		}
+		c->cuts_replayed += (uint64_t)im.replayed;
+		for (int i = 0; i < c->nents; i++) {
+			const tent *e = &c->ents[i];
+			if (e->sv != sv || e->is_dir || e->dur_trans != fs->transid)
+				continue;
+			const tl_img_inode *in = tl_image_inode(&im, e->ino);
+			if (!in || in->nlink == 0) {
+				check_report(fs, "power cut: fsynced inode %llu of root %llu missing after replay",
+					     (unsigned long long)e->ino, (unsigned long long)root->id);
+				fails++;
+			} else if (in->size != e->dur_size || img_hash(in) != e->dur_hash) {
+				check_report(fs, "power cut: fsynced inode %llu of root %llu replayed with "
+					     "size %llu (fsynced %llu) or other extents",
+					     (unsigned long long)e->ino, (unsigned long long)root->id,
+					     (unsigned long long)in->size, (unsigned long long)e->dur_size);
+				fails++;
+			}
+		}
+		for (int k = 0; k < im.ninodes; k++) {
+			const tl_img_inode *in = &im.inodes[k];
+			if (in->generation != fs->transid)
+				continue;
+			const tent *e = find_ent(c, sv, in->ino);
+			if ((e && e->log_trans == fs->transid) || gone_logged(c, sv, in->ino) ||
+			    fsync_busy_on(c, sv, in->ino))
+				continue;
+			check_report(fs, "power cut: inode %llu of root %llu, never fsynced, found after replay",
+				     (unsigned long long)in->ino, (unsigned long long)root->id);
+			fails++;
+		}
+		tl_image_free(&im);
+	}
+	tort_note_check(c, fs, fails);
+}
+
+/* An fsync finished: what it made durable, and every fifth a power cut. */
+static void fsync_done(tort *c, tfsync *w)
+{
+	fs_info *fs = c->fs;
+	if (!w->f.rec.skipped) {
+		tent *e = find_ent(c, w->sv, w->ino);
+		struct inode *in = fs_inode_get(c->sv[w->sv], w->ino);
+		if (e && in) {
+			e->log_trans = e->dur_trans = fs->transid;
+			if (!e->is_dir) {
+				e->dur_size = in->size;
+				e->dur_hash = ext_hash(fs, in);
+			}
+		}
+		tent *p = w->pino ? find_ent(c, w->sv, w->pino) : NULL;
+		if (p)
+			p->log_trans = fs->transid;
+	}
+	if (++c->fsyncs_done % 5 == 0)
+		tort_power_cut_check(c);
+}
+
 /* The step of one fsync task: the log part of btrfs_sync_file (the data
  * is in the trees already: ordered extents completed when written). */
 static int fsync_step(sim *s, task *t)
@@ -51,6 +207,12 @@ static int fsync_step(sim *s, task *t)
 		tort_note_error(c, "fsync", rc);
 	else if (w->f.error)
 		tort_note_error(c, "fsync log", w->f.error);
+	else if (w->f.need_commit) {
+		/* the log could not hold it: btrfs_sync_file commits */
+		c->log_fallbacks++;
+		c->fsync_commit = 1; /* the main task commits at its next op */
+	} else
+		fsync_done(c, w);
 	w->busy = 0;
 	return TASK_DONE;
 }

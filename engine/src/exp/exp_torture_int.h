@@ -31,6 +31,10 @@ typedef struct tent {       /* a live name */
 	uint32_t name;       /* name is "n<name>" */
 	int is_dir;
 	uint32_t new_ext;    /* extents written since its last fsync */
+	/* the power-cut check (mix=all): the transaction of its last fsync
+	 * (log_trans) and, unless renamed since, the size and extents that
+	 * fsync made durable (dur_trans) */
+	uint64_t log_trans, dur_trans, dur_size, dur_hash;
 } tent;
 
 typedef struct tname_ent {  /* a name as a snapshot saw it */
@@ -93,6 +97,12 @@ typedef struct tort {
 	uint64_t storms, sends, sent_inodes, snapshots, snap_deletes;
 	uint64_t subvol_creates, subvol_deletes, remounts, log_fallbacks;
 	uint64_t reads, read_bytes, lseeks;
+	/* power cuts: how many, fsyncs done, and inodes logged then unlinked
+	 * in the running transaction (a replay may bring them back) */
+	uint64_t cuts, cuts_replayed, fsyncs_done;
+	int fsync_commit;    /* an fsync task needs a commit (BTRFS_LOG_FORCE_COMMIT) */
+	uint64_t (*gone)[3];  /* (sv, ino, transid) */
+	int ngone, gone_cap;
 	int fsync_sv;        /* mix=files: the file fsync flushes before its commit */
 	uint64_t fsync_ino;
 	/* the fuzzer's script (tort_below), set after lab_open; NULL: the PRNG */
@@ -118,5 +128,12 @@ void tort_op_snap_delete(tort *c, task *t);
 void tort_op_snapshot(tort *c, task *t);
 void tort_op_subvol_create(tort *c, task *t);
 void tort_op_subvol_delete(tort *c, task *t);
+/* an entry about to be unlinked: remember it if it was logged in the
+ * running transaction */
+void tort_note_unlink(tort *c, const tent *e);
+/* A power cut now (every fifth finished fsync does one): each subvolume
+ * replayed from its last commit and synced log (treelog_replay) against
+ * what the fsyncs made durable; failures count as check failures. */
+void tort_power_cut_check(tort *c);
 
 #endif

@@ -141,14 +141,15 @@ bt_node *btx_node_new(bt_tree *tr, int level, task *t)
 {
 	fs_info *fs = tr->fs;
 	uint64_t bytenr;
-	if (fs_tree_block_alloc(fs, tr, level, &bytenr))
+	if (tr->priv ? tr->priv->alloc(tr->priv->ctx, tr, level, &bytenr)
+		     : fs_tree_block_alloc(fs, tr, level, &bytenr))
 		return NULL;
 	bt_node *n = lab_calloc(1, sizeof(*n));
 	if (!n)
 		return NULL;
 	fs_charge(fs, t, ALLOC_NS_FIND);
 	n->bytenr = bytenr;
-	n->generation = fs->transid;
+	n->generation = btx_gen(tr);
 	n->owner = tr->id;
 	n->level = level;
 	n->mrefs = 1;
@@ -166,7 +167,7 @@ void btx_node_defer(fs_info *fs, bt_node *n)
 	n->dead = 1;
 	n->dnext = fs->deferred;
 	fs->deferred = n;
-	if (!fs->opts.keep_commit_roots) {
+	if (!fs->opts.keep_commit_roots && !n->keep_mem) {
 		/* nobody reads the old copy: keep only the shell (bytenr, gen) */
 		free(n->items);
 		free(n->ptrs);
@@ -269,6 +270,8 @@ static void unlock_above(bt_path *p, int level)
  * leaf). */
 void btx_leaf_data_refs(bt_tree *tr, const bt_node *n, int delta)
 {
+	if (tr->priv)
+		return; /* a log tree's extent items hold no references */
 	for (int i = 0; i < n->nritems; i++) {
 		const bt_item *it = &n->items[i];
 		if (it->key.type != BTRFS_EXTENT_DATA_KEY || it->aux == FE_INLINE ||
@@ -287,6 +290,8 @@ void btx_leaf_data_refs(bt_tree *tr, const bt_node *n, int delta)
 /* Queue a tree-block ref change for block n as referenced from tree tr. */
 void btx_tree_ref(bt_tree *tr, const bt_node *n, int delta)
 {
+	if (tr->priv)
+		return;
 	fs_ref_op op = {
 		.bytenr = n->bytenr, .num_bytes = BT_NODESIZE, .root = tr->id,
 		.owner = (uint64_t)n->level, .offset = 0,
@@ -309,7 +314,10 @@ void bt_free_block(bt_tree *tr, bt_node *n, task *t)
 		SIM_REC(fs->sim, TK_FREE, t, btx_rec_tree(tr), (int64_t)n->bytenr, n->level);
 	if (n->level == 0)
 		btx_leaf_data_refs(tr, n, -1);
-	fs_hooks_free(fs, tr, n->bytenr, n->level, n->owner);
+	if (tr->priv)
+		tr->priv->free(tr->priv->ctx, tr, n);
+	else
+		fs_hooks_free(fs, tr, n->bytenr, n->level, n->owner);
 	btx_tree_ref(tr, n, -1);
 	n->mrefs = 0;
 	btx_node_defer(fs, n);
@@ -325,7 +333,7 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 			  int pslot)
 {
 	fs_info *fs = tr->fs;
-	if (n->generation == fs->transid && n->mrefs <= 1 && !n->dead)
+	if (n->generation == btx_gen(tr) && n->mrefs <= 1 && !n->dead)
 		return n;
 	bt_node *c = btx_node_new(tr, n->level, t);
 	if (!c)
@@ -342,7 +350,8 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 	c->nritems = cnt;
 	c->used = n->used;
 	c->lock = n->lock; /* the same lock as far as waiters are concerned */
-	fs_hooks_cow(fs, tr, n->bytenr, c->bytenr, n->level);
+	if (!tr->priv)
+		fs_hooks_cow(fs, tr, n->bytenr, c->bytenr, n->level);
 	if (btx_rec(tr)) {
 		SIM_REC(fs->sim, TK_COW, t, btx_rec_tree(tr), (int64_t)n->bytenr,
 			(int64_t)c->bytenr, parent ? (int64_t)parent->bytenr : 0);
@@ -363,7 +372,10 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 		n->mrefs--;
 		btx_tree_ref(tr, n, -1);
 	} else {
-		fs_hooks_free(fs, tr, n->bytenr, n->level, n->owner);
+		if (tr->priv)
+			tr->priv->free(tr->priv->ctx, tr, n);
+		else
+			fs_hooks_free(fs, tr, n->bytenr, n->level, n->owner);
 		btx_tree_ref(tr, n, -1);
 		n->mrefs = 0;
 		btx_node_defer(fs, n);
@@ -388,7 +400,7 @@ static int cow_path_level(bt_tree *tr, bt_path *p, int level)
 	bt_node *n = p->nodes[level];
 	/* btx_cow_block's own first test, before the call: on a search most
 	 * blocks already belong to the running transaction */
-	if (n->generation == tr->fs->transid && n->mrefs <= 1 && !n->dead)
+	if (n->generation == btx_gen(tr) && n->mrefs <= 1 && !n->dead)
 		return 0;
 	bt_node *parent = level + 1 < BT_MAX_LEVEL ? p->nodes[level + 1] : NULL;
 	bt_node *c = btx_cow_block(tr, p->t, p->nodes[level], parent,
@@ -835,7 +847,7 @@ bt_item *bt_path_item(const bt_path *p)
 
 void bt_mark_dirty(bt_tree *tr, bt_path *p)
 {
-	assert(p->nodes[0] && p->nodes[0]->generation == tr->fs->transid);
+	assert(p->nodes[0] && p->nodes[0]->generation == btx_gen(tr));
 	fs_charge(tr->fs, p->t, BT_NS_ITEM_FILL);
 }
 

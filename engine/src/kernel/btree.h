@@ -89,6 +89,8 @@ typedef struct bt_node {
 	int mrefs;            /* in-memory references (parents + roots) */
 	int dead;             /* COWed away or freed; memory kept to commit */
 	int shared;           /* FULL_BACKREF-style: referenced by >1 tree */
+	int keep_mem;         /* dead: keep its contents until the commit even
+			       * without keep_commit_roots (a synced log) */
 	uint32_t mark;        /* scratch for walkers (checker epochs) */
 	int search_hint;      /* slot the last search found (a guess) */
 	simlock lock;
@@ -96,6 +98,21 @@ typedef struct bt_node {
 	bt_ptr *ptrs;         /* level > 0 */
 	struct bt_node *dnext;/* deferred-free list link */
 } bt_node;
+
+struct bt_tree;
+
+/* A private tree's block allocator (the log trees, treelog.c): its blocks
+ * come from elsewhere than the file system's extent allocator, hold no
+ * extent references (no delayed refs, no hooks, no data refs for their
+ * file extent items: btrfs_alloc_tree_block for BTRFS_TREE_LOG_OBJECTID
+ * adds no delayed ref) and are COWed against the tree's own generation. */
+typedef struct bt_priv_ops {
+	void *ctx;
+	/* a new block at `level`: 0 and its address, or a negative LAB_E* */
+	int (*alloc)(void *ctx, struct bt_tree *tr, int level, uint64_t *bytenr);
+	/* block n left the tree (COWed away, merged, or freed with it) */
+	void (*free)(void *ctx, struct bt_tree *tr, struct bt_node *n);
+} bt_priv_ops;
 
 /* A tree: a root pointer plus counters. Embedded in struct btrfs_root and
  * struct fs_info (extent, csum and root trees). */
@@ -113,6 +130,9 @@ typedef struct bt_tree {
 	int progs_split;      /* 1: split like btrfs-progs' older ctree.c (no
 			       * neighbour pushes for DIR_ITEM inserts); only
 			       * the mkfs.btrfs oracle test sets it */
+	const bt_priv_ops *priv; /* non-NULL: a private tree (see above) */
+	uint64_t priv_gen;    /* a private tree's running generation: a block
+			       * of an older one is COWed before a change */
 } bt_tree;
 
 /* A search path: nodes[level], slots[level], lock held per level. */
@@ -137,6 +157,10 @@ static inline bt_key bt_mkkey(uint64_t objectid, uint8_t type, uint64_t offset)
 	k.offset = offset;
 	return k;
 }
+
+/* A private tree (see bt_priv_ops): empty, one empty leaf from ops. */
+int bt_tree_init_priv(struct fs_info *fs, bt_tree *tr, uint64_t id, const bt_priv_ops *ops,
+		      uint64_t gen, task *t);
 
 /* Tree life cycle. bt_tree_init creates an empty tree with one empty leaf
  * (allocated and reported like any block). */

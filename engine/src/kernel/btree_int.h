@@ -13,6 +13,13 @@
 
 struct fs_info;
 
+/* The generation a block must have to be changed in place: the running
+ * transaction's, or a private tree's own (bt_priv_ops). */
+static inline uint64_t btx_gen(const bt_tree *tr)
+{
+	return tr->priv ? tr->priv_gen : tr->fs->transid;
+}
+
 /* block memory */
 int btx_node_reserve(bt_node *n, int need);
 void btx_node_free_mem(bt_node *n);

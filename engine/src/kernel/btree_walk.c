@@ -30,6 +30,22 @@ int bt_tree_init(fs_info *fs, bt_tree *tr, uint64_t id, task *t)
 	return 0;
 }
 
+int bt_tree_init_priv(fs_info *fs, bt_tree *tr, uint64_t id, const bt_priv_ops *ops,
+		      uint64_t gen, task *t)
+{
+	memset(tr, 0, sizeof(*tr));
+	tr->fs = fs;
+	tr->id = id;
+	tr->priv = ops;
+	tr->priv_gen = gen;
+	bt_node *n = btx_node_new(tr, 0, t);
+	if (!n)
+		return LAB_ENOMEM;
+	tr->root = n;
+	btx_rec_root(tr, t);
+	return 0;
+}
+
 /* Drop one in-memory reference; free memory (recursively) at zero. A NULL
  * child is one a subvolume drop in progress has already dropped. */
 static void node_put_mem(bt_node *n)

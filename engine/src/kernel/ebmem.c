@@ -307,7 +307,12 @@ int ebmem_alloc(ebmem *m, task *t, ebmem_eb **out, uint64_t *lat_ns)
  * whole buffer. */
 int ebmem_copy_leaf(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf)
 {
-	assert(leaf && leaf->level == 0);
+	return ebmem_copy_slots(m, t, eb, leaf, 0, leaf->nritems);
+}
+
+int ebmem_copy_slots(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf, int first, int last)
+{
+	assert(leaf && leaf->level == 0 && first >= 0 && last <= leaf->nritems);
 	if (leaf->nritems > eb->cap) {
 		int cap = eb->cap ? eb->cap : 16;
 		while (cap < leaf->nritems)
@@ -318,8 +323,8 @@ int ebmem_copy_leaf(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf)
 		eb->items = it;
 		eb->cap = cap;
 	}
-	if (leaf->nritems)
-		memcpy(eb->items, leaf->items, (size_t)leaf->nritems * sizeof(bt_item));
+	if (last > first)
+		memcpy(eb->items + first, leaf->items + first, (size_t)(last - first) * sizeof(bt_item));
 	eb->nitems = leaf->nritems;
 	eb->used = leaf->used;
 	eb->src_bytenr = leaf->bytenr;
@@ -334,6 +339,12 @@ int ebmem_copy_leaf(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf)
  * path has no fallback), each retry paying its own draw. */
 int ebmem_clone(ebmem *m, task *t, const bt_node *leaf, ebmem_eb **out,
 		uint64_t *lat_ns)
+{
+	return ebmem_clone_slots(m, t, leaf, 0, leaf->nritems, out, lat_ns);
+}
+
+int ebmem_clone_slots(ebmem *m, task *t, const bt_node *leaf, int first, int last,
+		      ebmem_eb **out, uint64_t *lat_ns)
 {
 	uint64_t total = 0;
 	*out = NULL;
@@ -357,7 +368,7 @@ int ebmem_clone(ebmem *m, task *t, const bt_node *leaf, ebmem_eb **out,
 	ebmem_eb *eb = ebmem_eb_new(m, 0);
 	if (!eb)
 		return LAB_ENOMEM;
-	int rc = ebmem_copy_leaf(m, t, eb, leaf);
+	int rc = ebmem_copy_slots(m, t, eb, leaf, first, last);
 	if (rc) {
 		ebmem_free(m, eb);
 		return rc;
@@ -377,6 +388,45 @@ void ebmem_free(ebmem *m, ebmem_eb *eb)
 	m->frees++;
 	free(eb->items);
 	free(eb);
+}
+
+/* A buffered write's page cache pages under pressure. The per-page draw
+ * is a geometric gap to the next page that enters reclaim, so a write of
+ * many pages costs one draw when none does. */
+uint64_t ebmem_pages(ebmem *m, task *t, uint64_t npages)
+{
+	if (m->probe)
+		m->probe(m->probe_ctx, &m->dirty_bytes, &m->cached_bytes);
+	double p = ebmem_slow_prob(m);
+	uint64_t slow = 0;
+	m->data_pages += npages;
+	if (p <= 0.0)
+		return 0;
+	double lq = p >= 1.0 ? 0.0 : dm_log(1.0 - p);
+	uint64_t left = npages;
+	while (left) {
+		/* pages before the next one that enters reclaim */
+		uint64_t gap = 0;
+		if (lq < 0.0) {
+			double u = prng_unit(&m->rng);
+			double g = dm_log(1.0 - u) / lq;
+			gap = g >= (double)left ? left : (uint64_t)g;
+		}
+		if (gap >= left)
+			break;
+		left -= gap + 1;
+		double d = prng_lognormal(&m->rng, m->mu, m->sigma);
+		slow += (uint64_t)d;
+		lhist_add(&m->slow_lat, (uint64_t)d);
+		m->slow_pages++;
+		m->data_slow++;
+		if (m->c_slow >= 0)
+			sim_count(m->sim, m->c_slow, 1);
+	}
+	m->data_stall_ns += slow;
+	if (slow && t)
+		task_wait_until(t, t->clock + slow);
+	return slow;
 }
 
 /* Configuration, counters and latency distributions as JSON. */
@@ -399,6 +449,8 @@ void ebmem_details_json(const ebmem *m, strbuf *out)
 	js_kint(out, "copies", (int64_t)m->copies);
 	js_kint(out, "slow_pages", (int64_t)m->slow_pages);
 	js_kint(out, "fails", (int64_t)m->fails);
+	js_kint(out, "data_pages", (int64_t)m->data_pages);
+	js_kint(out, "data_slow", (int64_t)m->data_slow);
 	js_kint(out, "live", (int64_t)m->live_ebs);
 	js_key(out, "latency");
 	lhist_json(&m->lat, out);

@@ -93,6 +93,8 @@ typedef struct ebmem {
 	/* statistics */
 	uint64_t allocs, clones, copies, frees;
 	uint64_t slow_pages, fast_pages, fails;
+	uint64_t data_pages, data_slow;  /* ebmem_pages: page cache pages */
+	uint64_t data_stall_ns;
 	lhist lat;                   /* whole-eb allocation latency */
 	lhist slow_lat;              /* each direct reclaim, per page */
 	int c_slow, s_pressure;      /* sim counter / series ids */
@@ -123,7 +125,23 @@ int ebmem_clone(ebmem *m, task *t, const bt_node *leaf, ebmem_eb **out,
 		uint64_t *lat_ns);
 /* Copy a leaf into an existing eb (copy_extent_buffer_full): 16 KiB. */
 int ebmem_copy_leaf(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf);
+/* The same for a caller that will read only slots [first, last) of the
+ * copy: the time charged is the whole 16 KiB copy's, but the model keeps
+ * only those items (at their slot numbers; the others are not there). */
+int ebmem_copy_slots(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf, int first, int last);
+int ebmem_clone_slots(ebmem *m, task *t, const bt_node *leaf, int first, int last,
+		      ebmem_eb **out, uint64_t *lat_ns);
 void ebmem_free(ebmem *m, ebmem_eb *eb);
+/*
+ * The page cache pages of a buffered write (prepare_pages with
+ * btrfs_alloc_write_mask: GFP_NOFS, no __GFP_NORETRY): each of npages
+ * enters direct reclaim with the same per-page probability as an eb's
+ * pages, from the same stream; only the reclaim time is charged to t (a
+ * wait: the fast path is in the write's own CPU cost). Returns the ns
+ * waited. (A read's readahead pages are __GFP_NORETRY: they fail rather
+ * than stall, and are not drawn here.)
+ */
+uint64_t ebmem_pages(ebmem *m, task *t, uint64_t npages);
 
 /* {"cfg":{...},"pressure","slow_prob","allocs","clones","slow_pages",
  *  "fails","live","latency":lhist} */

@@ -83,6 +83,13 @@ struct inode {
 	uint64_t generation;   /* transid that created it */
 	uint64_t transid;      /* last transid that changed it */
 	uint64_t last_log_commit;
+	uint64_t logged_trans;  /* transaction it was last logged in (0: never) */
+	uint64_t last_dir_index_offset; /* directories: the last dir index
+				 * logged in logged_trans (later fsyncs copy
+				 * only the newer ones) */
+	uint64_t last_unlink_trans; /* renamed (or a name renamed out of it)
+				 * in that transaction while neither side
+				 * was logged: its fsync commits instead */
 	uint64_t dir_index;    /* directories: next DIR_INDEX offset (from 2) */
 	uint64_t parent;       /* directories: parent dir ino (for ..) */
 	uint64_t nentries;     /* directories: entries */
@@ -132,6 +139,10 @@ typedef struct fs_hooks {
 	void (*on_data_ref)(void *ctx, uint64_t root, uint64_t bytenr,
 			    uint64_t num_bytes, uint64_t ino, uint64_t offset,
 			    int delta);
+	/* name `index` of dir -> inode was removed (unlink, rename, rmdir):
+	 * models btrfs_del_inode_ref_in_log / btrfs_del_dir_entries_in_log */
+	void (*on_unlink)(void *ctx, task *t, struct inode *dir, struct inode *inode,
+			  uint64_t index, int for_rename);
 	/* an inode is being evicted (unlinked, last link gone) */
 	void (*on_inode_evict)(void *ctx, struct inode *inode);
 	/* the commit is about to run refs / has finished (transid committed) */
@@ -211,6 +222,13 @@ typedef struct fs_info {
 	/* sim counter ids */
 	int c_node_visits, c_cows, c_splits, c_commits, c_blocks_written;
 	int64_t rec_fs;        /* this instance's number in a recording (sim.h) */
+	/* Optional: the page allocator behind a buffered write's new page
+	 * cache pages (btrfs_alloc_write_mask: GFP_NOFS, may enter direct
+	 * reclaim). Called with the pages a write adds to the cache; it
+	 * charges their allocation to t. NULL: allocations cost nothing
+	 * beyond the write's own CPU. */
+	void (*page_alloc)(void *ctx, task *t, uint64_t npages);
+	void *page_alloc_ctx;
 	void *slot[FS_SLOT_MAX];
 } fs_info;
 

@@ -45,6 +45,7 @@ enum {
 	BTRFS_INODE_REF_KEY = 12,
 	BTRFS_XATTR_ITEM_KEY = 24,
 	BTRFS_ORPHAN_ITEM_KEY = 48,
+	BTRFS_DIR_LOG_INDEX_KEY = 72, /* log trees only: a logged dir index range */
 	BTRFS_DIR_ITEM_KEY = 84,
 	BTRFS_DIR_INDEX_KEY = 96,
 	BTRFS_EXTENT_DATA_KEY = 108,
@@ -75,6 +76,7 @@ enum {
 
 /* Item data sizes (bytes), as the on-disk structs. */
 #define SZ_INODE_ITEM 160u
+#define SZ_DIR_LOG_ITEM 8u           /* btrfs_dir_log_item: the range's end */
 #define SZ_INODE_REF_BASE 10u        /* + name */
 #define SZ_DIR_ITEM_BASE 30u         /* + name (+ xattr data) */
 #define SZ_FE_INLINE_BASE 21u        /* + inline data bytes */

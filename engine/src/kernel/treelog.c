@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,45 @@ void treelog_cfg_default(treelog_cfg *c)
 	c->log_area_offset = 1ull << 30;
 	c->log_area_bytes = 256ull << 20;
 	c->max_records = 4096;
+	c->keep_synced = 0;
+}
+
+/* ------------------------------------------------ the log trees' blocks */
+
+static tl_root *tl_root_of(bt_tree *tr)
+{
+	return (tl_root *)(void *)((char *)tr - offsetof(tl_root, log));
+}
+
+/* A new log block (btrfs_alloc_tree_block for a log root: from the log's
+ * own space here; its address is its identity, the IO wraps in the log
+ * area). It is dirty until the next log commit writes it. */
+static int tl_blk_alloc(void *ctx, bt_tree *tr, int level, uint64_t *bytenr)
+{
+	treelog *tl = ctx;
+	tl_root *lr = tl_root_of(tr);
+	(void)level;
+	*bytenr = tl->cfg.log_area_offset + tl->blk_seq++ * BT_NODESIZE;
+	lr->log_blocks++;
+	lr->dirty_blocks++;
+	return 0;
+}
+
+/* A log block left its tree: COWed after a log commit wrote it, merged, or
+ * freed with the log. A written one stays readable while it may be part
+ * of the synced log (keep_synced). */
+static void tl_blk_free(void *ctx, bt_tree *tr, bt_node *n)
+{
+	treelog *tl = ctx;
+	tl_root *lr = tl_root_of(tr);
+	assert(lr->log_blocks > 0);
+	lr->log_blocks--;
+	if (n->generation == tr->priv_gen) {
+		assert(lr->dirty_blocks > 0);
+		lr->dirty_blocks--;
+	}
+	if (tl->cfg.keep_synced)
+		n->keep_mem = 1;
 }
 
 /* Create the log state; validates the configuration. */
@@ -57,6 +97,9 @@ int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 	tl->dev = dev;
 	tl->mem = mem;
 	tl->cfg = *cfg;
+	tl->ops.ctx = tl;
+	tl->ops.alloc = tl_blk_alloc;
+	tl->ops.free = tl_blk_free;
 	lhist_init(&tl->leaf_hold);
 	lhist_init(&tl->leaf_wait);
 	lhist_init(&tl->victim_wait);
@@ -83,6 +126,11 @@ void treelog_destroy(treelog *tl)
 {
 	if (!tl)
 		return;
+	for (int i = 0; i < tl->nroots; i++) {
+		/* memory only: the file system may be gone already */
+		tl->roots[i].log.rec_h = 0;
+		bt_tree_destroy(&tl->roots[i].log);
+	}
 	free(tl->recs);
 	free(tl);
 }
@@ -99,6 +147,7 @@ tl_root *treelog_root(treelog *tl, uint64_t root_id)
 	memset(lr, 0, sizeof(*lr));
 	lr->root_id = root_id;
 	lr->log_transid = 1;
+	lr->log_gen = 1;
 	return lr;
 }
 
@@ -146,10 +195,48 @@ void treelog_on_commit(treelog *tl, uint64_t transid)
 {
 	(void)transid;
 	for (int i = 0; i < tl->nroots; i++) {
-		tl->roots[i].log_items = 0;
-		tl->roots[i].log_bytes = 0;
-		tl->roots[i].dirty_bytes = 0;
-		tl->roots[i].dirty_inodes = 0;
+		tl_root *lr = &tl->roots[i];
+		if (lr->log.root)
+			bt_free_tree(&lr->log, NULL);
+		lr->log_items = 0;
+		lr->dirty_blocks = 0;
+		lr->dirty_inodes = 0;
+		lr->synced_root = NULL;
+		lr->synced_transid = 0;
+	}
+}
+
+/* fs_hooks.on_unlink: a name removed from a directory logged in this
+ * transaction leaves the log too (btrfs_del_dir_entries_in_log,
+ * btrfs_del_inode_ref_in_log), so a replay does not bring it back. */
+static void tl_hook_unlink(void *ctx, task *t, struct inode *dir, struct inode *in,
+			   uint64_t index, int for_rename)
+{
+	treelog *tl = ctx;
+	fs_info *fs = dir->root->fs;
+	/* btrfs_record_unlink_dir: a rename neither side of which is in the
+	 * log cannot be found by a later fsync; those fsyncs commit */
+	if (for_rename && fs && dir->logged_trans != fs->transid && in->logged_trans != fs->transid)
+		in->last_unlink_trans = dir->last_unlink_trans = fs->transid;
+	tl_root *lr = NULL;
+	for (int i = 0; i < tl->nroots; i++)
+		if (tl->roots[i].root_id == dir->root->id)
+			lr = &tl->roots[i];
+	if (!lr || !lr->log.root || !fs)
+		return;
+	if (dir->logged_trans == fs->transid && index != UINT64_MAX) {
+		bt_key k = bt_mkkey(dir->ino, BTRFS_DIR_INDEX_KEY, index);
+		if (bt_delete(&lr->log, t, &k) == 0)
+			lr->log_items--;
+	}
+	if (in->logged_trans == fs->transid) {
+		bt_key k = bt_mkkey(in->ino, BTRFS_INODE_REF_KEY, dir->ino);
+		if (bt_delete(&lr->log, t, &k) == 0)
+			lr->log_items--;
+		/* its names changed since it was logged: its next fsync copies
+		 * its items again, the refs with them (what btrfs_log_new_name
+		 * does at the rename itself) */
+		in->flags |= INODE_COPY_EVERYTHING;
 	}
 }
 
@@ -166,6 +253,7 @@ int treelog_attach(treelog *tl, fs_info *fs)
 	memset(&h, 0, sizeof(h));
 	h.ctx = tl;
 	h.on_commit_done = tl_hook_commit_done;
+	h.on_unlink = tl_hook_unlink;
 	fs->slot[FS_SLOT_LOG] = tl;
 	tl->fs = fs;
 	return fs_hooks_register(fs, &h);
@@ -173,6 +261,9 @@ int treelog_attach(treelog *tl, fs_info *fs)
 
 void treelog_fsync_abandon(treelog *tl, tl_fsync *f)
 {
+	if (f->pend && f->pend_clone)
+		ebmem_free(tl->mem, f->pend);
+	f->pend = NULL;
 	if (f->scratch) {
 		ebmem_free(tl->mem, f->scratch);
 		f->scratch = NULL;
@@ -262,6 +353,7 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 		return NULL;
 	simtime_t before = t->clock;
 	simlock_read(&n->lock, t);
+	bt_rec_lock(tr, t, n, BT_LOCK_READ, t->clock - before);
 	*lock_wait += t->clock - before;
 	*leaf_locked_at = t->clock;
 	while (n->level > 0) {
@@ -275,9 +367,11 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 		bt_node *c = n->ptrs[i].child;
 		before = t->clock;
 		simlock_read(&c->lock, t);
+		bt_rec_lock(tr, t, c, BT_LOCK_READ, t->clock - before);
 		*lock_wait += t->clock - before;
 		*leaf_locked_at = t->clock;
 		simlock_read_release(&n->lock, t->clock);
+		bt_rec_unlock(tr, t, n, BT_LOCK_READ);
 		n = c;
 	}
 	int steps;
@@ -286,17 +380,103 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 	return n;
 }
 
+/* Release the subvolume leaf's read lock (recorded: the replay marks the
+ * leaf read-locked for as long as the copy holds it). */
+static void tl_leaf_unlock(bt_tree *tr, task *t, bt_node *leaf)
+{
+	simlock_read_release(&leaf->lock, t->clock);
+	bt_rec_unlock(tr, t, leaf, BT_LOCK_READ);
+}
+
 /* ------------------------------------------------------------ logging */
 
-/* Add n items of `bytes` (data + headers) to the log tree of lr. */
-static void tl_log_items(treelog *tl, task *t, tl_root *lr, uint64_t n,
-			 uint64_t bytes)
+/* The log tree of lr, made by the first log transaction after a commit
+ * (start_log_trans -> btrfs_add_log_tree). */
+static int tl_log_tree(treelog *tl, task *t, tl_root *lr, fs_info *fs)
 {
-	task_cpu(tl->sim, t, n * TL_NS_LOG_INSERT);
-	lr->log_items += n;
-	lr->log_bytes += bytes;
-	lr->dirty_bytes += bytes;
-	tl->items_logged += n;
+	if (lr->log.root)
+		return 0;
+	return bt_tree_init_priv(fs, &lr->log, BTRFS_TREE_LOG_OBJECTID, &tl->ops, lr->log_gen, t);
+}
+
+/* Put one item into the log tree (copy_items' btrfs_insert_empty_items and
+ * the copy). An item of that key already logged is replaced, or with
+ * replace = 0 left as it is (a dir index item logged before). */
+static int tl_log_put(treelog *tl, task *t, tl_root *lr, const bt_item *it, int replace)
+{
+	bt_tree *lt = &lr->log;
+	int r = bt_insert(lt, t, &it->key, it->size, it, NULL);
+	if (r == 1) {
+		if (!replace)
+			return 0;
+		r = bt_delete(lt, t, &it->key);
+		if (r == 0)
+			r = bt_insert(lt, t, &it->key, it->size, it, NULL);
+		if (r == 0)
+			lr->log_items--;
+	}
+	if (r)
+		return r < 0 ? r : LAB_EENGINE;
+	lr->log_items++;
+	tl->items_logged++;
+	return 0;
+}
+
+/* The first item of the log at or after key (a read-only search), or 1
+ * when there is none. */
+static int tl_log_first(bt_tree *lt, task *t, const bt_key *key, bt_key *found)
+{
+	bt_path p;
+	bt_path_init(&p, lt, t);
+	int r = bt_search(lt, &p, key, 0, 0);
+	if (r >= 0 && !bt_path_item(&p))
+		r = bt_next_leaf(lt, &p) ? 1 : 0;
+	else if (r >= 0)
+		r = 0;
+	if (r == 0) {
+		const bt_item *x = bt_path_item(&p);
+		if (x)
+			*found = x->key;
+		else
+			r = 1;
+	}
+	bt_path_release(&p);
+	return r;
+}
+
+/* Drop an inode's items of types <= max_type from the log before logging
+ * it again (btrfs_log_inode -> drop_inode_items). */
+static int tl_log_drop_inode(treelog *tl, task *t, tl_root *lr, uint64_t ino, uint8_t min_type,
+			     uint8_t max_type)
+{
+	bt_tree *lt = &lr->log;
+	(void)tl;
+	for (;;) {
+		bt_key k = bt_mkkey(ino, min_type, 0), found;
+		int r = tl_log_first(lt, t, &k, &found);
+		if (r)
+			return r < 0 ? r : 0;
+		if (found.objectid != ino || found.type > max_type)
+			return 0;
+		r = bt_delete(lt, t, &found);
+		if (r)
+			return r < 0 ? r : LAB_EENGINE;
+		lr->log_items--;
+	}
+}
+
+/* A logged directory index range [start, end] (insert_dir_log_key): at
+ * replay, a committed entry inside it that the log does not hold is
+ * deleted. */
+static int tl_log_range(treelog *tl, task *t, tl_root *lr, uint64_t dir, uint64_t start,
+			uint64_t end)
+{
+	bt_item it;
+	memset(&it, 0, sizeof(it));
+	it.key = bt_mkkey(dir, BTRFS_DIR_LOG_INDEX_KEY, start);
+	it.size = SZ_DIR_LOG_ITEM;
+	it.v[0] = end;
+	return tl_log_put(tl, t, lr, &it, 1);
 }
 
 /*
@@ -313,6 +493,7 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 			uint8_t max_type, uint64_t min_trans)
 {
 	bt_tree *tr = &f->root->tree;
+	int dirpass = max_type == BTRFS_DIR_INDEX_KEY;
 	int slot, has_next;
 	bt_key next_key;
 	uint64_t wait = 0;
@@ -328,7 +509,7 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	/* the search landed past this leaf's last item: continue in the next
 	 * leaf (btrfs_search_forward moves on by itself) */
 	if (slot >= leaf->nritems) {
-		simlock_read_release(&leaf->lock, t->clock);
+		tl_leaf_unlock(tr, t, leaf);
 		if (!has_next || tl_key_cmp(&next_key, &f->next_key) <= 0)
 			return 1;
 		f->next_key = next_key;
@@ -341,57 +522,73 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		last++;
 	task_cpu(tl->sim, t, (uint64_t)(last - first + 1) * TL_NS_SLOT);
 	if (last == first) {
-		simlock_read_release(&leaf->lock, t->clock);
+		int changed = leaf->generation >= min_trans;
+		tl_leaf_unlock(tr, t, leaf);
+		/* a directory with no entry left in a changed leaf: the
+		 * range to its end is logged empty */
+		if (dirpass && changed) {
+			int rc = tl_log_range(tl, t, f->lr, ino, f->range_start, UINT64_MAX);
+			if (rc)
+				return rc;
+		}
 		return 1;
 	}
 	int more = last == leaf->nritems && has_next &&
 		   next_key.objectid == ino && next_key.type <= max_type;
 	bt_key resume = leaf->items[last - 1].key;
 	if (leaf->generation < min_trans) {
-		/* unchanged in this transaction: nothing of it to log */
-		simlock_read_release(&leaf->lock, t->clock);
+		/* unchanged in this transaction: nothing of it to log; the
+		 * next logged range starts after its entries */
+		tl_leaf_unlock(tr, t, leaf);
+		if (dirpass)
+			f->range_start = resume.offset + 1;
 		if (!more)
 			return 1;
 		f->next_key = next_key;
 		return 0;
 	}
-	uint64_t bytes = 0;
-	for (int i = first; i < last; i++)
-		bytes += BT_ITEM_HEADER + leaf->items[i].size;
 
 	/* get the leaf into a private buffer while it is still locked */
 	ebmem_eb *clone = NULL;
 	uint64_t lat = 0;
 	int rc;
 	if (f->scratch) {
-		rc = ebmem_copy_leaf(tl->mem, t, f->scratch, leaf);
+		rc = ebmem_copy_slots(tl->mem, t, f->scratch, leaf, first, last);
 		tl->scratch_used++;
 	} else {
-		rc = ebmem_clone(tl->mem, t, leaf, &clone, &lat);
+		rc = ebmem_clone_slots(tl->mem, t, leaf, first, last, &clone, &lat);
 		f->rec.alloc_locked_ns += lat;
 		lhist_add(&tl->alloc_locked, lat);
 		tl->clones++;
 	}
-	simlock_read_release(&leaf->lock, t->clock);
+	tl_leaf_unlock(tr, t, leaf);
 	uint64_t hold = t->clock - locked_at;
 	lhist_add(&tl->leaf_hold, hold);
 	sim_trace(tl->sim, tl->k_leaf, t->id, (int64_t)leaf->bytenr, (int64_t)hold,
 		  (int64_t)lat);
 	if (hold > f->rec.hold_max_ns)
 		f->rec.hold_max_ns = hold;
+	if (tl->on_leaf) {
+		tl_leaf_ev ev = { t->id, ino, leaf->bytenr, locked_at, t->clock, lat,
+				  f->scratch != NULL, dirpass };
+		tl->on_leaf(tl->obs_ctx, &ev);
+	}
 	if (rc)
 		return rc;
 
-	/* insert into the log from the copy, no subvolume lock held */
-	tl_log_items(tl, t, f->lr, (uint64_t)(last - first), bytes);
-	if (clone) {
-		ebmem_free(tl->mem, clone);
-		task_cpu(tl->sim, t, EBMEM_NS_FREE);
-	}
+	/* the copy goes into the log in the next step, with no subvolume
+	 * lock held (copy_items after btrfs_release_path) */
+	f->pend = f->scratch ? f->scratch : clone;
+	f->pend_clone = clone != NULL;
+	f->pend_first = first;
+	f->pend_last = last;
+	f->pend_ino = ino;
+	f->pend_end = more ? next_key.offset - 1 : UINT64_MAX;
+	f->pend_more = more;
 	f->rec.leaves++;
 	tl->leaves_copied++;
 	if (!more)
-		return 1;
+		return 0;
 	/* the next leaf starts right after the last key copied */
 	f->next_key = resume;
 	if (f->next_key.offset != UINT64_MAX) {
@@ -400,32 +597,139 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		f->next_key.type++;
 		f->next_key.offset = 0;
 	} else {
-		return 1;
+		f->pend_more = 0;
 	}
 	return 0;
 }
 
-/* The fast fsync's logging: the inode item filled from memory and the
- * changed extents (file extent item + its csum item) from the modified
- * extent list; no subvolume leaf is touched. */
-static void tl_log_fast(treelog *tl, task *t, tl_fsync *f)
+/* An explicit hole in the log (btrfs_log_holes: with NO_HOLES a full sync
+ * logs the gaps, so a replay punches what the committed file had there). */
+static int tl_log_hole(treelog *tl, task *t, tl_fsync *f, uint64_t from, uint64_t to)
 {
-	uint64_t n = 1 + 2ull * f->new_extents;
-	uint64_t bytes = BT_ITEM_HEADER + SZ_INODE_ITEM +
-			 f->new_extents * (2ull * BT_ITEM_HEADER + SZ_FE_REG + SZ_CSUM_PER_SECTOR);
-	tl_log_items(tl, t, f->lr, n, bytes);
+	if (to <= from)
+		return 0;
+	bt_item it;
+	memset(&it, 0, sizeof(it));
+	it.key = bt_mkkey(f->inode->ino, BTRFS_EXTENT_DATA_KEY, from);
+	it.size = SZ_FE_REG;
+	it.aux = FE_REG;
+	it.v[1] = to - from;
+	return tl_log_put(tl, t, f->lr, &it, 1);
 }
 
-/* Height of a tree holding `bytes` of items in leaves filled at `fill`. */
-static int tl_height(uint64_t bytes)
+/* Insert the leaf copied in the previous step into the log (copy_items),
+ * then free the clone. Returns 1 when the pass has no more leaves, 0 to
+ * continue, negative on error. */
+static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 {
-	double leaves = ceil((double)bytes / (BT_LEAF_DATA_SIZE * TL_LOG_LEAF_FILL));
-	int h = 1;
-	while (leaves > 1.0) {
-		leaves = ceil(leaves / (BT_NODE_PTRS * TL_LOG_LEAF_FILL));
-		h++;
+	const ebmem_eb *src = f->pend;
+	int dirpass = f->state == TLS_DIRS;
+	int rc = 0;
+	struct inode *dir = dirpass ? fs_inode_get(f->root, f->pend_ino) : NULL;
+	fs_info *fs = f->root->fs;
+	uint64_t skip_to = 0; /* dir index items logged before in this transaction */
+	if (dir && fs && dir->logged_trans == fs->transid)
+		skip_to = dir->last_dir_index_offset;
+	for (int i = f->pend_first; i < f->pend_last && !rc; i++) {
+		const bt_item *x = &src->items[i];
+		if (dirpass && skip_to && x->key.offset <= skip_to)
+			continue;
+		if (dirpass && dir && x->key.offset > f->dir_logged_max)
+			f->dir_logged_max = x->key.offset;
+		if (!dirpass && x->key.type == BTRFS_EXTENT_DATA_KEY) {
+			rc = tl_log_hole(tl, t, f, f->fe_end, x->key.offset);
+			uint64_t len = x->aux == FE_INLINE
+				? (x->v[1] + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE : x->v[1];
+			f->fe_end = x->key.offset + len;
+			if (rc)
+				break;
+		}
+		rc = tl_log_put(tl, t, f->lr, x, !dirpass);
 	}
-	return h;
+	if (!rc && dirpass) {
+		rc = tl_log_range(tl, t, f->lr, f->pend_ino, f->range_start, f->pend_end);
+		f->range_start = f->pend_end == UINT64_MAX ? f->pend_end : f->pend_end + 1;
+	}
+	if (f->pend_clone) {
+		ebmem_free(tl->mem, f->pend);
+		task_cpu(tl->sim, t, EBMEM_NS_FREE);
+	}
+	f->pend = NULL;
+	f->pend_clone = 0;
+	if (rc)
+		return rc;
+	return f->pend_more ? 0 : 1;
+}
+
+/* An inode item filled from the in-memory inode (fill_inode_item). */
+static bt_item tl_inode_item(const struct inode *in)
+{
+	bt_item it;
+	memset(&it, 0, sizeof(it));
+	it.key = bt_mkkey(in->ino, BTRFS_INODE_ITEM_KEY, 0);
+	it.size = SZ_INODE_ITEM;
+	it.v[0] = in->size;
+	it.v[1] = in->nbytes;
+	it.v[2] = in->generation;
+	it.aux = in->mode;
+	return it;
+}
+
+/* The fast fsync's logging: the inode item filled from memory and the
+ * extents changed in this transaction, which btrfs takes from the
+ * inode's modified extent maps (btrfs_log_changed_extents): here the
+ * file extent items of the inode's leaves COWed in this transaction, read
+ * without a subvolume lock (the extent maps are memory; no clone). */
+static int tl_log_fast(treelog *tl, task *t, tl_fsync *f)
+{
+	tl_root *lr = f->lr;
+	struct inode *in = f->inode;
+	bt_item ii = tl_inode_item(in);
+	int rc = tl_log_put(tl, t, lr, &ii, 1);
+	fs_info *fs = f->root->fs;
+	if (rc || !fs || (in->mode & S_IFMT_) != S_IFREG_)
+		return rc;
+	bt_tree *tr = &f->root->tree;
+	bt_key k = bt_mkkey(in->ino, BTRFS_EXTENT_DATA_KEY, 0);
+	bt_path p;
+	fs->accounting_off++;
+	bt_path_init(&p, tr, NULL);
+	int r = bt_search(tr, &p, &k, 0, 0);
+	bt_item buf[16];
+	int nbuf = 0;
+	while (r >= 0 && !rc) {
+		const bt_item *x = bt_path_item(&p);
+		if (!x) {
+			if (bt_next_leaf(tr, &p))
+				break;
+			continue;
+		}
+		if (x->key.objectid != in->ino || x->key.type != BTRFS_EXTENT_DATA_KEY)
+			break;
+		if (p.nodes[0]->generation >= fs->transid)
+			buf[nbuf++] = *x;
+		if (nbuf == 16 || bt_next_item(tr, &p)) {
+			/* insert outside the subvolume walk */
+			bt_key resume = x->key;
+			int end = nbuf < 16;
+			bt_path_release(&p);
+			fs->accounting_off--;
+			for (int i = 0; i < nbuf && !rc; i++)
+				rc = tl_log_put(tl, t, lr, &buf[i], 1);
+			fs->accounting_off++;
+			nbuf = 0;
+			if (end)
+				break;
+			resume.offset++;
+			bt_path_init(&p, tr, NULL);
+			r = bt_search(tr, &p, &resume, 0, 0);
+		}
+	}
+	bt_path_release(&p);
+	fs->accounting_off--;
+	for (int i = 0; i < nbuf && !rc; i++)
+		rc = tl_log_put(tl, t, lr, &buf[i], 1);
+	return r < 0 ? r : rc;
 }
 
 /*
@@ -436,11 +740,16 @@ static int tl_height(uint64_t bytes)
  */
 static void tl_write_log(treelog *tl, task *t, tl_root *lr)
 {
-	uint64_t leaves = (uint64_t)ceil((double)lr->dirty_bytes /
-					 (BT_LEAF_DATA_SIZE * TL_LOG_LEAF_FILL));
-	if (leaves < 1)
-		leaves = 1;
-	uint64_t blocks = leaves + (uint64_t)(tl_height(lr->log_bytes) - 1) + 1;
+	/* the log blocks made since the last log commit (COWed, split, new)
+	 * and the log root tree's block */
+	uint64_t blocks = lr->dirty_blocks + 1;
+	fs_info *fs = lr->log.fs;
+	lr->synced_root = lr->log.root;
+	lr->synced_transid = fs ? fs->transid : 0;
+	/* written: the next change COWs them (BTRFS_HEADER_FLAG_WRITTEN) */
+	lr->log_gen++;
+	lr->log.priv_gen = lr->log_gen;
+	lr->dirty_blocks = 0;
 	task_cpu(tl->sim, t, TL_NS_SYNC_CPU);
 	lr->blocks_written += blocks;
 	tl->blocks_written += blocks;
@@ -536,13 +845,17 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 	tl_wait_commit_io(tl, t, f);
 	lr->log_transid++;
 	uint64_t blocks_before = lr->blocks_written;
+	simtime_t wstart = t->clock;
+	uint64_t inodes = lr->dirty_inodes;
 	tl_write_log(tl, t, lr);
+	if (tl->on_log_commit)
+		tl->on_log_commit(tl->obs_ctx, lr->root_id, wstart, t->clock,
+				  lr->blocks_written - blocks_before, inodes);
 	lr->log_transid_committed = f->log_transid;
 	lr->last_commit_end = t->clock;
 	lr->committing = 0;
 	sim_trace(tl->sim, tl->k_log_commit, t->id, (int64_t)f->log_transid,
 		  (int64_t)(lr->blocks_written - blocks_before), (int64_t)lr->dirty_inodes);
-	lr->dirty_bytes = 0;
 	lr->dirty_inodes = 0;
 	lr->log_commits++;
 	tl->log_commits++;
@@ -552,21 +865,113 @@ static int tl_sync(treelog *tl, task *t, tl_fsync *f)
 	return TASK_DONE;
 }
 
+/* The directory of ino's first name (its first INODE_REF), 0 if none: a
+ * lookup the kernel does not pay (the dentry's parent is in memory). */
+static uint64_t tl_ref_parent(fs_info *fs, struct btrfs_root *root, uint64_t ino)
+{
+	bt_tree *tr = &root->tree;
+	bt_key k = bt_mkkey(ino, BTRFS_INODE_REF_KEY, 0);
+	bt_path p;
+	uint64_t par = 0;
+	fs->accounting_off++;
+	bt_path_init(&p, tr, NULL);
+	int r = bt_search(tr, &p, &k, 0, 0);
+	if (r >= 0) {
+		const bt_item *x = bt_path_item(&p);
+		if (!x && bt_next_leaf(tr, &p) == 0)
+			x = bt_path_item(&p);
+		if (x && x->key.objectid == ino && x->key.type == BTRFS_INODE_REF_KEY)
+			par = x->key.offset;
+	}
+	bt_path_release(&p);
+	fs->accounting_off--;
+	return par;
+}
+
+/* btrfs_log_inode_parent's look at the ancestors: a rename the log could
+ * not record above the inode forces a commit; directories made in this
+ * transaction get logged with their names (log_all_new_ancestors). */
+static void tl_ancestors(tl_fsync *f, fs_info *fs)
+{
+	struct inode *in = f->inode;
+	if (in->last_unlink_trans == fs->transid ||
+	    (f->parent && f->parent->last_unlink_trans == fs->transid)) {
+		f->need_commit = 1;
+		return;
+	}
+	uint64_t p = f->isdir ? in->parent : tl_ref_parent(fs, f->root, in->ino);
+	for (int depth = 0; p && p != BTRFS_FIRST_FREE_OBJECTID && depth < 64; depth++) {
+		struct inode *d = fs_inode_get(f->root, p);
+		if (!d || d == in)
+			break;
+		if (d->last_unlink_trans == fs->transid) {
+			f->need_commit = 1;
+			return;
+		}
+		if (d->generation == fs->transid && d->logged_trans != fs->transid &&
+		    d != f->parent) {
+			if (f->nanc == (int)(sizeof f->anc / sizeof f->anc[0])) {
+				f->need_commit = 1; /* deeper than we log: commit */
+				return;
+			}
+			f->anc[f->nanc++] = d->ino;
+		}
+		p = d->parent;
+	}
+}
+
 /* After the inode items: a directory's new entries, then the parent
- * directory's (inode item from memory, changed entries), else the end. */
+ * directory's (inode item from memory, changed entries), the new
+ * ancestors, else the end. */
 static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 {
+	fs_info *fs = f->root->fs;
+	if (f->state == TLS_DIRS && fs) {
+		/* the directory's index items up to here are in the log
+		 * (inode->last_dir_index_offset) */
+		struct inode *d = fs_inode_get(f->root, f->dir_ino);
+		if (d) {
+			if (d->logged_trans != fs->transid)
+				d->last_dir_index_offset = 0;
+			if (f->dir_logged_max > d->last_dir_index_offset)
+				d->last_dir_index_offset = f->dir_logged_max;
+			d->logged_trans = fs->transid;
+		}
+	}
+	if (f->state == TLS_COPY && !f->isdir &&
+	    (f->inode->mode & S_IFMT_) == S_IFREG_) {
+		/* the hole from the last extent to EOF */
+		uint64_t eof = (f->inode->size + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE;
+		int r = tl_log_hole(tl, t, f, f->fe_end, eof);
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+			return;
+		}
+		f->fe_end = eof;
+	}
 	if (f->isdir && f->dir_ino == 0) {
 		f->dir_ino = f->inode->ino;
 	} else if (f->parent && !f->parent_done) {
 		f->parent_done = 1;
 		f->dir_ino = f->parent->ino;
-		tl_log_items(tl, t, f->lr, 1, BT_ITEM_HEADER + SZ_INODE_ITEM);
+		bt_item ii = tl_inode_item(f->parent);
+		int r = tl_log_put(tl, t, f->lr, &ii, 1);
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+			return;
+		}
+	} else if (f->anc_next < f->nanc) {
+		f->state = TLS_ANC;
+		return;
 	} else {
 		f->state = TLS_END;
 		return;
 	}
 	f->next_key = bt_mkkey(f->dir_ino, BTRFS_DIR_INDEX_KEY, 0);
+	f->range_start = 0;
+	f->dir_logged_max = 0;
 	f->state = TLS_DIRS;
 }
 
@@ -597,11 +1002,24 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		}
 		f->isdir = (in->mode & S_IFMT_) == S_IFDIR_;
 		f->rec.full = (uint8_t)full;
+		if (fs)
+			tl_ancestors(f, fs);
+		if (f->need_commit) {
+			/* BTRFS_LOG_FORCE_COMMIT: btrfs_sync_file commits */
+			f->rec.force_commit = 1;
+			tl_record(tl, t, f);
+			f->state = TLS_DONE;
+			return TASK_DONE;
+		}
 		if (full && fs && fs_patch_on(fs, P_001_PREALLOC_SCRATCH_EB)) {
 			/* patch 001: before any lock and before the log
 			 * transaction; a failure only means cloning later */
 			ebmem_eb *eb = NULL;
-			if (ebmem_alloc(tl->mem, t, &eb, NULL) == 0) {
+			simtime_t a0 = t->clock;
+			int arc = ebmem_alloc(tl->mem, t, &eb, NULL);
+			if (tl->on_scratch)
+				tl->on_scratch(tl->obs_ctx, t->id, a0, t->clock);
+			if (arc == 0) {
 				f->scratch = eb;
 				f->rec.scratch = 1;
 			} else {
@@ -627,6 +1045,23 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		f->lr->log_batch++;
 		f->log_transid = f->lr->log_transid;
 		sim_series_add(tl->sim, tl->s_writers, t->clock, f->lr->log_writers);
+		if (tl->on_log_trans)
+			tl->on_log_trans(tl->obs_ctx, t->id, 1, t->clock, f->lr->log_writers);
+		f->fe_end = 0;
+		r = tl_log_tree(tl, t, f->lr, f->root->fs);
+		/* what the log holds of the inode goes first: a full sync
+		 * copies all of it again (a directory its inode items, its
+		 * entries by range), a fast one its changed extents */
+		if (!r)
+			r = f->rec.full ? tl_log_drop_inode(tl, t, f->lr, f->inode->ino, 0,
+							    f->isdir ? BTRFS_XATTR_ITEM_KEY : 255)
+					: tl_log_drop_inode(tl, t, f->lr, f->inode->ino,
+							    BTRFS_EXTENT_DATA_KEY, BTRFS_EXTENT_DATA_KEY);
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+			return TASK_RUN;
+		}
 		if (f->rec.full) {
 			f->next_key = bt_mkkey(f->inode->ino, 0, 0);
 			f->state = TLS_COPY;
@@ -639,8 +1074,9 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 	case TLS_COPY:
 		/* a directory's inode items stop at its xattrs: its entries
 		 * are logged by the dir pass */
-		r = tl_copy_leaf(tl, t, f, f->inode->ino,
-				 f->isdir ? BTRFS_XATTR_ITEM_KEY : 255, 0);
+		r = f->pend ? tl_put_pending(tl, t, f)
+			    : tl_copy_leaf(tl, t, f, f->inode->ino,
+					   f->isdir ? BTRFS_XATTR_ITEM_KEY : 255, 0);
 		if (r < 0) {
 			f->error = r;
 			f->state = TLS_END;
@@ -650,17 +1086,52 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 			tl_next_pass(tl, t, f);
 		return TASK_RUN;
 	case TLS_FAST:
-		tl_log_fast(tl, t, f);
+		r = tl_log_fast(tl, t, f);
+		if (r < 0) {
+			f->error = r;
+			f->state = TLS_END;
+			return TASK_RUN;
+		}
 		tl_next_pass(tl, t, f);
 		return TASK_RUN;
 	case TLS_DIRS: {
 		fs_info *fs = f->root->fs;
-		r = tl_copy_leaf(tl, t, f, f->dir_ino, BTRFS_DIR_INDEX_KEY,
-				 fs ? fs->transid : 0);
+		r = f->pend ? tl_put_pending(tl, t, f)
+			    : tl_copy_leaf(tl, t, f, f->dir_ino, BTRFS_DIR_INDEX_KEY,
+					   fs ? fs->transid : 0);
 		if (r < 0) {
 			f->error = r;
 			f->state = TLS_END;
 		} else if (r == 1) {
+			tl_next_pass(tl, t, f);
+		}
+		return TASK_RUN;
+	}
+	case TLS_ANC: {
+		/* a new ancestor: its inode item and its name */
+		struct inode *d = fs_inode_get(f->root, f->anc[f->anc_next++]);
+		r = 0;
+		if (d) {
+			bt_item ii = tl_inode_item(d);
+			r = tl_log_put(tl, t, f->lr, &ii, 1);
+			bt_tree *tr = &f->root->tree;
+			bt_key k = bt_mkkey(d->ino, BTRFS_INODE_REF_KEY, d->parent);
+			bt_path p;
+			bt_path_init(&p, tr, t);
+			int found = r ? -1 : bt_search(tr, &p, &k, 0, 0);
+			bt_item ref;
+			if (found == 0)
+				ref = *bt_path_item(&p);
+			bt_path_release(&p);
+			if (found == 0)
+				r = tl_log_put(tl, t, f->lr, &ref, 1);
+			if (!r)
+				d->logged_trans = f->root->fs->transid;
+		}
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+		} else {
 			tl_next_pass(tl, t, f);
 		}
 		return TASK_RUN;
@@ -672,11 +1143,20 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		f->lr->log_writers--;
 		f->lr->dirty_inodes++;
 		sim_series_add(tl->sim, tl->s_writers, t->clock, f->lr->log_writers);
+		if (tl->on_log_trans)
+			tl->on_log_trans(tl->obs_ctx, t->id, 0, t->clock, f->lr->log_writers);
 		if (f->lr->log_writers == 0)
 			waitq_wake_all(tl->sim, &f->lr->writer_wait, t->clock);
-		if (f->rec.full && !f->error)
+		/* a directory keeps NEEDS_FULL_SYNC (btrfs_log_inode clears
+		 * it for regular files only): each of its fsyncs copies */
+		if (f->rec.full && !f->error && !f->isdir)
 			f->inode->flags &= ~(uint32_t)(INODE_NEEDS_FULL_SYNC | INODE_COPY_EVERYTHING);
 		f->inode->last_log_commit = f->log_transid;
+		if (f->root->fs) {
+			f->inode->logged_trans = f->root->fs->transid;
+			if (f->parent_done)
+				f->parent->logged_trans = f->root->fs->transid;
+		}
 		if (f->scratch) {
 			ebmem_free(tl->mem, f->scratch);
 			task_cpu(tl->sim, t, EBMEM_NS_FREE);

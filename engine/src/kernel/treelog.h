@@ -25,10 +25,18 @@
  * The subvolume tree is read through its bt_node structures (btree.h)
  * with read-lock coupling on each block's simlock, as
  * btrfs_search_forward does; writers (creates, finish_ordered_io) that
- * need a leaf write-locked wait on the same simlocks. The log tree itself
- * is kept as counts (items, bytes, dirty leaves per log transaction):
- * only fsyncers touch it, and what matters for latency is how many blocks
- * a log commit writes.
+ * need a leaf write-locked wait on the same simlocks.
+ *
+ * The log tree is a real B-tree per logged root (bt_tree with private
+ * blocks, bt_priv_ops: they live in the log area, hold no extent
+ * references and are COWed once written, as btrfs COWs a log block with
+ * BTRFS_HEADER_FLAG_WRITTEN): copy_items inserts the inode's items into
+ * its leaves, a log commit writes the blocks made since the last one plus
+ * the log root tree block and the super block, and the transaction commit
+ * frees the log (btrfs_free_log). A directory's logged index ranges are
+ * DIR_LOG_INDEX items, as log_dir_items writes them. treelog_replay reads
+ * what a power cut leaves (the committed trees and the last synced log)
+ * and replays the log over it (btrfs_recover_log_trees).
  */
 #ifndef TREELOG_H
 #define TREELOG_H
@@ -50,6 +58,9 @@ typedef struct treelog_cfg {
 	uint64_t log_area_offset; /* device offset where log blocks go */
 	uint64_t log_area_bytes;  /* size of that area (writes wrap in it) */
 	uint32_t max_records;     /* per-fsync records kept (ring) */
+	int keep_synced;          /* keep the last synced log readable until
+				   * the commit (treelog_replay needs it;
+				   * costs memory on a long transaction) */
 } treelog_cfg;
 
 void treelog_cfg_default(treelog_cfg *c);
@@ -66,10 +77,15 @@ typedef struct tl_root {
 	uint32_t log_batch;             /* joins, for the batching check */
 	waitq writer_wait;              /* sync_log waiting for writers == 0 */
 	waitq commit_wait;              /* waiting for a log commit */
-	/* the log tree, as counts */
-	uint64_t log_items, log_bytes;  /* in the log since the fs commit */
-	uint64_t dirty_bytes;           /* logged since the last log commit */
+	/* the log tree (log.root NULL: none since the last fs commit) */
+	bt_tree log;
+	uint64_t log_gen;               /* its generation: +1 per log commit */
+	uint64_t log_items;             /* items in it */
+	uint64_t log_blocks;            /* blocks in it */
+	uint64_t dirty_blocks;          /* blocks made since the last log commit */
 	uint64_t dirty_inodes;          /* inodes logged since then */
+	bt_node *synced_root;           /* the log as the last log commit wrote it */
+	uint64_t synced_transid;        /* the fs transaction it belongs to */
 	uint64_t log_commits, blocks_written;
 } tl_root;
 
@@ -77,7 +93,7 @@ typedef struct tl_root {
 typedef struct tl_rec {
 	uint64_t ino;
 	simtime_t start, end;
-	uint8_t full, committed, skipped, scratch;
+	uint8_t full, committed, skipped, scratch, force_commit;
 	uint8_t phase;
 	uint32_t leaves;
 	uint64_t hold_max_ns;      /* longest subvolume-leaf read-lock hold */
@@ -93,6 +109,7 @@ enum tl_state {
 	TLS_COPY,
 	TLS_FAST,
 	TLS_DIRS,
+	TLS_ANC,
 	TLS_END,
 	TLS_SYNC,
 	TLS_WAIT_WRITERS,
@@ -111,17 +128,44 @@ typedef struct tl_fsync {
 	tl_root *lr;
 	uint64_t log_transid;
 	bt_key next_key;          /* full sync: where the next leaf starts */
+	uint64_t range_start;     /* dir pass: where its next logged range starts */
+	uint64_t dir_logged_max;  /* dir pass: the last dir index it logged */
 	int isdir;                /* a directory: its new dir index items too */
 	struct inode *parent;     /* a parent directory to log as well */
 	uint64_t dir_ino;         /* the directory of the running dir pass */
 	int parent_done;
+	/* log_all_new_ancestors: directories made in this transaction above
+	 * the inode, logged with their names; anc_next: the next to log */
+	uint64_t anc[8];
+	int nanc, anc_next;
+	/* btrfs_log_holes: the end of the last file extent logged */
+	uint64_t fe_end;
+	/* BTRFS_LOG_FORCE_COMMIT: the log cannot hold this fsync (a rename
+	 * it could not record): the caller commits the transaction */
+	int need_commit;
 	ebmem_eb *scratch;        /* patch 001's ctx->scratch_eb */
+	/* a leaf copied, to insert into the log in the next step */
+	ebmem_eb *pend;
+	int pend_clone, pend_first, pend_last, pend_more;
+	uint64_t pend_ino, pend_end;
 	trans_handle th;          /* btrfs_sync_file's transaction handle */
 	int has_th;
 	simtime_t parked_at;
 	tl_rec rec;
 	int error;
 } tl_fsync;
+
+/* A subvolume leaf an fsync copied (the observer's view of tl_copy_leaf):
+ * read-locked from locked_at to released, of which alloc_ns in the
+ * clone's allocation (0 with the scratch eb). */
+typedef struct tl_leaf_ev {
+	int task;
+	uint64_t ino;          /* the inode (or directory) being logged */
+	uint64_t bytenr;       /* the subvolume leaf */
+	simtime_t locked_at, released;
+	uint64_t alloc_ns;
+	int scratch, dirpass;
+} tl_leaf_ev;
 
 typedef struct treelog {
 	sim *sim;
@@ -133,6 +177,8 @@ typedef struct treelog {
 	tl_root roots[TL_MAX_ROOTS];
 	int nroots;
 	uint64_t log_pos;         /* next log block offset in the area */
+	uint64_t blk_seq;         /* log blocks handed out (their addresses) */
+	bt_priv_ops ops;          /* the log trees' block allocator */
 	/* phases */
 	char phase_names[TL_MAX_PHASES][24];
 	int nphases, phase;
@@ -155,6 +201,16 @@ typedef struct treelog {
 	int s_writers, s_sync_waiters, s_fsync_ms; /* series ids */
 	int c_fsync, c_log_commit;                 /* counter ids */
 	int k_fsync, k_log_commit, k_leaf;         /* trace kinds */
+	/* optional observers: a leaf copied, a log commit written */
+	void (*on_leaf)(void *ctx, const tl_leaf_ev *ev);
+	void (*on_log_commit)(void *ctx, uint64_t root, simtime_t start, simtime_t end,
+			      uint64_t blocks, uint64_t inodes);
+	/* a task joined (join = 1) or left the log transaction; writers: the
+	 * log_writers count after it */
+	void (*on_log_trans)(void *ctx, int task, int join, simtime_t at, int writers);
+	/* patch 001's scratch eb was allocated from start to end (no lock held) */
+	void (*on_scratch)(void *ctx, int task, simtime_t start, simtime_t end);
+	void *obs_ctx;
 } treelog;
 
 /* Create the log for a file system. mem is the extent-buffer allocator
@@ -225,6 +281,54 @@ void treelog_note_leaf_wait(treelog *tl, uint64_t wait_ns);
 
 /* Fsync latency per phase: max and a quantile (0 when no fsync). */
 uint64_t treelog_phase_quantile(const treelog *tl, const char *phase, double q);
+
+/* ---- replay after a power cut (btrfs_recover_log_trees) */
+typedef struct tl_img_ext {
+	uint64_t off, len, disk, disk_len, ext_off;
+	uint32_t type;
+} tl_img_ext;
+typedef struct tl_img_inode {
+	uint64_t ino, size, nbytes, generation;
+	uint32_t mode, nlink;
+	int logged;                /* its inode item came from the log */
+	tl_img_ext *ext;
+	int next, extcap;
+} tl_img_inode;
+typedef struct tl_img_dent {
+	uint64_t dir, index, child, namehash;
+	uint32_t type;
+} tl_img_dent;
+/* What a mount after a power cut finds in one subvolume: its inodes (by
+ * ino), their file extents (by offset) and the directory entries (by
+ * dir, index). */
+typedef struct tl_image {
+	uint64_t root_id;
+	tl_img_inode *inodes;
+	int ninodes, icap;
+	tl_img_dent *dents;
+	int ndents, dcap;
+	int replayed;              /* a synced log was replayed */
+	uint64_t log_items;        /* items the replay read from it */
+} tl_image;
+
+/*
+ * Cut the power now and mount: the subvolume as its last commit wrote it
+ * (the commit root: needs fs_opts.keep_commit_roots) with the log tree
+ * of its last log commit replayed over it (needs cfg.keep_synced), if
+ * that log belongs to the running transaction. Models btrfs_recover_log_trees:
+ * inode items replace the committed ones, a logged regular file is
+ * truncated to its logged size and its logged extents replace the ranges
+ * they cover (replay_one_extent), inode refs add their names
+ * (add_inode_ref), dir index items add entries whose inode exists,
+ * DIR_LOG_INDEX ranges drop the committed entries the log does not hold
+ * (replay_dir_deletes), and an inode left without a name is gone. Nothing
+ * is changed. 0, LAB_ESTATE (the state is not kept) or LAB_ENOMEM.
+ */
+int treelog_replay(treelog *tl, struct btrfs_root *root, tl_image *out);
+void tl_image_free(tl_image *im);
+tl_img_inode *tl_image_inode(const tl_image *im, uint64_t ino);
+/* The entry (dir, index), or NULL. */
+const tl_img_dent *tl_image_dent(const tl_image *im, uint64_t dir, uint64_t index);
 
 /* {"prealloc_scratch" (the attached fs's patch 001),"fsyncs","full","fast","skipped","leaves_copied",
  *  "clones","scratch_used","scratch_fallbacks","log_commits",

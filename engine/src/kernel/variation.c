@@ -113,6 +113,20 @@ void var_mask_str(var_mask mask, strbuf *out)
 }
 
 /* The first draw of a source's stream, as the run's level or phase. */
+/* sqrt of a positive double by Newton's method (libm's sqrt is exact
+ * everywhere, but the engine keeps to its own math: detmath.c) */
+static double sqrt_pos(double x)
+{
+	double r = x > 1 ? x : 1;
+	for (int i = 0; i < 60; i++) {
+		double nr = 0.5 * (r + x / r);
+		if (nr == r)
+			break;
+		r = nr;
+	}
+	return r;
+}
+
 static double first_draw(const var_desc *d, prng *p)
 {
 	switch (d->dist) {
@@ -190,6 +204,23 @@ uint64_t var_ns(sim *s, var_id id, uint64_t ns)
 	if (!v || !((v->on >> id) & 1))
 		return ns;
 	double x = (double)ns * first_draw(&table[id], &v->rng[id]);
+	return (uint64_t)(x + 0.5);
+}
+
+uint64_t var_ns_n(sim *s, var_id id, uint64_t ns, uint64_t n)
+{
+	struct variation *v = get(s);
+	if (!v || !((v->on >> id) & 1) || n == 0)
+		return ns * n;
+	const var_desc *d = &table[id];
+	if (d->dist != VD_LOGNORMAL_M1 || n == 1)
+		return var_ns(s, id, ns * n);
+	/* the mean of n draws of mean 1 and log-sd b: mean 1, variance
+	 * (e^{b^2} - 1) / n, as a lognormal of those two moments */
+	double cv2 = (dm_exp(d->b * d->b) - 1.0) / (double)n;
+	double s2 = dm_log(1.0 + cv2);
+	double sg = s2 > 0 ? sqrt_pos(s2) : 0.0;
+	double x = (double)(ns * n) * dm_exp(sg * prng_normal(&v->rng[id]) - 0.5 * s2);
 	return (uint64_t)(x + 0.5);
 }
 

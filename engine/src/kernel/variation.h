@@ -70,6 +70,11 @@ double var_level(const sim *s, var_id id);
 double var_phase(const sim *s, var_id id);
 /* VK_JITTER: ns times a fresh draw of the source (exactly ns when off). */
 uint64_t var_ns(sim *s, var_id id, uint64_t ns);
+/* VK_JITTER: the sum of n events of ns each, in one draw (exactly n * ns
+ * when off): a lognormal with the mean and variance of the sum of n
+ * independent draws (for a loop of n identical calls, e.g. bonnie's 47
+ * write()s of a file). */
+uint64_t var_ns_n(sim *s, var_id id, uint64_t ns, uint64_t n);
 /* VK_STREAM: the seed for the mechanism's own PRNG (seed 1's when off). */
 uint64_t var_seed(const sim *s, var_id id);
 

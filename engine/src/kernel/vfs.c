@@ -275,6 +275,17 @@ static int inode_ref_del(task *t, struct inode *in, uint64_t dir)
 	return r < 0 ? r : (r ? LAB_EENGINE : 0);
 }
 
+/* A name of in in dir is gone: the log forgets it if it holds it
+ * (btrfs_unlink_inode -> btrfs_del_inode_ref_in_log,
+ * btrfs_del_dir_entries_in_log). */
+static void unlink_hooks(fs_info *fs, task *t, struct inode *dir, struct inode *in,
+			 uint64_t index, int for_rename)
+{
+	for (int i = 0; i < fs->nhooks; i++)
+		if (fs->hooks[i].on_unlink)
+			fs->hooks[i].on_unlink(fs->hooks[i].ctx, t, dir, in, index, for_rename);
+}
+
 /* ------------------------------------------------------------ operations */
 
 static int get_dir(struct btrfs_root *root, uint64_t dir, struct inode **out)
@@ -470,6 +481,8 @@ static int remove_name(fs_info *fs, task *t, struct btrfs_root *root, uint64_t d
 		r = dirent_del(fs, t, dir, name, len, child, idx);
 	if (!r)
 		r = inode_ref_del(t, in, dir->ino);
+	if (!r)
+		unlink_hooks(fs, t, dir, in, idx, 0);
 	if (!r) {
 		in->nlink--;
 		r = in->nlink ? fs_inode_update(fs, t, in) : evict(fs, t, in);
@@ -584,6 +597,8 @@ static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t 
 	r = dirent_del(fs, t, od, old_name, olen, child, idx);
 	if (!r)
 		r = inode_ref_del(t, in, od->ino);
+	if (!r)
+		unlink_hooks(fs, t, od, in, idx, 1);
 	uint64_t index = nd->dir_index;
 	if (!r)
 		r = inode_ref_add(t, in, nd->ino, nlen, index, items_name_hash(new_name, nlen));

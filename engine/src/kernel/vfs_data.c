@@ -355,8 +355,15 @@ uint64_t dfs_shrink(dfs *fs)
 		/* the least recently used inode with clean pages; ties (never:
 		 * use_seq is strictly increasing) would go to creation order */
 		dinode *v = fs->lru_head;
-		while (v && !v->pc.evictable)
-			v = v->lnext;
+		while (v && !v->pc.evictable) {
+			dinode *next = v->lnext;
+			/* nothing cached: it leaves the LRU until its next use
+			 * (vd_touch puts it back), so walks do not grow with
+			 * every inode ever evicted */
+			if (!v->pc.present)
+				lru_del(v);
+			v = next;
+		}
 		if (!v)
 			break; /* everything left is dirty, under IO or being read */
 		uint64_t first, n = pc_evict_run(&v->pc, fs->pcg.cached - limit, &first);

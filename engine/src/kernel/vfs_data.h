@@ -331,6 +331,10 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len);
  * page_cache_sync_ra / page_cache_async_ra -> btrfs_readahead).
  */
 int vd_read_page(dfile *f, task *t, uint64_t off);
+/* vd_read_page of every page of [off, end) in order, the same result
+ * with runs of cached pages taken at once. 0, 1 (parked: call again) or
+ * negative. */
+int vd_read_pages(dfile *f, task *t, uint64_t off, uint64_t end);
 
 /*
  * Write back d's delalloc from offset 0 on t until about max_pages pages

@@ -234,3 +234,36 @@ int vd_read_page(dfile *f, task *t, uint64_t off)
 	dfs_shrink(fs);
 	return 0;
 }
+
+/* see vfs_data.h */
+int vd_read_pages(dfile *f, task *t, uint64_t off, uint64_t end)
+{
+	dinode *d = f->d;
+	dfs *fs = d->fs;
+	const uint8_t want = PG_PRESENT | PG_UPTODATE;
+	const uint8_t mask = want | PG_READAHEAD | PG_LOCKED;
+	for (uint64_t p = off & ~(PG - 1); p < end;) {
+		uint64_t idx = p / PG, last = (end - 1) / PG, n = 0;
+		/* a run of cached, up-to-date pages with no readahead marker:
+		 * vd_read_page of each would count a hit, copy the page and
+		 * touch the inode, and only the first touch and shrink can
+		 * change anything; one CPU charge of the run is the same time
+		 * as one per page (task_cpu adds up) */
+		while (idx + n <= last && idx + n < d->pc.npages_cap && (d->pc.pg[idx + n] & mask) == want)
+			n++;
+		if (n) {
+			fs->cache_hits += n;
+			f->ra.prev_index = idx + n - 1;
+			task_cpu(fs->s, t, C_READ_COPY_NS * n);
+			vd_touch(d);
+			dfs_shrink(fs);
+			p += n * PG;
+			continue;
+		}
+		int rc = vd_read_page(f, t, p);
+		if (rc)
+			return rc;
+		p += PG;
+	}
+	return 0;
+}

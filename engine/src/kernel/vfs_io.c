@@ -309,6 +309,14 @@ int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t 
 	rc = write_reserve(fs, t, d, ((off + len + PG - 1) & ~(PG - 1)) - (off & ~(PG - 1)), cont);
 	if (rc)
 		return rc;
+	if (fs->page_alloc && t) {
+		/* the pages this write adds to the cache (prepare_pages) */
+		uint64_t fresh = 0;
+		for (uint64_t i = off / PG; i < (off + len + PG - 1) / PG; i++)
+			fresh += !(pc_flags(&d->pc, i) & PG_PRESENT);
+		if (fresh)
+			fs->page_alloc(fs->page_alloc_ctx, t, fresh);
+	}
 	rc = write_pages(d, t, off, len, old, cont);
 	fs_space_inode_done(fs, d, t ? t->clock : sim_now(fs->sim));
 	if (rc < 0)
@@ -334,11 +342,7 @@ int vio_read(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t l
 	dfile f;
 	dfile_open(&f, d, 1);
 	uint64_t end = off + len;
-	for (uint64_t p = off & ~(PG - 1); p < end; p += PG) {
-		rc = vd_read_page(&f, t, p);
-		if (rc)
-			break;
-	}
+	rc = vd_read_pages(&f, t, off, end);
 	dfile_close(&f);
 	if (rc)
 		return rc; /* 1: parked behind a read in flight; negative */
@@ -434,6 +438,9 @@ int vio_setsize(fs_info *fs, task *t, struct inode *inode, uint64_t new_size,
 	}
 	info->shrink = 1;
 	info->same_size = new_size == old;
+	/* btrfs_truncate: the next fsync logs every extent of the file, not
+	 * only the changed ones (the dropped ones must go from the log too) */
+	inode->flags |= INODE_NEEDS_FULL_SYNC;
 	fs_charge(fs, t, C_SETSIZE_NS);
 	/* the orphan item, in its own transaction: should the truncate not
 	 * finish, the next mount's orphan cleanup completes it */

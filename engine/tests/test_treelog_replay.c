@@ -1,0 +1,341 @@
+/* test_treelog_replay.c - the log tree after a power cut: a small fsync
+ * sequence on a real file system (creates, writes, fsyncs of files and
+ * directories, unlinks, a truncate, a commit), the power cut at every
+ * step, the log replayed over the committed tree (treelog_replay), and
+ * the mounted result compared with what the sequence made durable: every
+ * fsynced file whole, nothing that was neither fsynced nor committed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "costs.h"
+#include "ebmem.h"
+#include "items.h"
+#include "lab.h"
+#include "t.h"
+#include "trans.h"
+#include "treelog.h"
+#include "vfs.h"
+#include "vfs_io.h"
+
+#define NF 8
+
+/* What the sequence made durable for one name: present or not, and the
+ * file's size and extents as the last fsync or commit saw them. */
+typedef struct durable {
+	const char *name;
+	uint64_t dir;          /* the directory's ino */
+	struct inode *in;      /* live inode (NULL: unlinked) */
+	int present;           /* durable: the name exists */
+	uint64_t size, hash;   /* durable: its size and extents */
+	int isdir;
+} durable;
+
+typedef struct world {
+	sim *s;
+	bdev *dev;
+	fs_info *fs;
+	struct btrfs_root *root;
+	ebmem *mem;
+	treelog *tl;
+	durable f[NF];
+	int nf;
+	int step, cuts, replayed_cuts;
+	int prealloc;
+	int err;
+} world;
+
+/* A hash of a file's extents as the fs tree holds them now. */
+static uint64_t ext_hash_tree(fs_info *fs, struct inode *in)
+{
+	uint64_t h = 1469598103934665603ull;
+	fe_iter it;
+	fe_info fe;
+	fs->accounting_off++;
+	int k = fe_iter_first(fs, NULL, in, 0, &it, &fe);
+	while (k == 0) {
+		uint64_t v[4] = { fe.file_off, fe.num_bytes, fe.disk_bytenr, fe.extent_offset };
+		for (int i = 0; i < 4; i++)
+			h = (h ^ v[i]) * 1099511628211ull;
+		k = fe_iter_next(fs, &it, &fe);
+	}
+	fe_iter_end(&it);
+	fs->accounting_off--;
+	return h;
+}
+
+/* The same hash of the replayed image's extents. */
+static uint64_t ext_hash_img(const tl_img_inode *in)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < in->next; i++) {
+		uint64_t v[4] = { in->ext[i].off, in->ext[i].len, in->ext[i].disk, in->ext[i].ext_off };
+		for (int j = 0; j < 4; j++)
+			h = (h ^ v[j]) * 1099511628211ull;
+	}
+	return h;
+}
+
+static durable *find(world *w, const char *name)
+{
+	for (int i = 0; i < w->nf; i++)
+		if (!strcmp(w->f[i].name, name))
+			return &w->f[i];
+	return NULL;
+}
+
+/* The durable state of d becomes what it is now (its fsync or a commit). */
+static void make_durable(world *w, durable *d)
+{
+	d->present = d->in != NULL;
+	if (d->in && !d->isdir) {
+		d->size = d->in->size;
+		d->hash = ext_hash_tree(w->fs, d->in);
+	}
+}
+
+/* Cut the power now: replay and compare with the durable names. */
+static void cut(world *w)
+{
+	tl_image im;
+	CHECK_EQ(treelog_replay(w->tl, w->root, &im), 0);
+	w->cuts++;
+	w->replayed_cuts += im.replayed;
+	for (int i = 0; i < w->nf; i++) {
+		durable *d = &w->f[i];
+		/* the name: an entry in its directory pointing at its ino */
+		int found = 0;
+		uint64_t ino = 0;
+		for (int k = 0; k < im.ndents; k++) {
+			if (im.dents[k].dir != d->dir)
+				continue;
+			if (im.dents[k].namehash == items_name_hash(d->name, (uint32_t)strlen(d->name))) {
+				found = 1;
+				ino = im.dents[k].child;
+			}
+		}
+		if (found != d->present)
+			fprintf(stderr, "step %d: %s %s after the replay\n", w->step, d->name,
+				found ? "present" : "missing");
+		CHECK_EQ(found, d->present);
+		if (!found || d->isdir)
+			continue;
+		const tl_img_inode *in = tl_image_inode(&im, ino);
+		CHECK(in != NULL);
+		if (!in)
+			continue;
+		if (in->size != d->size || ext_hash_img(in) != d->hash)
+			fprintf(stderr, "step %d: %s size %llu (durable %llu), %d extents\n", w->step,
+				d->name, (unsigned long long)in->size, (unsigned long long)d->size, in->next);
+		CHECK_EQ(in->size, d->size);
+		CHECK_EQ(ext_hash_img(in), d->hash);
+	}
+	/* every inode the mount finds has a name or is the top directory */
+	for (int i = 0; i < im.ninodes; i++)
+		CHECK(im.inodes[i].nlink > 0 || im.inodes[i].ino == BTRFS_FIRST_FREE_OBJECTID);
+	tl_image_free(&im);
+}
+
+/* fsync(2) on t, to the end: the data, then the log. */
+static int do_fsync(world *w, task *t, struct inode *in, tl_fsync *f)
+{
+	if ((in->mode & S_IFMT_) == S_IFREG_) {
+		int r = vio_fsync(w->fs, t, in);
+		if (r)
+			return r < 0 ? r : LAB_ESTATE;
+	}
+	CHECK_EQ(treelog_fsync_init(f, w->root, in, 0), 0);
+	int r;
+	do
+		r = treelog_fsync_step(w->tl, t, f);
+	while (r == TASK_RUN);
+	if (r == TASK_BLOCKED)
+		return LAB_ESTATE; /* one task: nothing to wait for */
+	return r < 0 ? r : f->error;
+}
+
+static durable *add(world *w, const char *name, uint64_t dir, struct inode *in, int isdir)
+{
+	durable *d = &w->f[w->nf++];
+	memset(d, 0, sizeof(*d));
+	d->name = name;
+	d->dir = dir;
+	d->in = in;
+	d->isdir = isdir;
+	return d;
+}
+
+/* The sequence, one step per call (the power is cut after each). */
+static int script_step(sim *s, task *t)
+{
+	world *w = t->ctx;
+	const uint64_t top = BTRFS_FIRST_FREE_OBJECTID;
+	struct inode *in = NULL;
+	tl_fsync f;
+	int r = 0;
+	(void)s;
+	durable *d;
+	switch (w->step) {
+	case 0: /* create a, 10 KiB, fsync(a): a is whole after a cut */
+		r = vfs_create(w->fs, t, w->root, top, "a", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 10000);
+		add(w, "a", top, in, 0);
+		break;
+	case 1:
+		r = do_fsync(w, t, find(w, "a")->in, &f);
+		make_durable(w, find(w, "a"));
+		break;
+	case 2: /* b written, never fsynced: gone after a cut */
+		r = vfs_create(w->fs, t, w->root, top, "b", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 50000);
+		add(w, "b", top, in, 0);
+		break;
+	case 3: /* a new directory, fsynced, and a file in it */
+		r = vfs_mkdir(w->fs, t, w->root, top, "d", &in);
+		d = add(w, "d", top, in, 1);
+		if (!r)
+			r = do_fsync(w, t, in, &f);
+		make_durable(w, d);
+		break;
+	case 4:
+		r = vfs_create(w->fs, t, w->root, find(w, "d")->in->ino, "c", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 300000);
+		add(w, "c", find(w, "d")->in->ino, in, 0);
+		break;
+	case 5:
+		r = do_fsync(w, t, find(w, "c")->in, &f);
+		make_durable(w, find(w, "c"));
+		break;
+	case 6: /* more data in c, not fsynced: c stays as fsynced */
+		r = vio_write(w->fs, t, find(w, "c")->in, 300000, 100000);
+		if (!r)
+			r = vio_fsync(w->fs, t, find(w, "c")->in); /* on disk, not logged */
+		break;
+	case 7: /* ... now fsynced (the fast path) */
+		r = do_fsync(w, t, find(w, "c")->in, &f);
+		make_durable(w, find(w, "c"));
+		break;
+	case 8: /* unlink a: it stays until the directory is fsynced */
+		r = vfs_unlink(w->fs, t, w->root, top, "a");
+		find(w, "a")->in = NULL;
+		break;
+	case 9:
+		r = do_fsync(w, t, fs_inode_get(w->root, top), &f);
+		/* the directory's log drops a; b, never logged, stays out */
+		make_durable(w, find(w, "a"));
+		break;
+	case 10: /* truncate c and fsync it: the log holds the short file */
+		r = vio_truncate(w->fs, t, find(w, "c")->in, 5000);
+		if (!r)
+			r = do_fsync(w, t, find(w, "c")->in, &f);
+		make_durable(w, find(w, "c"));
+		break;
+	case 11: /* a commit: everything as it is now, the log freed */
+		r = vio_sync(w->fs, t);
+		if (!r)
+			r = fs_commit(w->fs, t);
+		for (int i = 0; i < w->nf; i++)
+			make_durable(w, &w->f[i]);
+		CHECK(treelog_root(w->tl, 5)->log.root == NULL);
+		break;
+	case 12: /* after the commit: e fsynced, b unlinked without fsync */
+		r = vfs_create(w->fs, t, w->root, top, "e", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 20000);
+		d = add(w, "e", top, in, 0);
+		if (!r)
+			r = do_fsync(w, t, in, &f);
+		make_durable(w, d);
+		if (!r)
+			r = vfs_unlink(w->fs, t, w->root, top, "b");
+		find(w, "b")->in = NULL;
+		break;
+	case 13: /* c written again and fsynced after the commit */
+		r = vio_write(w->fs, t, find(w, "c")->in, 0, 70000);
+		if (!r)
+			r = do_fsync(w, t, find(w, "c")->in, &f);
+		make_durable(w, find(w, "c"));
+		break;
+	case 14: /* the directory fsynced: b's committed name goes at replay
+		  * (replay_dir_deletes over the logged range) */
+		r = do_fsync(w, t, fs_inode_get(w->root, top), &f);
+		make_durable(w, find(w, "b"));
+		break;
+	default:
+		return TASK_DONE;
+	}
+	if (r) {
+		fprintf(stderr, "step %d failed: %d\n", w->step, r);
+		w->err = r;
+		return TASK_DONE;
+	}
+	cut(w);
+	w->step++;
+	return TASK_RUN;
+}
+
+static void run_sequence(int prealloc)
+{
+	world w;
+	memset(&w, 0, sizeof(w));
+	w.prealloc = prealloc;
+	w.s = sim_create(7, 0);
+	CHECK_EQ(bdev_create(w.s, "ideal", &w.dev), 0);
+	fs_opts o;
+	fs_opts_default(&o);
+	o.keep_commit_roots = 1;
+	patch_set(&o.patches, P_001_PREALLOC_SCRATCH_EB, prealloc);
+	CHECK_EQ(fs_mount(w.s, w.dev, &o, &w.fs), 0);
+	w.root = fs_root_lookup(w.fs, BTRFS_FS_TREE_OBJECTID);
+	CHECK_EQ(vio_attach(w.fs, NULL, NULL), 0);
+	CHECK_EQ(ebmem_create(w.s, NULL, &w.mem), 0);
+	treelog_cfg tc;
+	treelog_cfg_default(&tc);
+	tc.keep_synced = 1;
+	CHECK_EQ(treelog_create(w.s, w.dev, w.mem, &tc, &w.tl), 0);
+	CHECK_EQ(treelog_attach(w.tl, w.fs), 0);
+	/* a cut before anything: the empty file system */
+	cut(&w);
+	task_spawn(w.s, "script", script_step, &w, 0);
+	CHECK(sim_run(w.s, 10000000, SIMTIME_MAX));
+	CHECK_EQ(w.err, 0);
+	CHECK_EQ(w.step, 15);
+	CHECK_EQ(w.cuts, 16);
+	/* most cuts found a synced log to replay */
+	CHECK(w.replayed_cuts >= 9);
+	treelog_destroy(w.tl);
+	ebmem_destroy(w.mem);
+	vio_detach(w.fs);
+	fs_unmount(w.fs);
+	bdev_destroy(w.dev);
+	sim_destroy(w.s);
+}
+
+/* The replay needs what a power cut leaves: refused without it. */
+static void test_needs_state(void)
+{
+	sim *s = sim_create(1, 0);
+	fs_info *fs;
+	CHECK_EQ(fs_mount(s, NULL, NULL, &fs), 0);
+	ebmem *mem;
+	CHECK_EQ(ebmem_create(s, NULL, &mem), 0);
+	treelog *tl;
+	CHECK_EQ(treelog_create(s, NULL, mem, NULL, &tl), 0);
+	tl_image im;
+	CHECK_EQ(treelog_replay(tl, fs_root_lookup(fs, 5), &im), LAB_ESTATE);
+	CHECK_EQ(treelog_replay(NULL, fs_root_lookup(fs, 5), &im), LAB_EINVAL);
+	treelog_destroy(tl);
+	ebmem_destroy(mem);
+	fs_unmount(fs);
+	sim_destroy(s);
+}
+
+int main(void)
+{
+	test_needs_state();
+	run_sequence(0);
+	run_sequence(1);
+	T_DONE();
+}
