@@ -1,4 +1,4 @@
-/* Header.tsx - the brand, navigation (the device, patches by number, lessons), the emphasis badge and the focus / contrast / help buttons. */
+/* Header.tsx - the brand, navigation (the patches by number; the device and the lessons), the emphasis badge and the focus / contrast / help buttons. */
 import type { ExperimentInfo } from '../engine/types';
 import type { Lesson } from '../model/lessonFormat';
 import type { Route } from '../model/urlState';
@@ -32,9 +32,9 @@ export function Header({ experiments, lessons, route, badge, contrast, onHelp, o
         btrfs patch lab
       </a>
       <nav className="nav" aria-label="Main">
-        {link('exp/fio', 'The device', 'nav-device')}
-        {/* groups wrap as wholes: "Lessons" never ends a line without its numbers */}
-        <span className="nav-group">
+        {/* groups wrap as wholes: "Lessons" never ends a line without its numbers; the
+            patches come first, so a narrow bar keeps them on its first line */}
+        <span className="nav-group nav-group-first">
           {patches.map((e) =>
             link(
               `exp/${e.name}`,
@@ -46,12 +46,15 @@ export function Header({ experiments, lessons, route, badge, contrast, onHelp, o
             ),
           )}
         </span>
-        {lessons.length > 0 && (
-          <span className="nav-group">
-            <span className="nav-label">Lessons</span>
-            {lessons.map((l, i) => link(`lesson/${l.id}`, <>{i + 1}</>, `nav-lesson-${l.id}`, l.title))}
-          </span>
-        )}
+        <span className="nav-group">
+          {link('exp/fio', 'The device', 'nav-device')}
+          {lessons.length > 0 && (
+            <>
+              <span className="nav-label nav-label-sep">Lessons</span>
+              {lessons.map((l, i) => link(`lesson/${l.id}`, <>{i + 1}</>, `nav-lesson-${l.id}`, l.title))}
+            </>
+          )}
+        </span>
       </nav>
       <div className="top-actions">
         {badge}
