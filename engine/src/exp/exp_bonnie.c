@@ -44,8 +44,13 @@
  * So `device` defaults to nvme-dc.
  *
  * Kernel threads run beside bonnie: the transaction kthread (a commit
- * every 30 s, which waits for the fsync's transaction handle), the
- * flusher, and ordered-extent completion at the end of each write bio.
+ * every 30 s, which waits for the fsync's transaction handle and runs the
+ * delayed items), the flusher, ordered-extent completion at the end of
+ * each write bio, and the delayed-items worker (delayed_inode.h): creates
+ * and unlinks queue their DIR_INDEX changes and inode updates, and
+ * btrfs_balance_delayed_items after each queues the worker at 128 items
+ * (the caller waits at 512); the worker inserts them through the tree's
+ * leaf locks, so it can wait on a leaf an fsync holds read-locked.
  */
 #include <stdio.h>
 #include <stdlib.h>
