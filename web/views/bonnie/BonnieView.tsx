@@ -277,7 +277,9 @@ export function BonnieView({ info, params, runs, reference, view, onView }: View
         Lanes, top to bottom: the one bonnie++ process (its syscalls in greys); each subvolume leaf its fsyncs held read-locked while copying it (in the kernel&apos;s colour, the clone&apos;s
         allocation inside the hold: no other task can write-lock that leaf meanwhile; after the patch, the scratch buffer&apos;s allocation sits in the process&apos;s lane, in the kernel&apos;s colour,
         before any lock); the delayed-items worker (or a commit) inserting the dir index items and inode updates that creates and unlinks queued, when it waited for a leaf (in the
-        kernel&apos;s colour when the fsync held that leaf read-locked: the wait ends at its release); the log transaction it was a writer of (a <code>btrfs_sync_log</code> waits for log_writers to reach 0:
+        kernel&apos;s colour when the fsync held that leaf read-locked: the wait ends at its release; over the whole run it did so{' '}
+        {all.map((r) => `${fmtNum(r.d.delayed.workerWaits)} times ${r.v} (the longest ${fmtMs(r.d.delayed.workerWaitMaxMs)})`).join(', ')}; the lane is mostly empty, since the create&apos;s own
+        balance call wakes the worker and it is usually done before the fsync takes its leaves); the log transaction it was a writer of (a <code>btrfs_sync_log</code> waits for log_writers to reach 0:
         in a one-process benchmark nobody else is there to wait, so 0 tasks wait); the log commit; and the transaction kthread&apos;s commits, which wait for the fsync&apos;s transaction handle.
       </p>
       <AllocPanel all={all} />
