@@ -35,6 +35,9 @@ test('bonnie: allocations inside leaf locks before, none after; the histograms a
     await expect(page.getByTestId('bonnie-alloc-after')).toHaveCount(0);
     await expect(page.getByTestId('bonnie-bar-leaf-before').first()).toBeVisible();
   });
+  await test.step('a lane for the delayed-items worker and its waits, in each kernel', async () => {
+    for (const v of ['before', 'after']) await expect(page.getByTestId(`bonnie-op-chart-${v}`).getByText('delayed items', { exact: true })).toHaveCount(1);
+  });
   if (process.env.SCREENSHOTS) {
     for (const w of [1024, 1280, 1920]) {
       await page.setViewportSize({ width: w, height: 900 });

@@ -44,8 +44,13 @@
  * So `device` defaults to nvme-dc.
  *
  * Kernel threads run beside bonnie: the transaction kthread (a commit
- * every 30 s, which waits for the fsync's transaction handle), the
- * flusher, and ordered-extent completion at the end of each write bio.
+ * every 30 s, which waits for the fsync's transaction handle and runs the
+ * delayed items), the flusher, ordered-extent completion at the end of
+ * each write bio, and the delayed-items worker (delayed_inode.h): creates
+ * and unlinks queue their DIR_INDEX changes and inode updates, and
+ * btrfs_balance_delayed_items after each queues the worker at 128 items
+ * (the caller waits at 512); the worker inserts them through the tree's
+ * leaf locks, so it can wait on a leaf an fsync holds read-locked.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +59,7 @@
 #include "bdev.h"
 #include "check.h"
 #include "costs.h"
+#include "delayed_inode.h"
 #include "ebmem.h"
 #include "exp.h"
 #include "fs.h"
@@ -114,6 +120,9 @@ static const metric_desc bn_metrics[] = {
 	{ "leaf_hold_max_ms", "ms", "longest read-lock hold of a subvolume leaf by an fsync" },
 	{ "leaves_copied", "count", "subvolume leaves copied into the log" },
 	{ "log_commits", "count", "log commits (btrfs_sync_log writes)" },
+	{ "worker_leaf_waits", "count", "waits of the delayed-items worker for a subvolume leaf an fsync held read-locked" },
+	{ "worker_leaf_wait_max_ms", "ms", "the longest of those waits" },
+	{ "delayed_balance_waits", "count", "operations that waited for the delayed-items worker (>= 512 items queued)" },
 	{ "commits", "count", "transaction commits" },
 };
 
@@ -145,12 +154,13 @@ enum {
 /* The steps of one operation. */
 enum {
 	OS_START, OS_WRITE, OS_FSYNC_DATA, OS_FSYNC_LOG, OS_DFSYNC, OS_CLOSE,
-	OS_READ, OS_UNLINK, OS_COMMIT,
+	OS_READ, OS_UNLINK, OS_COMMIT, OS_BALANCE,
 };
 
 #define BN_WRITE 8192u
 #define BN_MAX_LEAVES 24   /* leaf copies kept per slowest operation */
 #define BN_MAX_LCOMMITS 8
+#define BN_MAX_WAITERS 16  /* others' lock waits kept per slowest operation */
 
 typedef struct bn_file {
 	struct inode *in;
@@ -174,6 +184,9 @@ typedef struct bn_op {
 	simtime_t sc0[BN_MAX_LCOMMITS], sc1[BN_MAX_LCOMMITS];
 	int nlt;                  /* its log transactions: join .. end_log_trans */
 	simtime_t lt0[BN_MAX_LCOMMITS], lt1[BN_MAX_LCOMMITS];
+	int nw;                   /* lock waits of the tasks inserting delayed items */
+	dl_wait_ev w[BN_MAX_WAITERS];
+	simtime_t bal0, bal1;     /* its wait in btrfs_balance_delayed_items */
 } bn_op;
 
 typedef struct bn_ctx {
@@ -183,6 +196,9 @@ typedef struct bn_ctx {
 	int tm_ready;
 	ebmem *mem;
 	treelog *tl;
+	delayed_root *dl;
+	int bal_waiting;          /* parked in btrfs_balance_delayed_items */
+	uint64_t bal_seq;
 	struct btrfs_root *root;
 	uint64_t files, dirs, bytes, per_dir, noncache;
 	bn_file *f;
@@ -290,6 +306,33 @@ static void bn_on_scratch(void *ctx, int tid, simtime_t start, simtime_t end)
 		c->cur.sc0[c->cur.nsc] = start;
 		c->cur.sc1[c->cur.nsc++] = end;
 	}
+}
+
+/* A task inserting delayed items waited for a subvolume block lock: kept
+ * with the operation it overlaps. */
+static void bn_on_dl_wait(void *ctx, const dl_wait_ev *ev)
+{
+	bn_ctx *c = ctx;
+	if (ev->level == 0 && ev->to > c->cur.t0 && c->cur.nw < BN_MAX_WAITERS)
+		c->cur.w[c->cur.nw++] = *ev;
+}
+
+/* btrfs_balance_delayed_items at the end of create and unlink
+ * (btrfs_btree_balance_dirty): 1 when parked until the worker did a
+ * batch. */
+static int bn_balance(bn_ctx *c, task *t)
+{
+	if (!c->dl)
+		return 0;
+	int was = c->bal_waiting;
+	int r = dl_balance(c->dl, t, &c->bal_waiting, &c->bal_seq);
+	if (r && !was)
+		c->cur.bal0 = t->clock;
+	if (!r && was) {
+		c->cur.bal1 = t->clock;
+		c->dl->balance_wait_ns += t->clock - c->cur.bal0;
+	}
+	return r;
 }
 
 /* ------------------------------------------------------------ the names */
@@ -436,6 +479,11 @@ static int bn_create_step(bn_ctx *c, task *t, int px)
 			return TASK_BLOCKED;
 		if (rc)
 			return rc;
+		c->op = OS_BALANCE;
+		/* fall through */
+	case OS_BALANCE:
+		if (bn_balance(c, t))
+			return TASK_BLOCKED;
 		c->cur.t_open = t->clock;
 		c->op = OS_WRITE;
 		/* fall through */
@@ -553,6 +601,11 @@ static int bn_delete_step(bn_ctx *c, task *t, int px)
 		if (rc)
 			return rc;
 		f->in = NULL;
+		c->op = OS_BALANCE;
+		/* fall through */
+	case OS_BALANCE:
+		if (bn_balance(c, t))
+			return TASK_BLOCKED;
 		c->cur.t_open = t->clock;
 		c->op = OS_DFSYNC;
 		/* fall through */
@@ -667,6 +720,12 @@ static int bn_proc_step(sim *s, task *t)
 		return TASK_RUN;
 	case BP_DONE:
 	default:
+		/* what is still queued goes into the tree as the unmount's
+		 * commit would put it (not timed; nothing waits) */
+		if (c->dl && dl_run_all(c->dl, NULL, DLW_OTHER) < 0) {
+			bn_fail(c, s, LAB_EENGINE);
+			return TASK_DONE;
+		}
 		/* the flusher and the kthread would tick forever */
 		vio_dfs(c->fs)->flusher_armed = 0;
 		c->tm.kthread_stop = 1;
@@ -757,6 +816,11 @@ static int bn_setup(struct lab_run *r)
 	if (rc)
 		return exp_fail(r, rc, "log tree");
 	treelog_set_trans(c->tl, &c->tm);
+	rc = dl_create(r->sim, c->fs, &c->tm, &c->dl);
+	if (rc)
+		return exp_fail(r, rc, "delayed items");
+	c->dl->on_wait = bn_on_dl_wait;
+	c->dl->obs_ctx = c;
 	c->tl->on_leaf = bn_on_leaf;
 	c->tl->on_log_commit = bn_on_log_commit;
 	c->tl->on_log_trans = bn_on_log_trans;
@@ -819,6 +883,9 @@ static int bn_collect(struct lab_run *r)
 	exp_metric(r, "leaf_hold_max_ms", (double)c->leaf_hold_max / 1e6);
 	exp_metric(r, "leaves_copied", (double)c->tl->leaves_copied);
 	exp_metric(r, "log_commits", (double)c->tl->log_commits);
+	exp_metric(r, "worker_leaf_waits", (double)c->dl->worker_wait.n);
+	exp_metric(r, "worker_leaf_wait_max_ms", (double)c->dl->worker_wait.max_ns / 1e6);
+	exp_metric(r, "delayed_balance_waits", (double)c->dl->balance_waits);
 	exp_metric(r, "commits", (double)c->tm.ncommits);
 	return 0;
 }
@@ -871,6 +938,23 @@ static void bn_op_json(const bn_ctx *c, const bn_op *op, strbuf *sb)
 		js_arr_end(sb);
 	}
 	js_arr_end(sb);
+	/* the lock waits of the tasks inserting delayed items meanwhile */
+	static const char *const who[] = { "worker", "commit", "other" };
+	js_key(sb, "waiters");
+	js_arr(sb);
+	for (int i = 0; i < op->nw; i++) {
+		const dl_wait_ev *w = &op->w[i];
+		js_obj(sb);
+		js_kstr(sb, "who", who[w->who < 3 ? w->who : 2]);
+		js_kint(sb, "leaf", (int64_t)w->bytenr);
+		js_kint(sb, "ino", (int64_t)w->ino);
+		js_knum(sb, "t0_ms", ((double)w->from - (double)z) / 1e6);
+		js_knum(sb, "t1_ms", ((double)w->to - (double)z) / 1e6);
+		js_kbool(sb, "fsync_leaf", w->fsync_leaf);
+		js_obj_end(sb);
+	}
+	js_arr_end(sb);
+	js_knum(sb, "balance_wait_ms", op->bal1 > op->bal0 ? (double)(op->bal1 - op->bal0) / 1e6 : 0);
 	js_key(sb, "log_commits");
 	js_arr(sb);
 	for (int i = 0; i < op->nlc; i++) {
@@ -925,6 +1009,8 @@ static void bn_details(struct lab_run *r, strbuf *sb)
 	treelog_details_json(c->tl, sb, 0);
 	js_key(sb, "mem");
 	ebmem_details_json(c->mem, sb);
+	js_key(sb, "delayed");
+	dl_details_json(c->dl, sb);
 	js_key(sb, "commits");
 	trans_commits_json(&c->tm, 0, 64, sb);
 	js_obj_end(sb);
@@ -945,6 +1031,7 @@ static void bn_teardown(struct lab_run *r)
 		return;
 	if (c->tl && c->fs_active)
 		treelog_fsync_abandon(c->tl, &c->fs_f);
+	dl_destroy(c->dl);
 	if (c->fs)
 		vio_detach(c->fs);
 	if (c->tm_ready)

@@ -200,8 +200,11 @@ void btx_lock_take(bt_path *p, int level, int write)
 		simlock_write(&n->lock, p->t);
 	else
 		simlock_read(&n->lock, p->t);
-	if (p->t->clock > before && p->tree)
+	if (p->t->clock > before && p->tree) {
 		p->tree->lock_waits++;
+		if (p->tree->on_lock_wait)
+			p->tree->on_lock_wait(p->tree->lock_wait_ctx, p->t, n, before, p->t->clock);
+	}
 	p->locks[level] = write ? BT_LOCK_WRITE : BT_LOCK_READ;
 	p->held |= 1u << level;
 	if (p->tree)
@@ -233,6 +236,8 @@ void btx_tmp_lock(bt_tree *tr, task *t, bt_node *n)
 		return;
 	simtime_t before = t->clock;
 	simlock_write(&n->lock, t);
+	if (t->clock > before && tr->on_lock_wait)
+		tr->on_lock_wait(tr->lock_wait_ctx, t, n, before, t->clock);
 	bt_rec_lock(tr, t, n, BT_LOCK_WRITE, t->clock - before);
 }
 

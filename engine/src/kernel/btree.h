@@ -133,6 +133,12 @@ typedef struct bt_tree {
 	const bt_priv_ops *priv; /* non-NULL: a private tree (see above) */
 	uint64_t priv_gen;    /* a private tree's running generation: a block
 			       * of an older one is COWed before a change */
+	/* optional: told of each wait for a block lock of this tree (who
+	 * waited, on which block, from when to when); delayed_inode.c sets
+	 * it while it inserts delayed items, to name the leaves it waited on */
+	void (*on_lock_wait)(void *ctx, const task *t, const struct bt_node *n,
+			     simtime_t from, simtime_t to);
+	void *lock_wait_ctx;
 } bt_tree;
 
 /* A search path: nodes[level], slots[level], lock held per level. */

@@ -153,6 +153,12 @@
 /* Looking at one slot of a subvolume leaf while collecting the inode's
  * items (copy_inode_items_to_log's loop). [estimate: ~20 ns] */
 #define TL_NS_SLOT 20
+/* Queuing one delayed item or delayed inode update on an inode's delayed
+ * node (btrfs_alloc_delayed_item + rb-tree insert under the node's mutex,
+ * or fill_stack_inode_item), besides its metadata reservation.
+ * [estimate: like QG_NS_TRACE_INSERT, a kmalloc and an rb-tree insert,
+ * ~300 ns] */
+#define DELAYED_NS_ITEM 300
 /* Fixed CPU of a log commit besides its IO: log root tree update, super
  * block copy and checksum. [estimate: ~5 us] */
 #define TL_NS_SYNC_CPU 5000

@@ -38,6 +38,7 @@ enum {
 	FS_SLOT_QGROUP = 3, /* qgroups, subvolume drop */
 	FS_SLOT_LOG = 4,    /* tree log */
 	FS_SLOT_EXP = 5,    /* the experiment */
+	FS_SLOT_DELAYED = 6, /* delayed items (delayed_inode.h) */
 	FS_SLOT_MAX = 8,
 };
 
@@ -96,6 +97,7 @@ struct inode {
 	simlock i_rwsem;       /* the VFS inode lock */
 	void *io;              /* data path state (io_tree, pages, ordered) */
 	void *log;             /* log tree state */
+	void *delayed;         /* its delayed node (delayed_inode.h) */
 	void *priv[2];         /* other subsystems */
 };
 

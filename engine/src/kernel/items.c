@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "costs.h"
+#include "delayed_inode.h"
 #include "fs.h"
 #include "items.h"
 #include "lab.h"
@@ -77,6 +78,14 @@ int fs_inode_item_insert(fs_info *fs, task *t, struct inode *inode)
 
 int fs_inode_update(fs_info *fs, task *t, struct inode *inode)
 {
+	/* btrfs_update_inode of a subvolume inode is a delayed item when
+	 * the fs has them (btrfs_delayed_update_inode) */
+	delayed_root *dr = dl_of(fs);
+	if (dr && (inode->root->id == BTRFS_FS_TREE_OBJECTID ||
+		   inode->root->id >= BTRFS_FIRST_FREE_OBJECTID)) {
+		inode->transid = fs->transid;
+		return dl_update_inode(dr, t, inode);
+	}
 	bt_tree *tr = &inode->root->tree;
 	bt_key k = bt_mkkey(inode->ino, BTRFS_INODE_ITEM_KEY, 0);
 	bt_path p;

@@ -316,7 +316,12 @@ static int commit_body(trans_mgr *tm, transaction *tr, task *t, simtime_t reques
 	}
 	SIM_REC(tm->sim, TK_COMMIT_PHASE, t, fsno, (int64_t)c.transid, TPH_DREFS, c.reason);
 	simtime_t p0 = t ? t->clock : 0;
-	rc = run_delayed_refs(tm, tr, t, &c.heads);
+	/* the delayed items the writers queued while the commit waited
+	 * (counted with the delayed refs their inserts make) */
+	if (tm->run_delayed_items)
+		rc = tm->run_delayed_items(tm->delayed_ctx, t);
+	if (!rc)
+		rc = run_delayed_refs(tm, tr, t, &c.heads);
 	simtime_t p1 = t ? t->clock : 0;
 	c.ph_ns[TPH_DREFS] = p1 - p0;
 
@@ -368,6 +373,13 @@ int trans_commit(trans_handle *h, int reason)
 		tr->state = TRANS_COMMIT_START;
 		tr->commit_reason = reason;
 		tr->commit_req = t ? t->clock : sim_now(tm->sim);
+		/* btrfs_commit_transaction runs the delayed items before it
+		 * waits for the other writers */
+		if (tm->run_delayed_items) {
+			int rc = tm->run_delayed_items(tm->delayed_ctx, t);
+			if (rc < 0)
+				return rc;
+		}
 	}
 	if (tr->num_writers > 1) {
 		if (!t)

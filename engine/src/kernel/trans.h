@@ -106,6 +106,11 @@ typedef struct trans_mgr {
 	task *kthread;
 	int kthread_stop;
 	void (*wake_cleaner)(void *ctx, simtime_t at); /* kthread's wake_up_process(cleaner) */
+	/* btrfs_run_delayed_items in the committing task, before it waits
+	 * for the writers and again once they left (delayed_inode.h); NULL:
+	 * no delayed items */
+	int (*run_delayed_items)(void *ctx, task *t);
+	void *delayed_ctx;
 	void *cleaner_ctx;
 	uint64_t handles_started, handles_ended, throttle_runs;
 	uint64_t transactions;

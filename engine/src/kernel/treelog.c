@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "costs.h"
+#include "delayed_inode.h"
 #include "items.h"
 #include "lab.h"
 #include "labmem.h"
@@ -189,6 +190,20 @@ void treelog_note_leaf_wait(treelog *tl, uint64_t wait_ns)
 	lhist_add(&tl->victim_wait, wait_ns);
 }
 
+int treelog_leaf_held(const treelog *tl, uint64_t bytenr, simtime_t at, uint64_t *ino)
+{
+	uint32_t n = tl->nholds < TL_HOLD_RING ? tl->nholds : TL_HOLD_RING;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = (tl->nholds - 1 - i) % TL_HOLD_RING;
+		if (tl->holds[j].bytenr == bytenr && tl->holds[j].from < at && at <= tl->holds[j].to) {
+			if (ino)
+				*ino = tl->holds[j].ino;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Models btrfs_free_log at transaction commit: the log trees go away, and
  * an inode changed before this commit no longer needs logging. */
 void treelog_on_commit(treelog *tl, uint64_t transid)
@@ -261,6 +276,9 @@ int treelog_attach(treelog *tl, fs_info *fs)
 
 void treelog_fsync_abandon(treelog *tl, tl_fsync *f)
 {
+	free(f->dl_del);
+	f->dl_del = NULL;
+	f->ndl_del = 0;
 	if (f->pend && f->pend_clone)
 		ebmem_free(tl->mem, f->pend);
 	f->pend = NULL;
@@ -479,6 +497,96 @@ static int tl_log_range(treelog *tl, task *t, tl_root *lr, uint64_t dir, uint64_
 	return tl_log_put(tl, t, lr, &it, 1);
 }
 
+/* A logged range that must cover [start, end]: kept when a range logged
+ * from that index already does. */
+static int tl_log_range_cover(treelog *tl, task *t, tl_root *lr, uint64_t dir, uint64_t start,
+			      uint64_t end)
+{
+	bt_key k = bt_mkkey(dir, BTRFS_DIR_LOG_INDEX_KEY, start);
+	bt_path p;
+	bt_path_init(&p, &lr->log, t);
+	int r = bt_search(&lr->log, &p, &k, 0, 0);
+	uint64_t have = 0;
+	if (r == 0)
+		have = bt_path_item(&p)->v[0];
+	bt_path_release(&p);
+	if (r < 0)
+		return r;
+	if (r == 0 && have >= end)
+		return 0;
+	return tl_log_range(tl, t, lr, dir, start, end);
+}
+
+/* The start of a dir pass (6.1+, "use delayed items when logging a
+ * directory"): the directory's delayed items are taken first
+ * (btrfs_log_get_delayed_items); its queued new names go into the log
+ * straight from memory (log_delayed_insertion_items: no subvolume leaf
+ * locked, nothing cloned); its queued deletions are kept for the end of
+ * the pass. */
+static int tl_dir_delayed_start(treelog *tl, task *t, tl_fsync *f)
+{
+	fs_info *fs = f->root->fs;
+	delayed_root *dr = dl_of(fs);
+	free(f->dl_del);
+	f->dl_del = NULL;
+	f->ndl_del = 0;
+	if (!dr)
+		return 0;
+	struct inode *d = fs_inode_get(f->root, f->dir_ino);
+	const dl_ins *ins;
+	const uint64_t *del;
+	int nins, ndel;
+	dl_dir_items(dr, d, &ins, &nins, &del, &ndel);
+	if (!nins && !ndel)
+		return 0;
+	task_cpu(tl->sim, t, (uint64_t)(nins + ndel) * TL_NS_SLOT);
+	uint64_t skip_to = d && d->logged_trans == fs->transid ? d->last_dir_index_offset : 0;
+	int rc = 0;
+	for (int i = 0; i < nins && !rc; i++) {
+		if (skip_to && ins[i].index <= skip_to)
+			continue;
+		rc = tl_log_put(tl, t, f->lr, &ins[i].it, 0);
+		if (ins[i].index > f->dir_logged_max)
+			f->dir_logged_max = ins[i].index;
+	}
+	if (!rc && ndel) {
+		f->dl_del = lab_malloc((size_t)ndel * sizeof(*f->dl_del));
+		if (!f->dl_del)
+			return LAB_ENOMEM;
+		memcpy(f->dl_del, del, (size_t)ndel * sizeof(*del));
+		f->ndl_del = ndel;
+	}
+	return rc;
+}
+
+/* The end of a dir pass: the names deleted but still queued leave the log
+ * and their indexes are logged as ranges, so a replay drops them from the
+ * committed directory (log_delayed_deletion_items). */
+static int tl_dir_delayed_end(treelog *tl, task *t, tl_fsync *f)
+{
+	int rc = 0;
+	for (int i = 0; i < f->ndl_del && !rc;) {
+		int j = i;
+		while (j + 1 < f->ndl_del && f->dl_del[j + 1] == f->dl_del[j] + 1)
+			j++;
+		for (int k = i; k <= j && !rc; k++) {
+			bt_key key = bt_mkkey(f->dir_ino, BTRFS_DIR_INDEX_KEY, f->dl_del[k]);
+			int r = bt_delete(&f->lr->log, t, &key);
+			if (r == 0)
+				f->lr->log_items--;
+			else if (r < 0)
+				rc = r;
+		}
+		if (!rc)
+			rc = tl_log_range_cover(tl, t, f->lr, f->dir_ino, f->dl_del[i], f->dl_del[j]);
+		i = j + 1;
+	}
+	free(f->dl_del);
+	f->dl_del = NULL;
+	f->ndl_del = 0;
+	return rc;
+}
+
 /*
  * Copy the next leaf's worth of inode ino's items of types <= max_type
  * into the log (one step of copy_inode_items_to_log + copy_items, or of
@@ -568,6 +676,13 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		  (int64_t)lat);
 	if (hold > f->rec.hold_max_ns)
 		f->rec.hold_max_ns = hold;
+	{
+		uint32_t j = tl->nholds++ % TL_HOLD_RING;
+		tl->holds[j].bytenr = leaf->bytenr;
+		tl->holds[j].ino = ino;
+		tl->holds[j].from = locked_at;
+		tl->holds[j].to = t->clock;
+	}
 	if (tl->on_leaf) {
 		tl_leaf_ev ev = { t->id, ino, leaf->bytenr, locked_at, t->clock, lat,
 				  f->scratch != NULL, dirpass };
@@ -643,6 +758,19 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 			f->fe_end = x->key.offset + len;
 			if (rc)
 				break;
+		}
+		if (!dirpass && x->key.type == BTRFS_INODE_ITEM_KEY) {
+			/* copy_items fills the logged inode item from the
+			 * inode in memory (fill_inode_item): an update still
+			 * queued as a delayed item is logged too */
+			bt_item fresh;
+			struct inode *in = fs_inode_get(f->root, x->key.objectid);
+			if (in && dl_pending_inode_item(dl_of(fs), in, &fresh)) {
+				fresh.key = x->key;
+				fresh.size = x->size;
+				rc = tl_log_put(tl, t, f->lr, &fresh, 1);
+				continue;
+			}
 		}
 		rc = tl_log_put(tl, t, f->lr, x, !dirpass);
 	}
@@ -926,6 +1054,14 @@ static void tl_ancestors(tl_fsync *f, fs_info *fs)
 static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 {
 	fs_info *fs = f->root->fs;
+	if (f->state == TLS_DIRS && f->ndl_del) {
+		int r = tl_dir_delayed_end(tl, t, f);
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+			return;
+		}
+	}
 	if (f->state == TLS_DIRS && fs) {
 		/* the directory's index items up to here are in the log
 		 * (inode->last_dir_index_offset) */
@@ -973,6 +1109,11 @@ static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 	f->range_start = 0;
 	f->dir_logged_max = 0;
 	f->state = TLS_DIRS;
+	int r = tl_dir_delayed_start(tl, t, f);
+	if (r) {
+		f->error = r;
+		f->state = TLS_END;
+	}
 }
 
 /* One step of an fsync's log part; see treelog.h. */
@@ -1137,6 +1278,9 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		return TASK_RUN;
 	}
 	case TLS_END:
+		free(f->dl_del);
+		f->dl_del = NULL;
+		f->ndl_del = 0;
 		/* end_log_trans, then the scratch eb goes before the sync */
 		task_cpu(tl->sim, t, TL_NS_LOG_TRANS);
 		assert(f->lr->log_writers > 0);

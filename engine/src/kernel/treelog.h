@@ -52,6 +52,7 @@
 #include "trans.h"
 
 #define TL_MAX_PHASES 12
+#define TL_HOLD_RING 32
 #define TL_MAX_ROOTS 64
 
 typedef struct treelog_cfg {
@@ -144,6 +145,11 @@ typedef struct tl_fsync {
 	 * it could not record): the caller commits the transaction */
 	int need_commit;
 	ebmem_eb *scratch;        /* patch 001's ctx->scratch_eb */
+	/* dir pass: the directory's delayed dir index deletions, taken
+	 * before its leaves are searched (btrfs_log_get_delayed_items) and
+	 * logged after them (log_delayed_deletion_items) */
+	uint64_t *dl_del;
+	int ndl_del;
 	/* a leaf copied, to insert into the log in the next step */
 	ebmem_eb *pend;
 	int pend_clone, pend_first, pend_last, pend_more;
@@ -201,6 +207,9 @@ typedef struct treelog {
 	int s_writers, s_sync_waiters, s_fsync_ms; /* series ids */
 	int c_fsync, c_log_commit;                 /* counter ids */
 	int k_fsync, k_log_commit, k_leaf;         /* trace kinds */
+	/* the last subvolume leaf holds by fsyncs (treelog_leaf_held) */
+	struct { uint64_t bytenr, ino; simtime_t from, to; } holds[TL_HOLD_RING];
+	uint32_t nholds;
 	/* optional observers: a leaf copied, a log commit written */
 	void (*on_leaf)(void *ctx, const tl_leaf_ev *ev);
 	void (*on_log_commit)(void *ctx, uint64_t root, simtime_t start, simtime_t end,
@@ -278,6 +287,11 @@ void treelog_set_trans(treelog *tl, trans_mgr *tm);
 /* Record a wait for a subvolume leaf lock seen by another operation (a
  * create, finish_ordered_io) so the log's details show its victims. */
 void treelog_note_leaf_wait(treelog *tl, uint64_t wait_ns);
+
+/* Did an fsync hold subvolume leaf bytenr read-locked until `at` (a
+ * waiter on it got the lock at the fsync's release)? 1 and the inode it
+ * logged in *ino, else 0. Looks at the last TL_HOLD_RING holds. */
+int treelog_leaf_held(const treelog *tl, uint64_t bytenr, simtime_t at, uint64_t *ino);
 
 /* Fsync latency per phase: max and a quantile (0 when no fsync). */
 uint64_t treelog_phase_quantile(const treelog *tl, const char *phase, double q);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "costs.h"
+#include "delayed_inode.h"
 #include "items.h"
 #include "lab.h"
 #include "space_fs.h"
@@ -125,8 +126,15 @@ static int dirent_add(fs_info *fs, task *t, struct inode *dir, const char *name,
 	} else {
 		bt_path_release(&p);
 	}
-	bt_key ki = bt_mkkey(dir->ino, BTRFS_DIR_INDEX_KEY, idx);
-	r = bt_insert(tr, t, &ki, sz, &it, NULL);
+	/* the DIR_INDEX item is a delayed item when the fs has them
+	 * (btrfs_insert_delayed_dir_index) */
+	delayed_root *dr = dl_of(fs);
+	if (dr) {
+		r = dl_insert_dir_index(dr, t, dir, idx, sz, &it);
+	} else {
+		bt_key ki = bt_mkkey(dir->ino, BTRFS_DIR_INDEX_KEY, idx);
+		r = bt_insert(tr, t, &ki, sz, &it, NULL);
+	}
 	if (r)
 		return r < 0 ? r : LAB_EENGINE;
 	dir->size += 2ull * len;
@@ -219,7 +227,13 @@ static int dirent_del(fs_info *fs, task *t, struct inode *dir, const char *name,
 		bt_path_release(&p);
 	}
 	if (index == UINT64_MAX) {
-		/* find the DIR_INDEX by walking the directory's index items */
+		/* find the DIR_INDEX by walking the directory's index items,
+		 * all of them in the tree first (a rare path: a collided name) */
+		if (dl_of(fs)) {
+			int rc = dl_commit_inode(dl_of(fs), t, dir);
+			if (rc)
+				return rc;
+		}
 		bt_key ks = bt_mkkey(dir->ino, BTRFS_DIR_INDEX_KEY, 0);
 		bt_path_init(&p, tr, t);
 		ret = bt_search(tr, &p, &ks, 0, 0);
@@ -247,8 +261,12 @@ static int dirent_del(fs_info *fs, task *t, struct inode *dir, const char *name,
 		if (index == UINT64_MAX)
 			return LAB_EENGINE;
 	}
-	bt_key ki = bt_mkkey(dir->ino, BTRFS_DIR_INDEX_KEY, index);
-	ret = bt_delete(tr, t, &ki);
+	if (dl_of(fs)) {
+		ret = dl_delete_dir_index(dl_of(fs), t, dir, index);
+	} else {
+		bt_key ki = bt_mkkey(dir->ino, BTRFS_DIR_INDEX_KEY, index);
+		ret = bt_delete(tr, t, &ki);
+	}
 	if (ret)
 		return ret < 0 ? ret : LAB_EENGINE;
 	dir->size -= 2ull * len;
@@ -655,15 +673,18 @@ int vfs_stat(fs_info *fs, task *t, struct btrfs_root *root, uint64_t ino, vfs_st
 		bt_path_release(&p);
 		return ret < 0 ? ret : LAB_ENOENT;
 	}
-	bt_item *it = bt_path_item(&p);
-	memset(st, 0, sizeof(*st));
-	st->ino = ino;
-	st->size = it->v[0];
-	st->nbytes = it->v[1];
-	st->generation = it->v[2];
-	st->mode = it->aux;
+	bt_item it = *bt_path_item(&p);
 	bt_path_release(&p);
 	struct inode *in = fs_inode_get(root, ino);
+	/* an update still queued as a delayed item is what stat sees (the
+	 * kernel reads the inode in memory) */
+	dl_pending_inode_item(dl_of(fs), in, &it);
+	memset(st, 0, sizeof(*st));
+	st->ino = ino;
+	st->size = it.v[0];
+	st->nbytes = it.v[1];
+	st->generation = it.v[2];
+	st->mode = it.aux;
 	st->nlink = in ? in->nlink : 1;
 	return 0;
 }
@@ -678,6 +699,14 @@ int vfs_readdir(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino,
 	int r = get_dir(root, dirino, &dir);
 	if (r)
 		return r;
+	/* the kernel merges the queued dir index items into the listing
+	 * (btrfs_readdir_get_delayed_items); inserting them first lists the
+	 * same entries */
+	if (dl_of(fs)) {
+		r = dl_commit_inode(dl_of(fs), t, dir);
+		if (r)
+			return r;
+	}
 	bt_tree *tr = &root->tree;
 	bt_key k = bt_mkkey(dirino, BTRFS_DIR_INDEX_KEY, 0);
 	bt_path p;

@@ -5,7 +5,8 @@
  * operation (bonnie's "Latency") marked beside the published one; the
  * slowest operation of the chosen phase laid out lane by lane, side by
  * side: the process's syscalls, each subvolume leaf it held read-locked
- * with the allocation inside the hold in the kernel's colour, the log
+ * with the allocation inside the hold in the kernel's colour, the
+ * delayed-items worker waiting for a leaf the fsync holds, the log
  * transaction it was a writer of, the log commit and the transaction
  * kthread's commits; and where each kernel allocated its extent buffers
  * (inside a leaf lock or before any). Drawing only: layouts come from
@@ -112,6 +113,7 @@ function OpPanel({ run, phase, xMaxMs, reference }: { run: Run; phase: Phase; xM
           <strong style={{ color: KERNEL_TEXT[v] }}>{KERNEL_LABEL[v]}</strong>
           {reference && <span className="ref-badge">reference</span>} · the slowest {PHASE_LABEL[phase]}: {fmtMs(op.latMs)}, {op.leaves.length} {op.leaves.length === 1 ? 'leaf' : 'leaves'} copied,{' '}
           {la.count ? `${fmtMs(la.ms)} allocating inside leaf locks` : 'no allocation inside a leaf lock'}
+          {op.waiters.some((w) => w.fsyncLeaf) ? `, delayed items waited ${fmtMs(Math.max(...op.waiters.filter((w) => w.fsyncLeaf).map((w) => w.t1 - w.t0)))} for its leaf` : ''}
         </>
       }
     >
@@ -141,6 +143,22 @@ function OpPanel({ run, phase, xMaxMs, reference }: { run: Run; phase: Phase; xM
             {L.scratch.map((a, i) => (
               <rect key={`s${i}`} x={a.x} y={a.y - 2} width={a.w} height={a.h + 4} fill={color} stroke="#fff" strokeWidth={1} data-testid={`bonnie-scratch-${v}`}>
                 <title>{`the scratch extent buffer, allocated before any lock: ${fmtMs(a.ms)}`}</title>
+              </rect>
+            ))}
+            {L.waits.map((a, i) => (
+              <rect
+                key={`w${i}`}
+                x={a.x}
+                y={a.y + 2}
+                width={a.w}
+                height={a.h - 4}
+                fill={a.fsyncLeaf ? color : NEUTRAL.mid}
+                fillOpacity={a.fsyncLeaf ? 0.45 : 1}
+                stroke={a.fsyncLeaf ? color : '#fff'}
+                strokeWidth={1}
+                data-testid={`bonnie-wait-${v}`}
+              >
+                <title>{`${a.who} waits for leaf ${a.leaf}${a.fsyncLeaf ? ', read-locked by the fsync' : ''}: ${fmtMs(a.ms)}`}</title>
               </rect>
             ))}
             {L.allocs.map((a, i) => (
@@ -258,7 +276,10 @@ export function BonnieView({ info, params, runs, reference, view, onView }: View
       <p className="muted prose">
         Lanes, top to bottom: the one bonnie++ process (its syscalls in greys); each subvolume leaf its fsyncs held read-locked while copying it (in the kernel&apos;s colour, the clone&apos;s
         allocation inside the hold: no other task can write-lock that leaf meanwhile; after the patch, the scratch buffer&apos;s allocation sits in the process&apos;s lane, in the kernel&apos;s colour,
-        before any lock); the log transaction it was a writer of (a <code>btrfs_sync_log</code> waits for log_writers to reach 0:
+        before any lock); the delayed-items worker (or a commit) inserting the dir index items and inode updates that creates and unlinks queued, when it waited for a leaf (in the
+        kernel&apos;s colour when the fsync held that leaf read-locked: the wait ends at its release; over the whole run it did so{' '}
+        {all.map((r) => `${fmtNum(r.d.delayed.workerWaits)} times ${r.v} (the longest ${fmtMs(r.d.delayed.workerWaitMaxMs)})`).join(', ')}; the lane is mostly empty, since the create&apos;s own
+        balance call wakes the worker and it is usually done before the fsync takes its leaves); the log transaction it was a writer of (a <code>btrfs_sync_log</code> waits for log_writers to reach 0:
         in a one-process benchmark nobody else is there to wait, so 0 tasks wait); the log commit; and the transaction kthread&apos;s commits, which wait for the fsync&apos;s transaction handle.
       </p>
       <AllocPanel all={all} />

@@ -28,6 +28,11 @@ const slow = {
   log_trans: [[0.015, 30.3]],
   log_commits: [[30.3, 39.9]],
   commits: [[-5, 10]],
+  waiters: [
+    { who: 'worker', leaf: 16384, ino: 300, t0_ms: 5, t1_ms: 30, fsync_leaf: true },
+    { who: 'commit', leaf: 32768, ino: 256, t0_ms: 31, t1_ms: 31.5, fsync_leaf: false },
+    { who: 'nobody', leaf: 'x' },
+  ],
 };
 const fixture = {
   files: 40,
@@ -73,7 +78,7 @@ describe('bonnie view model', () => {
   it('lays out the slowest operation: the allocation inside the leaf lock at the end of its hold', () => {
     const op = readBonnieDetails(fixture).phases.seq_delete.slowest;
     const L = layoutOpTimeline(op, false, false, 800, 16, opEndMs(op));
-    expect(L.lanes.map((l) => l.key)).toEqual(['proc', 'leaf', 'logtrans', 'logcommit', 'commit']);
+    expect(L.lanes.map((l) => l.key)).toEqual(['proc', 'leaf', 'waiter', 'logtrans', 'logcommit', 'commit']);
     expect(L.bars.filter((b) => b.lane === 'proc').map((b) => b.kind)).toEqual(['open', 'dfsync']);
     expect(L.bars.filter((b) => b.lane === 'leaf')).toHaveLength(3);
     // the clone's allocation, inside the first hold, ends with it
@@ -83,6 +88,13 @@ describe('bonnie view model', () => {
     expect(a.w).toBeGreaterThan(hold.w * 0.9);
     // the commit started before the operation: clipped to its start
     expect(L.bars.find((b) => b.lane === 'commit')!.x).toBe(L.margin.left);
+    // the worker's wait for the leaf the fsync held ends at the hold's end, in its own lane
+    expect(op.waiters.map((w) => w.who)).toEqual(['worker', 'commit', 'other']);
+    const w = L.waits.find((x) => x.fsyncLeaf)!;
+    expect(w.who).toMatch(/worker/);
+    expect(w.x + w.w).toBeCloseTo(hold.x + hold.w, 0);
+    expect(w.y).toBe(L.lanes[2]!.y);
+    expect(L.waits.filter((x) => !x.fsyncLeaf)).toHaveLength(2);
   });
 });
 
@@ -111,5 +123,8 @@ describe('bonnie view model on the engine', () => {
     // somewhere before the patch, a clone's allocation inside a lock is the op's tail
     const worst = Math.max(...FSYNC_PHASES.map((p) => lockedAlloc(before.phases[p].slowest).ms));
     expect(worst).toBeGreaterThan(1);
+    // the delayed-items worker ran in both kernels
+    expect(before.delayed.nodesRun).toBeGreaterThan(0);
+    expect(after.delayed.inserted).toBeGreaterThan(0);
   });
 });

@@ -4,8 +4,9 @@
  * the latency histogram of a phase (both kernels on one log axis, each
  * one's slowest operation marked) and the timeline of a phase's slowest
  * operation (the process's syscalls, the subvolume leaves it held
- * read-locked with the allocation inside each hold, its log transactions,
- * the log commits and the transaction kthread's commits). No drawing.
+ * read-locked with the allocation inside each hold, the waits of the tasks
+ * inserting delayed items for a leaf meanwhile, its log transactions, the
+ * log commits and the transaction kthread's commits). No drawing.
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
 import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
@@ -34,6 +35,18 @@ export interface LeafHold {
   dir: boolean;
 }
 
+/** A wait for a subvolume leaf by a task inserting delayed items (the
+ * delayed-items worker, or a commit running them) while the op ran. */
+export interface LeafWaiter {
+  who: 'worker' | 'commit' | 'other';
+  leaf: number;
+  ino: number;
+  t0: number; // ms from the operation's start
+  t1: number;
+  /** an fsync held the leaf read-locked: the wait ends at its release */
+  fsyncLeaf: boolean;
+}
+
 export interface SlowOp {
   file: number;
   dir: number;
@@ -52,6 +65,9 @@ export interface SlowOp {
   logTrans: [number, number][];
   logCommits: [number, number][];
   commits: [number, number][];
+  waiters: LeafWaiter[];
+  /** its wait in btrfs_balance_delayed_items (>= 512 items queued) */
+  balanceWaitMs: number;
 }
 
 export interface Hist {
@@ -80,6 +96,8 @@ export interface BonnieDetails {
   phases: Record<Phase, PhaseDetails>;
   log: { leavesCopied: number; clones: number; scratchUsed: number; fsyncs: number; logCommits: number; blocksWritten: number };
   mem: { allocs: number; slowPages: number; dataPages: number; dataSlow: number };
+  /** delayed items: the worker's waits on leaves fsyncs held read-locked */
+  delayed: { workerWaits: number; workerWaitMaxMs: number; fsyncWaits: number; nodesRun: number; inserted: number; balanceWaits: number };
 }
 
 const num = (x: unknown, d = 0): number => (typeof x === 'number' && Number.isFinite(x) ? x : d);
@@ -118,6 +136,12 @@ function readOp(x: unknown): SlowOp {
     logTrans: pairs(o.log_trans),
     logCommits: pairs(o.log_commits),
     commits: pairs(o.commits),
+    waiters: arr(o.waiters).map((w) => {
+      const e = obj(w);
+      const who = e.who === 'worker' || e.who === 'commit' ? e.who : 'other';
+      return { who, leaf: num(e.leaf), ino: num(e.ino), t0: num(e.t0_ms), t1: num(e.t1_ms), fsyncLeaf: e.fsync_leaf === true };
+    }),
+    balanceWaitMs: num(o.balance_wait_ms),
   };
 }
 
@@ -132,6 +156,8 @@ export function readBonnieDetails(details: Record<string, unknown> | undefined):
   }
   const log = obj(d.log);
   const mem = obj(d.mem);
+  const dl = obj(d.delayed);
+  const ww = obj(dl.worker_wait);
   return {
     files: num(d.files),
     dirs: num(d.dirs),
@@ -149,6 +175,14 @@ export function readBonnieDetails(details: Record<string, unknown> | undefined):
       blocksWritten: num(log.blocks_written),
     },
     mem: { allocs: num(mem.allocs), slowPages: num(mem.slow_pages), dataPages: num(mem.data_pages), dataSlow: num(mem.data_slow) },
+    delayed: {
+      workerWaits: num(ww.n),
+      workerWaitMaxMs: num(ww.max_ns) / 1e6,
+      fsyncWaits: num(dl.fsync_waits),
+      nodesRun: num(dl.nodes_run),
+      inserted: num(dl.inserted),
+      balanceWaits: num(dl.balance_waits),
+    },
   };
 }
 
@@ -278,6 +312,8 @@ export interface OpTimelineLayout extends ChartFrame {
   bars: Bar[];
   /** inside the leaf-lock bars: the allocation (kernel colour) */
   allocs: { x: number; w: number; y: number; h: number; ms: number; leaf: number }[];
+  /** in the waiters' lane: a wait that ended at an fsync's release of the leaf */
+  waits: { x: number; w: number; y: number; h: number; ms: number; leaf: number; who: string; fsyncLeaf: boolean }[];
   /** in the process's lane: the scratch eb's allocation, no lock held (kernel colour, outlined) */
   scratch: { x: number; w: number; y: number; h: number; ms: number }[];
   xTitle: string;
@@ -290,6 +326,7 @@ export const opEndMs = (op: SlowOp): number =>
 const LANES = [
   { key: 'proc', label: 'bonnie++' },
   { key: 'leaf', label: 'leaf read lock' },
+  { key: 'waiter', label: 'delayed items' },
   { key: 'logtrans', label: 'log writers' },
   { key: 'logcommit', label: 'log commit' },
   { key: 'commit', label: 'kthread commit' },
@@ -355,6 +392,14 @@ export function layoutOpTimeline(op: SlowOp, isCreate: boolean, isStat: boolean,
     const x0 = x(a);
     return { x: x0, w: Math.max(1.5, x(b) - x0), y: procLane.y, h: procLane.h, ms: b - a };
   });
+  const waitLane = lanes[2]!;
+  const WHO: Record<string, string> = { worker: 'the delayed-items worker', commit: 'a commit running delayed items', other: 'a task inserting delayed items' };
+  const waits = op.waiters
+    .filter((w) => w.t1 >= w.t0)
+    .map((w) => {
+      const x0 = x(Math.max(0, w.t0));
+      return { x: x0, w: Math.max(1.5, x(w.t1) - x0), y: waitLane.y, h: waitLane.h, ms: w.t1 - w.t0, leaf: w.leaf, who: WHO[w.who] ?? w.who, fsyncLeaf: w.fsyncLeaf };
+    });
   for (const [a, b] of op.logTrans) add('logtrans', a, b, 'logtrans', `inside the log transaction: ${fmtNum(b - a)} ms`);
   for (const [a, b] of op.logCommits) add('logcommit', a, b, 'logcommit', `btrfs_sync_log writes the log: ${fmtNum(b - a)} ms`);
   for (const [a, b] of op.commits) add('commit', Math.max(0, a), b, 'commit', `a transaction commit: ${fmtNum(b - a)} ms`);
@@ -368,6 +413,7 @@ export function layoutOpTimeline(op: SlowOp, isCreate: boolean, isStat: boolean,
     lanes,
     bars,
     allocs,
+    waits,
     scratch,
     xTitle: axisTitle('time into it', 'ms'),
   };
