@@ -171,6 +171,7 @@ static extent_state *state_alloc(eio_tree *t, uint64_t start, uint64_t end, uint
 	st->refs = 1;
 	st->prio = eio_rand(t);
 	st->cnt = 1;
+	assert(t->live_alloc < UINT32_MAX);
 	t->live_alloc++;
 	return st;
 }

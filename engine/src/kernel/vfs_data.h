@@ -129,33 +129,36 @@ typedef struct dinode_x {
 	simtime_t wb_lock_until;
 } dinode_x;
 
+/*
+ * One per file the data path has seen, so every byte counts (untar holds
+ * 226,000 at once): pointers first, then the 64-bit fields, the embedded
+ * structs and the flags last, with no padding in between (wasm32 and
+ * LP64); flags are bytes.
+ */
 typedef struct dinode {
 	struct dfs *fs;
 	struct inode *inode;           /* tree mode: the substrate's inode;
 					* NULL once evicted */
-	uint64_t ino;
-	uint64_t i_size;
-	uint64_t nbytes;               /* inode_get_bytes */
-	eio_tree io;
-	pc_inode pc;
 	dinode_x *x;                   /* NULL until needed (above) */
-	uint64_t delalloc_bytes;
 	/* in-flight reads (their pages are LOCKED in io) */
 	dbio *reads;
 	/* writeback */
 	task *wb_task;
-	int wb_active, wb_sync;
-	uint64_t wb_index;             /* next file offset to look at */
 	dbio *wb_bio;                  /* being built */
-	uint64_t wb_inflight;          /* write bios in flight */
 	dbio *writes;                  /* write bios in flight */
 	waitq wb_waiters;              /* sync waits here */
-	int wb_caller_waits;           /* vd_writeback_sync: bios wait on t */
-	int wb_skipped;                /* the pass skipped pages under writeback */
 	/* the bdi's b_dirty list (while pc.is_dirty, oldest dirtied first)
 	 * and the inode LRU the memory shrinker walks (least recently used
 	 * first) */
 	struct dinode *dnext, *dprev, *lnext, *lprev;
+	/* on its root's delalloc_inodes list (space_fs.c keeps the lists) */
+	struct dinode *sp_lnext, *sp_lprev;
+	uint64_t ino;
+	uint64_t i_size;
+	uint64_t nbytes;               /* inode_get_bytes */
+	uint64_t delalloc_bytes;
+	uint64_t wb_index;             /* next file offset to look at */
+	uint64_t wb_inflight;          /* write bios in flight */
 	/* space reservation (space_fs.h): data bytes reserved and not yet
 	 * allocated, and the delalloc metadata reserve (btrfs_inode's
 	 * block_rsv, outstanding_extents, csum_bytes) */
@@ -168,17 +171,23 @@ typedef struct dinode {
 	uint64_t sp_data_alloc;        /* delalloc bytes writeback allocated
 					* since the last update (consumed,
 					* not released) */
-	inode_rsv sp_rsv;
-	int sp_gone;                   /* evicted: holds nothing any more */
-	/* on its root's delalloc_inodes list (space_fs.c keeps the lists) */
-	int sp_on_list;
 	uint64_t sp_root_id;
-	struct dinode *sp_lnext, *sp_lprev;
-	/* the incremental check (check.h): touched since the last check
-	 * (on fs->chk_list), and what the checker last counted it holding */
-	int chk_touched;
+	/* the incremental check (check.h): what the checker last counted
+	 * it holding */
 	uint64_t chk_held[2];
-	int chk_listed;
+	eio_tree io;
+	pc_inode pc;
+	inode_rsv sp_rsv;
+	/* flags (0 or 1) */
+	uint8_t wb_active, wb_sync;
+	uint8_t wb_caller_waits;       /* vd_writeback_sync: bios wait on t */
+	uint8_t wb_skipped;            /* the pass skipped pages under writeback */
+	uint8_t sp_gone;               /* evicted: holds nothing any more */
+	uint8_t sp_on_list;            /* on the delalloc_inodes list */
+	/* the incremental check: touched since the last check (on
+	 * fs->chk_list), and whether the checker last counted it listed */
+	uint8_t chk_touched;
+	uint8_t chk_listed;
 } dinode;
 
 /* An open file (struct file + btrfs_file_private). */
