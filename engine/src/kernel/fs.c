@@ -410,6 +410,8 @@ static int inode_table_add(inode_table *tb, struct inode *in)
 int fs_inode_new(struct btrfs_root *root, uint32_t mode, struct inode **out)
 {
 	fs_info *fs = root->fs;
+	if (mode > 0xffffu) /* struct inode keeps 16 bits */
+		return LAB_EINVAL;
 	if (root->highest_ino >= BTRFS_LAST_FREE_OBJECTID)
 		return LAB_ENOSPC;
 	struct inode *in = lab_pool_zalloc(&fs->inode_pool);

@@ -64,6 +64,7 @@ enum {
 	INODE_DELETED = 1u << 3,       /* unlinked and evicted */
 	INODE_HAS_ASYNC_EXTENT = 1u << 4,
 };
+_Static_assert(INODE_HAS_ASYNC_EXTENT <= 0xffffu, "inode.flags is 16-bit");
 
 #define S_IFMT_ 0170000u
 #define S_IFDIR_ 0040000u
@@ -75,9 +76,12 @@ struct btrfs_root;
 struct inode {
 	uint64_t ino;
 	struct btrfs_root *root;
-	uint32_t mode;
+	void *io;              /* data path state (io_tree, pages, ordered) */
 	uint32_t nlink;
-	uint32_t flags;        /* INODE_* */
+	/* mode and flags are 16-bit (S_IFMT | 07777; INODE_*): one inode per
+	 * file, and untar holds 249,000, 128 bytes each on wasm32 */
+	uint16_t mode;
+	uint16_t flags;        /* INODE_* */
 	uint64_t size;         /* i_size */
 	uint64_t nbytes;       /* bytes of file extents (inode_get_bytes) */
 	uint64_t generation;   /* transid that created it */
@@ -94,9 +98,6 @@ struct inode {
 	uint64_t parent;       /* directories: parent dir ino (for ..) */
 	uint64_t nentries;     /* directories: entries */
 	simlock i_rwsem;       /* the VFS inode lock */
-	void *io;              /* data path state (io_tree, pages, ordered) */
-	void *log;             /* log tree state */
-	void *priv[2];         /* other subsystems */
 };
 
 /* Hash table of in-memory inodes of one root, keyed by ino (open
