@@ -106,14 +106,29 @@ typedef struct data_opts {
 /*
  * The parts of a dinode a file needs only once it is written back, read,
  * lseek'd or given array-mode items: extent maps, ordered extents, the
- * stand-alone array of file extent items, an lseek's range lock and
- * writeback's extent lock. A file tar has written and not yet flushed has
- * none of them: they are allocated at first use (vd_xw) and go with the
- * dinode. Reads of a dinode without them see them empty (vd_oe_n...).
+ * stand-alone array of file extent items, an lseek's range lock,
+ * writeback's state and extent lock. A file tar has written and not yet
+ * flushed has none of them: they are allocated at first use (vd_xw; a
+ * writeback pass allocates them when it starts) and go with the dinode.
+ * Reads of a dinode without them see them empty (vd_oe_n...).
  */
 typedef struct dinode_x {
 	emap_tree em;
 	ordered_tree oe;
+	/* writeback (the pass of d->wb_active) */
+	task *wb_task;
+	dbio *wb_bio;                  /* being built */
+	dbio *writes;                  /* write bios in flight */
+	waitq wb_waiters;              /* sync waits here */
+	uint64_t wb_index;             /* next file offset to look at */
+	uint64_t wb_inflight;          /* write bios in flight */
+	uint64_t ordered_bytes;        /* bytes of d's ordered extents */
+	uint64_t sp_data_alloc;        /* delalloc bytes writeback allocated
+					* since the last space update
+					* (consumed, not released) */
+	uint8_t wb_sync;
+	uint8_t wb_caller_waits;       /* vd_writeback_sync: bios wait on t */
+	uint8_t wb_skipped;            /* the pass skipped pages under writeback */
 	fext *fe;                      /* file extent items, sorted */
 	uint64_t nfe, fecap;
 	/* the range lock held by an lseek: [start, EOF] until `until`. Its
@@ -142,11 +157,6 @@ typedef struct dinode {
 	dinode_x *x;                   /* NULL until needed (above) */
 	/* in-flight reads (their pages are LOCKED in io) */
 	dbio *reads;
-	/* writeback */
-	task *wb_task;
-	dbio *wb_bio;                  /* being built */
-	dbio *writes;                  /* write bios in flight */
-	waitq wb_waiters;              /* sync waits here */
 	/* the bdi's b_dirty list (while pc.is_dirty, oldest dirtied first)
 	 * and the inode LRU the memory shrinker walks (least recently used
 	 * first) */
@@ -157,8 +167,6 @@ typedef struct dinode {
 	uint64_t i_size;
 	uint64_t nbytes;               /* inode_get_bytes */
 	uint64_t delalloc_bytes;
-	uint64_t wb_index;             /* next file offset to look at */
-	uint64_t wb_inflight;          /* write bios in flight */
 	/* space reservation (space_fs.h): data bytes reserved and not yet
 	 * allocated, and the delalloc metadata reserve (btrfs_inode's
 	 * block_rsv, outstanding_extents, csum_bytes) */
@@ -167,10 +175,6 @@ typedef struct dinode {
 					* not copied yet (counted as delalloc
 					* to come, as the kernel counts its
 					* extents and csum bytes at reserve) */
-	uint64_t ordered_bytes;        /* bytes of d's ordered extents */
-	uint64_t sp_data_alloc;        /* delalloc bytes writeback allocated
-					* since the last update (consumed,
-					* not released) */
 	uint64_t sp_root_id;
 	/* the incremental check (check.h): what the checker last counted
 	 * it holding */
@@ -179,9 +183,7 @@ typedef struct dinode {
 	pc_inode pc;
 	inode_rsv sp_rsv;
 	/* flags (0 or 1) */
-	uint8_t wb_active, wb_sync;
-	uint8_t wb_caller_waits;       /* vd_writeback_sync: bios wait on t */
-	uint8_t wb_skipped;            /* the pass skipped pages under writeback */
+	uint8_t wb_active;             /* a writeback pass runs (x is there) */
 	uint8_t sp_gone;               /* evicted: holds nothing any more */
 	uint8_t sp_on_list;            /* on the delalloc_inodes list */
 	/* the incremental check: touched since the last check (on
@@ -463,6 +465,19 @@ static inline simtime_t vd_lseek_until(const dinode *d)
 {
 	return d->x ? d->x->lseek_lock_until : 0;
 }
+/* writeback's numbers, 0 without a dinode_x */
+static inline uint64_t vd_wb_inflight(const dinode *d)
+{
+	return d->x ? d->x->wb_inflight : 0;
+}
+static inline uint64_t vd_ordered_bytes(const dinode *d)
+{
+	return d->x ? d->x->ordered_bytes : 0;
+}
+/* Where an fsync, truncate or sync waits for d's writeback: d is under
+ * writeback or has ordered extents or bios in flight, so it has its
+ * dinode_x. */
+waitq *vd_wb_waiters(dinode *d);
 /* An empty extent-map tree / ordered tree to look things up in when d has
  * no dinode_x (a lookup on an empty tree writes nothing). */
 emap_tree *vd_em_r(dinode *d);
