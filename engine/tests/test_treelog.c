@@ -116,6 +116,7 @@ static void world_free(world *w)
 	free(w->top);
 	CHECK_EQ(w->mem->live_ebs, 0);
 	treelog_destroy(w->tl);
+	lab_pool_destroy(&w->fs.inode_log_pool); /* the inodes' log parts */
 	bt_release_deferred(&w->fs); /* log blocks COWed away */
 	ebmem_destroy(w->mem);
 	sim_destroy(w->s);

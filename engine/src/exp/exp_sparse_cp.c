@@ -294,7 +294,7 @@ static int sc_user_step(sim *s, task *t)
 		if (!vd_clean(d)) {
 			if (!d->wb_active && d->pc.dirty)
 				vd_writeback_start(d, 1);
-			task_park(t, &d->wb_waiters);
+			task_park(t, vd_wb_waiters(d));
 			return TASK_BLOCKED;
 		}
 		c->phase = PH_COMMIT;

@@ -467,7 +467,8 @@ static void inode_unlogged(struct inode *in, void *ctx)
 {
 	(void)ctx;
 	in->flags |= INODE_NEEDS_FULL_SYNC;
-	in->last_log_commit = 0;
+	if (in->log)
+		in->log->last_log_commit = 0;
 }
 
 /* ---- commits --------------------------------------------------------------- */

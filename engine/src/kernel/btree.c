@@ -698,7 +698,7 @@ int bt_insert(bt_tree *tr, task *t, const bt_key *key, uint32_t size,
 	else
 		memset(ni, 0, sizeof(*ni));
 	ni->key = *key;
-	ni->size = size;
+	ni->size = (uint16_t)size; /* <= BT_MAX_ITEM_SIZE (above) */
 	l->nritems++;
 	l->used += size + BT_ITEM_HEADER;
 	btx_rec_blk(tr, t, l);
@@ -811,7 +811,7 @@ int bt_extend_item(bt_tree *tr, bt_path *p, uint32_t new_size)
 	uint32_t grow = new_size - it->size;
 	if (btx_leaf_free(l) < grow)
 		return LAB_ENOSPC;
-	it->size = new_size;
+	it->size = (uint16_t)new_size;
 	l->used += grow;
 	btx_rec_blk(tr, p->t, l);
 	fs_charge(tr->fs, p->t, BT_NS_ITEM_FILL);
@@ -824,7 +824,7 @@ void bt_truncate_item(bt_tree *tr, bt_path *p, uint32_t new_size)
 	bt_item *it = &l->items[p->slots[0]];
 	assert(new_size <= it->size);
 	l->used -= it->size - new_size;
-	it->size = new_size;
+	it->size = (uint16_t)new_size;
 	btx_rec_blk(tr, p->t, l);
 	fs_charge(tr->fs, p->t, BT_NS_ITEM_FILL);
 }

@@ -52,8 +52,12 @@
 
 struct fs_info;
 
-/* A btrfs key, ordered by (objectid, type, offset). */
-typedef struct bt_key {
+/* A btrfs key, ordered by (objectid, type, offset). Packed (17 bytes, as
+ * btrfs_disk_key): in a bt_item the size fills the byte after it, so
+ * an item is 48 bytes instead of 56, and the trees hold every item of the
+ * file system (untar: a million). At the start of an item or a key
+ * pointer its two 64-bit fields stay aligned. */
+typedef struct __attribute__((packed)) bt_key {
 	uint64_t objectid;
 	uint64_t offset;
 	uint8_t type;
@@ -63,10 +67,13 @@ typedef struct bt_key {
  * payload (meaning per item type: see items.h). */
 typedef struct bt_item {
 	bt_key key;
-	uint32_t size;   /* item data bytes (the 25-byte header not included) */
+	uint16_t size;   /* item data bytes (the 25-byte header not included;
+			  * at most BT_MAX_ITEM_SIZE: bt_insert and
+			  * bt_extend_item refuse more) */
 	uint32_t aux;    /* payload */
 	uint64_t v[3];   /* payload */
 } bt_item;
+_Static_assert(BT_MAX_ITEM_SIZE <= 0xffffu, "bt_item.size is 16-bit");
 
 struct bt_node;
 

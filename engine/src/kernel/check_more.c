@@ -288,7 +288,7 @@ static int check_space_reservations(fs_info *fs)
 		need.csum_bytes = d->delalloc_bytes + ordered;
 		uint64_t size = space_inode_rsv_size(sc, &need);
 		if (d->sp_data_held > d->delalloc_bytes || d->sp_rsv.rsv.reserved > size ||
-		    ordered != d->ordered_bytes ||
+		    ordered != vd_ordered_bytes(d) ||
 		    (d->sp_gone && (d->sp_data_held || d->sp_rsv.rsv.reserved))) {
 			if (fails++ < 8)
 				check_report(fs, "inode %llu: holds data %llu meta %llu for delalloc %llu, rsv size %llu, ordered %llu (counted %llu)",
@@ -297,7 +297,7 @@ static int check_space_reservations(fs_info *fs)
 					     (unsigned long long)d->sp_rsv.rsv.reserved,
 					     (unsigned long long)d->delalloc_bytes,
 					     (unsigned long long)size, (unsigned long long)ordered,
-					     (unsigned long long)d->ordered_bytes);
+					     (unsigned long long)vd_ordered_bytes(d));
 		}
 	}
 	if (df && df->chk_listed != fs_space_listed(fs)) {

@@ -167,10 +167,12 @@ static extent_state *state_alloc(eio_tree *t, uint64_t start, uint64_t end, uint
 	}
 	st->start = start;
 	st->end = end;
-	st->bits = bits;
+	assert(bits <= 0xffffu);
+	st->bits = (uint16_t)bits;
 	st->refs = 1;
 	st->prio = eio_rand(t);
 	st->cnt = 1;
+	assert(t->live_alloc < UINT32_MAX);
 	t->live_alloc++;
 	return st;
 }
@@ -414,7 +416,8 @@ static void merge_state(eio_tree *t, extent_state *st, eio_call *c)
 static void set_state_bits(eio_tree *t, extent_state *st, uint32_t bits)
 {
 	acct(t, st, -1);
-	st->bits |= bits;
+	assert(bits <= 0xffffu);
+	st->bits |= (uint16_t)bits;
 	acct(t, st, +1);
 	rec_state(t, st, REC_BITS);
 }

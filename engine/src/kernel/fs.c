@@ -324,10 +324,27 @@ int fs_root_create(fs_info *fs, task *t, uint64_t id, struct btrfs_root **out)
 	return 0;
 }
 
+static void inode_free(fs_info *fs, struct inode *in)
+{
+	if (in)
+		lab_pool_free(&fs->inode_log_pool, in->log);
+	lab_pool_free(&fs->inode_pool, in);
+}
+
+inode_log *fs_inode_log(fs_info *fs, struct inode *in)
+{
+	if (!in->log) {
+		if (!fs->inode_log_pool.size) /* an fs_info a test laid out */
+			lab_pool_init(&fs->inode_log_pool, sizeof(inode_log), 256);
+		in->log = lab_pool_zalloc(&fs->inode_log_pool);
+	}
+	return in->log;
+}
+
 static void inode_table_free(fs_info *fs, inode_table *tb)
 {
 	for (uint64_t i = 0; i < tb->cap; i++)
-		lab_pool_free(&fs->inode_pool, tb->slots[i]);
+		inode_free(fs, tb->slots[i]);
 	free(tb->slots);
 	memset(tb, 0, sizeof(*tb));
 }
@@ -410,6 +427,8 @@ static int inode_table_add(inode_table *tb, struct inode *in)
 int fs_inode_new(struct btrfs_root *root, uint32_t mode, struct inode **out)
 {
 	fs_info *fs = root->fs;
+	if (mode > 0xffffu) /* struct inode keeps 16 bits */
+		return LAB_EINVAL;
 	if (root->highest_ino >= BTRFS_LAST_FREE_OBJECTID)
 		return LAB_ENOSPC;
 	struct inode *in = lab_pool_zalloc(&fs->inode_pool);
@@ -460,7 +479,7 @@ void fs_inode_forget(struct btrfs_root *root, struct inode *inode)
 			h = i;
 		}
 	}
-	lab_pool_free(&root->fs->inode_pool, inode);
+	inode_free(root->fs, inode);
 }
 
 static int cmp_ino(const void *a, const void *b)
@@ -690,6 +709,7 @@ int fs_mount(sim *s, bdev *dev, const fs_opts *opts, fs_info **out)
 	fs->sim = s;
 	fs->dev = dev;
 	lab_pool_init(&fs->inode_pool, sizeof(struct inode), 256);
+	lab_pool_init(&fs->inode_log_pool, sizeof(inode_log), 256);
 	fs->generation = 0;
 	fs->transid = 1;
 	fs->meta_write_pos = 1ull << 20;
@@ -753,5 +773,6 @@ void fs_unmount(fs_info *fs)
 	free(fs->refq);
 	free(fs->collisions);
 	lab_pool_destroy(&fs->inode_pool);
+	lab_pool_destroy(&fs->inode_log_pool);
 	free(fs);
 }

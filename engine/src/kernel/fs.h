@@ -65,6 +65,7 @@ enum {
 	INODE_DELETED = 1u << 3,       /* unlinked and evicted */
 	INODE_HAS_ASYNC_EXTENT = 1u << 4,
 };
+_Static_assert(INODE_HAS_ASYNC_EXTENT <= 0xffffu, "inode.flags is 16-bit");
 
 #define S_IFMT_ 0170000u
 #define S_IFDIR_ 0040000u
@@ -72,17 +73,10 @@ enum {
 
 struct btrfs_root;
 
-/* An in-memory inode (struct btrfs_inode, reduced). */
-struct inode {
-	uint64_t ino;
-	struct btrfs_root *root;
-	uint32_t mode;
-	uint32_t nlink;
-	uint32_t flags;        /* INODE_* */
-	uint64_t size;         /* i_size */
-	uint64_t nbytes;       /* bytes of file extents (inode_get_bytes) */
-	uint64_t generation;   /* transid that created it */
-	uint64_t transid;      /* last transid that changed it */
+/* The log tree's part of an inode, allocated the first time one of its
+ * fields is set (an fsync that logs the inode, a rename): an inode that
+ * never met the log reads them all as 0 (inode_log_get). */
+typedef struct inode_log {
 	uint64_t last_log_commit;
 	uint64_t logged_trans;  /* transaction it was last logged in (0: never) */
 	uint64_t last_dir_index_offset; /* directories: the last dir index
@@ -91,14 +85,29 @@ struct inode {
 	uint64_t last_unlink_trans; /* renamed (or a name renamed out of it)
 				 * in that transaction while neither side
 				 * was logged: its fsync commits instead */
+} inode_log;
+
+/* An in-memory inode (struct btrfs_inode, reduced). One per file, and
+ * untar holds 249,000: 104 bytes each on wasm32. */
+struct inode {
+	uint64_t ino;
+	struct btrfs_root *root;
+	void *io;              /* data path state (io_tree, pages, ordered) */
+	inode_log *log;        /* NULL until needed (above) */
+	void *delayed;         /* its delayed node (delayed_inode.h); fills
+				 * what was padding before size on wasm32 */
+	uint32_t nlink;
+	/* 16-bit: S_IFMT | 07777, and INODE_* */
+	uint16_t mode;
+	uint16_t flags;        /* INODE_* */
+	uint64_t size;         /* i_size */
+	uint64_t nbytes;       /* bytes of file extents (inode_get_bytes) */
+	uint64_t generation;   /* transid that created it */
+	uint64_t transid;      /* last transid that changed it */
 	uint64_t dir_index;    /* directories: next DIR_INDEX offset (from 2) */
 	uint64_t parent;       /* directories: parent dir ino (for ..) */
 	uint64_t nentries;     /* directories: entries */
 	simlock i_rwsem;       /* the VFS inode lock */
-	void *io;              /* data path state (io_tree, pages, ordered) */
-	void *log;             /* log tree state */
-	void *delayed;         /* its delayed node (delayed_inode.h) */
-	void *priv[2];         /* other subsystems */
 };
 
 /* Hash table of in-memory inodes of one root, keyed by ino (open
@@ -200,6 +209,7 @@ typedef struct fs_info {
 	uint64_t commits;
 	uint64_t cpu_untasked_ns; /* CPU charged with no task */
 	lab_pool inode_pool;      /* struct inode objects (labmem.h) */
+	lab_pool inode_log_pool;  /* their inode_log parts */
 	fs_check_ent checks[16];
 	int nchecks;
 	char check_msg[4][200];
@@ -290,6 +300,14 @@ void fs_root_forget(fs_info *fs, struct btrfs_root *root);
 struct inode *fs_inode_get(struct btrfs_root *root, uint64_t ino);
 /* Allocate a new in-memory inode with the next inode number. */
 int fs_inode_new(struct btrfs_root *root, uint32_t mode, struct inode **out);
+/* What an inode's log part reads: the fields, or all 0 without one. */
+static inline inode_log inode_log_get(const struct inode *in)
+{
+	return in->log ? *in->log : (inode_log){0};
+}
+/* The log part of in (an inode of fs), allocated on first use; NULL when
+ * out of memory (the run then fails with LAB_ENOMEM: labmem.h). */
+inode_log *fs_inode_log(fs_info *fs, struct inode *in);
 /* Remove from the table and free (after on_inode_evict hooks ran). */
 void fs_inode_forget(struct btrfs_root *root, struct inode *inode);
 /* Call fn on every in-memory inode of root in ascending ino order. */

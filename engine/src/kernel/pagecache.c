@@ -30,6 +30,8 @@ int pc_reserve(pc_inode *p, uint64_t npages)
 {
 	if (npages <= p->npages_cap)
 		return 0;
+	if (npages > PC_MAX_PAGES)
+		return LAB_ERANGE;
 	uint64_t nc = p->npages_cap ? p->npages_cap : 16;
 	while (nc < npages)
 		nc *= 2;
@@ -38,7 +40,7 @@ int pc_reserve(pc_inode *p, uint64_t npages)
 		return LAB_ENOMEM;
 	memset(n + p->npages_cap, 0, nc - p->npages_cap);
 	p->pg = n;
-	p->npages_cap = nc;
+	p->npages_cap = (uint32_t)nc; /* a power of two <= PC_MAX_PAGES */
 	return 0;
 }
 

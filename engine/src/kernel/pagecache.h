@@ -42,22 +42,28 @@ typedef struct pc_global {
 	uint64_t use_seq; /* last value given to an inode's last_use */
 } pc_global;
 
+/* Page indexes and counts are 32-bit (one pc_inode per file: untar holds
+ * 226,000): pc_reserve refuses a file of more than PC_MAX_PAGES pages
+ * (8 TiB; vfs_io.h caps files at 16 GiB, sparse-cp at 4 GiB). */
+#define PC_MAX_PAGES (1u << 31)
+
 typedef struct pc_inode {
 	uint8_t *pg;
-	uint64_t npages_cap;
-	uint64_t present, dirty, writeback;
-	uint64_t evictable;      /* clean pages (see above) */
-	uint64_t evict_from;     /* no evictable page below this index */
-	uint64_t last_use;       /* pc_global.use_seq of the last access */
 	pc_global *g;            /* totals to keep (may be NULL) */
+	uint32_t npages_cap;
+	uint32_t present, dirty, writeback;
+	uint32_t evictable;      /* clean pages (see above) */
+	uint32_t evict_from;     /* no evictable page below this index */
+	uint64_t last_use;       /* pc_global.use_seq of the last access */
 	simtime_t dirtied_when; /* when the inode became dirty (0: clean) */
-	int is_dirty;
 	waitq page_waiters;      /* readers waiting for a page being read */
+	uint8_t is_dirty;
 } pc_inode;
 
 void pc_init(pc_inode *p);
 void pc_destroy(pc_inode *p);
-/* Make room for pages [0, npages). 0 or LAB_ENOMEM. */
+/* Make room for pages [0, npages). 0, LAB_ENOMEM, or LAB_ERANGE past
+ * PC_MAX_PAGES. */
 int pc_reserve(pc_inode *p, uint64_t npages);
 static inline uint8_t pc_flags(const pc_inode *p, uint64_t idx)
 {

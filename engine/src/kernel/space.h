@@ -96,9 +96,9 @@ typedef struct space_info {
 
 /* A block reserve (struct btrfs_block_rsv, reduced). */
 typedef struct block_rsv {
-	int kind;          /* space_info it draws on */
 	uint64_t size;     /* wanted */
 	uint64_t reserved; /* held (counted in bytes_may_use) */
+	int kind;          /* space_info it draws on */
 	int full;
 } block_rsv;
 

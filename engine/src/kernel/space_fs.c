@@ -488,19 +488,21 @@ void fs_space_inode_update(void *ctx, dinode *d, simtime_t at, int evict)
 		 * became bytes_reserved) or it went without an extent (an
 		 * inline extent, a truncate: btrfs_free_reserved_data_space) */
 		uint64_t drop = d->sp_data_held - want;
-		uint64_t used = d->sp_data_alloc < drop ? d->sp_data_alloc : drop;
+		uint64_t alloc = d->x ? d->x->sp_data_alloc : 0;
+		uint64_t used = alloc < drop ? alloc : drop;
 		d->sp_data_held = want;
 		space_may_use_consume(sc, SPACE_DATA, used);
 		space_release(sc, SPACE_DATA, drop - used, at);
 	}
-	d->sp_data_alloc = 0;
+	if (d->x)
+		d->x->sp_data_alloc = 0;
 	if (evict) {
 		ir->outstanding_extents = 0;
 		ir->csum_bytes = 0;
 	} else {
 		uint64_t pend = d->sp_pending ? space_count_max_extents(d->sp_pending) : 0;
 		ir->outstanding_extents = (uint32_t)(vd_outstanding(d) + pend);
-		ir->csum_bytes = d->delalloc_bytes + d->ordered_bytes + d->sp_pending;
+		ir->csum_bytes = d->delalloc_bytes + vd_ordered_bytes(d) + d->sp_pending;
 	}
 	ir->rsv.size = space_inode_rsv_size(sc, ir);
 	space_rsv_release(sc, &ir->rsv, 0, at);

@@ -231,20 +231,26 @@ static void tl_hook_unlink(void *ctx, task *t, struct inode *dir, struct inode *
 	fs_info *fs = dir->root->fs;
 	/* btrfs_record_unlink_dir: a rename neither side of which is in the
 	 * log cannot be found by a later fsync; those fsyncs commit */
-	if (for_rename && fs && dir->logged_trans != fs->transid && in->logged_trans != fs->transid)
-		in->last_unlink_trans = dir->last_unlink_trans = fs->transid;
+	if (for_rename && fs && inode_log_get(dir).logged_trans != fs->transid &&
+	    inode_log_get(in).logged_trans != fs->transid) {
+		inode_log *li = fs_inode_log(fs, in), *ld = fs_inode_log(fs, dir);
+		if (li)
+			li->last_unlink_trans = fs->transid;
+		if (ld)
+			ld->last_unlink_trans = fs->transid;
+	}
 	tl_root *lr = NULL;
 	for (int i = 0; i < tl->nroots; i++)
 		if (tl->roots[i].root_id == dir->root->id)
 			lr = &tl->roots[i];
 	if (!lr || !lr->log.root || !fs)
 		return;
-	if (dir->logged_trans == fs->transid && index != UINT64_MAX) {
+	if (inode_log_get(dir).logged_trans == fs->transid && index != UINT64_MAX) {
 		bt_key k = bt_mkkey(dir->ino, BTRFS_DIR_INDEX_KEY, index);
 		if (bt_delete(&lr->log, t, &k) == 0)
 			lr->log_items--;
 	}
-	if (in->logged_trans == fs->transid) {
+	if (inode_log_get(in).logged_trans == fs->transid) {
 		bt_key k = bt_mkkey(in->ino, BTRFS_INODE_REF_KEY, dir->ino);
 		if (bt_delete(&lr->log, t, &k) == 0)
 			lr->log_items--;
@@ -540,7 +546,8 @@ static int tl_dir_delayed_start(treelog *tl, task *t, tl_fsync *f)
 	if (!nins && !ndel)
 		return 0;
 	task_cpu(tl->sim, t, (uint64_t)(nins + ndel) * TL_NS_SLOT);
-	uint64_t skip_to = d && d->logged_trans == fs->transid ? d->last_dir_index_offset : 0;
+	inode_log dlg = d ? inode_log_get(d) : (inode_log){0};
+	uint64_t skip_to = dlg.logged_trans == fs->transid ? dlg.last_dir_index_offset : 0;
 	int rc = 0;
 	for (int i = 0; i < nins && !rc; i++) {
 		if (skip_to && ins[i].index <= skip_to)
@@ -743,8 +750,8 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 	struct inode *dir = dirpass ? fs_inode_get(f->root, f->pend_ino) : NULL;
 	fs_info *fs = f->root->fs;
 	uint64_t skip_to = 0; /* dir index items logged before in this transaction */
-	if (dir && fs && dir->logged_trans == fs->transid)
-		skip_to = dir->last_dir_index_offset;
+	if (dir && fs && inode_log_get(dir).logged_trans == fs->transid)
+		skip_to = inode_log_get(dir).last_dir_index_offset;
 	for (int i = f->pend_first; i < f->pend_last && !rc; i++) {
 		const bt_item *x = &src->items[i];
 		if (dirpass && skip_to && x->key.offset <= skip_to)
@@ -1022,8 +1029,8 @@ static uint64_t tl_ref_parent(fs_info *fs, struct btrfs_root *root, uint64_t ino
 static void tl_ancestors(tl_fsync *f, fs_info *fs)
 {
 	struct inode *in = f->inode;
-	if (in->last_unlink_trans == fs->transid ||
-	    (f->parent && f->parent->last_unlink_trans == fs->transid)) {
+	if (inode_log_get(in).last_unlink_trans == fs->transid ||
+	    (f->parent && inode_log_get(f->parent).last_unlink_trans == fs->transid)) {
 		f->need_commit = 1;
 		return;
 	}
@@ -1032,11 +1039,11 @@ static void tl_ancestors(tl_fsync *f, fs_info *fs)
 		struct inode *d = fs_inode_get(f->root, p);
 		if (!d || d == in)
 			break;
-		if (d->last_unlink_trans == fs->transid) {
+		if (inode_log_get(d).last_unlink_trans == fs->transid) {
 			f->need_commit = 1;
 			return;
 		}
-		if (d->generation == fs->transid && d->logged_trans != fs->transid &&
+		if (d->generation == fs->transid && inode_log_get(d).logged_trans != fs->transid &&
 		    d != f->parent) {
 			if (f->nanc == (int)(sizeof f->anc / sizeof f->anc[0])) {
 				f->need_commit = 1; /* deeper than we log: commit */
@@ -1066,12 +1073,13 @@ static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 		/* the directory's index items up to here are in the log
 		 * (inode->last_dir_index_offset) */
 		struct inode *d = fs_inode_get(f->root, f->dir_ino);
-		if (d) {
-			if (d->logged_trans != fs->transid)
-				d->last_dir_index_offset = 0;
-			if (f->dir_logged_max > d->last_dir_index_offset)
-				d->last_dir_index_offset = f->dir_logged_max;
-			d->logged_trans = fs->transid;
+		inode_log *l = d ? fs_inode_log(fs, d) : NULL;
+		if (l) {
+			if (l->logged_trans != fs->transid)
+				l->last_dir_index_offset = 0;
+			if (f->dir_logged_max > l->last_dir_index_offset)
+				l->last_dir_index_offset = f->dir_logged_max;
+			l->logged_trans = fs->transid;
 		}
 	}
 	if (f->state == TLS_COPY && !f->isdir &&
@@ -1266,8 +1274,9 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 			bt_path_release(&p);
 			if (found == 0)
 				r = tl_log_put(tl, t, f->lr, &ref, 1);
-			if (!r)
-				d->logged_trans = f->root->fs->transid;
+			inode_log *l = r ? NULL : fs_inode_log(f->root->fs, d);
+			if (l)
+				l->logged_trans = f->root->fs->transid;
 		}
 		if (r) {
 			f->error = r;
@@ -1295,11 +1304,15 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		 * it for regular files only): each of its fsyncs copies */
 		if (f->rec.full && !f->error && !f->isdir)
 			f->inode->flags &= ~(uint32_t)(INODE_NEEDS_FULL_SYNC | INODE_COPY_EVERYTHING);
-		f->inode->last_log_commit = f->log_transid;
 		if (f->root->fs) {
-			f->inode->logged_trans = f->root->fs->transid;
-			if (f->parent_done)
-				f->parent->logged_trans = f->root->fs->transid;
+			inode_log *l = fs_inode_log(f->root->fs, f->inode);
+			if (l) {
+				l->last_log_commit = f->log_transid;
+				l->logged_trans = f->root->fs->transid;
+			}
+			inode_log *lp = f->parent_done ? fs_inode_log(f->root->fs, f->parent) : NULL;
+			if (lp)
+				lp->logged_trans = f->root->fs->transid;
 		}
 		if (f->scratch) {
 			ebmem_free(tl->mem, f->scratch);

@@ -62,6 +62,12 @@ dinode_x *vd_xw(dinode *d)
 	return d->x;
 }
 
+waitq *vd_wb_waiters(dinode *d)
+{
+	assert(d->x);
+	return &d->x->wb_waiters;
+}
+
 /* An empty tree of each kind for lookups in a dinode without its x: a
  * lookup on an empty tree reads nothing and writes nothing. */
 static emap_tree no_em;
@@ -163,6 +169,13 @@ static void dinode_free(dinode *d)
 	lru_del(d);
 	eio_destroy(&d->io);
 	if (d->x) {
+		if (d->x->wb_bio)
+			vd_dbio_free(d->x->wb_bio);
+		/* bios still in flight when a run ends */
+		for (dbio *b = d->x->writes, *nx; b; b = nx) {
+			nx = b->next;
+			vd_dbio_free(b);
+		}
 		emap_destroy(&d->x->em);
 		ordered_destroy(&d->x->oe);
 		free(d->x->fe);
@@ -170,14 +183,7 @@ static void dinode_free(dinode *d)
 		d->x = NULL;
 	}
 	pc_destroy(&d->pc);
-	if (d->wb_bio)
-		vd_dbio_free(d->wb_bio);
-	/* bios still in flight when a run ends */
 	for (dbio *b = d->reads, *nx; b; b = nx) {
-		nx = b->next;
-		vd_dbio_free(b);
-	}
-	for (dbio *b = d->writes, *nx; b; b = nx) {
 		nx = b->next;
 		vd_dbio_free(b);
 	}
@@ -257,7 +263,7 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 	d->sp_gone = 1;
 	d->inode = NULL;
 	dirty_del(d);
-	if (d->reads || d->writes || d->wb_active || d->wb_bio)
+	if (d->reads || d->wb_active || (d->x && (d->x->writes || d->x->wb_bio)))
 		return; /* freed by dfs_destroy; its completions skip the trees */
 	/* gone for the checker too: what it counted d holding (evicted, it
 	 * holds nothing) leaves the sums, d leaves the touched list */
@@ -560,14 +566,15 @@ void vd_dbio_add(dbio *db, uint64_t off, uint64_t bytes)
  * vd_writeback_sync waits for it and completes it on its task. */
 static void wb_submit(dinode *d, task *t)
 {
-	dbio *db = d->wb_bio;
+	dinode_x *x = d->x;
+	dbio *db = x ? x->wb_bio : NULL;
 	if (!db)
 		return;
-	d->wb_bio = NULL;
-	db->b.end_io = d->wb_caller_waits ? NULL : wbio_end;
-	d->wb_inflight++;
-	db->next = d->writes;
-	d->writes = db;
+	x->wb_bio = NULL;
+	db->b.end_io = x->wb_caller_waits ? NULL : wbio_end;
+	x->wb_inflight++;
+	db->next = x->writes;
+	x->writes = db;
 	d->fs->data_writes++;
 	d->fs->data_write_bytes += db->b.bytes;
 	bdev_submit(d->fs->dev, &db->b, t->clock);
@@ -598,8 +605,8 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	ordered_remove(&d->x->oe, oe.file_off);
 	SIM_REC(fs->s, TK_OE_DONE, t, fs->rec_fs, (int64_t)d->ino, (int64_t)oe.file_off,
 		(int64_t)oe.len);
-	assert(d->ordered_bytes >= oe.len);
-	d->ordered_bytes -= oe.len;
+	assert(d->x->ordered_bytes >= oe.len);
+	d->x->ordered_bytes -= oe.len;
 	fs->ordered_inflight--;
 	simtime_t now = t ? t->clock : sim_now(fs->s);
 	sim_series_add(fs->s, fs->series_ordered, sim_now(fs->s), (double)fs->ordered_inflight);
@@ -632,8 +639,8 @@ static uint64_t wbio_complete(dinode *d, dbio *db, task *t)
 	fs->cpu_endio_ns += ns;
 	if (fsi)
 		fs->cpu_endio_ns += (fsi->cpu_untasked_ns - u0) + (t ? t->cpu_ns - c0 : 0);
-	d->wb_inflight--;
-	for (dbio **pp = &d->writes; *pp; pp = &(*pp)->next)
+	d->x->wb_inflight--;
+	for (dbio **pp = &d->x->writes; *pp; pp = &(*pp)->next)
 		if (*pp == db) {
 			*pp = db->next;
 			break;
@@ -651,13 +658,13 @@ static void wbio_end(sim *s, bio *b)
 	dinode *d = db->d;
 	wbio_complete(d, db, NULL);
 	if (vd_clean(d) || !d->wb_active)
-		waitq_wake_all(s, &d->wb_waiters, sim_now(s));
+		waitq_wake_all(s, &d->x->wb_waiters, sim_now(s));
 	throttle_check(d->fs, sim_now(s), 1);
 }
 
 int vd_clean(const dinode *d)
 {
-	return d->pc.dirty == 0 && vd_oe_n(d) == 0 && d->wb_inflight == 0 && !d->wb_active;
+	return d->pc.dirty == 0 && vd_oe_n(d) == 0 && vd_wb_inflight(d) == 0 && !d->wb_active;
 }
 
 /* What wb_extent did. */
@@ -677,15 +684,16 @@ static int wb_extent(dinode *d, task *t)
 	sim *s = fs->s;
 	eio_call c = {0};
 	uint64_t ds, de;
-	if (eio_find_first_bit(&d->io, d->wb_index, EXTENT_DELALLOC, &ds, &de, &c)) {
+	dinode_x *x = d->x; /* a writeback pass has it */
+	if (eio_find_first_bit(&d->io, x->wb_index, EXTENT_DELALLOC, &ds, &de, &c)) {
 		task_cpu(s, t, eio_call_ns(&c));
 		fs->cpu_wb_ns += eio_call_ns(&c);
 		return WB_NONE;
 	}
 	/* find_lock_delalloc_range never starts before the locked page: a
 	 * range writeback from inside a delalloc extent leaves its head */
-	if (ds < d->wb_index)
-		ds = d->wb_index;
+	if (ds < x->wb_index)
+		ds = x->wb_index;
 	if (de - ds + 1 > DATA_MAX_EXTENT)
 		de = ds + DATA_MAX_EXTENT - 1;
 	/*
@@ -698,9 +706,9 @@ static int wb_extent(dinode *d, task *t)
 	int64_t busy_k = vd_oe_n(d) ? ordered_first_overlap(&d->x->oe, ds, de - ds + 1) : -1;
 	if (busy_k >= 0) {
 		const ordered_extent *o = &d->x->oe.v[busy_k];
-		d->wb_skipped = 1;
+		x->wb_skipped = 1;
 		if (o->file_off <= ds) {
-			d->wb_index = o->file_off + o->len;
+			x->wb_index = o->file_off + o->len;
 			task_cpu(s, t, eio_call_ns(&c));
 			fs->cpu_wb_ns += eio_call_ns(&c);
 			return WB_WAITED;
@@ -713,7 +721,6 @@ static int wb_extent(dinode *d, task *t)
 	 * will wait for it (the lseek ends later); else wait for the unlock.
 	 */
 	int ahead_of_sweep = 0;
-	dinode_x *x = d->x;
 	if (vd_lseek_until(d) > t->clock && x->lseek_lock_start <= de) {
 		uint64_t before = 0, adj;
 		if (ds > x->lseek_lock_start)
@@ -728,9 +735,6 @@ static int wb_extent(dinode *d, task *t)
 		}
 		ahead_of_sweep = 1;
 	}
-	/* the extent map and the ordered extent this extent gets */
-	if (!x && !(x = vd_xw(d)))
-		return LAB_ENOMEM;
 	uint64_t len = de - ds + 1;
 	/* cow_file_range_inline: a file that fits max_inline, written from 0
 	 * to EOF, goes into the leaf with no disk extent and no bio */
@@ -764,7 +768,7 @@ static int wb_extent(dinode *d, task *t)
 		emap_insert(&x->em, ds, len, disk);
 	ordered_add(&x->oe, ds, len, disk);
 	SIM_REC(s, TK_OE_ADD, t, fs->rec_fs, (int64_t)d->ino, (int64_t)ds, (int64_t)len);
-	d->ordered_bytes += len;
+	x->ordered_bytes += len;
 	fs->ordered_inflight++;
 	sim_series_add(s, fs->series_ordered, t->clock, (double)fs->ordered_inflight);
 	eio_clear_bits(&d->io, ds, de, EXTENT_DELALLOC | EXTENT_LOCKED, NULL, &c, s, t->clock);
@@ -774,7 +778,7 @@ static int wb_extent(dinode *d, task *t)
 	for (uint64_t p = ds / PG; p <= de / PG; p++)
 		pc_set(&d->pc, p, PG_WRITEBACK, PG_DIRTY);
 	if (!inline_ext)
-		d->sp_data_alloc += len;
+		x->sp_data_alloc += len;
 	space_note(d, t->clock, 0);
 	uint64_t ns = C_COW_EXTENT_NS + eio_call_ns(&c);
 	if (inline_ext) {
@@ -783,12 +787,12 @@ static int wb_extent(dinode *d, task *t)
 		finish_ordered(d, t, ds, &c2);
 		ns += eio_call_ns(&c2);
 	} else {
-		if (d->wb_bio && (d->wb_bio->b.offset + d->wb_bio->b.bytes != disk ||
-				  d->wb_bio->b.bytes + len > DATA_MAX_BIO))
+		if (x->wb_bio && (x->wb_bio->b.offset + x->wb_bio->b.bytes != disk ||
+				  x->wb_bio->b.bytes + len > DATA_MAX_BIO))
 			wb_submit(d, t);
-		if (!d->wb_bio)
-			d->wb_bio = vd_dbio_new(d, 0, disk);
-		vd_dbio_add(d->wb_bio, ds, len);
+		if (!x->wb_bio)
+			x->wb_bio = vd_dbio_new(d, 0, disk);
+		vd_dbio_add(x->wb_bio, ds, len);
 	}
 	x->wb_lock_off = ds;
 	x->wb_lock_until = t->clock + ns;
@@ -801,7 +805,7 @@ static int wb_extent(dinode *d, task *t)
 	task_cpu(s, t, ns);
 	fs->cpu_wb_ns += ns;
 	fs->wb_extents++;
-	d->wb_index = de + 1;
+	x->wb_index = de + 1;
 	return WB_EXTENT;
 }
 
@@ -810,8 +814,8 @@ static int wb_extent(dinode *d, task *t)
  * wake an fsync waiting for the inode; wake it here to write the rest. */
 static int skipped_idle(dinode *d)
 {
-	int r = d->wb_skipped && d->wb_inflight == 0;
-	d->wb_skipped = 0;
+	int r = d->x->wb_skipped && d->x->wb_inflight == 0;
+	d->x->wb_skipped = 0;
 	return r;
 }
 
@@ -824,13 +828,13 @@ static void wb_pass_end(dinode *d, task *t, int r)
 		d->fs->wb_errors++;
 	wb_submit(d, t);
 	d->wb_active = 0;
-	d->wb_task = NULL;
+	d->x->wb_task = NULL;
 	if (d->pc.dirty == 0)
 		dirty_clear(d);
 	else
 		dirty_add(d, t->clock);
 	if (vd_clean(d) || skipped_idle(d))
-		waitq_wake_all(d->fs->s, &d->wb_waiters, t->clock);
+		waitq_wake_all(d->fs->s, &d->x->wb_waiters, t->clock);
 	throttle_check(d->fs, t->clock, r >= 0);
 }
 
@@ -851,8 +855,8 @@ static int wb_one(sim *s, task *t)
  * a synchronous writeback). */
 static void wait_writes(dinode *d, task *t)
 {
-	while (d->writes) {
-		dbio *db = d->writes;
+	while (d->x->writes) {
+		dbio *db = d->x->writes;
 		while (db->next)
 			db = db->next;
 		task_wait_until(t, db->b.complete);
@@ -883,10 +887,13 @@ int vd_writeback_range_sync(dinode *d, task *t, uint64_t start)
 {
 	assert(!d->wb_active);
 	dfs *fs = d->fs;
+	dinode_x *x = vd_xw(d);
+	if (!x)
+		return LAB_ENOMEM;
 	d->wb_active = 1;
-	d->wb_sync = 1;
-	d->wb_caller_waits = 1;
-	d->wb_index = start;
+	x->wb_sync = 1;
+	x->wb_caller_waits = 1;
+	x->wb_index = start;
 	fs->flushes++;
 	int r;
 	do
@@ -894,12 +901,12 @@ int vd_writeback_range_sync(dinode *d, task *t, uint64_t start)
 	while (r == WB_EXTENT || r == WB_WAITED);
 	wb_submit(d, t);
 	wait_writes(d, t);
-	d->wb_caller_waits = 0;
+	x->wb_caller_waits = 0;
 	d->wb_active = 0;
 	if (d->pc.dirty == 0)
 		dirty_clear(d);
 	if (vd_clean(d))
-		waitq_wake_all(fs->s, &d->wb_waiters, t->clock);
+		waitq_wake_all(fs->s, &x->wb_waiters, t->clock);
 	return r < 0 ? r : 0;
 }
 
@@ -908,9 +915,12 @@ int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait)
 	assert(!d->wb_active);
 	dfs *fs = d->fs;
 	uint64_t dirty0 = d->pc.dirty;
+	dinode_x *x = vd_xw(d);
+	if (!x)
+		return LAB_ENOMEM;
 	d->wb_active = 1;
-	d->wb_caller_waits = wait;
-	d->wb_index = 0;
+	x->wb_caller_waits = (uint8_t)(wait != 0);
+	x->wb_index = 0;
 	fs->flushes++;
 	int r;
 	do
@@ -920,12 +930,12 @@ int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait)
 	wb_submit(d, t);
 	if (wait)
 		wait_writes(d, t);
-	d->wb_caller_waits = 0;
+	x->wb_caller_waits = 0;
 	d->wb_active = 0;
 	if (d->pc.dirty == 0)
 		dirty_clear(d);
 	if (vd_clean(d) || skipped_idle(d))
-		waitq_wake_all(fs->s, &d->wb_waiters, t->clock);
+		waitq_wake_all(fs->s, &x->wb_waiters, t->clock);
 	throttle_check(fs, t->clock, r >= 0);
 	if (r < 0)
 		return r;
@@ -943,15 +953,18 @@ int vd_wait_ordered(dfs *fs, task *t, uint64_t target)
 
 void vd_writeback_start(dinode *d, int sync)
 {
+	/* writeback's state is in the dinode_x: like the task, it must be had */
+	dinode_x *x = vd_xw(d);
+	assert(x);
 	if (sync)
-		d->wb_sync = 1;
+		x->wb_sync = 1;
 	if (d->wb_active)
 		return;
 	d->wb_active = 1;
-	d->wb_index = 0;
+	x->wb_index = 0;
 	d->fs->flushes++;
-	d->wb_task = task_spawn(d->fs->s, "writeback", wb_step, d, sim_now(d->fs->s));
-	assert(d->wb_task);
+	x->wb_task = task_spawn(d->fs->s, "writeback", wb_step, d, sim_now(d->fs->s));
+	assert(x->wb_task);
 }
 
 /*
@@ -1024,9 +1037,11 @@ static int flusher_step(sim *s, task *t)
 				fs->flusher_idle = 1;
 				return TASK_BLOCKED;
 			}
+			dinode_x *x = vd_xw(d);
+			assert(x); /* as vd_writeback_start's */
 			d->wb_active = 1;
-			d->wb_index = 0;
-			d->wb_task = t;
+			x->wb_index = 0;
+			x->wb_task = t;
 			fs->flushes++;
 			fs->flusher_cur = d;
 		}
@@ -1090,7 +1105,7 @@ int vd_fsync(dinode *d, task *t)
 		return 0;
 	if (d->pc.dirty && !d->wb_active)
 		vd_writeback_start(d, 1);
-	task_park(t, &d->wb_waiters);
+	task_park(t, vd_wb_waiters(d));
 	return 1;
 }
 
@@ -1106,7 +1121,7 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 	 * truncate_inode_pages waits on writeback) */
 	for (uint64_t p = from / PG; p < d->pc.npages_cap; p++) {
 		if (d->pc.pg[p] & PG_WRITEBACK) {
-			task_park(t, &d->wb_waiters);
+			task_park(t, vd_wb_waiters(d));
 			return 1;
 		}
 	}
@@ -1128,8 +1143,8 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 	if (fs->fsi) {
 		int rc = vd_fe_truncate_tree(d, t, new_size, from);
 		d->i_size = new_size;
-		if (d->wb_index > from)
-			d->wb_index = from;
+		if (d->x && d->x->wb_index > from)
+			d->x->wb_index = from;
 		task_cpu(fs->s, t, eio_call_ns(&c));
 		vd_sample(d);
 		return rc;
@@ -1149,8 +1164,8 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 		x->nfe = i;
 	}
 	d->i_size = new_size;
-	if (d->wb_index > from)
-		d->wb_index = from;
+	if (d->x && d->x->wb_index > from)
+		d->x->wb_index = from;
 	task_cpu(fs->s, t, eio_call_ns(&c) + dropped * C_FINISH_ORDERED_NS / 4);
 	vd_sample(d);
 	return 0;

@@ -106,14 +106,29 @@ typedef struct data_opts {
 /*
  * The parts of a dinode a file needs only once it is written back, read,
  * lseek'd or given array-mode items: extent maps, ordered extents, the
- * stand-alone array of file extent items, an lseek's range lock and
- * writeback's extent lock. A file tar has written and not yet flushed has
- * none of them: they are allocated at first use (vd_xw) and go with the
- * dinode. Reads of a dinode without them see them empty (vd_oe_n...).
+ * stand-alone array of file extent items, an lseek's range lock,
+ * writeback's state and extent lock. A file tar has written and not yet
+ * flushed has none of them: they are allocated at first use (vd_xw; a
+ * writeback pass allocates them when it starts) and go with the dinode.
+ * Reads of a dinode without them see them empty (vd_oe_n...).
  */
 typedef struct dinode_x {
 	emap_tree em;
 	ordered_tree oe;
+	/* writeback (the pass of d->wb_active) */
+	task *wb_task;
+	dbio *wb_bio;                  /* being built */
+	dbio *writes;                  /* write bios in flight */
+	waitq wb_waiters;              /* sync waits here */
+	uint64_t wb_index;             /* next file offset to look at */
+	uint64_t wb_inflight;          /* write bios in flight */
+	uint64_t ordered_bytes;        /* bytes of d's ordered extents */
+	uint64_t sp_data_alloc;        /* delalloc bytes writeback allocated
+					* since the last space update
+					* (consumed, not released) */
+	uint8_t wb_sync;
+	uint8_t wb_caller_waits;       /* vd_writeback_sync: bios wait on t */
+	uint8_t wb_skipped;            /* the pass skipped pages under writeback */
 	fext *fe;                      /* file extent items, sorted */
 	uint64_t nfe, fecap;
 	/* the range lock held by an lseek: [start, EOF] until `until`. Its
@@ -129,33 +144,29 @@ typedef struct dinode_x {
 	simtime_t wb_lock_until;
 } dinode_x;
 
+/*
+ * One per file the data path has seen, so every byte counts (untar holds
+ * 226,000 at once): pointers first, then the 64-bit fields, the embedded
+ * structs and the flags last, with no padding in between (wasm32 and
+ * LP64); flags are bytes.
+ */
 typedef struct dinode {
 	struct dfs *fs;
 	struct inode *inode;           /* tree mode: the substrate's inode;
 					* NULL once evicted */
-	uint64_t ino;
-	uint64_t i_size;
-	uint64_t nbytes;               /* inode_get_bytes */
-	eio_tree io;
-	pc_inode pc;
 	dinode_x *x;                   /* NULL until needed (above) */
-	uint64_t delalloc_bytes;
 	/* in-flight reads (their pages are LOCKED in io) */
 	dbio *reads;
-	/* writeback */
-	task *wb_task;
-	int wb_active, wb_sync;
-	uint64_t wb_index;             /* next file offset to look at */
-	dbio *wb_bio;                  /* being built */
-	uint64_t wb_inflight;          /* write bios in flight */
-	dbio *writes;                  /* write bios in flight */
-	waitq wb_waiters;              /* sync waits here */
-	int wb_caller_waits;           /* vd_writeback_sync: bios wait on t */
-	int wb_skipped;                /* the pass skipped pages under writeback */
 	/* the bdi's b_dirty list (while pc.is_dirty, oldest dirtied first)
 	 * and the inode LRU the memory shrinker walks (least recently used
 	 * first) */
 	struct dinode *dnext, *dprev, *lnext, *lprev;
+	/* on its root's delalloc_inodes list (space_fs.c keeps the lists) */
+	struct dinode *sp_lnext, *sp_lprev;
+	uint64_t ino;
+	uint64_t i_size;
+	uint64_t nbytes;               /* inode_get_bytes */
+	uint64_t delalloc_bytes;
 	/* space reservation (space_fs.h): data bytes reserved and not yet
 	 * allocated, and the delalloc metadata reserve (btrfs_inode's
 	 * block_rsv, outstanding_extents, csum_bytes) */
@@ -164,21 +175,21 @@ typedef struct dinode {
 					* not copied yet (counted as delalloc
 					* to come, as the kernel counts its
 					* extents and csum bytes at reserve) */
-	uint64_t ordered_bytes;        /* bytes of d's ordered extents */
-	uint64_t sp_data_alloc;        /* delalloc bytes writeback allocated
-					* since the last update (consumed,
-					* not released) */
-	inode_rsv sp_rsv;
-	int sp_gone;                   /* evicted: holds nothing any more */
-	/* on its root's delalloc_inodes list (space_fs.c keeps the lists) */
-	int sp_on_list;
 	uint64_t sp_root_id;
-	struct dinode *sp_lnext, *sp_lprev;
-	/* the incremental check (check.h): touched since the last check
-	 * (on fs->chk_list), and what the checker last counted it holding */
-	int chk_touched;
+	/* the incremental check (check.h): what the checker last counted
+	 * it holding */
 	uint64_t chk_held[2];
-	int chk_listed;
+	eio_tree io;
+	pc_inode pc;
+	inode_rsv sp_rsv;
+	/* flags (0 or 1) */
+	uint8_t wb_active;             /* a writeback pass runs (x is there) */
+	uint8_t sp_gone;               /* evicted: holds nothing any more */
+	uint8_t sp_on_list;            /* on the delalloc_inodes list */
+	/* the incremental check: touched since the last check (on
+	 * fs->chk_list), and whether the checker last counted it listed */
+	uint8_t chk_touched;
+	uint8_t chk_listed;
 } dinode;
 
 /* An open file (struct file + btrfs_file_private). */
@@ -454,6 +465,19 @@ static inline simtime_t vd_lseek_until(const dinode *d)
 {
 	return d->x ? d->x->lseek_lock_until : 0;
 }
+/* writeback's numbers, 0 without a dinode_x */
+static inline uint64_t vd_wb_inflight(const dinode *d)
+{
+	return d->x ? d->x->wb_inflight : 0;
+}
+static inline uint64_t vd_ordered_bytes(const dinode *d)
+{
+	return d->x ? d->x->ordered_bytes : 0;
+}
+/* Where an fsync, truncate or sync waits for d's writeback: d is under
+ * writeback or has ordered extents or bios in flight, so it has its
+ * dinode_x. */
+waitq *vd_wb_waiters(dinode *d);
 /* An empty extent-map tree / ordered tree to look things up in when d has
  * no dinode_x (a lookup on an empty tree writes nothing). */
 emap_tree *vd_em_r(dinode *d);

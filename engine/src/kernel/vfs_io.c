@@ -357,9 +357,9 @@ int vio_fsync(fs_info *fs, task *t, struct inode *inode)
 	int rc = get(fs, inode, &d);
 	if (rc)
 		return rc;
-	if (d->wb_active || d->wb_inflight) {
+	if (d->wb_active || vd_wb_inflight(d)) {
 		/* an asynchronous writeback owns the inode: wait for it */
-		task_park(t, &d->wb_waiters);
+		task_park(t, vd_wb_waiters(d));
 		return 1;
 	}
 	if (d->pc.dirty == 0 && vd_oe_n(d) == 0)
@@ -432,8 +432,8 @@ int vio_setsize(fs_info *fs, task *t, struct inode *inode, uint64_t new_size,
 	/* pages under writeback would make truncate_setsize wait, and the
 	 * ordered wait needs the inode's writeback to itself: wait first,
 	 * before anything is changed */
-	if (d->wb_active || d->wb_inflight) {
-		task_park(t, &d->wb_waiters);
+	if (d->wb_active || vd_wb_inflight(d)) {
+		task_park(t, vd_wb_waiters(d));
 		return 1;
 	}
 	info->shrink = 1;
