@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backref.h"
 #include "btree.h"
 #include "costs.h"
 #include "fs.h"
@@ -28,6 +29,7 @@ static void dfs_rec_dump(sim *s, void *ctx)
 {
 	dfs *fs = ctx;
 	(void)s;
+	dfs_inodes_compact(fs);
 	for (int i = 0; i < fs->ninodes; i++)
 		eio_rec_dump(&fs->inodes[i]->io);
 }
@@ -191,13 +193,19 @@ void dfs_destroy(dfs *fs)
 	free(fs->chk_list);
 	fs->chk_list = NULL;
 	fs->chk_n = fs->chk_cap = 0;
+	dfs_inodes_compact(fs);
 	for (int i = 0; i < fs->ninodes; i++)
 		dinode_free(fs->inodes[i]);
+	if (fs->inodes_idx) {
+		u64map_free(fs->inodes_idx);
+		free(fs->inodes_idx);
+		fs->inodes_idx = NULL;
+	}
 	lab_pool_destroy(&fs->dinode_pool);
 	lab_pool_destroy(&fs->x_pool);
 	free(fs->inodes);
 	fs->inodes = NULL;
-	fs->ninodes = 0;
+	fs->ninodes = fs->inodes_len = 0;
 	for (int l = 0; l < FST_MAX_LEVEL; l++)
 		free(fs->fst_cached[l]);
 	free(fs->csum_cached);
@@ -207,10 +215,46 @@ void dfs_destroy(dfs *fs)
 	 * simulator is freed with them pending only if a run is cut short */
 }
 
+/* Remember that d sits in slot i of fs->inodes. Out of memory the index
+ * goes: evictions then search the array. */
+static void inodes_idx_put(dfs *fs, dinode *d, int i)
+{
+	if (!fs->inodes_idx && fs->inodes_len == 0)
+		fs->inodes_idx = lab_calloc(1, sizeof *fs->inodes_idx);
+	if (!fs->inodes_idx)
+		return;
+	if (u64map_put(fs->inodes_idx, (uint64_t)(uintptr_t)d, (uint32_t)i)) {
+		u64map_free(fs->inodes_idx);
+		free(fs->inodes_idx);
+		fs->inodes_idx = NULL;
+	}
+}
+
+void dfs_inodes_compact(dfs *fs)
+{
+	if (fs->ninodes == fs->inodes_len)
+		return;
+	int j = 0;
+	for (int i = 0; i < fs->inodes_len; i++) {
+		dinode *d = fs->inodes[i];
+		if (!d)
+			continue;
+		if (j != i) {
+			fs->inodes[j] = d;
+			inodes_idx_put(fs, d, j);
+		}
+		j++;
+	}
+	assert(j == fs->ninodes);
+	fs->inodes_len = j;
+}
+
 /* A new dinode appended to fs->inodes. */
 static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 {
-	if (fs->ninodes == fs->inodes_cap) {
+	if (fs->inodes_len == fs->inodes_cap && fs->ninodes < fs->inodes_len)
+		dfs_inodes_compact(fs);
+	if (fs->inodes_len == fs->inodes_cap) {
 		int nc = fs->inodes_cap ? fs->inodes_cap * 2 : 8;
 		dinode **n = lab_realloc(fs->inodes, (size_t)nc * sizeof(*n));
 		if (!n)
@@ -229,7 +273,9 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	space_inode_rsv_init(&d->sp_rsv);
 	d->pc.g = &fs->pcg;
 	vd_touch(d);
-	fs->inodes[fs->ninodes++] = d;
+	inodes_idx_put(fs, d, fs->inodes_len);
+	fs->inodes[fs->inodes_len++] = d;
+	fs->ninodes++;
 	*out = d;
 	return 0;
 }
@@ -270,13 +316,24 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 				fs->chk_list[i] = fs->chk_list[--fs->chk_n];
 				break;
 			}
-	for (int i = 0; i < fs->ninodes; i++) {
-		if (fs->inodes[i] != d)
-			continue;
-		memmove(fs->inodes + i, fs->inodes + i + 1,
-			(size_t)(fs->ninodes - i - 1) * sizeof(*fs->inodes));
+	uint32_t slot;
+	int at = -1;
+	if (fs->inodes_idx && u64map_get(fs->inodes_idx, (uint64_t)(uintptr_t)d, &slot)) {
+		at = (int)slot;
+		u64map_del(fs->inodes_idx, (uint64_t)(uintptr_t)d);
+	} else {
+		for (int i = 0; i < fs->inodes_len && at < 0; i++)
+			if (fs->inodes[i] == d)
+				at = i;
+	}
+	if (at >= 0) {
+		assert(fs->inodes[at] == d);
+		fs->inodes[at] = NULL;
 		fs->ninodes--;
-		break;
+		/* holes never outnumber the live inodes: a walk's compaction
+		 * stays in proportion to the work it saved */
+		if (fs->inodes_len - fs->ninodes > fs->ninodes)
+			dfs_inodes_compact(fs);
 	}
 	fs->delalloc_total -= d->delalloc_bytes;
 	dinode_free(d);
@@ -451,6 +508,7 @@ static int balance_dirty(dinode *d, task *t)
 	int rc = 0;
 	while (!rc && over_dirty_limit(fs)) {
 		dinode *v = NULL;
+		dfs_inodes_compact(fs);
 		for (int i = 0; i < fs->ninodes; i++) {
 			dinode *x = fs->inodes[i];
 			if (x->pc.dirty && !x->wb_active &&
@@ -1160,6 +1218,7 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 
 void dfs_remount(dfs *fs)
 {
+	dfs_inodes_compact(fs);
 	for (int i = 0; i < fs->ninodes; i++) {
 		dinode *d = fs->inodes[i];
 		assert(vd_clean(d));

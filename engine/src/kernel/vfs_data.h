@@ -70,6 +70,7 @@ struct dfs;
 struct fs_info;
 struct inode;
 struct trans_mgr;
+struct u64map;
 
 /* A bio of the data path: disk-contiguous pages of one inode. */
 typedef struct dbio {
@@ -196,8 +197,14 @@ typedef struct dfs {
 	/* the kernel's patches (patches.def): the fs_info's in tree mode,
 	 * the stand-alone caller's otherwise; ask with patch_on() */
 	const patchset *patches;
-	dinode **inodes;               /* in creation order */
-	int ninodes, inodes_cap;
+	/* in creation order: ninodes live ones in the first inodes_len
+	 * slots, with NULL holes evictions left until dfs_inodes_compact
+	 * (every walk calls it first; an eviction from the middle was a
+	 * search and a memmove of the array per unlink) */
+	dinode **inodes;
+	int ninodes, inodes_cap, inodes_len;
+	struct u64map *inodes_idx;     /* dinode address -> slot (NULL:
+					* none, evictions search) */
 	/* tree mode (vfs_io.h): the file extent items live in fsi's fs
 	 * trees; NULL: the stand-alone array model described above */
 	struct fs_info *fsi;
@@ -286,6 +293,9 @@ int dfs_inode_attach(dfs *fs, struct inode *inode, dinode **out);
 /* Forget d (its inode is evicted): pages, delalloc and the io_tree go;
  * bios still in flight complete without touching the trees. */
 void dfs_inode_evict(dfs *fs, dinode *d);
+/* Close the holes evictions left in fs->inodes (order kept): call before
+ * walking fs->inodes[0 .. ninodes). */
+void dfs_inodes_compact(dfs *fs);
 void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
 /* Close: drop the cached state (models btrfs_release_file). */
 void dfile_close(dfile *f);

@@ -64,6 +64,8 @@ static int vio_check(fs_info *fs, void *ctx)
 	if (!df)
 		return 0;
 	int bad = 0, incr = fs->check_incr && !df->chk_lost;
+	if (!incr)
+		dfs_inodes_compact(df);
 	int n = incr ? df->chk_n : df->ninodes;
 	for (int i = 0; i < n; i++) {
 		dinode *d = incr ? df->chk_list[i] : df->inodes[i];
@@ -155,6 +157,7 @@ void vio_detach(fs_info *fs)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return;
+	dfs_inodes_compact(df);
 	for (int i = 0; i < df->ninodes; i++) {
 		if (!df->inodes[i]->sp_gone)
 			fs_space_inode_update(fs, df->inodes[i], sim_now(fs->sim), 1);
@@ -502,6 +505,7 @@ int vio_sync(fs_info *fs, task *t)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return LAB_ESTATE;
+	dfs_inodes_compact(df);
 	for (int i = 0; i < df->ninodes; i++) {
 		dinode *d = df->inodes[i];
 		if (!d->inode || vd_clean(d))
@@ -519,6 +523,7 @@ int vio_remount(fs_info *fs, task *t)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return LAB_ESTATE;
+	dfs_inodes_compact(df);
 	for (int i = 0; i < df->ninodes; i++)
 		if (!vd_clean(df->inodes[i]))
 			return LAB_ESTATE;
