@@ -82,8 +82,9 @@ ordered_tree *vd_oe_r(dinode *d)
 /* see vfs_data_int.h */
 void vd_dbio_free(dbio *b)
 {
-	free(b->offs);
-	free(b);
+	dfs *fs = b->d->fs;
+	b->next = fs->dbio_free;
+	fs->dbio_free = b;
 }
 
 static void space_note(dinode *d, simtime_t at, int evict);
@@ -201,6 +202,12 @@ void dfs_destroy(dfs *fs)
 		free(fs->inodes_idx);
 		fs->inodes_idx = NULL;
 	}
+	for (dbio *b = fs->dbio_free, *nx; b; b = nx) {
+		nx = b->next;
+		free(b->offs);
+		free(b);
+	}
+	fs->dbio_free = NULL;
 	lab_pool_destroy(&fs->dinode_pool);
 	lab_pool_destroy(&fs->x_pool);
 	free(fs->inodes);
@@ -591,8 +598,19 @@ static void wbio_end(sim *s, bio *b);
 /* see vfs_data_int.h */
 dbio *vd_dbio_new(dinode *d, int read, uint64_t disk)
 {
-	dbio *db = lab_calloc(1, sizeof(*db));
-	assert(db);
+	dfs *fs = d->fs;
+	dbio *db = fs->dbio_free;
+	if (db) {
+		fs->dbio_free = db->next;
+		uint64_t *offs = db->offs;
+		uint32_t cap = db->cap;
+		memset(db, 0, sizeof(*db));
+		db->offs = offs;
+		db->cap = cap;
+	} else {
+		db = lab_calloc(1, sizeof(*db));
+		assert(db);
+	}
 	db->d = d;
 	db->read = read;
 	db->b.op = read ? BIO_READ : BIO_WRITE;

@@ -276,6 +276,9 @@ typedef struct dfs {
 	dinode **chk_list;
 	int chk_n, chk_cap, chk_lost, chk_counted;
 	uint64_t chk_held[2], chk_listed;
+	dbio *dbio_free;               /* finished bios kept for reuse (a
+					* read of a file is a dozen windows:
+					* malloc was a tenth of a run) */
 	lab_pool dinode_pool;          /* the dinodes (labmem.h) */
 	lab_pool x_pool;               /* their dinode_x parts */
 } dfs;
