@@ -187,6 +187,42 @@ static void dinode_free(dinode *d)
 	lab_pool_free(&d->fs->dinode_pool, d);
 }
 
+static void slot_map_free(struct u64map **m)
+{
+	if (*m) {
+		u64map_free(*m);
+		free(*m);
+		*m = NULL;
+	}
+}
+
+/* Remember in *m that d sits in slot i of its array (empty: the array is,
+ * so a map made now is complete). Out of memory the map goes: lookups
+ * then search the array. */
+static void slot_put(struct u64map **m, int empty, dinode *d, int i)
+{
+	if (!*m && empty)
+		*m = lab_calloc(1, sizeof **m);
+	if (*m && u64map_put(*m, (uint64_t)(uintptr_t)d, (uint32_t)i))
+		slot_map_free(m);
+}
+
+/* d's slot in arr[0 .. n) (-1: none), forgotten by the map. */
+static int slot_take(struct u64map *m, dinode **arr, int n, const dinode *d)
+{
+	uint32_t slot;
+	if (m) {
+		if (!u64map_get(m, (uint64_t)(uintptr_t)d, &slot))
+			return -1;
+		u64map_del(m, (uint64_t)(uintptr_t)d);
+		return (int)slot;
+	}
+	for (int i = 0; i < n; i++)
+		if (arr[i] == d)
+			return i;
+	return -1;
+}
+
 void dfs_destroy(dfs *fs)
 {
 	if (fs->s)
@@ -197,11 +233,8 @@ void dfs_destroy(dfs *fs)
 	dfs_inodes_compact(fs);
 	for (int i = 0; i < fs->ninodes; i++)
 		dinode_free(fs->inodes[i]);
-	if (fs->inodes_idx) {
-		u64map_free(fs->inodes_idx);
-		free(fs->inodes_idx);
-		fs->inodes_idx = NULL;
-	}
+	slot_map_free(&fs->inodes_idx);
+	slot_map_free(&fs->chk_idx);
 	for (dbio *b = fs->dbio_free, *nx; b; b = nx) {
 		nx = b->next;
 		free(b->offs);
@@ -222,19 +255,9 @@ void dfs_destroy(dfs *fs)
 	 * simulator is freed with them pending only if a run is cut short */
 }
 
-/* Remember that d sits in slot i of fs->inodes. Out of memory the index
- * goes: evictions then search the array. */
 static void inodes_idx_put(dfs *fs, dinode *d, int i)
 {
-	if (!fs->inodes_idx && fs->inodes_len == 0)
-		fs->inodes_idx = lab_calloc(1, sizeof *fs->inodes_idx);
-	if (!fs->inodes_idx)
-		return;
-	if (u64map_put(fs->inodes_idx, (uint64_t)(uintptr_t)d, (uint32_t)i)) {
-		u64map_free(fs->inodes_idx);
-		free(fs->inodes_idx);
-		fs->inodes_idx = NULL;
-	}
+	slot_put(&fs->inodes_idx, fs->inodes_len == 0, d, i);
 }
 
 void dfs_inodes_compact(dfs *fs)
@@ -317,22 +340,16 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 	fs->chk_held[0] -= d->chk_held[0];
 	fs->chk_held[1] -= d->chk_held[1];
 	fs->chk_listed -= (uint64_t)d->chk_listed;
-	if (d->chk_touched)
-		for (int i = 0; i < fs->chk_n; i++)
-			if (fs->chk_list[i] == d) {
-				fs->chk_list[i] = fs->chk_list[--fs->chk_n];
-				break;
-			}
-	uint32_t slot;
-	int at = -1;
-	if (fs->inodes_idx && u64map_get(fs->inodes_idx, (uint64_t)(uintptr_t)d, &slot)) {
-		at = (int)slot;
-		u64map_del(fs->inodes_idx, (uint64_t)(uintptr_t)d);
-	} else {
-		for (int i = 0; i < fs->inodes_len && at < 0; i++)
-			if (fs->inodes[i] == d)
-				at = i;
+	if (d->chk_touched) {
+		int i = slot_take(fs->chk_idx, fs->chk_list, fs->chk_n, d);
+		if (i >= 0) {
+			assert(fs->chk_list[i] == d);
+			fs->chk_list[i] = fs->chk_list[--fs->chk_n];
+			if (i < fs->chk_n)
+				slot_put(&fs->chk_idx, 0, fs->chk_list[i], i);
+		}
 	}
+	int at = slot_take(fs->inodes_idx, fs->inodes, fs->inodes_len, d);
 	if (at >= 0) {
 		assert(fs->inodes[at] == d);
 		fs->inodes[at] = NULL;
@@ -376,7 +393,19 @@ void vd_chk_touch(dinode *d)
 		fs->chk_cap = cap;
 	}
 	d->chk_touched = 1;
+	slot_put(&fs->chk_idx, fs->chk_n == 0, d, fs->chk_n);
 	fs->chk_list[fs->chk_n++] = d;
+}
+
+void vd_chk_reset(dfs *fs)
+{
+	for (int i = 0; i < fs->chk_n; i++) {
+		fs->chk_list[i]->chk_touched = 0;
+		if (fs->chk_idx)
+			u64map_del(fs->chk_idx, (uint64_t)(uintptr_t)fs->chk_list[i]);
+	}
+	fs->chk_n = 0;
+	fs->chk_lost = 0;
 }
 
 /* see vfs_data_int.h (every change of the io_tree, the pages or the

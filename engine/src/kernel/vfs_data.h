@@ -275,6 +275,7 @@ typedef struct dfs {
 	 * (no memory): the next check must be a full one. */
 	dinode **chk_list;
 	int chk_n, chk_cap, chk_lost, chk_counted;
+	struct u64map *chk_idx;        /* dinode address -> chk_list slot */
 	uint64_t chk_held[2], chk_listed;
 	dbio *dbio_free;               /* finished bios kept for reuse (a
 					* read of a file is a dozen windows:
@@ -305,6 +306,8 @@ void dfile_close(dfile *f);
 
 /* d's data state changed: the next incremental check looks at it. */
 void vd_chk_touch(dinode *d);
+/* The check is done: the touched list starts empty. */
+void vd_chk_reset(dfs *fs);
 
 /* The dirty_ratio threshold in bytes (0: none). */
 uint64_t dfs_dirty_limit(const dfs *fs);

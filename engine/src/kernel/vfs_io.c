@@ -103,10 +103,7 @@ static void vio_check_done(void *ctx, int full)
 	dfs *df = vio_dfs(ctx);
 	if (!df)
 		return;
-	for (int i = 0; i < df->chk_n; i++)
-		df->chk_list[i]->chk_touched = 0;
-	df->chk_n = 0;
-	df->chk_lost = 0;
+	vd_chk_reset(df);
 }
 
 int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
