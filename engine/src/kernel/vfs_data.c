@@ -583,11 +583,10 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 		bits |= EXTENT_DELALLOC_NEW;
 	/* pages already dirty carry DELALLOC already */
 	uint64_t newly = 0;
-	for (uint64_t i = first; i < first + n; i++) {
+	for (uint64_t i = first; i < first + n; i++)
 		if (!(d->pc.pg[i] & PG_DIRTY))
 			newly++;
-		pc_set(&d->pc, i, PG_PRESENT | PG_UPTODATE | PG_DIRTY, 0);
-	}
+	pc_set_range(&d->pc, first, n, PG_PRESENT | PG_UPTODATE | PG_DIRTY, 0);
 	/* writing past EOF with a gap: btrfs_cont_expand maps the gap as a
 	 * hole (an extent map; no item with NO_HOLES) */
 	uint64_t eof = (d->i_size + PG - 1) & ~(PG - 1);
@@ -710,8 +709,8 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	sim_series_add(fs->s, fs->series_ordered, sim_now(fs->s), (double)fs->ordered_inflight);
 	if (fs->ordered_wait.len && fs->ordered_inflight <= fs->ordered_wait_target)
 		waitq_wake_all(fs->s, &fs->ordered_wait, now);
-	for (uint64_t p = oe.file_off / PG; p < (oe.file_off + oe.len + PG - 1) / PG; p++)
-		pc_set(&d->pc, p, 0, PG_WRITEBACK);
+	pc_set_range(&d->pc, oe.file_off / PG,
+		     (oe.file_off + oe.len + PG - 1) / PG - oe.file_off / PG, 0, PG_WRITEBACK);
 	fs->ordered_done++;
 	space_note(d, now, 0);
 }
@@ -876,8 +875,7 @@ static int wb_extent(dinode *d, task *t)
 	assert(d->delalloc_bytes >= len);
 	d->delalloc_bytes -= len;
 	fs->delalloc_total -= len;
-	for (uint64_t p = ds / PG; p <= de / PG; p++)
-		pc_set(&d->pc, p, PG_WRITEBACK, PG_DIRTY);
+	pc_set_range(&d->pc, ds / PG, de / PG - ds / PG + 1, PG_WRITEBACK, PG_DIRTY);
 	if (!inline_ext)
 		d->sp_data_alloc += len;
 	space_note(d, t->clock, 0);
