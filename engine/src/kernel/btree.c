@@ -394,6 +394,15 @@ void bt_free_block(bt_tree *tr, bt_node *n, task *t)
 
 /* ------------------------------------------------------------------ COW */
 
+/* Copy n's first cnt entries into c (room reserved). */
+static void node_copy_entries(bt_node *c, const bt_node *n, int cnt)
+{
+	if (n->level && cnt)
+		memcpy(c->ptrs, n->ptrs, (size_t)cnt * sizeof(bt_ptr));
+	else if (cnt)
+		memcpy(c->items, n->items, (size_t)cnt * sizeof(bt_item));
+}
+
 /* Copy block n (linked from the path at `level`) into a new block of this
  * transaction unless it already belongs to it (models btrfs_cow_block with
  * should_cow_block and update_ref_for_cow). parent/pslot locate the pointer
@@ -412,10 +421,16 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 		btx_node_free_mem(c);
 		return NULL;
 	}
-	if (n->level && cnt)
-		memcpy(c->ptrs, n->ptrs, (size_t)cnt * sizeof(bt_ptr));
-	else if (cnt)
-		memcpy(c->items, n->items, (size_t)cnt * sizeof(bt_item));
+	/* The entries are copied now, or (n unshared, not recorded) at the
+	 * end: if n then keeps no contents the arrays are swapped instead
+	 * (c takes n's, n's shell takes c's empty one), saving the copy of
+	 * a whole block. Until then nothing reads c's entries: c is not
+	 * linked yet and the hooks see block numbers. */
+	int copied = 0;
+	if (n->mrefs > 1 || btx_rec(tr)) {
+		node_copy_entries(c, n, cnt);
+		copied = 1;
+	}
 	c->nritems = cnt;
 	c->used = n->used;
 	c->lock = n->lock; /* the same lock as far as waiters are concerned */
@@ -447,6 +462,22 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 			fs_hooks_free(fs, tr, n->bytenr, n->level, n->owner);
 		btx_tree_ref(tr, n, -1);
 		n->mrefs = 0;
+		if (!copied) {
+			if (cnt > 0 && !fs->opts.keep_commit_roots && !n->keep_mem) {
+				/* btx_node_defer would drop n's entries */
+				bt_item *it = n->items;
+				bt_ptr *pt = n->ptrs;
+				int cap = n->cap;
+				n->items = c->items;
+				n->ptrs = c->ptrs;
+				n->cap = c->cap;
+				c->items = it;
+				c->ptrs = pt;
+				c->cap = cap;
+			} else {
+				node_copy_entries(c, n, cnt);
+			}
+		}
 		btx_node_defer(fs, n);
 	}
 	if (parent) {
