@@ -110,7 +110,7 @@ void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node 
  * they go back to free(). Memory only: contents are never relied on.
  */
 #define ARR_CLASSES 64
-#define ARR_POOL_BYTES (8u << 20)
+#define ARR_POOL_BYTES (2u << 20)
 static struct arr_class {
 	size_t bytes;
 	void *free;          /* linked through the first word */
