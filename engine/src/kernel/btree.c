@@ -157,6 +157,18 @@ static void arr_put(void *p, size_t bytes)
 	arr_pooled += bytes;
 }
 
+void bt_arr_pool_drain(void)
+{
+	for (int i = 0; i < ARR_CLASSES; i++) {
+		for (void *p = arr_pool[i].free, *nx; p; p = nx) {
+			memcpy(&nx, p, sizeof(void *));
+			free(p);
+		}
+		arr_pool[i].free = NULL;
+	}
+	arr_pooled = 0;
+}
+
 /* Drop n's arrays (the entries they hold are gone). */
 static void node_arrays_put(bt_node *n)
 {
