@@ -196,25 +196,31 @@ static void slot_map_free(struct u64map **m)
 	}
 }
 
-/* Remember in *m that d sits in slot i of its array (empty: the array is,
- * so a map made now is complete). Out of memory the map goes: lookups
- * then search the array. */
-static void slot_put(struct u64map **m, int empty, dinode *d, int i)
+/* A map of an array's dinodes to their slots is made at the first
+ * removal from a long array (a run that removes none, untar's, pays
+ * nothing) and kept up to date from then on. Out of memory the map
+ * goes: removals then search the array. */
+static void slot_put(struct u64map **m, dinode *d, int i)
 {
-	if (!*m && empty)
-		*m = lab_calloc(1, sizeof **m);
 	if (*m && u64map_put(*m, (uint64_t)(uintptr_t)d, (uint32_t)i))
 		slot_map_free(m);
 }
 
-/* d's slot in arr[0 .. n) (-1: none), forgotten by the map. */
-static int slot_take(struct u64map *m, dinode **arr, int n, const dinode *d)
+/* d's slot in arr[0 .. n) (NULL slots are holes; -1: none), forgotten
+ * by the map. */
+static int slot_take(struct u64map **m, dinode **arr, int n, const dinode *d)
 {
 	uint32_t slot;
-	if (m) {
-		if (!u64map_get(m, (uint64_t)(uintptr_t)d, &slot))
+	if (!*m && n > 64) {
+		*m = lab_calloc(1, sizeof **m);
+		for (int i = 0; *m && i < n; i++)
+			if (arr[i])
+				slot_put(m, arr[i], i);
+	}
+	if (*m) {
+		if (!u64map_get(*m, (uint64_t)(uintptr_t)d, &slot))
 			return -1;
-		u64map_del(m, (uint64_t)(uintptr_t)d);
+		u64map_del(*m, (uint64_t)(uintptr_t)d);
 		return (int)slot;
 	}
 	for (int i = 0; i < n; i++)
@@ -257,7 +263,7 @@ void dfs_destroy(dfs *fs)
 
 static void inodes_idx_put(dfs *fs, dinode *d, int i)
 {
-	slot_put(&fs->inodes_idx, fs->inodes_len == 0, d, i);
+	slot_put(&fs->inodes_idx, d, i);
 }
 
 void dfs_inodes_compact(dfs *fs)
@@ -341,15 +347,15 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 	fs->chk_held[1] -= d->chk_held[1];
 	fs->chk_listed -= (uint64_t)d->chk_listed;
 	if (d->chk_touched) {
-		int i = slot_take(fs->chk_idx, fs->chk_list, fs->chk_n, d);
+		int i = slot_take(&fs->chk_idx, fs->chk_list, fs->chk_n, d);
 		if (i >= 0) {
 			assert(fs->chk_list[i] == d);
 			fs->chk_list[i] = fs->chk_list[--fs->chk_n];
 			if (i < fs->chk_n)
-				slot_put(&fs->chk_idx, 0, fs->chk_list[i], i);
+				slot_put(&fs->chk_idx, fs->chk_list[i], i);
 		}
 	}
-	int at = slot_take(fs->inodes_idx, fs->inodes, fs->inodes_len, d);
+	int at = slot_take(&fs->inodes_idx, fs->inodes, fs->inodes_len, d);
 	if (at >= 0) {
 		assert(fs->inodes[at] == d);
 		fs->inodes[at] = NULL;
@@ -393,7 +399,7 @@ void vd_chk_touch(dinode *d)
 		fs->chk_cap = cap;
 	}
 	d->chk_touched = 1;
-	slot_put(&fs->chk_idx, fs->chk_n == 0, d, fs->chk_n);
+	slot_put(&fs->chk_idx, d, fs->chk_n);
 	fs->chk_list[fs->chk_n++] = d;
 }
 

@@ -203,8 +203,8 @@ typedef struct dfs {
 	 * search and a memmove of the array per unlink) */
 	dinode **inodes;
 	int ninodes, inodes_cap, inodes_len;
-	struct u64map *inodes_idx;     /* dinode address -> slot (NULL:
-					* none, evictions search) */
+	struct u64map *inodes_idx;     /* dinode address -> slot, made at
+					* the first eviction (NULL: none) */
 	/* tree mode (vfs_io.h): the file extent items live in fsi's fs
 	 * trees; NULL: the stand-alone array model described above */
 	struct fs_info *fsi;
