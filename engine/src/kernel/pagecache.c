@@ -106,7 +106,8 @@ void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t 
 			de += en ? k : (uint64_t)0 - k;
 		if (en && idx < ef)
 			ef = idx;
-		memset(pg + idx, nw, k);
+		for (uint64_t j = 0; j < k; j++)
+			pg[idx + j] = nw;
 		idx += k;
 	}
 	p->present += dp;
