@@ -187,22 +187,26 @@ int btx_node_reserve(bt_node *n, int need)
 	int cap = n->cap ? n->cap : 8;
 	while (cap < need)
 		cap += cap / 8 + 4;
-	/* a new block's array may come from the pool; a growing one is
-	 * realloc'd (often in place: no copy) */
+	/* the entries kept: realloc's copy, up to what n holds */
+	size_t keep = n->nritems > 0 ? (size_t)(n->nritems < n->cap ? n->nritems : n->cap) : 0;
 	if (n->level) {
 		int max = (int)BT_NODE_PTRS;
 		if (cap > max)
 			cap = max > need ? max : need;
-		bt_ptr *p = n->ptrs ? lab_realloc(n->ptrs, (size_t)cap * sizeof(*p))
-				    : arr_get((size_t)cap * sizeof(*p));
+		bt_ptr *p = arr_get((size_t)cap * sizeof(*p));
 		if (!p)
 			return LAB_ENOMEM;
+		if (keep && n->ptrs)
+			memcpy(p, n->ptrs, keep * sizeof(*p));
+		arr_put(n->ptrs, (size_t)n->cap * sizeof(*p));
 		n->ptrs = p;
 	} else {
-		bt_item *p = n->items ? lab_realloc(n->items, (size_t)cap * sizeof(*p))
-				      : arr_get((size_t)cap * sizeof(*p));
+		bt_item *p = arr_get((size_t)cap * sizeof(*p));
 		if (!p)
 			return LAB_ENOMEM;
+		if (keep && n->items)
+			memcpy(p, n->items, keep * sizeof(*p));
+		arr_put(n->items, (size_t)n->cap * sizeof(*p));
 		n->items = p;
 	}
 	n->cap = cap;
