@@ -60,6 +60,7 @@ static uint64_t read_all(dfs *fs, dinode *d, task *t, uint64_t npages)
 			t->clock = sim_now(fs->s);
 		}
 		int inflight = 0;
+		dfs_inodes_compact(fs);
 		for (int k = 0; k < fs->ninodes; k++)
 			inflight += fs->inodes[k]->reads != NULL;
 		if (!inflight && fs->pcg.cached > peak)

@@ -462,6 +462,7 @@ static int rc_shell_step(sim *s, task *t)
 		/* fall through */
 	case PH_SNAP_FLUSH:
 		/* create_snapshot: btrfs_start_delalloc_inodes(root) ... */
+		dfs_inodes_compact(sdf);
 		for (int i = 0; i < sdf->ninodes; i++)
 			if (sdf->inodes[i]->pc.dirty)
 				vd_writeback_start(sdf->inodes[i], 1);
@@ -470,6 +471,7 @@ static int rc_shell_step(sim *s, task *t)
 		/* fall through */
 	case PH_SNAP_WAIT:
 		/* ... and btrfs_wait_ordered_extents */
+		dfs_inodes_compact(sdf);
 		while (c->scan < (uint64_t)sdf->ninodes) {
 			dinode *d = sdf->inodes[c->scan];
 			if (!vd_clean(d)) {

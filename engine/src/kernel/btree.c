@@ -101,6 +101,83 @@ void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node 
 
 /* ------------------------------------------------------------ node memory */
 
+/*
+ * Node arrays come in the few sizes btx_node_reserve's growth steps make,
+ * and every COW allocates one and frees another of a leaf's size (KiBs:
+ * malloc's slow path, a tenth of a bonnie run). Freed arrays wait on a
+ * free list per size for the next node of that size. Bounded: past
+ * ARR_POOL_BYTES, or for a size not among the first ARR_CLASSES seen,
+ * they go back to free(). Memory only: contents are never relied on.
+ */
+#define ARR_CLASSES 64
+#define ARR_POOL_BYTES (2u << 20)
+static struct arr_class {
+	size_t bytes;
+	void *free;          /* linked through the first word */
+} arr_pool[ARR_CLASSES];
+static size_t arr_pooled;
+
+static struct arr_class *arr_class_of(size_t bytes)
+{
+	for (int i = 0; i < ARR_CLASSES; i++) {
+		if (arr_pool[i].bytes == bytes)
+			return &arr_pool[i];
+		if (!arr_pool[i].bytes) {
+			arr_pool[i].bytes = bytes;
+			return &arr_pool[i];
+		}
+	}
+	return NULL;
+}
+
+static void *arr_get(size_t bytes)
+{
+	struct arr_class *c = arr_class_of(bytes);
+	if (c && c->free) {
+		void *p = c->free;
+		memcpy(&c->free, p, sizeof(void *));
+		arr_pooled -= bytes;
+		return p;
+	}
+	return lab_malloc(bytes);
+}
+
+static void arr_put(void *p, size_t bytes)
+{
+	if (!p)
+		return;
+	struct arr_class *c = bytes >= sizeof(void *) && arr_pooled + bytes <= ARR_POOL_BYTES
+		? arr_class_of(bytes) : NULL;
+	if (!c) {
+		free(p);
+		return;
+	}
+	memcpy(p, &c->free, sizeof(void *));
+	c->free = p;
+	arr_pooled += bytes;
+}
+
+void bt_arr_pool_drain(void)
+{
+	for (int i = 0; i < ARR_CLASSES; i++) {
+		for (void *p = arr_pool[i].free, *nx; p; p = nx) {
+			memcpy(&nx, p, sizeof(void *));
+			free(p);
+		}
+		arr_pool[i].free = NULL;
+	}
+	arr_pooled = 0;
+}
+
+/* Drop n's arrays (the entries they hold are gone). */
+static void node_arrays_put(bt_node *n)
+{
+	arr_put(n->items, (size_t)n->cap * sizeof(bt_item));
+	arr_put(n->ptrs, (size_t)n->cap * sizeof(bt_ptr));
+	n->items = NULL;
+	n->ptrs = NULL;
+}
+
 /* Make room for `need` entries in n's array. Returns 0 or LAB_ENOMEM. */
 int btx_node_reserve(bt_node *n, int need)
 {
@@ -110,18 +187,26 @@ int btx_node_reserve(bt_node *n, int need)
 	int cap = n->cap ? n->cap : 8;
 	while (cap < need)
 		cap += cap / 8 + 4;
+	/* the entries kept: realloc's copy, up to what n holds */
+	size_t keep = n->nritems > 0 ? (size_t)(n->nritems < n->cap ? n->nritems : n->cap) : 0;
 	if (n->level) {
 		int max = (int)BT_NODE_PTRS;
 		if (cap > max)
 			cap = max > need ? max : need;
-		bt_ptr *p = lab_realloc(n->ptrs, (size_t)cap * sizeof(*p));
+		bt_ptr *p = arr_get((size_t)cap * sizeof(*p));
 		if (!p)
 			return LAB_ENOMEM;
+		if (keep && n->ptrs)
+			memcpy(p, n->ptrs, keep * sizeof(*p));
+		arr_put(n->ptrs, (size_t)n->cap * sizeof(*p));
 		n->ptrs = p;
 	} else {
-		bt_item *p = lab_realloc(n->items, (size_t)cap * sizeof(*p));
+		bt_item *p = arr_get((size_t)cap * sizeof(*p));
 		if (!p)
 			return LAB_ENOMEM;
+		if (keep && n->items)
+			memcpy(p, n->items, keep * sizeof(*p));
+		arr_put(n->items, (size_t)n->cap * sizeof(*p));
 		n->items = p;
 	}
 	n->cap = cap;
@@ -130,8 +215,7 @@ int btx_node_reserve(bt_node *n, int need)
 
 void btx_node_free_mem(bt_node *n)
 {
-	free(n->items);
-	free(n->ptrs);
+	node_arrays_put(n);
 	free(n);
 }
 
@@ -169,10 +253,7 @@ void btx_node_defer(fs_info *fs, bt_node *n)
 	fs->deferred = n;
 	if (!fs->opts.keep_commit_roots && !n->keep_mem) {
 		/* nobody reads the old copy: keep only the shell (bytenr, gen) */
-		free(n->items);
-		free(n->ptrs);
-		n->items = NULL;
-		n->ptrs = NULL;
+		node_arrays_put(n);
 		n->nritems = 0;
 		n->cap = 0;
 		n->used = 0;
@@ -330,6 +411,15 @@ void bt_free_block(bt_tree *tr, bt_node *n, task *t)
 
 /* ------------------------------------------------------------------ COW */
 
+/* Copy n's first cnt entries into c (room reserved). */
+static void node_copy_entries(bt_node *c, const bt_node *n, int cnt)
+{
+	if (n->level && cnt)
+		memcpy(c->ptrs, n->ptrs, (size_t)cnt * sizeof(bt_ptr));
+	else if (cnt)
+		memcpy(c->items, n->items, (size_t)cnt * sizeof(bt_item));
+}
+
 /* Copy block n (linked from the path at `level`) into a new block of this
  * transaction unless it already belongs to it (models btrfs_cow_block with
  * should_cow_block and update_ref_for_cow). parent/pslot locate the pointer
@@ -348,10 +438,16 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 		btx_node_free_mem(c);
 		return NULL;
 	}
-	if (n->level && cnt)
-		memcpy(c->ptrs, n->ptrs, (size_t)cnt * sizeof(bt_ptr));
-	else if (cnt)
-		memcpy(c->items, n->items, (size_t)cnt * sizeof(bt_item));
+	/* The entries are copied now, or (n unshared, not recorded) at the
+	 * end: if n then keeps no contents the arrays are swapped instead
+	 * (c takes n's, n's shell takes c's empty one), saving the copy of
+	 * a whole block. Until then nothing reads c's entries: c is not
+	 * linked yet and the hooks see block numbers. */
+	int copied = 0;
+	if (n->mrefs > 1 || btx_rec(tr)) {
+		node_copy_entries(c, n, cnt);
+		copied = 1;
+	}
 	c->nritems = cnt;
 	c->used = n->used;
 	c->lock = n->lock; /* the same lock as far as waiters are concerned */
@@ -383,6 +479,22 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 			fs_hooks_free(fs, tr, n->bytenr, n->level, n->owner);
 		btx_tree_ref(tr, n, -1);
 		n->mrefs = 0;
+		if (!copied) {
+			if (cnt > 0 && !fs->opts.keep_commit_roots && !n->keep_mem) {
+				/* btx_node_defer would drop n's entries */
+				bt_item *it = n->items;
+				bt_ptr *pt = n->ptrs;
+				int cap = n->cap;
+				n->items = c->items;
+				n->ptrs = c->ptrs;
+				n->cap = c->cap;
+				c->items = it;
+				c->ptrs = pt;
+				c->cap = cap;
+			} else {
+				node_copy_entries(c, n, cnt);
+			}
+		}
 		btx_node_defer(fs, n);
 	}
 	if (parent) {
@@ -728,7 +840,7 @@ static void del_leaf(bt_tree *tr, bt_path *p, bt_node *leaf)
 		if (parent == tr->root) {
 			/* the tree became empty: the root turns into a leaf */
 			parent->level = 0;
-			free(parent->ptrs);
+			arr_put(parent->ptrs, (size_t)parent->cap * sizeof(bt_ptr));
 			parent->ptrs = NULL;
 			parent->cap = 0;
 			parent->used = 0;

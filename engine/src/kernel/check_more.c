@@ -223,6 +223,8 @@ static int count_holders(fs_info *fs, dfs *df)
 	int incr = fs->check_incr && df->chk_counted && !df->chk_lost;
 	if (!incr)
 		df->chk_held[0] = df->chk_held[1] = df->chk_listed = 0;
+	if (!incr)
+		dfs_inodes_compact(df);
 	int n = incr ? df->chk_n : df->ninodes;
 	for (int i = 0; i < n; i++) {
 		dinode *d = incr ? df->chk_list[i] : df->inodes[i];
@@ -270,6 +272,8 @@ static int check_space_reservations(fs_info *fs)
 			fails++;
 		}
 	}
+	if (df && !incr)
+		dfs_inodes_compact(df);
 	int n = !df ? 0 : incr ? df->chk_n : df->ninodes;
 	for (int i = 0; i < n; i++) {
 		const dinode *d = incr ? df->chk_list[i] : df->inodes[i];

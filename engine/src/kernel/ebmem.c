@@ -192,6 +192,11 @@ int ebmem_create(sim *s, const ebmem_cfg *cfg, ebmem **out)
 /* Free the allocator (its ebs must have been freed). */
 void ebmem_destroy(ebmem *m)
 {
+	for (ebmem_eb *eb = m->eb_free, *nx; eb; eb = nx) {
+		nx = eb->next_free;
+		free(eb->items);
+		free(eb);
+	}
 	free(m);
 }
 
@@ -268,9 +273,20 @@ static void ebmem_charge(task *t, uint64_t fast, uint64_t slow, sim *s)
 /* A new, empty eb descriptor (the memory itself was priced already). */
 static ebmem_eb *ebmem_eb_new(ebmem *m, int dummy)
 {
-	ebmem_eb *eb = lab_calloc(1, sizeof(*eb));
-	if (!eb)
-		return NULL;
+	ebmem_eb *eb = m->eb_free;
+	if (eb) {
+		m->eb_free = eb->next_free;
+		m->n_eb_free--;
+		bt_item *items = eb->items;
+		int cap = eb->cap;
+		memset(eb, 0, sizeof(*eb));
+		eb->items = items;
+		eb->cap = cap;
+	} else {
+		eb = lab_calloc(1, sizeof(*eb));
+		if (!eb)
+			return NULL;
+	}
 	eb->id = ++m->next_id;
 	eb->dummy = dummy;
 	m->live_ebs++;
@@ -386,6 +402,12 @@ void ebmem_free(ebmem *m, ebmem_eb *eb)
 	assert(m->live_ebs > 0);
 	m->live_ebs--;
 	m->frees++;
+	if (m->n_eb_free < 64) {
+		eb->next_free = m->eb_free;
+		m->eb_free = eb;
+		m->n_eb_free++;
+		return;
+	}
 	free(eb->items);
 	free(eb);
 }

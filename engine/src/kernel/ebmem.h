@@ -77,6 +77,7 @@ typedef struct ebmem_eb {
 	uint32_t used;        /* leaf bytes copied */
 	uint64_t src_bytenr;  /* leaf last copied in (0: none) */
 	bt_item *items;
+	struct ebmem_eb *next_free;  /* on ebmem.eb_free */
 } ebmem_eb;
 
 typedef struct ebmem {
@@ -98,6 +99,10 @@ typedef struct ebmem {
 	lhist lat;                   /* whole-eb allocation latency */
 	lhist slow_lat;              /* each direct reclaim, per page */
 	int c_slow, s_pressure;      /* sim counter / series ids */
+	/* freed ebs kept with their item arrays for the next one (a log
+	 * copies a leaf-sized array per fsync: malloc's slow path) */
+	ebmem_eb *eb_free;
+	int n_eb_free;
 } ebmem;
 
 int ebmem_create(sim *s, const ebmem_cfg *cfg, ebmem **out);

@@ -767,6 +767,7 @@ void fs_unmount(fs_info *fs)
 	bt_tree_destroy(&fs->extent_tree);
 	bt_tree_destroy(&fs->csum_tree);
 	bt_release_deferred(fs);
+	bt_arr_pool_drain();
 	check_incr_free(fs);
 	fs_space_destroy(fs);
 	alloc_destroy(&fs->alloc);

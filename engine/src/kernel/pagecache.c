@@ -83,6 +83,48 @@ void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear)
 	p->pg[idx] = n;
 }
 
+void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t clear)
+{
+	/* deltas wrap as pc_set's (uint64_t)-1 steps do */
+	uint64_t dp = 0, dd = 0, dw = 0, de = 0, ef = p->evict_from;
+	uint8_t *pg = p->pg;
+	/* by runs of pages with the same flags (a write's or a writeback's
+	 * pages mostly all have the same) */
+	for (uint64_t idx = first, end = first + n; idx < end;) {
+		uint8_t o = pg[idx];
+		uint64_t k = 1;
+		while (idx + k < end && pg[idx + k] == o)
+			k++;
+		uint8_t nw = (uint8_t)((o & ~clear) | set);
+		uint8_t x = o ^ nw;
+		if (x & PG_PRESENT)
+			dp += (nw & PG_PRESENT) ? k : (uint64_t)0 - k;
+		if (x & PG_DIRTY)
+			dd += (nw & PG_DIRTY) ? k : (uint64_t)0 - k;
+		if (x & PG_WRITEBACK)
+			dw += (nw & PG_WRITEBACK) ? k : (uint64_t)0 - k;
+		int eo = pc_evictable(o), en = pc_evictable(nw);
+		if (eo != en)
+			de += en ? k : (uint64_t)0 - k;
+		if (en && idx < ef)
+			ef = idx;
+		for (uint64_t j = 0; j < k; j++)
+			pg[idx + j] = nw;
+		idx += k;
+	}
+	p->present += dp;
+	p->dirty += dd;
+	p->writeback += dw;
+	p->evictable += de;
+	p->evict_from = ef;
+	pc_global *g = p->g;
+	if (g) {
+		g->cached += dp;
+		g->dirty += dd;
+		g->writeback += dw;
+	}
+}
+
 void pc_touch(pc_inode *p)
 {
 	if (p->g)
@@ -99,11 +141,10 @@ uint64_t pc_evict_run(pc_inode *p, uint64_t max, uint64_t *first)
 	p->evict_from = i;
 	uint64_t n = 0;
 	*first = i;
-	while (i < p->npages_cap && n < max && pc_evictable(p->pg[i])) {
-		pc_set(p, i, 0, 0xff);
-		i++;
+	while (i + n < p->npages_cap && n < max && pc_evictable(p->pg[i + n]))
 		n++;
-	}
+	pc_set_range(p, i, n, 0, 0xff);
+	i += n;
 	p->evict_from = i;
 	return n;
 }

@@ -71,6 +71,8 @@ static inline uint8_t pc_flags(const pc_inode *p, uint64_t idx)
 }
 /* Change one page's flags, keeping the counts. */
 void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear);
+/* pc_set of each page of [first, first + n) (the counts added once). */
+void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t clear);
 /* Drop every clean page (drop_caches / unmount); dirty pages stay. */
 void pc_drop_clean(pc_inode *p);
 /* Record an access to the inode's cache (its place in the inode LRU). */

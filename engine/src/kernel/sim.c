@@ -25,6 +25,7 @@ typedef struct event {
 
 #define SERIES_CAP 1024   /* points kept per series before decimation */
 #define MAX_NAMED 128     /* counters, series, trace kinds: each */
+#define NAME_HINTS 64
 #define MAX_DUMPERS 16    /* structures listed when a recording starts */
 
 /* A busy CPU: when it is free, and the task that ran on it last. */
@@ -64,6 +65,9 @@ struct sim {
 
 	series *series[MAX_NAMED];
 	int nseries;
+	/* the id a name's address last resolved to, checked with one strcmp
+	 * (hot paths ask for their counter by name on every call) */
+	uint8_t counter_hint[NAME_HINTS], series_hint[NAME_HINTS];
 
 	/* recording (sim.h): kinds, then the events as words: the time;
 	 * kind | (task + 1) << 16 | nargs << 32; the arguments */
@@ -568,20 +572,32 @@ void simlock_write_release(simlock *l, simtime_t until)
 
 /* ------------------------------------------------ counters, series, trace */
 
-static int name_index(char (*names)[40], int *n, const char *name)
+static uint8_t *name_hint(uint8_t *hints, const char *name)
 {
+	uintptr_t a = (uintptr_t)name;
+	return &hints[(a ^ (a >> 6) ^ (a >> 12)) % NAME_HINTS];
+}
+
+static int name_index(char (*names)[40], int *n, const char *name, uint8_t *hints)
+{
+	uint8_t *h = name_hint(hints, name);
+	if (*h < *n && strcmp(names[*h], name) == 0)
+		return *h;
 	for (int i = 0; i < *n; i++)
-		if (strcmp(names[i], name) == 0)
+		if (strcmp(names[i], name) == 0) {
+			*h = (uint8_t)i;
 			return i;
+		}
 	if (*n >= MAX_NAMED)
 		return -1;
 	snprintf(names[*n], 40, "%s", name);
+	*h = (uint8_t)*n;
 	return (*n)++;
 }
 
 int sim_counter_id(sim *s, const char *name)
 {
-	return name_index(s->counter_names, &s->ncounters, name);
+	return name_index(s->counter_names, &s->ncounters, name, s->counter_hint);
 }
 
 void sim_count(sim *s, int id, int64_t delta)
@@ -600,9 +616,14 @@ int64_t sim_counter(const sim *s, const char *name)
 
 int sim_series_id(sim *s, const char *name)
 {
+	uint8_t *h = name_hint(s->series_hint, name);
+	if (*h < s->nseries && strcmp(s->series[*h]->name, name) == 0)
+		return *h;
 	for (int i = 0; i < s->nseries; i++)
-		if (strcmp(s->series[i]->name, name) == 0)
+		if (strcmp(s->series[i]->name, name) == 0) {
+			*h = (uint8_t)i;
 			return i;
+		}
 	if (s->nseries >= MAX_NAMED)
 		return -1;
 	series *se = lab_calloc(1, sizeof *se);
@@ -610,6 +631,7 @@ int sim_series_id(sim *s, const char *name)
 		return -1;
 	snprintf(se->name, sizeof se->name, "%s", name);
 	se->stride = 1;
+	*h = (uint8_t)s->nseries;
 	s->series[s->nseries] = se;
 	return s->nseries++;
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backref.h"
 #include "btree.h"
 #include "costs.h"
 #include "fs.h"
@@ -28,6 +29,7 @@ static void dfs_rec_dump(sim *s, void *ctx)
 {
 	dfs *fs = ctx;
 	(void)s;
+	dfs_inodes_compact(fs);
 	for (int i = 0; i < fs->ninodes; i++)
 		eio_rec_dump(&fs->inodes[i]->io);
 }
@@ -86,8 +88,9 @@ ordered_tree *vd_oe_r(dinode *d)
 /* see vfs_data_int.h */
 void vd_dbio_free(dbio *b)
 {
-	free(b->offs);
-	free(b);
+	dfs *fs = b->d->fs;
+	b->next = fs->dbio_free;
+	fs->dbio_free = b;
 }
 
 static void space_note(dinode *d, simtime_t at, int evict);
@@ -190,6 +193,48 @@ static void dinode_free(dinode *d)
 	lab_pool_free(&d->fs->dinode_pool, d);
 }
 
+static void slot_map_free(struct u64map **m)
+{
+	if (*m) {
+		u64map_free(*m);
+		free(*m);
+		*m = NULL;
+	}
+}
+
+/* A map of an array's dinodes to their slots is made at the first
+ * removal from a long array (a run that removes none, untar's, pays
+ * nothing) and kept up to date from then on. Out of memory the map
+ * goes: removals then search the array. */
+static void slot_put(struct u64map **m, dinode *d, int i)
+{
+	if (*m && u64map_put(*m, (uint64_t)(uintptr_t)d, (uint32_t)i))
+		slot_map_free(m);
+}
+
+/* d's slot in arr[0 .. n) (NULL slots are holes; -1: none), forgotten
+ * by the map. */
+static int slot_take(struct u64map **m, dinode **arr, int n, const dinode *d)
+{
+	uint32_t slot;
+	if (!*m && n > 64) {
+		*m = lab_calloc(1, sizeof **m);
+		for (int i = 0; *m && i < n; i++)
+			if (arr[i])
+				slot_put(m, arr[i], i);
+	}
+	if (*m) {
+		if (!u64map_get(*m, (uint64_t)(uintptr_t)d, &slot))
+			return -1;
+		u64map_del(*m, (uint64_t)(uintptr_t)d);
+		return (int)slot;
+	}
+	for (int i = 0; i < n; i++)
+		if (arr[i] == d)
+			return i;
+	return -1;
+}
+
 void dfs_destroy(dfs *fs)
 {
 	if (fs->s)
@@ -197,13 +242,22 @@ void dfs_destroy(dfs *fs)
 	free(fs->chk_list);
 	fs->chk_list = NULL;
 	fs->chk_n = fs->chk_cap = 0;
+	dfs_inodes_compact(fs);
 	for (int i = 0; i < fs->ninodes; i++)
 		dinode_free(fs->inodes[i]);
+	slot_map_free(&fs->inodes_idx);
+	slot_map_free(&fs->chk_idx);
+	for (dbio *b = fs->dbio_free, *nx; b; b = nx) {
+		nx = b->next;
+		free(b->offs);
+		free(b);
+	}
+	fs->dbio_free = NULL;
 	lab_pool_destroy(&fs->dinode_pool);
 	lab_pool_destroy(&fs->x_pool);
 	free(fs->inodes);
 	fs->inodes = NULL;
-	fs->ninodes = 0;
+	fs->ninodes = fs->inodes_len = 0;
 	for (int l = 0; l < FST_MAX_LEVEL; l++)
 		free(fs->fst_cached[l]);
 	free(fs->csum_cached);
@@ -213,10 +267,36 @@ void dfs_destroy(dfs *fs)
 	 * simulator is freed with them pending only if a run is cut short */
 }
 
+static void inodes_idx_put(dfs *fs, dinode *d, int i)
+{
+	slot_put(&fs->inodes_idx, d, i);
+}
+
+void dfs_inodes_compact(dfs *fs)
+{
+	if (fs->ninodes == fs->inodes_len)
+		return;
+	int j = 0;
+	for (int i = 0; i < fs->inodes_len; i++) {
+		dinode *d = fs->inodes[i];
+		if (!d)
+			continue;
+		if (j != i) {
+			fs->inodes[j] = d;
+			inodes_idx_put(fs, d, j);
+		}
+		j++;
+	}
+	assert(j == fs->ninodes);
+	fs->inodes_len = j;
+}
+
 /* A new dinode appended to fs->inodes. */
 static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 {
-	if (fs->ninodes == fs->inodes_cap) {
+	if (fs->inodes_len == fs->inodes_cap && fs->ninodes < fs->inodes_len)
+		dfs_inodes_compact(fs);
+	if (fs->inodes_len == fs->inodes_cap) {
 		int nc = fs->inodes_cap ? fs->inodes_cap * 2 : 8;
 		dinode **n = lab_realloc(fs->inodes, (size_t)nc * sizeof(*n));
 		if (!n)
@@ -235,7 +315,9 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	space_inode_rsv_init(&d->sp_rsv);
 	d->pc.g = &fs->pcg;
 	vd_touch(d);
-	fs->inodes[fs->ninodes++] = d;
+	inodes_idx_put(fs, d, fs->inodes_len);
+	fs->inodes[fs->inodes_len++] = d;
+	fs->ninodes++;
 	*out = d;
 	return 0;
 }
@@ -270,19 +352,24 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 	fs->chk_held[0] -= d->chk_held[0];
 	fs->chk_held[1] -= d->chk_held[1];
 	fs->chk_listed -= (uint64_t)d->chk_listed;
-	if (d->chk_touched)
-		for (int i = 0; i < fs->chk_n; i++)
-			if (fs->chk_list[i] == d) {
-				fs->chk_list[i] = fs->chk_list[--fs->chk_n];
-				break;
-			}
-	for (int i = 0; i < fs->ninodes; i++) {
-		if (fs->inodes[i] != d)
-			continue;
-		memmove(fs->inodes + i, fs->inodes + i + 1,
-			(size_t)(fs->ninodes - i - 1) * sizeof(*fs->inodes));
+	if (d->chk_touched) {
+		int i = slot_take(&fs->chk_idx, fs->chk_list, fs->chk_n, d);
+		if (i >= 0) {
+			assert(fs->chk_list[i] == d);
+			fs->chk_list[i] = fs->chk_list[--fs->chk_n];
+			if (i < fs->chk_n)
+				slot_put(&fs->chk_idx, fs->chk_list[i], i);
+		}
+	}
+	int at = slot_take(&fs->inodes_idx, fs->inodes, fs->inodes_len, d);
+	if (at >= 0) {
+		assert(fs->inodes[at] == d);
+		fs->inodes[at] = NULL;
 		fs->ninodes--;
-		break;
+		/* holes never outnumber the live inodes: a walk's compaction
+		 * stays in proportion to the work it saved */
+		if (fs->inodes_len - fs->ninodes > fs->ninodes)
+			dfs_inodes_compact(fs);
 	}
 	fs->delalloc_total -= d->delalloc_bytes;
 	dinode_free(d);
@@ -318,7 +405,19 @@ void vd_chk_touch(dinode *d)
 		fs->chk_cap = cap;
 	}
 	d->chk_touched = 1;
+	slot_put(&fs->chk_idx, d, fs->chk_n);
 	fs->chk_list[fs->chk_n++] = d;
+}
+
+void vd_chk_reset(dfs *fs)
+{
+	for (int i = 0; i < fs->chk_n; i++) {
+		fs->chk_list[i]->chk_touched = 0;
+		if (fs->chk_idx)
+			u64map_del(fs->chk_idx, (uint64_t)(uintptr_t)fs->chk_list[i]);
+	}
+	fs->chk_n = 0;
+	fs->chk_lost = 0;
 }
 
 /* see vfs_data_int.h (every change of the io_tree, the pages or the
@@ -457,6 +556,7 @@ static int balance_dirty(dinode *d, task *t)
 	int rc = 0;
 	while (!rc && over_dirty_limit(fs)) {
 		dinode *v = NULL;
+		dfs_inodes_compact(fs);
 		for (int i = 0; i < fs->ninodes; i++) {
 			dinode *x = fs->inodes[i];
 			if (x->pc.dirty && !x->wb_active &&
@@ -495,11 +595,10 @@ int vd_write(dinode *d, task *t, uint64_t off, uint64_t len)
 		bits |= EXTENT_DELALLOC_NEW;
 	/* pages already dirty carry DELALLOC already */
 	uint64_t newly = 0;
-	for (uint64_t i = first; i < first + n; i++) {
+	for (uint64_t i = first; i < first + n; i++)
 		if (!(d->pc.pg[i] & PG_DIRTY))
 			newly++;
-		pc_set(&d->pc, i, PG_PRESENT | PG_UPTODATE | PG_DIRTY, 0);
-	}
+	pc_set_range(&d->pc, first, n, PG_PRESENT | PG_UPTODATE | PG_DIRTY, 0);
 	/* writing past EOF with a gap: btrfs_cont_expand maps the gap as a
 	 * hole (an extent map; no item with NO_HOLES) */
 	uint64_t eof = (d->i_size + PG - 1) & ~(PG - 1);
@@ -539,8 +638,19 @@ static void wbio_end(sim *s, bio *b);
 /* see vfs_data_int.h */
 dbio *vd_dbio_new(dinode *d, int read, uint64_t disk)
 {
-	dbio *db = lab_calloc(1, sizeof(*db));
-	assert(db);
+	dfs *fs = d->fs;
+	dbio *db = fs->dbio_free;
+	if (db) {
+		fs->dbio_free = db->next;
+		uint64_t *offs = db->offs;
+		uint32_t cap = db->cap;
+		memset(db, 0, sizeof(*db));
+		db->offs = offs;
+		db->cap = cap;
+	} else {
+		db = lab_calloc(1, sizeof(*db));
+		assert(db);
+	}
 	db->d = d;
 	db->read = read;
 	db->b.op = read ? BIO_READ : BIO_WRITE;
@@ -612,8 +722,8 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	sim_series_add(fs->s, fs->series_ordered, sim_now(fs->s), (double)fs->ordered_inflight);
 	if (fs->ordered_wait.len && fs->ordered_inflight <= fs->ordered_wait_target)
 		waitq_wake_all(fs->s, &fs->ordered_wait, now);
-	for (uint64_t p = oe.file_off / PG; p < (oe.file_off + oe.len + PG - 1) / PG; p++)
-		pc_set(&d->pc, p, 0, PG_WRITEBACK);
+	pc_set_range(&d->pc, oe.file_off / PG,
+		     (oe.file_off + oe.len + PG - 1) / PG - oe.file_off / PG, 0, PG_WRITEBACK);
 	fs->ordered_done++;
 	space_note(d, now, 0);
 }
@@ -775,8 +885,7 @@ static int wb_extent(dinode *d, task *t)
 	assert(d->delalloc_bytes >= len);
 	d->delalloc_bytes -= len;
 	fs->delalloc_total -= len;
-	for (uint64_t p = ds / PG; p <= de / PG; p++)
-		pc_set(&d->pc, p, PG_WRITEBACK, PG_DIRTY);
+	pc_set_range(&d->pc, ds / PG, de / PG - ds / PG + 1, PG_WRITEBACK, PG_DIRTY);
 	if (!inline_ext)
 		x->sp_data_alloc += len;
 	space_note(d, t->clock, 0);
@@ -1175,6 +1284,7 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 
 void dfs_remount(dfs *fs)
 {
+	dfs_inodes_compact(fs);
 	for (int i = 0; i < fs->ninodes; i++) {
 		dinode *d = fs->inodes[i];
 		assert(vd_clean(d));

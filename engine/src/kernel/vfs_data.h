@@ -70,6 +70,7 @@ struct dfs;
 struct fs_info;
 struct inode;
 struct trans_mgr;
+struct u64map;
 
 /* A bio of the data path: disk-contiguous pages of one inode. */
 typedef struct dbio {
@@ -207,8 +208,14 @@ typedef struct dfs {
 	/* the kernel's patches (patches.def): the fs_info's in tree mode,
 	 * the stand-alone caller's otherwise; ask with patch_on() */
 	const patchset *patches;
-	dinode **inodes;               /* in creation order */
-	int ninodes, inodes_cap;
+	/* in creation order: ninodes live ones in the first inodes_len
+	 * slots, with NULL holes evictions left until dfs_inodes_compact
+	 * (every walk calls it first; an eviction from the middle was a
+	 * search and a memmove of the array per unlink) */
+	dinode **inodes;
+	int ninodes, inodes_cap, inodes_len;
+	struct u64map *inodes_idx;     /* dinode address -> slot, made at
+					* the first eviction (NULL: none) */
 	/* tree mode (vfs_io.h): the file extent items live in fsi's fs
 	 * trees; NULL: the stand-alone array model described above */
 	struct fs_info *fsi;
@@ -279,7 +286,11 @@ typedef struct dfs {
 	 * (no memory): the next check must be a full one. */
 	dinode **chk_list;
 	int chk_n, chk_cap, chk_lost, chk_counted;
+	struct u64map *chk_idx;        /* dinode address -> chk_list slot */
 	uint64_t chk_held[2], chk_listed;
+	dbio *dbio_free;               /* finished bios kept for reuse (a
+					* read of a file is a dozen windows:
+					* malloc was a tenth of a run) */
 	lab_pool dinode_pool;          /* the dinodes (labmem.h) */
 	lab_pool x_pool;               /* their dinode_x parts */
 } dfs;
@@ -297,12 +308,17 @@ int dfs_inode_attach(dfs *fs, struct inode *inode, dinode **out);
 /* Forget d (its inode is evicted): pages, delalloc and the io_tree go;
  * bios still in flight complete without touching the trees. */
 void dfs_inode_evict(dfs *fs, dinode *d);
+/* Close the holes evictions left in fs->inodes (order kept): call before
+ * walking fs->inodes[0 .. ninodes). */
+void dfs_inodes_compact(dfs *fs);
 void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
 /* Close: drop the cached state (models btrfs_release_file). */
 void dfile_close(dfile *f);
 
 /* d's data state changed: the next incremental check looks at it. */
 void vd_chk_touch(dinode *d);
+/* The check is done: the touched list starts empty. */
+void vd_chk_reset(dfs *fs);
 
 /* The dirty_ratio threshold in bytes (0: none). */
 uint64_t dfs_dirty_limit(const dfs *fs);

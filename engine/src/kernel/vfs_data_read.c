@@ -249,7 +249,18 @@ int vd_read_pages(dfile *f, task *t, uint64_t off, uint64_t end)
 		 * touch the inode, and only the first touch and shrink can
 		 * change anything; one CPU charge of the run is the same time
 		 * as one per page (task_cpu adds up) */
-		while (idx + n <= last && idx + n < d->pc.npages_cap && (d->pc.pg[idx + n] & mask) == want)
+		uint64_t lim = last + 1 < d->pc.npages_cap ? last + 1 : d->pc.npages_cap;
+		/* eight flag bytes at a time (a read parked on a page in
+		 * flight starts again from its first page) */
+		const uint64_t m8 = mask * 0x0101010101010101ull, w8 = want * 0x0101010101010101ull;
+		while (idx + n + 8 <= lim) {
+			uint64_t w;
+			memcpy(&w, d->pc.pg + idx + n, sizeof w);
+			if ((w & m8) != w8)
+				break;
+			n += 8;
+		}
+		while (idx + n < lim && (d->pc.pg[idx + n] & mask) == want)
 			n++;
 		if (n) {
 			fs->cache_hits += n;

@@ -64,6 +64,8 @@ static int vio_check(fs_info *fs, void *ctx)
 	if (!df)
 		return 0;
 	int bad = 0, incr = fs->check_incr && !df->chk_lost;
+	if (!incr)
+		dfs_inodes_compact(df);
 	int n = incr ? df->chk_n : df->ninodes;
 	for (int i = 0; i < n; i++) {
 		dinode *d = incr ? df->chk_list[i] : df->inodes[i];
@@ -101,10 +103,7 @@ static void vio_check_done(void *ctx, int full)
 	dfs *df = vio_dfs(ctx);
 	if (!df)
 		return;
-	for (int i = 0; i < df->chk_n; i++)
-		df->chk_list[i]->chk_touched = 0;
-	df->chk_n = 0;
-	df->chk_lost = 0;
+	vd_chk_reset(df);
 }
 
 int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
@@ -155,6 +154,7 @@ void vio_detach(fs_info *fs)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return;
+	dfs_inodes_compact(df);
 	for (int i = 0; i < df->ninodes; i++) {
 		if (!df->inodes[i]->sp_gone)
 			fs_space_inode_update(fs, df->inodes[i], sim_now(fs->sim), 1);
@@ -502,6 +502,7 @@ int vio_sync(fs_info *fs, task *t)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return LAB_ESTATE;
+	dfs_inodes_compact(df);
 	for (int i = 0; i < df->ninodes; i++) {
 		dinode *d = df->inodes[i];
 		if (!d->inode || vd_clean(d))
@@ -519,6 +520,7 @@ int vio_remount(fs_info *fs, task *t)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return LAB_ESTATE;
+	dfs_inodes_compact(df);
 	for (int i = 0; i < df->ninodes; i++)
 		if (!vd_clean(df->inodes[i]))
 			return LAB_ESTATE;
