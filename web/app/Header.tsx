@@ -2,6 +2,7 @@
 import type { ExperimentInfo } from '../engine/types';
 import type { Lesson } from '../model/lessonFormat';
 import type { Route } from '../model/urlState';
+import { patchExperiments } from '../model/patches';
 
 interface Props {
   experiments: ExperimentInfo[] | null;
@@ -22,7 +23,7 @@ export function Header({ experiments, lessons, route, badge, contrast, onHelp, o
       {label}
     </a>
   );
-  const patches = (experiments ?? []).filter((e) => e.seed !== '-').sort((a, b) => a.seed.localeCompare(b.seed));
+  const patches = patchExperiments(experiments);
   return (
     <header className="top chrome">
       <a href="#/" className="brand" data-testid="nav-home">

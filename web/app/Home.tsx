@@ -1,6 +1,7 @@
 /* Home.tsx - the front page: what the lab is, the device, the five patches and the lessons. */
 import type { ExperimentInfo } from '../engine/types';
 import type { Lesson } from '../model/lessonFormat';
+import { patchExperiments } from '../model/patches';
 
 interface Props {
   experiments: ExperimentInfo[] | null;
@@ -8,7 +9,7 @@ interface Props {
 }
 
 export function Home({ experiments, lessons }: Props) {
-  const patches = (experiments ?? []).filter((e) => e.seed !== '-');
+  const patches = patchExperiments(experiments);
   const tools = (experiments ?? []).filter((e) => e.seed === '-');
   // the lab is built for five patches (../shared/seeds): count what the engine has
   const count = patches.length === 0 ? '' : patches.length >= 5 ? ' (the five the lab is built for)' : ` (${patches.length} of the five the lab is built for, so far)`;

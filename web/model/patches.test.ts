@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExperimentInfo, PatchInfo } from '../engine/types';
-import { commitUrl, patchToggles } from './patches';
+import { commitUrl, patchExperiments, patchToggles } from './patches';
 
 const patch = (over: Partial<PatchInfo>): PatchInfo => ({
   id: 'P_X',
@@ -51,5 +51,14 @@ describe('patchToggles', () => {
     const t = patchToggles(e, {});
     expect(t).toHaveLength(1);
     expect(t[0]).toMatchObject({ param: 'p1', series: '1/9', on: true, fixed: null });
+  });
+});
+
+describe('patchExperiments', () => {
+  it('lists the patch experiments in seed order and leaves the substrate out', () => {
+    const e = (name: string, seed: string): ExperimentInfo => ({ ...info([]), name, seed });
+    const list = [e('bonnie', '001'), e('fio', '-'), e('sparse-cp', '004'), e('untar', '000')];
+    expect(patchExperiments(list).map((x) => x.name)).toEqual(['untar', 'bonnie', 'sparse-cp']);
+    expect(patchExperiments(null)).toEqual([]);
   });
 });

@@ -91,3 +91,10 @@ export function patchToggles(info: ExperimentInfo, values: Record<string, string
     return f ? [{ key: p.name, series: f.series, title: f.help, help: p.help, param: p.name, on: truthy(values[p.name]), fixed: null, href: lessonLink, hrefLabel: 'the diff, in the lesson' }] : [];
   });
 }
+
+/** The experiments that reproduce a seed's patch, in seed order (000 first):
+ * the header and the home page list them alike; the engine's own order is
+ * the order experiments were added. */
+export function patchExperiments(experiments: ExperimentInfo[] | null): ExperimentInfo[] {
+  return (experiments ?? []).filter((e) => e.seed !== '-').sort((a, b) => a.seed.localeCompare(b.seed));
+}
