@@ -44,37 +44,6 @@ typedef struct world {
 	int err;
 } world;
 
-/* A hash of a file's extents as the fs tree holds them now. */
-static uint64_t ext_hash_tree(fs_info *fs, struct inode *in)
-{
-	uint64_t h = 1469598103934665603ull;
-	fe_iter it;
-	fe_info fe;
-	fs->accounting_off++;
-	int k = fe_iter_first(fs, NULL, in, 0, &it, &fe);
-	while (k == 0) {
-		uint64_t v[4] = { fe.file_off, fe.num_bytes, fe.disk_bytenr, fe.extent_offset };
-		for (int i = 0; i < 4; i++)
-			h = (h ^ v[i]) * 1099511628211ull;
-		k = fe_iter_next(fs, &it, &fe);
-	}
-	fe_iter_end(&it);
-	fs->accounting_off--;
-	return h;
-}
-
-/* The same hash of the replayed image's extents. */
-static uint64_t ext_hash_img(const tl_img_inode *in)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (int i = 0; i < in->next; i++) {
-		uint64_t v[4] = { in->ext[i].off, in->ext[i].len, in->ext[i].disk, in->ext[i].ext_off };
-		for (int j = 0; j < 4; j++)
-			h = (h ^ v[j]) * 1099511628211ull;
-	}
-	return h;
-}
-
 static durable *find(world *w, const char *name)
 {
 	for (int i = 0; i < w->nf; i++)
@@ -89,7 +58,7 @@ static void make_durable(world *w, durable *d)
 	d->present = d->in != NULL;
 	if (d->in && !d->isdir) {
 		d->size = d->in->size;
-		d->hash = ext_hash_tree(w->fs, d->in);
+		d->hash = tl_tree_extents_hash(w->fs, d->in);
 	}
 }
 
@@ -123,11 +92,11 @@ static void cut(world *w)
 		CHECK(in != NULL);
 		if (!in)
 			continue;
-		if (in->size != d->size || ext_hash_img(in) != d->hash)
+		if (in->size != d->size || tl_image_extents_hash(in) != d->hash)
 			fprintf(stderr, "step %d: %s size %llu (durable %llu), %d extents\n", w->step,
 				d->name, (unsigned long long)in->size, (unsigned long long)d->size, in->next);
 		CHECK_EQ(in->size, d->size);
-		CHECK_EQ(ext_hash_img(in), d->hash);
+		CHECK_EQ(tl_image_extents_hash(in), d->hash);
 	}
 	/* every inode the mount finds has a name or is the top directory */
 	for (int i = 0; i < im.ninodes; i++)

@@ -678,27 +678,17 @@ static int bn_proc_step(sim *s, task *t)
 		return TASK_RUN;
 	case BP_SEQ_CREATE:
 	case BP_RAND_CREATE:
-		if (c->op == OS_START && !bn_op_begin(c, t)) {
-			bn_next_phase(c, c->phase + 1);
-			return TASK_RUN;
-		}
-		rc = bn_create_step(c, t, px);
-		break;
 	case BP_SEQ_STAT:
 	case BP_RAND_STAT:
-		if (c->op == OS_START && !bn_op_begin(c, t)) {
-			bn_next_phase(c, c->phase + 1);
-			return TASK_RUN;
-		}
-		rc = bn_stat_step(c, t, px);
-		break;
 	case BP_SEQ_DELETE:
 	case BP_RAND_DELETE:
 		if (c->op == OS_START && !bn_op_begin(c, t)) {
 			bn_next_phase(c, c->phase + 1);
 			return TASK_RUN;
 		}
-		rc = bn_delete_step(c, t, px);
+		rc = c->phase == BP_SEQ_CREATE || c->phase == BP_RAND_CREATE ? bn_create_step(c, t, px)
+		     : c->phase == BP_SEQ_STAT || c->phase == BP_RAND_STAT ? bn_stat_step(c, t, px)
+									     : bn_delete_step(c, t, px);
 		break;
 	case BP_SEQ_SYNC:
 	case BP_RAND_SYNC:

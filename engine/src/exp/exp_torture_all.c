@@ -23,36 +23,6 @@
 
 /* ---- fsync storms (mix=all) --------------------------------------------- */
 
-/* A hash of a file's extents as the fs tree holds them (uncharged). */
-static uint64_t ext_hash(fs_info *fs, struct inode *in)
-{
-	uint64_t h = 1469598103934665603ull;
-	fe_iter it;
-	fe_info fe;
-	fs->accounting_off++;
-	int k = fe_iter_first(fs, NULL, in, 0, &it, &fe);
-	while (k == 0) {
-		uint64_t v[4] = { fe.file_off, fe.num_bytes, fe.disk_bytenr, fe.extent_offset };
-		for (int i = 0; i < 4; i++)
-			h = (h ^ v[i]) * 1099511628211ull;
-		k = fe_iter_next(fs, &it, &fe);
-	}
-	fe_iter_end(&it);
-	fs->accounting_off--;
-	return h;
-}
-
-static uint64_t img_hash(const tl_img_inode *in)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (int i = 0; i < in->next; i++) {
-		uint64_t v[4] = { in->ext[i].off, in->ext[i].len, in->ext[i].disk, in->ext[i].ext_off };
-		for (int j = 0; j < 4; j++)
-			h = (h ^ v[j]) * 1099511628211ull;
-	}
-	return h;
-}
-
 static tent *find_ent(tort *c, int sv, uint64_t ino)
 {
 	for (int i = 0; i < c->nents; i++)
@@ -132,7 +102,7 @@ void tort_power_cut_check(tort *c)
 				check_report(fs, "power cut: fsynced inode %llu of root %llu missing after replay",
 					     (unsigned long long)e->ino, (unsigned long long)root->id);
 				fails++;
-			} else if (in->size != e->dur_size || img_hash(in) != e->dur_hash) {
+			} else if (in->size != e->dur_size || tl_image_extents_hash(in) != e->dur_hash) {
 				check_report(fs, "power cut: fsynced inode %llu of root %llu replayed with "
 					     "size %llu (fsynced %llu) or other extents",
 					     (unsigned long long)e->ino, (unsigned long long)root->id,
@@ -168,7 +138,7 @@ static void fsync_done(tort *c, tfsync *w)
 			e->log_trans = e->dur_trans = fs->transid;
 			if (!e->is_dir) {
 				e->dur_size = in->size;
-				e->dur_hash = ext_hash(fs, in);
+				e->dur_hash = tl_tree_extents_hash(fs, in);
 			}
 		}
 		tent *p = w->pino ? find_ent(c, w->sv, w->pino) : NULL;

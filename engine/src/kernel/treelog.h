@@ -343,6 +343,12 @@ void tl_image_free(tl_image *im);
 tl_img_inode *tl_image_inode(const tl_image *im, uint64_t ino);
 /* The entry (dir, index), or NULL. */
 const tl_img_dent *tl_image_dent(const tl_image *im, uint64_t dir, uint64_t index);
+/* A file's extents (offset, length, disk bytenr, offset in the extent) as
+ * one FNV-1a hash, so a power-cut check compares what an fsync made durable
+ * with what replay restored: the fs tree's now (not charged to any task)
+ * and a replayed image's give the same number for the same extents. */
+uint64_t tl_tree_extents_hash(fs_info *fs, struct inode *in);
+uint64_t tl_image_extents_hash(const tl_img_inode *in);
 
 /* {"prealloc_scratch" (the attached fs's patch 001),"fsyncs","full","fast","skipped","leaves_copied",
  *  "clones","scratch_used","scratch_fallbacks","log_commits",

@@ -493,3 +493,34 @@ int treelog_replay(treelog *tl, struct btrfs_root *root, tl_image *out)
 	replay_links(out);
 	return 0;
 }
+
+static uint64_t tl_fnv4(uint64_t h, const uint64_t v[4])
+{
+	for (int i = 0; i < 4; i++)
+		h = (h ^ v[i]) * 1099511628211ull;
+	return h;
+}
+
+uint64_t tl_tree_extents_hash(fs_info *fs, struct inode *in)
+{
+	uint64_t h = 1469598103934665603ull;
+	fe_iter it;
+	fe_info fe;
+	fs->accounting_off++;
+	int k = fe_iter_first(fs, NULL, in, 0, &it, &fe);
+	while (k == 0) {
+		h = tl_fnv4(h, (const uint64_t[4]){ fe.file_off, fe.num_bytes, fe.disk_bytenr, fe.extent_offset });
+		k = fe_iter_next(fs, &it, &fe);
+	}
+	fe_iter_end(&it);
+	fs->accounting_off--;
+	return h;
+}
+
+uint64_t tl_image_extents_hash(const tl_img_inode *in)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (int i = 0; i < in->next; i++)
+		h = tl_fnv4(h, (const uint64_t[4]){ in->ext[i].off, in->ext[i].len, in->ext[i].disk, in->ext[i].ext_off });
+	return h;
+}
