@@ -190,7 +190,7 @@ function AllocPanel({ all }: { all: Run[] }) {
       note="Before the patch each subvolume leaf copied into the log gets a fresh clone, allocated while the leaf is read-locked and the fsync is inside the log transaction. After it, each fsync that needs a full copy allocates one scratch extent buffer before taking any lock and copies every leaf into it."
     >
       {(boxWidth, theme) => {
-        const width = Math.max(280, Math.min(900, boxWidth));
+        const width = Math.max(280, boxWidth);
         const rowH = Math.round(theme.fontPx * 1.6);
         const left = Math.round(theme.fontPx * 12);
         const right = Math.round(theme.fontPx * 6);

@@ -210,7 +210,7 @@ export function ReceiveView({ info, params, runs, reference }: ViewProps) {
         }
       >
         {(boxWidth, theme) => {
-          const width = Math.max(320, Math.min(1100, boxWidth));
+          const width = Math.max(320, boxWidth);
           const L = layoutProgress(keyed, published, width, Math.round(theme.fontPx * 14), theme.fontPx);
           return (
             <svg className="chart" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label="files received against time, both kernels" data-testid="receive-progress-chart">
