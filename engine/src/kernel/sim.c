@@ -42,7 +42,7 @@ typedef struct series {
 } series;
 
 struct sim {
-	sim_rec_flag rec_on; /* first: sim_recording() reads it inline */
+	sim_hot hot; /* first: sim.h's inline functions read it */
 	simtime_t now;
 	uint64_t seq;
 	uint64_t nevents;
@@ -259,6 +259,7 @@ void sim_set_ncpus(sim *s, int ncpus)
 			s->nidle = ncpus;
 		}
 	}
+	s->hot.cpu_limited = s->ncpus > 0;
 }
 
 void sim_destroy(sim *s)
@@ -437,13 +438,9 @@ static void cpu_push(sim *s, task *t, simtime_t v)
  * such (every task's clock is at least `now`): those are only counted
  * (nidle); the busy ones are a min-heap.
  */
-void task_cpu(sim *s, task *t, uint64_t ns)
+void task_cpu_limited(sim *s, task *t, uint64_t ns)
 {
-	if (s->ncpus <= 0) {
-		t->clock += ns;
-		t->cpu_ns += ns;
-		return;
-	}
+	assert(s->ncpus > 0);
 	assert(t->clock >= s->now);
 	while (s->nbusy && s->cpu_free[0].t <= s->now) {
 		cpu_pop(s);
@@ -715,7 +712,7 @@ static void rec_begin(sim *s)
 	if (s->rec_state != 1)
 		return;
 	s->rec_state = 2;
-	s->rec_on.on = 1;
+	s->hot.rec_on = 1;
 	for (int i = 0; i < s->ndumpers; i++)
 		s->dumpers[i].fn(s, s->dumpers[i].ctx);
 }
@@ -749,7 +746,7 @@ static void rec_stop(sim *s, int short_of_memory)
 
 void sim_rec_at(sim *s, int kind, int taskid, simtime_t at, int n, const int64_t *args)
 {
-	if (!s->rec_on.on || kind < 0)
+	if (!s->hot.rec_on || kind < 0)
 		return;
 	if (s->rec_state != 2) {
 		s->rec_unkept++;
