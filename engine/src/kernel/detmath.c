@@ -34,6 +34,12 @@ double dm_exp(double x)
 	double term = 1.0, sum = 1.0;
 	for (int i = 1; i < 18; i++) {
 		term = term * r / (double)i;
+		/* Once |term| < sum * 2^-55 (below half the spacing of the
+		 * doubles around sum, sum >= 0.65 here), adding it leaves sum
+		 * as it is, and so does every later term (each is smaller):
+		 * stopping gives the same bits as the 17 terms. */
+		if (fabs(term) < sum * 0x1p-55)
+			break;
 		sum += term;
 	}
 	return ldexp(sum, k);
@@ -60,7 +66,13 @@ double dm_log(double x)
 	double s = (m - 1.0) / (m + 1.0);
 	double s2 = s * s, term = s, sum = 0.0;
 	for (int i = 1; i < 32; i += 2) {
-		sum += term / (double)i;
+		double t = term / (double)i;
+		/* as in dm_exp: a term below half the spacing of the doubles
+		 * around sum (every later one is smaller, all have sum's
+		 * sign) changes nothing from here on */
+		if (fabs(t) < fabs(sum) * 0x1p-55)
+			break;
+		sum += t;
 		term *= s2;
 	}
 	return (double)e * LN2_HI + ((double)e * LN2_LO + 2.0 * sum);
