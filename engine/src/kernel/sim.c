@@ -43,7 +43,6 @@ typedef struct series {
 
 struct sim {
 	sim_hot hot; /* first: sim.h's inline functions read it */
-	simtime_t now;
 	uint64_t seq;
 	uint64_t nevents;
 	int stopped;
@@ -61,7 +60,6 @@ struct sim {
 
 	char counter_names[MAX_NAMED][40];
 	int64_t counters[MAX_NAMED];
-	int ncounters;
 
 	series *series[MAX_NAMED];
 	int nseries;
@@ -135,10 +133,11 @@ double prng_unit(prng *p)
 uint64_t prng_below(prng *p, uint64_t n)
 {
 	assert(n > 0);
-	uint64_t threshold = (0 - n) % n;
 	for (;;) {
 		uint64_t r = prng_next(p);
-		if (r >= threshold)
+		/* the threshold 2^64 mod n is below n: a draw >= n passes
+		 * without the division that computes it (nearly every draw) */
+		if (r >= n || r >= (0 - n) % n)
 			return r % n;
 	}
 }
@@ -229,6 +228,7 @@ sim *sim_create(uint64_t seed, int ncpus)
 	if (!s)
 		return NULL;
 	prng_seed(&s->rng, seed);
+	s->hot.counters = s->counters;
 	s->rec_from = SIMTIME_MAX;
 	static const char *const names[] = {
 #define K(id, name, args) name,
@@ -278,7 +278,6 @@ void sim_destroy(sim *s)
 	free(s);
 }
 
-simtime_t sim_now(const sim *s) { return s->now; }
 prng *sim_prng(sim *s) { return &s->rng; }
 struct variation *sim_variation(const sim *s) { return s->var; }
 
@@ -294,14 +293,14 @@ int sim_task_count(const sim *s) { return s->ntasks; }
 
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
 {
-	assert(when >= s->now);
+	assert(when >= s->hot.now);
 	event e = {when, s->seq++, fn, arg};
 	return heap_push(s, e);
 }
 
 int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg)
 {
-	return sim_at(s, s->now + delay, fn, arg);
+	return sim_at(s, s->hot.now + delay, fn, arg);
 }
 
 int sim_run(sim *s, uint64_t max_events, simtime_t until)
@@ -319,7 +318,7 @@ int sim_run(sim *s, uint64_t max_events, simtime_t until)
 		if (s->heap[0].t >= s->rec_from)
 			rec_begin(s);
 		event e = heap_pop(s);
-		s->now = e.t;
+		s->hot.now = e.t;
 		s->nevents++;
 		e.fn(s, e.arg);
 	}
@@ -334,8 +333,8 @@ static void task_event(sim *s, void *arg)
 	t->queued = 0;
 	if (t->done)
 		return;
-	if (t->clock < s->now)
-		t->clock = s->now;
+	if (t->clock < s->hot.now)
+		t->clock = s->hot.now;
 	s->cur = t;
 	int r = t->step(s, t);
 	s->cur = NULL;
@@ -366,7 +365,7 @@ task *task_spawn(sim *s, const char *name, task_step_fn step, void *ctx,
 	t->name = name;
 	t->step = step;
 	t->ctx = ctx;
-	t->clock = start < s->now ? s->now : start;
+	t->clock = start < s->hot.now ? s->hot.now : start;
 	s->tasks[s->ntasks++] = t;
 	t->queued = 1;
 	if (sim_at(s, t->clock, task_event, t) != 0)
@@ -441,8 +440,8 @@ static void cpu_push(sim *s, task *t, simtime_t v)
 void task_cpu_limited(sim *s, task *t, uint64_t ns)
 {
 	assert(s->ncpus > 0);
-	assert(t->clock >= s->now);
-	while (s->nbusy && s->cpu_free[0].t <= s->now) {
+	assert(t->clock >= s->hot.now);
+	while (s->nbusy && s->cpu_free[0].t <= s->hot.now) {
 		cpu_pop(s);
 		s->nidle++;
 	}
@@ -474,14 +473,6 @@ void task_cpu_limited(sim *s, task *t, uint64_t ns)
 	cpu_push(s, t, t->clock);
 }
 
-void task_wait_until(task *t, simtime_t when)
-{
-	if (when > t->clock) {
-		t->wait_ns += when - t->clock;
-		t->clock = when;
-	}
-}
-
 void task_park(task *t, waitq *q)
 {
 	assert(!t->wq_next && q->tail != t);
@@ -499,8 +490,8 @@ void task_wake(sim *s, task *t, simtime_t at)
 {
 	if (t->done || t->queued)
 		return;
-	if (at < s->now)
-		at = s->now;
+	if (at < s->hot.now)
+		at = s->hot.now;
 	task_wait_until(t, at);
 	t->queued = 1;
 	sim_at(s, t->clock, task_event, t);
@@ -520,7 +511,7 @@ int waitq_wake_one(sim *s, waitq *q, simtime_t at)
 	return 1;
 }
 
-int waitq_wake_all(sim *s, waitq *q, simtime_t at)
+int waitq_wake_all_slow(sim *s, waitq *q, simtime_t at)
 {
 	int n = 0;
 	while (waitq_wake_one(s, q, at))
@@ -528,44 +519,7 @@ int waitq_wake_all(sim *s, waitq *q, simtime_t at)
 	return n;
 }
 
-/* ---------------------------------------------------------- timeline locks */
-
-static void lock_account(simlock *l, task *t, simtime_t start)
-{
-	(void)l;
-	if (start > t->clock)
-		task_wait_until(t, start);
-}
-
-simtime_t simlock_read(simlock *l, task *t)
-{
-	simtime_t start = t->clock > l->write_until ? t->clock : l->write_until;
-	lock_account(l, t, start);
-	return start;
-}
-
-void simlock_read_release(simlock *l, simtime_t until)
-{
-	if (until > l->read_until)
-		l->read_until = until;
-}
-
-simtime_t simlock_write(simlock *l, task *t)
-{
-	simtime_t start = t->clock;
-	if (l->write_until > start)
-		start = l->write_until;
-	if (l->read_until > start)
-		start = l->read_until;
-	lock_account(l, t, start);
-	return start;
-}
-
-void simlock_write_release(simlock *l, simtime_t until)
-{
-	if (until > l->write_until)
-		l->write_until = until;
-}
+/* Timeline locks and task_wait_until are inline, in sim.h. */
 
 /* ------------------------------------------------ counters, series, trace */
 
@@ -594,18 +548,12 @@ static int name_index(char (*names)[40], int *n, const char *name, uint8_t *hint
 
 int sim_counter_id(sim *s, const char *name)
 {
-	return name_index(s->counter_names, &s->ncounters, name, s->counter_hint);
-}
-
-void sim_count(sim *s, int id, int64_t delta)
-{
-	if (id >= 0 && id < s->ncounters)
-		s->counters[id] += delta;
+	return name_index(s->counter_names, &s->hot.ncounters, name, s->counter_hint);
 }
 
 int64_t sim_counter(const sim *s, const char *name)
 {
-	for (int i = 0; i < s->ncounters; i++)
+	for (int i = 0; i < s->hot.ncounters; i++)
 		if (strcmp(s->counter_names[i], name) == 0)
 			return s->counters[i];
 	return 0;
@@ -640,7 +588,8 @@ void sim_series_add(sim *s, int id, simtime_t t, double v)
 	if (id < 0 || id >= s->nseries)
 		return;
 	series *se = s->series[id];
-	if (se->skip++ % se->stride)
+	/* stride is a power of two: a mask, not a division */
+	if (se->skip++ & (se->stride - 1))
 		return;
 	if (se->n == SERIES_CAP) {
 		uint32_t j = 0;
@@ -731,8 +680,8 @@ int sim_record_start(sim *s, simtime_t from, uint64_t max_events)
 	s->rec_max = max_events;
 	s->rec_state = 1;
 	s->rec_from = from;
-	s->rec_t0 = from > s->now ? from : s->now;
-	if (from <= s->now)
+	s->rec_t0 = from > s->hot.now ? from : s->hot.now;
+	if (from <= s->hot.now)
 		rec_begin(s);
 	return 0;
 }
@@ -789,7 +738,7 @@ void sim_rec(sim *s, int kind, const task *t, int n, const int64_t *args)
 {
 	if (!t)
 		t = s->cur; /* code that was given no task runs in this one's step */
-	simtime_t at = t && t->clock > s->now ? t->clock : s->now;
+	simtime_t at = t && t->clock > s->hot.now ? t->clock : s->hot.now;
 	sim_rec_at(s, kind, t ? t->id : -1, at, n, args);
 }
 
@@ -798,7 +747,7 @@ void sim_trace(sim *s, int kind, int taskid, int64_t a, int64_t b, int64_t c)
 	if (!sim_recording(s))
 		return;
 	const int64_t args[3] = { a, b, c };
-	simtime_t at = s->now;
+	simtime_t at = s->hot.now;
 	if (taskid >= 0 && taskid < s->ntasks && s->tasks[taskid]->clock > at)
 		at = s->tasks[taskid]->clock;
 	sim_rec_at(s, kind, taskid, at, 3, args);
@@ -936,7 +885,7 @@ void sim_series_json(const sim *s, strbuf *out)
 void sim_counters_json(const sim *s, strbuf *out)
 {
 	js_obj(out);
-	for (int i = 0; i < s->ncounters; i++)
+	for (int i = 0; i < s->hot.ncounters; i++)
 		js_kint(out, s->counter_names[i], s->counters[i]);
 	js_obj_end(out);
 }

@@ -107,7 +107,7 @@ sim *sim_create(uint64_t seed, int ncpus /* 0 = unlimited */);
 void sim_set_ncpus(sim *s, int ncpus);
 void sim_destroy(sim *s);
 
-simtime_t sim_now(const sim *s);
+static inline simtime_t sim_now(const sim *s);
 prng *sim_prng(sim *s);
 uint64_t sim_events(const sim *s);
 /* The run's sources of variation (variation.h); the simulator owns and
@@ -135,28 +135,64 @@ task *task_spawn(sim *s, const char *name, task_step_fn step, void *ctx,
 static inline void task_cpu(sim *s, task *t, uint64_t ns);
 void task_cpu_limited(sim *s, task *t, uint64_t ns);
 /* Wait for something that ends at a known time (IO completion...). */
-void task_wait_until(task *t, simtime_t when);
+static inline void task_wait_until(task *t, simtime_t when)
+{
+	if (when > t->clock) {
+		t->wait_ns += when - t->clock;
+		t->clock = when;
+	}
+}
 /* Park on a waitq; the step must then return TASK_BLOCKED. */
 void task_park(task *t, waitq *q);
 /* Wake the first / all parked tasks at time `at` (>= now). */
 int waitq_wake_one(sim *s, waitq *q, simtime_t at);
-int waitq_wake_all(sim *s, waitq *q, simtime_t at);
+int waitq_wake_all_slow(sim *s, waitq *q, simtime_t at);
+/* inline: most calls find the queue empty */
+static inline int waitq_wake_all(sim *s, waitq *q, simtime_t at)
+{
+	return q->head ? waitq_wake_all_slow(s, q, at) : 0;
+}
 /* Reschedule a task that returned TASK_BLOCKED without a waitq. */
 void task_wake(sim *s, task *t, simtime_t at);
 int sim_task_count(const sim *s);
 
 /* Timeline locks. Each returns the time the lock was obtained (>= t->clock)
  * and advances t->clock to it; the caller later calls *_release with the
- * time the hold ends. */
-simtime_t simlock_read(simlock *l, task *t);
-void simlock_read_release(simlock *l, simtime_t until);
-simtime_t simlock_write(simlock *l, task *t);
-void simlock_write_release(simlock *l, simtime_t until);
+ * time the hold ends. (Inline: every tree block visit takes one.) */
+static inline simtime_t simlock_read(simlock *l, task *t)
+{
+	simtime_t start = t->clock > l->write_until ? t->clock : l->write_until;
+	task_wait_until(t, start);
+	return start;
+}
+
+static inline void simlock_read_release(simlock *l, simtime_t until)
+{
+	if (until > l->read_until)
+		l->read_until = until;
+}
+
+static inline simtime_t simlock_write(simlock *l, task *t)
+{
+	simtime_t start = t->clock;
+	if (l->write_until > start)
+		start = l->write_until;
+	if (l->read_until > start)
+		start = l->read_until;
+	task_wait_until(t, start);
+	return start;
+}
+
+static inline void simlock_write_release(simlock *l, simtime_t until)
+{
+	if (until > l->write_until)
+		l->write_until = until;
+}
 
 /* ---- Counters and sampled series, always kept (bounded memory). */
 /* A named counter; ids are small ints assigned on first use. */
 int sim_counter_id(sim *s, const char *name);
-void sim_count(sim *s, int id, int64_t delta);
+static inline void sim_count(sim *s, int id, int64_t delta);
 int64_t sim_counter(const sim *s, const char *name); /* 0 if unknown */
 
 /* A time series (e.g. "tickets", "dirty_extents"). Memory is bounded: when
@@ -201,7 +237,22 @@ enum sim_trace_kinds {
 typedef struct sim_hot {
 	int rec_on;      /* recording */
 	int cpu_limited; /* a CPU count is set (sim_set_ncpus) */
+	simtime_t now;
+	int ncounters;
+	int64_t *counters; /* struct sim's array of them */
 } sim_hot;
+
+static inline simtime_t sim_now(const sim *s)
+{
+	return ((const sim_hot *)(const void *)s)->now;
+}
+
+static inline void sim_count(sim *s, int id, int64_t delta)
+{
+	sim_hot *h = (sim_hot *)(void *)s;
+	if (id >= 0 && id < h->ncounters)
+		h->counters[id] += delta;
+}
 
 static inline int sim_recording(const sim *s)
 {

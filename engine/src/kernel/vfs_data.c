@@ -482,7 +482,9 @@ uint64_t dfs_shrink(dfs *fs)
 	}
 	if (total) {
 		fs->pages_evicted += total;
-		sim_count(fs->s, sim_counter_id(fs->s, "pages_evicted"), (int64_t)total);
+		if (!fs->c_evicted1)
+			fs->c_evicted1 = sim_counter_id(fs->s, "pages_evicted") + 1;
+		sim_count(fs->s, fs->c_evicted1 - 1, (int64_t)total);
 	}
 	return total;
 }

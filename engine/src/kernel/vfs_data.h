@@ -249,6 +249,9 @@ typedef struct dfs {
 	pc_global pcg;                 /* cached / dirty / writeback pages */
 	waitq dirty_throttle;          /* writers parked in balance_dirty */
 	uint64_t pages_evicted;
+	int c_evicted1;                /* the "pages_evicted" counter's id + 1, 0
+					* until the first eviction names it (ids
+					* go by first use: the counters' order) */
 	uint64_t cpu_reclaim_ns;       /* io_tree work of evictions (kswapd) */
 	uint64_t throttled;            /* writes that were throttled */
 	uint64_t throttle_ns;          /* time writers spent throttled */
