@@ -9,12 +9,23 @@
  * is ~1e-15 relative, plenty for a simulator.
  */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "sim.h"
 
 static const double LN2_HI = 6.93147180369123816490e-01; /* exact in 32 bits */
 static const double LN2_LO = 1.90821492927058770002e-10;
 static const double LN2 = 0.69314718055994530942;
+
+/* 2^k as a double, for the normal exponents (-1022 <= k <= 1023) */
+static double pow2(int k)
+{
+	uint64_t b = (uint64_t)(k + 1023) << 52;
+	double d;
+	memcpy(&d, &b, sizeof d);
+	return d;
+}
 
 /*
  * e^x: reduce x = k*ln2 + r with |r| <= ln2/2, sum the Taylor series of e^r
@@ -42,7 +53,9 @@ double dm_exp(double x)
 			break;
 		sum += term;
 	}
-	return ldexp(sum, k);
+	/* sum * 2^k with 2^k a double is x * 2^k rounded once, as ldexp
+	 * gives it (a libm call in the WASM build) */
+	return k >= -1022 && k <= 1023 ? sum * pow2(k) : ldexp(sum, k);
 }
 
 /*
@@ -58,7 +71,17 @@ double dm_log(double x)
 	if (isinf(x))
 		return x;
 	int e;
-	double m = frexp(x, &e); /* m in [0.5, 1) */
+	double m; /* x = m * 2^e, m in [0.5, 1) */
+	uint64_t b;
+	memcpy(&b, &x, sizeof b);
+	if (b >> 52) {
+		/* normal: frexp's result read off the bits, without the call */
+		e = (int)(b >> 52) - 1022;
+		b = (b & ((1ull << 52) - 1)) | (1022ull << 52);
+		memcpy(&m, &b, sizeof m);
+	} else {
+		m = frexp(x, &e);
+	}
 	if (m < 0.70710678118654752440) {
 		m *= 2.0;
 		e -= 1;

@@ -36,7 +36,7 @@ typedef struct cpu_ent {
 
 typedef struct series {
 	char name[40];
-	uint32_t n, stride, skip;
+	uint32_t n;         /* points; the sampling is in sim->gate */
 	double t[SERIES_CAP];
 	double v[SERIES_CAP];
 } series;
@@ -62,7 +62,7 @@ struct sim {
 	int64_t counters[MAX_NAMED];
 
 	series *series[MAX_NAMED];
-	int nseries;
+	sim_series_gate gate[MAX_NAMED];
 	/* the id a name's address last resolved to, checked with one strcmp
 	 * (hot paths ask for their counter by name on every call) */
 	uint8_t counter_hint[NAME_HINTS], series_hint[NAME_HINTS];
@@ -229,6 +229,7 @@ sim *sim_create(uint64_t seed, int ncpus)
 		return NULL;
 	prng_seed(&s->rng, seed);
 	s->hot.counters = s->counters;
+	s->hot.gate = s->gate;
 	s->rec_from = SIMTIME_MAX;
 	static const char *const names[] = {
 #define K(id, name, args) name,
@@ -271,7 +272,7 @@ void sim_destroy(sim *s)
 	free(s->tasks);
 	free(s->heap);
 	free(s->cpu_free);
-	for (int i = 0; i < s->nseries; i++)
+	for (int i = 0; i < s->hot.nseries; i++)
 		free(s->series[i]);
 	free(s->rec);
 	free(s->var);
@@ -562,35 +563,32 @@ int64_t sim_counter(const sim *s, const char *name)
 int sim_series_id(sim *s, const char *name)
 {
 	uint8_t *h = name_hint(s->series_hint, name);
-	if (*h < s->nseries && strcmp(s->series[*h]->name, name) == 0)
+	if (*h < s->hot.nseries && strcmp(s->series[*h]->name, name) == 0)
 		return *h;
-	for (int i = 0; i < s->nseries; i++)
+	for (int i = 0; i < s->hot.nseries; i++)
 		if (strcmp(s->series[i]->name, name) == 0) {
 			*h = (uint8_t)i;
 			return i;
 		}
-	if (s->nseries >= MAX_NAMED)
+	if (s->hot.nseries >= MAX_NAMED)
 		return -1;
 	series *se = lab_calloc(1, sizeof *se);
 	if (!se)
 		return -1;
 	snprintf(se->name, sizeof se->name, "%s", name);
-	se->stride = 1;
-	*h = (uint8_t)s->nseries;
-	s->series[s->nseries] = se;
-	return s->nseries++;
+	s->gate[s->hot.nseries] = (sim_series_gate){ .stride = 1, .skip = 0 };
+	*h = (uint8_t)s->hot.nseries;
+	s->series[s->hot.nseries] = se;
+	return s->hot.nseries++;
 }
 
-/* Keep one point in `stride`; when full, halve the points and double the
- * stride, so a series always spans the run in bounded memory. */
-void sim_series_add(sim *s, int id, simtime_t t, double v)
+/* Keep one point in `stride` (sim_series_add's test); when full, halve
+ * the points and double the stride, so a series always spans the run in
+ * bounded memory. */
+void sim_series_put(sim *s, int id, simtime_t t, double v)
 {
-	if (id < 0 || id >= s->nseries)
-		return;
 	series *se = s->series[id];
-	/* stride is a power of two: a mask, not a division */
-	if (se->skip++ & (se->stride - 1))
-		return;
+	sim_series_gate *g = &s->gate[id];
 	if (se->n == SERIES_CAP) {
 		uint32_t j = 0;
 		for (uint32_t i = 0; i < se->n; i += 2, j++) {
@@ -598,8 +596,8 @@ void sim_series_add(sim *s, int id, simtime_t t, double v)
 			se->v[j] = se->v[i];
 		}
 		se->n = j;
-		se->stride *= 2;
-		se->skip = 1;
+		g->stride *= 2;
+		g->skip = 1;
 	}
 	se->t[se->n] = (double)t;
 	se->v[se->n] = v;
@@ -863,7 +861,7 @@ void sim_trace_json(const sim *s, uint64_t since, strbuf *out)
 void sim_series_json(const sim *s, strbuf *out)
 {
 	js_obj(out);
-	for (int i = 0; i < s->nseries; i++) {
+	for (int i = 0; i < s->hot.nseries; i++) {
 		const series *se = s->series[i];
 		js_key(out, se->name);
 		js_obj(out);

@@ -199,7 +199,8 @@ int64_t sim_counter(const sim *s, const char *name); /* 0 if unknown */
  * the buffer fills, every other point is dropped and the sampling stride
  * doubles, so the series always covers the whole run. */
 int sim_series_id(sim *s, const char *name);
-void sim_series_add(sim *s, int id, simtime_t t, double v);
+static inline void sim_series_add(sim *s, int id, simtime_t t, double v);
+void sim_series_put(sim *s, int id, simtime_t t, double v); /* (its slow path) */
 
 /* ---- Recording: a bounded trace of structured events for the front end.
  *
@@ -234,17 +235,37 @@ enum sim_trace_kinds {
 
 /* The first member of struct sim, so that inline functions read it:
  * sim_recording()'s test and task_cpu()'s. */
+/* A series' sampling: one point in stride (a power of two) is kept. */
+typedef struct sim_series_gate {
+	uint32_t stride, skip;
+} sim_series_gate;
+
 typedef struct sim_hot {
 	int rec_on;      /* recording */
 	int cpu_limited; /* a CPU count is set (sim_set_ncpus) */
 	simtime_t now;
 	int ncounters;
-	int64_t *counters; /* struct sim's array of them */
+	int nseries;
+	int64_t *counters;     /* struct sim's array of them */
+	sim_series_gate *gate; /* and of the series' sampling */
 } sim_hot;
 
 static inline simtime_t sim_now(const sim *s)
 {
 	return ((const sim_hot *)(const void *)s)->now;
+}
+
+/* Most samples are skipped (a long run's stride is large): the test is
+ * inline, the point kept out of line. */
+static inline void sim_series_add(sim *s, int id, simtime_t t, double v)
+{
+	sim_hot *h = (sim_hot *)(void *)s;
+	if (id < 0 || id >= h->nseries)
+		return;
+	sim_series_gate *g = &h->gate[id];
+	if (g->skip++ & (g->stride - 1))
+		return;
+	sim_series_put(s, id, t, v);
 }
 
 static inline void sim_count(sim *s, int id, int64_t delta)
