@@ -344,7 +344,7 @@ inode_log *fs_inode_log(fs_info *fs, struct inode *in)
 static void inode_table_free(fs_info *fs, inode_table *tb)
 {
 	for (uint64_t i = 0; i < tb->cap; i++)
-		inode_free(fs, tb->slots[i]);
+		inode_free(fs, tb->slots[i].in);
 	free(tb->slots);
 	memset(tb, 0, sizeof(*tb));
 }
@@ -376,17 +376,17 @@ static uint64_t ino_hash(uint64_t ino, uint64_t cap)
 static int inode_table_grow(inode_table *tb)
 {
 	uint64_t cap = tb->cap ? tb->cap * 2 : 64;
-	struct inode **ns = lab_calloc((size_t)cap, sizeof(*ns));
+	inode_slot *ns = lab_calloc((size_t)cap, sizeof(*ns));
 	if (!ns)
 		return LAB_ENOMEM;
 	for (uint64_t i = 0; i < tb->cap; i++) {
-		struct inode *in = tb->slots[i];
-		if (!in)
+		inode_slot x = tb->slots[i];
+		if (!x.in)
 			continue;
-		uint64_t h = ino_hash(in->ino, cap);
-		while (ns[h])
+		uint64_t h = ino_hash(x.ino, cap);
+		while (ns[h].in)
 			h = (h + 1) & (cap - 1);
-		ns[h] = in;
+		ns[h] = x;
 	}
 	free(tb->slots);
 	tb->slots = ns;
@@ -400,9 +400,9 @@ struct inode *fs_inode_get(struct btrfs_root *root, uint64_t ino)
 	if (!tb->cap)
 		return NULL;
 	uint64_t h = ino_hash(ino, tb->cap);
-	while (tb->slots[h]) {
-		if (tb->slots[h]->ino == ino)
-			return tb->slots[h];
+	while (tb->slots[h].in) {
+		if (tb->slots[h].ino == ino)
+			return tb->slots[h].in;
 		h = (h + 1) & (tb->cap - 1);
 	}
 	return NULL;
@@ -417,9 +417,9 @@ static int inode_table_add(inode_table *tb, struct inode *in)
 			return r;
 	}
 	uint64_t h = ino_hash(in->ino, tb->cap);
-	while (tb->slots[h])
+	while (tb->slots[h].in)
 		h = (h + 1) & (tb->cap - 1);
-	tb->slots[h] = in;
+	tb->slots[h] = (inode_slot){ in->ino, in };
 	tb->count++;
 	return 0;
 }
@@ -457,25 +457,25 @@ void fs_inode_forget(struct btrfs_root *root, struct inode *inode)
 	if (!tb->cap)
 		return;
 	uint64_t h = ino_hash(inode->ino, tb->cap);
-	while (tb->slots[h] && tb->slots[h] != inode)
+	while (tb->slots[h].in && tb->slots[h].in != inode)
 		h = (h + 1) & (tb->cap - 1);
-	if (!tb->slots[h])
+	if (!tb->slots[h].in)
 		return;
-	tb->slots[h] = NULL;
+	tb->slots[h].in = NULL;
 	tb->count--;
 	/* backward-shift deletion keeps probe chains intact */
 	uint64_t i = h;
 	for (;;) {
 		i = (i + 1) & (tb->cap - 1);
-		struct inode *x = tb->slots[i];
-		if (!x)
+		inode_slot x = tb->slots[i];
+		if (!x.in)
 			break;
-		uint64_t home = ino_hash(x->ino, tb->cap);
+		uint64_t home = ino_hash(x.ino, tb->cap);
 		/* x may move to h if h lies cyclically in [home, i) */
 		int move = h <= i ? (home <= h || home > i) : (home <= h && home > i);
 		if (move) {
 			tb->slots[h] = x;
-			tb->slots[i] = NULL;
+			tb->slots[i].in = NULL;
 			h = i;
 		}
 	}
@@ -498,8 +498,8 @@ void fs_inode_foreach(struct btrfs_root *root, void (*fn)(struct inode *, void *
 		return;
 	uint64_t n = 0;
 	for (uint64_t i = 0; i < tb->cap; i++)
-		if (tb->slots[i])
-			v[n++] = tb->slots[i];
+		if (tb->slots[i].in)
+			v[n++] = tb->slots[i].in;
 	qsort(v, (size_t)n, sizeof(*v), cmp_ino);
 	for (uint64_t i = 0; i < n; i++)
 		fn(v[i], ctx);

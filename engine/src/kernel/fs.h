@@ -112,8 +112,12 @@ struct inode {
 
 /* Hash table of in-memory inodes of one root, keyed by ino (open
  * addressing on ino: iteration order depends only on inos). */
+typedef struct inode_slot {
+	uint64_t ino;      /* in->ino: a probe reads no inode (cache misses) */
+	struct inode *in;  /* NULL: empty */
+} inode_slot;
 typedef struct inode_table {
-	struct inode **slots;
+	inode_slot *slots;
 	uint64_t cap, count;
 } inode_table;
 
