@@ -104,30 +104,7 @@ void prng_seed(prng *p, uint64_t seed)
 		p->s[i] = splitmix64(&x);
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-/* xoshiro256** (Blackman & Vigna): fast, 256-bit state, passes BigCrush. */
-uint64_t prng_next(prng *p)
-{
-	uint64_t *s = p->s;
-	uint64_t r = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return r;
-}
-
-double prng_unit(prng *p)
-{
-	return (double)(prng_next(p) >> 11) * 0x1.0p-53;
-}
+/* prng_next, prng_unit: inline, in sim.h */
 
 /* Lemire's rejection method: unbiased for every n. */
 uint64_t prng_below(prng *p, uint64_t n)

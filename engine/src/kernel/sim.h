@@ -43,8 +43,33 @@ typedef struct prng {
 } prng;
 
 void prng_seed(prng *p, uint64_t seed);
-uint64_t prng_next(prng *p);
-double prng_unit(prng *p);                   /* [0,1) */
+
+static inline uint64_t prng_rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+/* xoshiro256** (Blackman & Vigna): fast, 256-bit state, passes BigCrush.
+ * Inline: the device model draws one or two per request. */
+static inline uint64_t prng_next(prng *p)
+{
+	uint64_t *s = p->s;
+	uint64_t r = prng_rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = prng_rotl(s[3], 45);
+	return r;
+}
+
+static inline double prng_unit(prng *p) /* [0,1) */
+{
+	return (double)(prng_next(p) >> 11) * 0x1.0p-53;
+}
+
 uint64_t prng_below(prng *p, uint64_t n);    /* [0,n), unbiased; n>0 */
 double prng_normal(prng *p);                 /* N(0,1), Marsaglia polar */
 double prng_lognormal(prng *p, double mu, double sigma);
