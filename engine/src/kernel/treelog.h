@@ -54,6 +54,7 @@
 #define TL_MAX_PHASES 12
 #define TL_HOLD_RING 32
 #define TL_MAX_ROOTS 64
+#define TL_DIR_HINTS 64
 
 typedef struct treelog_cfg {
 	uint64_t log_area_offset; /* device offset where log blocks go */
@@ -129,6 +130,7 @@ typedef struct tl_fsync {
 	tl_root *lr;
 	uint64_t log_transid;
 	bt_key next_key;          /* full sync: where the next leaf starts */
+	int hints[BT_MAX_LEVEL];  /* per level, where the last descent landed */
 	uint64_t range_start;     /* dir pass: where its next logged range starts */
 	uint64_t dir_logged_max;  /* dir pass: the last dir index it logged */
 	int isdir;                /* a directory: its new dir index items too */
@@ -184,6 +186,12 @@ typedef struct treelog {
 	int nroots;
 	uint64_t log_pos;         /* next log block offset in the area */
 	uint64_t blk_seq;         /* log blocks handed out (their addresses) */
+	/* search hints: per level, the slot the first descent of the last
+	 * pass over a file's items found (a guess for the next file's), and
+	 * the same per directory for its items' and its dir passes (a small
+	 * cache by inode number) */
+	int hints[BT_MAX_LEVEL];
+	struct { uint64_t ino; int h[2][BT_MAX_LEVEL]; } dir_hints[TL_DIR_HINTS];
 	bt_priv_ops ops;          /* the log trees' block allocator */
 	/* phases */
 	char phase_names[TL_MAX_PHASES][24];
