@@ -132,6 +132,7 @@ void treelog_destroy(treelog *tl)
 		tl->roots[i].log.rec_h = 0;
 		bt_tree_destroy(&tl->roots[i].log);
 	}
+	free(tl->dl_spare);
 	free(tl->recs);
 	free(tl);
 }
@@ -280,11 +281,29 @@ int treelog_attach(treelog *tl, fs_info *fs)
 	return fs_hooks_register(fs, &h);
 }
 
-void treelog_fsync_abandon(treelog *tl, tl_fsync *f)
+/* Done with a dir pass's deletion list: its buffer is kept for the next
+ * pass (one malloc per fsync of a directory saved), the larger of two. */
+static void tl_dl_del_put(treelog *tl, tl_fsync *f)
 {
-	free(f->dl_del);
+	uint64_t *b = f->dl_del;
+	int cap = f->dl_del_cap;
 	f->dl_del = NULL;
 	f->ndl_del = 0;
+	f->dl_del_cap = 0;
+	if (!b)
+		return;
+	if (tl->dl_spare && tl->dl_spare_cap >= cap) {
+		free(b);
+		return;
+	}
+	free(tl->dl_spare);
+	tl->dl_spare = b;
+	tl->dl_spare_cap = cap;
+}
+
+void treelog_fsync_abandon(treelog *tl, tl_fsync *f)
+{
+	tl_dl_del_put(tl, f);
 	if (f->pend && f->pend_clone)
 		ebmem_free(tl->mem, f->pend);
 	f->pend = NULL;
@@ -616,9 +635,7 @@ static int tl_dir_delayed_start(treelog *tl, task *t, tl_fsync *f)
 {
 	fs_info *fs = f->root->fs;
 	delayed_root *dr = dl_of(fs);
-	free(f->dl_del);
-	f->dl_del = NULL;
-	f->ndl_del = 0;
+	tl_dl_del_put(tl, f);
 	if (!dr)
 		return 0;
 	struct inode *d = fs_inode_get(f->root, f->dir_ino);
@@ -640,9 +657,16 @@ static int tl_dir_delayed_start(treelog *tl, task *t, tl_fsync *f)
 			f->dir_logged_max = ins[i].index;
 	}
 	if (!rc && ndel) {
-		f->dl_del = lab_malloc((size_t)ndel * sizeof(*f->dl_del));
-		if (!f->dl_del)
-			return LAB_ENOMEM;
+		if (tl->dl_spare && tl->dl_spare_cap >= ndel) {
+			f->dl_del = tl->dl_spare;
+			f->dl_del_cap = tl->dl_spare_cap;
+			tl->dl_spare = NULL;
+		} else {
+			f->dl_del = lab_malloc((size_t)ndel * sizeof(*f->dl_del));
+			if (!f->dl_del)
+				return LAB_ENOMEM;
+			f->dl_del_cap = ndel;
+		}
 		memcpy(f->dl_del, del, (size_t)ndel * sizeof(*del));
 		f->ndl_del = ndel;
 	}
@@ -671,9 +695,7 @@ static int tl_dir_delayed_end(treelog *tl, task *t, tl_fsync *f)
 			rc = tl_log_range_cover(tl, t, f->lr, f->dir_ino, f->dl_del[i], f->dl_del[j]);
 		i = j + 1;
 	}
-	free(f->dl_del);
-	f->dl_del = NULL;
-	f->ndl_del = 0;
+	tl_dl_del_put(tl, f);
 	return rc;
 }
 
@@ -1410,9 +1432,7 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		return TASK_RUN;
 	}
 	case TLS_END:
-		free(f->dl_del);
-		f->dl_del = NULL;
-		f->ndl_del = 0;
+		tl_dl_del_put(tl, f);
 		/* end_log_trans, then the scratch eb goes before the sync */
 		task_cpu(tl->sim, t, TL_NS_LOG_TRANS);
 		assert(f->lr->log_writers > 0);

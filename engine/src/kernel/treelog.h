@@ -151,7 +151,7 @@ typedef struct tl_fsync {
 	 * before its leaves are searched (btrfs_log_get_delayed_items) and
 	 * logged after them (log_delayed_deletion_items) */
 	uint64_t *dl_del;
-	int ndl_del;
+	int ndl_del, dl_del_cap;
 	/* a leaf copied, to insert into the log in the next step */
 	ebmem_eb *pend;
 	int pend_clone, pend_first, pend_last, pend_more;
@@ -186,6 +186,8 @@ typedef struct treelog {
 	int nroots;
 	uint64_t log_pos;         /* next log block offset in the area */
 	uint64_t blk_seq;         /* log blocks handed out (their addresses) */
+	uint64_t *dl_spare;       /* a dir pass's deletion list buffer kept */
+	int dl_spare_cap;         /* for the next one (its capacity) */
 	/* search hints: per level, the slot the first descent of the last
 	 * pass over a file's items found (a guess for the next file's), and
 	 * the same per directory for its items' and its dir passes (a small
