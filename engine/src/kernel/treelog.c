@@ -699,6 +699,34 @@ static int tl_dir_delayed_end(treelog *tl, task *t, tl_fsync *f)
 	return rc;
 }
 
+/* The first slot at or after from whose key is past bound (nritems when
+ * none): a run of one inode's items ends the leaf (a directory's index
+ * items), else is short (a file's); both are found reading a few keys
+ * near its ends rather than a halving path across the leaf. */
+static int tl_run_end(const bt_node *leaf, int from, bt_key bound)
+{
+	const bt_item *it = leaf->items;
+	int n = leaf->nritems;
+	if (!tl_key_lt(&bound, &it[n - 1].key))
+		return n;
+	int lo = from, hi = n - 1; /* the answer is in [lo, hi] */
+	for (int d = 1; lo + d - 1 < hi; d *= 2) {
+		int p = lo + d - 1;
+		if (tl_key_lt(&bound, &it[p].key)) {
+			hi = p;
+			break;
+		}
+		lo = p + 1;
+	}
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		int past = tl_key_lt(&bound, &it[mid].key);
+		lo = past ? lo : mid + 1;
+		hi = past ? mid : hi;
+	}
+	return lo;
+}
+
 /*
  * Copy the next leaf's worth of inode ino's items of types <= max_type
  * into the log (one step of copy_inode_items_to_log + copy_items, or of
@@ -757,15 +785,18 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	 * type <= max_type. The keys are sorted, so once the slot's key is
 	 * ino's, the run ends at the first key past (ino, max_type, ~0). */
 	int first = slot, last = slot;
-	if (leaf->items[slot].key.objectid == ino) {
-		bt_key bound = bt_mkkey(ino, max_type, UINT64_MAX);
-		int steps;
-		last = slot + tl_lower_bound((const char *)(leaf->items + slot), sizeof(bt_item),
-					     leaf->nritems - slot, &bound, &steps);
-		/* a key equal to bound belongs to the run */
-		if (last < leaf->nritems && tl_key_cmp(&leaf->items[last].key, &bound) == 0)
-			last++;
+	if (leaf->items[slot].key.objectid == ino)
+		last = tl_run_end(leaf, slot, bt_mkkey(ino, max_type, UINT64_MAX));
+#ifdef TL_CHECK_HINT
+	{
+		int l2 = slot;
+		while (l2 < leaf->nritems && leaf->items[l2].key.objectid == ino &&
+		       leaf->items[l2].key.type <= max_type)
+			l2++;
+		if (l2 != last)
+			abort();
 	}
+#endif
 	task_cpu(tl->sim, t, (uint64_t)(last - first + 1) * TL_NS_SLOT);
 	if (last == first) {
 		int changed = leaf->generation >= min_trans;
