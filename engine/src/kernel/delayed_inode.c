@@ -181,6 +181,7 @@ int dl_update_inode(delayed_root *dr, task *t, struct inode *in)
 	dr->inode_updates++;
 	if (!n->inode_dirty) {
 		n->inode_dirty = 1;
+		dr->dirty_nodes++;
 		dr->items++;
 		dl_prepare(dr, n);
 	}
@@ -189,8 +190,11 @@ int dl_update_inode(delayed_root *dr, task *t, struct inode *in)
 
 int dl_pending_inode_item(const delayed_root *dr, const struct inode *in, bt_item *it)
 {
+	/* no inode item queued anywhere (e.g. stats after a commit): the
+	 * inode's node, cold memory per inode, need not be read */
+	if (dr && !dr->dirty_nodes)
+		return 0;
 	const dl_node *n = in ? in->delayed : NULL;
-	(void)dr;
 	if (!n || !n->inode_dirty)
 		return 0;
 	*it = n->inode_item;
@@ -316,6 +320,7 @@ static int dl_flush_node(delayed_root *dr, task *t, dl_node *n, int who)
 		r = dl_write_inode(dr, t, n);
 		if (!r) {
 			n->inode_dirty = 0;
+			dr->dirty_nodes--;
 			dr->inodes_written++;
 			dl_finish_one(dr, dl_now(dr, t));
 		}
@@ -357,6 +362,8 @@ void dl_kill_inode(delayed_root *dr, struct inode *in)
 	for (int i = 0; i < k; i++)
 		dl_finish_one(dr, at);
 	n->nins = n->ndel = 0;
+	if (n->inode_dirty)
+		dr->dirty_nodes--;
 	n->inode_dirty = 0;
 	dl_unprepare(dr, n);
 	n->inode = NULL;

@@ -100,6 +100,7 @@ typedef struct delayed_root {
 	dl_node *head, *tail;     /* prepared nodes */
 	dl_node *all;             /* every node (freed at destroy) */
 	uint64_t items;           /* delayed_root->items */
+	uint64_t dirty_nodes;     /* nodes holding an inode item update */
 	uint64_t items_seq;
 	/* the worker (a delayed-meta kworker) and its queued works */
 	task *worker;

@@ -132,6 +132,7 @@ void treelog_destroy(treelog *tl)
 		tl->roots[i].log.rec_h = 0;
 		bt_tree_destroy(&tl->roots[i].log);
 	}
+	free(tl->dl_spare);
 	free(tl->recs);
 	free(tl);
 }
@@ -280,11 +281,29 @@ int treelog_attach(treelog *tl, fs_info *fs)
 	return fs_hooks_register(fs, &h);
 }
 
-void treelog_fsync_abandon(treelog *tl, tl_fsync *f)
+/* Done with a dir pass's deletion list: its buffer is kept for the next
+ * pass (one malloc per fsync of a directory saved), the larger of two. */
+static void tl_dl_del_put(treelog *tl, tl_fsync *f)
 {
-	free(f->dl_del);
+	uint64_t *b = f->dl_del;
+	int cap = f->dl_del_cap;
 	f->dl_del = NULL;
 	f->ndl_del = 0;
+	f->dl_del_cap = 0;
+	if (!b)
+		return;
+	if (tl->dl_spare && tl->dl_spare_cap >= cap) {
+		free(b);
+		return;
+	}
+	free(tl->dl_spare);
+	tl->dl_spare = b;
+	tl->dl_spare_cap = cap;
+}
+
+void treelog_fsync_abandon(treelog *tl, tl_fsync *f)
+{
+	tl_dl_del_put(tl, f);
 	if (f->pend && f->pend_clone)
 		ebmem_free(tl->mem, f->pend);
 	f->pend = NULL;
@@ -333,30 +352,113 @@ static int tl_key_cmp(const bt_key *a, const bt_key *b)
 	return 0;
 }
 
-/* Key of slot i of a leaf or a node. */
-static const bt_key *tl_node_key(const bt_node *n, int i)
+/* a < b, without branches: a binary search's compare outcome is a coin
+ * toss the host's branch predictor loses half the time. */
+static inline int tl_key_lt(const bt_key *a, const bt_key *b)
 {
-	return n->level ? &n->ptrs[i].key : &n->items[i].key;
+	uint64_t ao = a->objectid, bo = b->objectid, af = a->offset, bf = b->offset;
+	unsigned at = a->type, bt = b->type;
+	return (ao < bo) | ((ao == bo) & ((at < bt) | ((at == bt) & (af < bf))));
+}
+
+/* The first of n keys, stride bytes apart, that is >= key (a lower
+ * bound); *steps gets the compares of the classic halving search. */
+static inline int tl_lower_bound(const char *base, size_t stride, int n, const bt_key *key,
+				 int *steps)
+{
+	int lo = 0, hi = n, k = 0;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		int lt = tl_key_lt((const bt_key *)(base + (size_t)mid * stride), key);
+		k++;
+		lo = lt ? mid + 1 : lo;
+		hi = lt ? hi : mid;
+	}
+	*steps = k;
+	return lo;
+}
+
+/* The compares the halving search of tl_lower_bound makes on n keys when
+ * its answer is pos: key[mid] < key exactly when mid < pos, so its path
+ * follows from pos alone. */
+static inline int tl_lb_steps(int n, int pos)
+{
+	int lo = 0, hi = n, k = 0;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		int lt = mid < pos;
+		k++;
+		lo = lt ? mid + 1 : lo;
+		hi = lt ? hi : mid;
+	}
+	return k;
+}
+
+/* tl_lower_bound's answer and *steps, found from a guess h (a slot near
+ * the answer: successive descents of an fsync land next to the last one)
+ * by galloping, which reads a few keys instead of a whole halving
+ * path's. The charged compares stay those of the halving search. */
+static int tl_lower_bound_near(const char *base, size_t stride, int n, const bt_key *key,
+			       int h, int *steps)
+{
+#define TL_KEY_AT(i) ((const bt_key *)(base + (size_t)(i) * stride))
+	int lo, hi; /* the answer is in [lo, hi] */
+	if (h > n)
+		h = n;
+	if (h < 0)
+		h = 0;
+	if (h == n || !tl_key_lt(TL_KEY_AT(h), key)) {
+		hi = h;
+		lo = 0;
+		for (int d = 1; h - d >= 0; d *= 2) {
+			if (tl_key_lt(TL_KEY_AT(h - d), key)) {
+				lo = h - d + 1;
+				break;
+			}
+			hi = h - d;
+		}
+	} else {
+		lo = h + 1;
+		hi = n;
+		for (int d = 1; h + d < n; d *= 2) {
+			if (!tl_key_lt(TL_KEY_AT(h + d), key)) {
+				hi = h + d;
+				break;
+			}
+			lo = h + d + 1;
+		}
+	}
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		int lt = tl_key_lt(TL_KEY_AT(mid), key);
+		lo = lt ? mid + 1 : lo;
+		hi = lt ? hi : mid;
+	}
+#undef TL_KEY_AT
+	*steps = tl_lb_steps(n, lo);
+#ifdef TL_CHECK_HINT
+	{
+		int st2, lo2 = tl_lower_bound(base, stride, n, key, &st2);
+		if (lo2 != lo || st2 != *steps)
+			abort();
+	}
+#endif
+	return lo;
 }
 
 /* Binary search in a block: the first slot whose key is >= key (leaf) or
- * the last pointer whose key is <= key (node). *steps gets the compares. */
-static int tl_bsearch(const bt_node *n, const bt_key *key, int *steps)
+ * the last pointer whose key is <= key (node). *steps gets the compares.
+ * *hint: where the last search at this level landed (updated). */
+static int tl_bsearch(const bt_node *n, const bt_key *key, int *steps, int *hint)
 {
-	int lo = 0, hi = n->nritems;
-	*steps = 0;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		(*steps)++;
-		if (tl_key_cmp(tl_node_key(n, mid), key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (n->level == 0)
-		return lo;
+		return *hint = tl_lower_bound_near((const char *)n->items, sizeof(bt_item),
+						   n->nritems, key, *hint, steps);
+	int lo = tl_lower_bound_near((const char *)n->ptrs, sizeof(bt_ptr), n->nritems, key,
+				     *hint, steps);
+	*hint = lo;
 	/* node: child covering key */
-	if (lo < n->nritems && tl_key_cmp(tl_node_key(n, lo), key) == 0)
+	if (lo < n->nritems && tl_key_cmp(&n->ptrs[lo].key, key) == 0)
 		return lo;
 	return lo > 0 ? lo - 1 : 0;
 }
@@ -367,7 +469,7 @@ static int tl_bsearch(const bt_node *n, const bt_key *key, int *steps)
  * >= key; *next_key receives the first key of the next leaf (or has
  * *has_next = 0 on the rightmost leaf). Models the search part of
  * btrfs_search_forward. Charges node visits and compares. */
-static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
+static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key, int *hints,
 			   int *slot, bt_key *next_key, int *has_next,
 			   uint64_t *lock_wait, simtime_t *leaf_locked_at)
 {
@@ -382,7 +484,7 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 	*leaf_locked_at = t->clock;
 	while (n->level > 0) {
 		int steps;
-		int i = tl_bsearch(n, key, &steps);
+		int i = tl_bsearch(n, key, &steps, &hints[n->level < BT_MAX_LEVEL ? n->level : 0]);
 		task_cpu(s, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
 		if (i + 1 < n->nritems) {
 			*next_key = n->ptrs[i + 1].key;
@@ -399,7 +501,7 @@ static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key,
 		n = c;
 	}
 	int steps;
-	*slot = tl_bsearch(n, key, &steps);
+	*slot = tl_bsearch(n, key, &steps, &hints[0]);
 	task_cpu(s, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
 	return n;
 }
@@ -533,9 +635,7 @@ static int tl_dir_delayed_start(treelog *tl, task *t, tl_fsync *f)
 {
 	fs_info *fs = f->root->fs;
 	delayed_root *dr = dl_of(fs);
-	free(f->dl_del);
-	f->dl_del = NULL;
-	f->ndl_del = 0;
+	tl_dl_del_put(tl, f);
 	if (!dr)
 		return 0;
 	struct inode *d = fs_inode_get(f->root, f->dir_ino);
@@ -557,9 +657,16 @@ static int tl_dir_delayed_start(treelog *tl, task *t, tl_fsync *f)
 			f->dir_logged_max = ins[i].index;
 	}
 	if (!rc && ndel) {
-		f->dl_del = lab_malloc((size_t)ndel * sizeof(*f->dl_del));
-		if (!f->dl_del)
-			return LAB_ENOMEM;
+		if (tl->dl_spare && tl->dl_spare_cap >= ndel) {
+			f->dl_del = tl->dl_spare;
+			f->dl_del_cap = tl->dl_spare_cap;
+			tl->dl_spare = NULL;
+		} else {
+			f->dl_del = lab_malloc((size_t)ndel * sizeof(*f->dl_del));
+			if (!f->dl_del)
+				return LAB_ENOMEM;
+			f->dl_del_cap = ndel;
+		}
 		memcpy(f->dl_del, del, (size_t)ndel * sizeof(*del));
 		f->ndl_del = ndel;
 	}
@@ -588,10 +695,36 @@ static int tl_dir_delayed_end(treelog *tl, task *t, tl_fsync *f)
 			rc = tl_log_range_cover(tl, t, f->lr, f->dir_ino, f->dl_del[i], f->dl_del[j]);
 		i = j + 1;
 	}
-	free(f->dl_del);
-	f->dl_del = NULL;
-	f->ndl_del = 0;
+	tl_dl_del_put(tl, f);
 	return rc;
+}
+
+/* The first slot at or after from whose key is past bound (nritems when
+ * none): a run of one inode's items ends the leaf (a directory's index
+ * items), else is short (a file's); both are found reading a few keys
+ * near its ends rather than a halving path across the leaf. */
+static int tl_run_end(const bt_node *leaf, int from, bt_key bound)
+{
+	const bt_item *it = leaf->items;
+	int n = leaf->nritems;
+	if (!tl_key_lt(&bound, &it[n - 1].key))
+		return n;
+	int lo = from, hi = n - 1; /* the answer is in [lo, hi] */
+	for (int d = 1; lo + d - 1 < hi; d *= 2) {
+		int p = lo + d - 1;
+		if (tl_key_lt(&bound, &it[p].key)) {
+			hi = p;
+			break;
+		}
+		lo = p + 1;
+	}
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		int past = tl_key_lt(&bound, &it[mid].key);
+		lo = past ? lo : mid + 1;
+		hi = past ? mid : hi;
+	}
+	return lo;
 }
 
 /*
@@ -613,8 +746,26 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 	bt_key next_key;
 	uint64_t wait = 0;
 	simtime_t locked_at = 0;
-	bt_node *leaf = tl_descend(tr, t, tl->sim, &f->next_key, &slot,
+	/* search hints: a pass's first descent starts from where the last
+	 * pass of its kind began, the later ones from the descent before */
+	int first_desc = f->next_key.offset == 0 &&
+			 f->next_key.type == (dirpass ? BTRFS_DIR_INDEX_KEY : 0);
+	int *hints = f->hints;
+	if (first_desc && (dirpass || f->isdir)) {
+		unsigned k = (unsigned)(ino % TL_DIR_HINTS);
+		if (tl->dir_hints[k].ino != ino) {
+			memset(&tl->dir_hints[k], 0, sizeof(tl->dir_hints[k]));
+			tl->dir_hints[k].ino = ino;
+		}
+		hints = tl->dir_hints[k].h[dirpass];
+	} else if (first_desc) {
+		hints = tl->hints;
+	}
+	bt_node *leaf = tl_descend(tr, t, tl->sim, &f->next_key, hints, &slot,
 				   &next_key, &has_next, &wait, &locked_at);
+	if (first_desc)
+		memcpy(f->hints, hints, sizeof(f->hints));
+	f->hints[0] = 0; /* the next descent starts a leaf */
 	if (!leaf)
 		return 1;
 	f->rec.lock_wait_ns += wait;
@@ -630,11 +781,22 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		f->next_key = next_key;
 		return next_key.objectid == ino ? 0 : 1;
 	}
-	/* collect the inode's slots */
+	/* collect the inode's slots: the run from slot of keys of ino with
+	 * type <= max_type. The keys are sorted, so once the slot's key is
+	 * ino's, the run ends at the first key past (ino, max_type, ~0). */
 	int first = slot, last = slot;
-	while (last < leaf->nritems && leaf->items[last].key.objectid == ino &&
-	       leaf->items[last].key.type <= max_type)
-		last++;
+	if (leaf->items[slot].key.objectid == ino)
+		last = tl_run_end(leaf, slot, bt_mkkey(ino, max_type, UINT64_MAX));
+#ifdef TL_CHECK_HINT
+	{
+		int l2 = slot;
+		while (l2 < leaf->nritems && leaf->items[l2].key.objectid == ino &&
+		       leaf->items[l2].key.type <= max_type)
+			l2++;
+		if (l2 != last)
+			abort();
+	}
+#endif
 	task_cpu(tl->sim, t, (uint64_t)(last - first + 1) * TL_NS_SLOT);
 	if (last == first) {
 		int changed = leaf->generation >= min_trans;
@@ -752,7 +914,21 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 	uint64_t skip_to = 0; /* dir index items logged before in this transaction */
 	if (dir && fs && inode_log_get(dir).logged_trans == fs->transid)
 		skip_to = inode_log_get(dir).last_dir_index_offset;
-	for (int i = f->pend_first; i < f->pend_last && !rc; i++) {
+	int from = f->pend_first;
+	if (skip_to && from < f->pend_last &&
+	    src->items[from].key.type == src->items[f->pend_last - 1].key.type) {
+		/* one directory's index items, sorted by index: the ones
+		 * logged before are a prefix (skipped below one by one
+		 * otherwise) */
+		bt_key k = src->items[from].key;
+		int steps;
+		k.offset = skip_to;
+		from += tl_lower_bound((const char *)(src->items + from), sizeof(bt_item),
+				       f->pend_last - from, &k, &steps);
+		if (from < f->pend_last && src->items[from].key.offset == skip_to)
+			from++;
+	}
+	for (int i = from; i < f->pend_last && !rc; i++) {
 		const bt_item *x = &src->items[i];
 		if (dirpass && skip_to && x->key.offset <= skip_to)
 			continue;
@@ -1287,9 +1463,7 @@ int treelog_fsync_step(treelog *tl, task *t, tl_fsync *f)
 		return TASK_RUN;
 	}
 	case TLS_END:
-		free(f->dl_del);
-		f->dl_del = NULL;
-		f->ndl_del = 0;
+		tl_dl_del_put(tl, f);
 		/* end_log_trans, then the scratch eb goes before the sync */
 		task_cpu(tl->sim, t, TL_NS_LOG_TRANS);
 		assert(f->lr->log_writers > 0);

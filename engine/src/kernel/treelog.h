@@ -54,6 +54,7 @@
 #define TL_MAX_PHASES 12
 #define TL_HOLD_RING 32
 #define TL_MAX_ROOTS 64
+#define TL_DIR_HINTS 64
 
 typedef struct treelog_cfg {
 	uint64_t log_area_offset; /* device offset where log blocks go */
@@ -129,6 +130,7 @@ typedef struct tl_fsync {
 	tl_root *lr;
 	uint64_t log_transid;
 	bt_key next_key;          /* full sync: where the next leaf starts */
+	int hints[BT_MAX_LEVEL];  /* per level, where the last descent landed */
 	uint64_t range_start;     /* dir pass: where its next logged range starts */
 	uint64_t dir_logged_max;  /* dir pass: the last dir index it logged */
 	int isdir;                /* a directory: its new dir index items too */
@@ -149,7 +151,7 @@ typedef struct tl_fsync {
 	 * before its leaves are searched (btrfs_log_get_delayed_items) and
 	 * logged after them (log_delayed_deletion_items) */
 	uint64_t *dl_del;
-	int ndl_del;
+	int ndl_del, dl_del_cap;
 	/* a leaf copied, to insert into the log in the next step */
 	ebmem_eb *pend;
 	int pend_clone, pend_first, pend_last, pend_more;
@@ -184,6 +186,14 @@ typedef struct treelog {
 	int nroots;
 	uint64_t log_pos;         /* next log block offset in the area */
 	uint64_t blk_seq;         /* log blocks handed out (their addresses) */
+	uint64_t *dl_spare;       /* a dir pass's deletion list buffer kept */
+	int dl_spare_cap;         /* for the next one (its capacity) */
+	/* search hints: per level, the slot the first descent of the last
+	 * pass over a file's items found (a guess for the next file's), and
+	 * the same per directory for its items' and its dir passes (a small
+	 * cache by inode number) */
+	int hints[BT_MAX_LEVEL];
+	struct { uint64_t ino; int h[2][BT_MAX_LEVEL]; } dir_hints[TL_DIR_HINTS];
 	bt_priv_ops ops;          /* the log trees' block allocator */
 	/* phases */
 	char phase_names[TL_MAX_PHASES][24];
