@@ -83,6 +83,28 @@ void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear)
 	p->pg[idx] = n;
 }
 
+/* Pages from idx (< end) on with the flags of page idx: how many. */
+static uint64_t same_run(const uint8_t *pg, uint64_t idx, uint64_t end)
+{
+	uint8_t o = pg[idx];
+	uint64_t k = 1;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* eight flag bytes at a time: the first that differs is the lowest
+	 * set byte of the xor */
+	const uint64_t o8 = o * 0x0101010101010101ull;
+	while (idx + k + 8 <= end) {
+		uint64_t w;
+		memcpy(&w, pg + idx + k, sizeof w);
+		if (w != o8)
+			return k + ((uint64_t)__builtin_ctzll(w ^ o8) >> 3);
+		k += 8;
+	}
+#endif
+	while (idx + k < end && pg[idx + k] == o)
+		k++;
+	return k;
+}
+
 void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t clear)
 {
 	/* deltas wrap as pc_set's (uint64_t)-1 steps do */
@@ -92,9 +114,7 @@ void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t 
 	 * pages mostly all have the same) */
 	for (uint64_t idx = first, end = first + n; idx < end;) {
 		uint8_t o = pg[idx];
-		uint64_t k = 1;
-		while (idx + k < end && pg[idx + k] == o)
-			k++;
+		uint64_t k = same_run(pg, idx, end);
 		uint8_t nw = (uint8_t)((o & ~clear) | set);
 		uint8_t x = o ^ nw;
 		if (x & PG_PRESENT)
@@ -108,8 +128,8 @@ void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t 
 			de += en ? k : (uint64_t)0 - k;
 		if (en && idx < ef)
 			ef = idx;
-		for (uint64_t j = 0; j < k; j++)
-			pg[idx + j] = nw;
+		if (nw != o)
+			memset(pg + idx, nw, k);
 		idx += k;
 	}
 	p->present += dp;

@@ -23,10 +23,14 @@ static void rbio_complete(dinode *d, dbio *db, simtime_t now)
 {
 	dfs *fs = d->fs;
 	eio_call c = {0};
-	for (uint32_t i = 0; i < db->n; i++) {
+	/* the kernel unlocks page by page; eio_clear_run does the io_tree
+	 * calls of a run of consecutive pages at once */
+	for (uint32_t i = 0, k; i < db->n; i += k) {
 		uint64_t off = db->offs[i];
 		pc_set(&d->pc, off / PG, PG_UPTODATE, PG_LOCKED);
-		eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_LOCKED, NULL, &c, fs->s, now);
+		for (k = 1; i + k < db->n && db->offs[i + k] == off + k * PG; k++)
+			pc_set(&d->pc, off / PG + k, PG_UPTODATE, PG_LOCKED);
+		eio_clear_run(&d->io, off, PG, k, EXTENT_LOCKED, &c, fs->s, now);
 	}
 	fs->cpu_endio_ns += eio_call_ns(&c) + db->n * C_CSUM_VERIFY_NS;
 	/* unlink from the in-flight list */
