@@ -44,45 +44,6 @@ int pc_reserve(pc_inode *p, uint64_t npages)
 	return 0;
 }
 
-/* Whether a page with flags f may be evicted: cached and clean. */
-static int pc_evictable(uint8_t f)
-{
-	return (f & PG_PRESENT) && !(f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED));
-}
-
-/* Change one page's flags, keeping the inode's counts, the totals and
- * the lowest evictable index. */
-void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear)
-{
-	uint8_t o = p->pg[idx];
-	uint8_t n = (uint8_t)((o & ~clear) | set);
-	pc_global *g = p->g;
-	if ((o ^ n) & PG_PRESENT) {
-		uint64_t d = (n & PG_PRESENT) ? 1 : (uint64_t)-1;
-		p->present += d;
-		if (g)
-			g->cached += d;
-	}
-	if ((o ^ n) & PG_DIRTY) {
-		uint64_t d = (n & PG_DIRTY) ? 1 : (uint64_t)-1;
-		p->dirty += d;
-		if (g)
-			g->dirty += d;
-	}
-	if ((o ^ n) & PG_WRITEBACK) {
-		uint64_t d = (n & PG_WRITEBACK) ? 1 : (uint64_t)-1;
-		p->writeback += d;
-		if (g)
-			g->writeback += d;
-	}
-	int eo = pc_evictable(o), en = pc_evictable(n);
-	if (eo != en)
-		p->evictable += en ? 1 : (uint64_t)-1;
-	if (en && idx < p->evict_from)
-		p->evict_from = idx;
-	p->pg[idx] = n;
-}
-
 /* Pages from idx (< end) on with the flags of page idx: how many. */
 static uint64_t same_run(const uint8_t *pg, uint64_t idx, uint64_t end)
 {
@@ -123,7 +84,7 @@ void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t 
 			dd += (nw & PG_DIRTY) ? k : (uint64_t)0 - k;
 		if (x & PG_WRITEBACK)
 			dw += (nw & PG_WRITEBACK) ? k : (uint64_t)0 - k;
-		int eo = pc_evictable(o), en = pc_evictable(nw);
+		int eo = pc_evictable_flags(o), en = pc_evictable_flags(nw);
 		if (eo != en)
 			de += en ? k : (uint64_t)0 - k;
 		if (en && idx < ef)
@@ -156,12 +117,12 @@ uint64_t pc_evict_run(pc_inode *p, uint64_t max, uint64_t *first)
 	uint64_t i = p->evict_from;
 	if (!p->evictable || !max)
 		return 0;
-	while (i < p->npages_cap && !pc_evictable(p->pg[i]))
+	while (i < p->npages_cap && !pc_evictable_flags(p->pg[i]))
 		i++;
 	p->evict_from = i;
 	uint64_t n = 0;
 	*first = i;
-	while (i + n < p->npages_cap && n < max && pc_evictable(p->pg[i + n]))
+	while (i + n < p->npages_cap && n < max && pc_evictable_flags(p->pg[i + n]))
 		n++;
 	pc_set_range(p, i, n, 0, 0xff);
 	i += n;

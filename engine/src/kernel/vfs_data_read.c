@@ -257,14 +257,22 @@ int vd_read_pages(dfile *f, task *t, uint64_t off, uint64_t end)
 		/* eight flag bytes at a time (a read parked on a page in
 		 * flight starts again from its first page) */
 		const uint64_t m8 = mask * 0x0101010101010101ull, w8 = want * 0x0101010101010101ull;
+		int found_end = 0;
 		while (idx + n + 8 <= lim) {
 			uint64_t w;
 			memcpy(&w, d->pc.pg + idx + n, sizeof w);
-			if ((w & m8) != w8)
+			uint64_t x = (w & m8) ^ w8;
+			if (x) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				/* the first page that differs: the lowest byte set */
+				n += (uint64_t)__builtin_ctzll(x) >> 3;
+				found_end = 1;
+#endif
 				break;
+			}
 			n += 8;
 		}
-		while (idx + n < lim && (d->pc.pg[idx + n] & mask) == want)
+		while (!found_end && idx + n < lim && (d->pc.pg[idx + n] & mask) == want)
 			n++;
 		if (n) {
 			fs->cache_hits += n;
