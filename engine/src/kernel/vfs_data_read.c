@@ -128,6 +128,10 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 		return;
 	fs->ra_windows++;
 	dbio *db = NULL;
+	/* the map the last lookup found: emap_lookup of a page inside it
+	 * finds it again while the tree is unchanged (no fs tree lookup,
+	 * hence no insert, since) */
+	extent_map last_em = {0, 0, EM_HOLE};
 	uint64_t p = w.start;
 	while (p <= end) {
 		if (pc_flags(&d->pc, p) & PG_PRESENT) {
@@ -151,13 +155,21 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 			/* btrfs_get_extent: the extent map, or the fs tree */
 			uint64_t nodes = 0;
 			emap_tree *emt = vd_em_r(d);
-			const extent_map *em = emap_get(emt, emap_lookup(emt, off, PG, &nodes));
+			const extent_map *em;
+			if (off - last_em.start < last_em.len) {
+				em = &last_em;
+				nodes = eio_depth(emt->n);
+			} else {
+				em = emap_get(emt, emap_lookup(emt, off, PG, &nodes));
+			}
 			ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
 			uint64_t disk = EM_HOLE;
 			if (em) {
+				last_em = *em;
 				if (em->block_start != EM_HOLE)
 					disk = em->block_start + (off - em->start);
 			} else {
+				last_em.len = 0;
 				fext x;
 				int data = vd_fe_map(d, t, off, &x);
 				if (data > 0 && x.disk == FEXT_INLINE) {
