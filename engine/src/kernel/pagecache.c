@@ -112,21 +112,69 @@ void pc_touch(pc_inode *p)
 		p->last_use = ++p->g->use_seq;
 }
 
+/* The flag bits that decide whether a page is evictable (it is when,
+ * of these, only PG_PRESENT is set), and a byte of ones in each lane. */
+#define PC_EVICT_BITS (PG_PRESENT | PG_DIRTY | PG_WRITEBACK | PG_LOCKED)
+#define PC_ONES8 0x0101010101010101ull
+
 uint64_t pc_evict_run(pc_inode *p, uint64_t max, uint64_t *first)
 {
-	uint64_t i = p->evict_from;
+	uint64_t i = p->evict_from, cap = p->npages_cap;
+	const uint8_t *pg = p->pg;
 	if (!p->evictable || !max)
 		return 0;
-	while (i < p->npages_cap && !pc_evictable_flags(p->pg[i]))
+	/*
+	 * Eight flag bytes at a time (page flags are scanned a lot while the
+	 * cache is at its limit): x has a zero byte for each evictable page;
+	 * the lowest byte flagged by the has-zero-byte test is exact.
+	 */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	while (i + 8 <= cap) {
+		uint64_t w;
+		memcpy(&w, pg + i, sizeof w);
+		uint64_t x = (w & (PC_EVICT_BITS * PC_ONES8)) ^ (PG_PRESENT * PC_ONES8);
+		uint64_t z = (x - PC_ONES8) & ~x & (0x80 * PC_ONES8);
+		if (z) {
+			i += (uint64_t)__builtin_ctzll(z) >> 3;
+			goto found;
+		}
+		i += 8;
+	}
+#endif
+	while (i < cap && !pc_evictable_flags(pg[i]))
 		i++;
-	p->evict_from = i;
-	uint64_t n = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+found:;
+#endif
+	uint64_t n = 0, lim = cap - i < max ? cap - i : max;
 	*first = i;
-	while (i + n < p->npages_cap && n < max && pc_evictable_flags(p->pg[i + n]))
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* the run ends at the first page whose byte of x is not zero */
+	while (n + 8 <= lim) {
+		uint64_t w;
+		memcpy(&w, pg + i + n, sizeof w);
+		uint64_t x = (w & (PC_EVICT_BITS * PC_ONES8)) ^ (PG_PRESENT * PC_ONES8);
+		if (x) {
+			n += (uint64_t)__builtin_ctzll(x) >> 3;
+			goto counted;
+		}
+		n += 8;
+	}
+#endif
+	while (n < lim && pc_evictable_flags(pg[i + n]))
 		n++;
-	pc_set_range(p, i, n, 0, 0xff);
-	i += n;
-	p->evict_from = i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+counted:
+#endif
+	/* what pc_set_range(p, i, n, 0, 0xff) does to clean pages: each
+	 * leaves the cache and the evictable count; none is dirty or under
+	 * writeback, and none becomes evictable */
+	memset(p->pg + i, 0, n);
+	p->present -= (uint32_t)n;
+	p->evictable -= (uint32_t)n;
+	if (p->g)
+		p->g->cached -= n;
+	p->evict_from = i + n;
 	return n;
 }
 
