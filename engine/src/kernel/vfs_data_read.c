@@ -132,6 +132,7 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 	 * finds it again while the tree is unchanged (no fs tree lookup,
 	 * hence no insert, since) */
 	extent_map last_em = {0, 0, EM_HOLE};
+	uint64_t last_em_nodes = 0; /* what a lookup in the tree charges */
 	uint64_t p = w.start;
 	while (p <= end) {
 		if (pc_flags(&d->pc, p) & PG_PRESENT) {
@@ -154,18 +155,21 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 			ns += C_READPAGE_NS;
 			/* btrfs_get_extent: the extent map, or the fs tree */
 			uint64_t nodes = 0;
-			emap_tree *emt = vd_em_r(d);
 			const extent_map *em;
 			if (off - last_em.start < last_em.len) {
 				em = &last_em;
-				nodes = eio_depth(emt->n);
+				nodes = last_em_nodes;
 			} else {
+				emap_tree *emt = vd_em_r(d);
 				em = emap_get(emt, emap_lookup(emt, off, PG, &nodes));
+				if (em) {
+					last_em = *em;
+					last_em_nodes = nodes;
+				}
 			}
 			ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
 			uint64_t disk = EM_HOLE;
 			if (em) {
-				last_em = *em;
 				if (em->block_start != EM_HOLE)
 					disk = em->block_start + (off - em->start);
 			} else {
