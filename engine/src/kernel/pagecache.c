@@ -26,7 +26,8 @@ void pc_destroy(pc_inode *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int pc_reserve(pc_inode *p, uint64_t npages)
+/* pc_reserve when the room is not there yet */
+int pc_reserve_grow(pc_inode *p, uint64_t npages)
 {
 	if (npages <= p->npages_cap)
 		return 0;

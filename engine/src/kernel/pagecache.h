@@ -62,9 +62,15 @@ typedef struct pc_inode {
 
 void pc_init(pc_inode *p);
 void pc_destroy(pc_inode *p);
+/* pc_reserve's slow path: grow the flags to hold npages. */
+int pc_reserve_grow(pc_inode *p, uint64_t npages);
 /* Make room for pages [0, npages). 0, LAB_ENOMEM, or LAB_ERANGE past
- * PC_MAX_PAGES. */
-int pc_reserve(pc_inode *p, uint64_t npages);
+ * PC_MAX_PAGES. (Inline: every read of a page asks, and the room is
+ * mostly there.) */
+static inline int pc_reserve(pc_inode *p, uint64_t npages)
+{
+	return npages <= p->npages_cap ? 0 : pc_reserve_grow(p, npages);
+}
 static inline uint8_t pc_flags(const pc_inode *p, uint64_t idx)
 {
 	return idx < p->npages_cap ? p->pg[idx] : 0;
