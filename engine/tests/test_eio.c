@@ -253,6 +253,95 @@ static void test_lock_cost_grows_with_records_ahead(void)
 	eio_destroy(&t);
 }
 
+/* Whether two trees hold the same records (ranges, bits, adjacency) and
+ * totals. */
+static int same_tree(eio_tree *a, eio_tree *b)
+{
+	if (a->nrecords != b->nrecords || a->rng != b->rng)
+		return 0;
+	for (int i = 0; i < EIO_COUNTED_BITS; i++)
+		if (a->bytes_with[i] != b->bytes_with[i] || a->recs_with[i] != b->recs_with[i])
+			return 0;
+	extent_state *x = eio_first_from(a, 0), *y = eio_first_from(b, 0);
+	for (; x && y; x = eio_next(x), y = eio_next(y))
+		if (x->start != y->start || x->end != y->end || x->bits != y->bits || x->adj != y->adj)
+			return 0;
+	return !x && !y;
+}
+
+static int same_call(const eio_call *a, const eio_call *b)
+{
+	return a->descents == b->descents && a->nodes == b->nodes && a->records == b->records &&
+	       a->allocs == b->allocs && a->frees == b->frees && a->cache_hits == b->cache_hits &&
+	       a->cache_misses == b->cache_misses;
+}
+
+/* eio_clear_run against the page-by-page calls it stands for: read
+ * windows locked as one record, completed by runs from their front (the
+ * counted shortcut), and runs anywhere else (the calls). */
+static void test_clear_run(void)
+{
+	uint32_t seed = 4242;
+	int bad_tree = 0, bad_call = 0, badcheck = 0;
+	for (int it = 0; it < 400; it++) {
+		eio_tree a, b;
+		eio_init(&a);
+		eio_init(&b);
+		uint64_t fs;
+		int pages = 32 + it % 100;
+		for (int p = 0; p < pages;) {
+			seed = seed * 1103515245u + 12345u;
+			int len = 1 + (seed >> 8) % 9, r = (seed >> 16) % 4;
+			uint32_t bits = r == 0 ? EXTENT_UPTODATE : r == 1 ? EXTENT_DELALLOC : EXTENT_LOCKED;
+			if (r < 3 && p + len <= pages) {
+				eio_set_bits(&a, p * PG, (p + len) * PG - 1, bits, 0, &fs, NULL, NULL);
+				eio_set_bits(&b, p * PG, (p + len) * PG - 1, bits, 0, &fs, NULL, NULL);
+			}
+			p += len;
+		}
+		for (int k = 0; k < 20; k++) {
+			seed = seed * 1103515245u + 12345u;
+			uint64_t s = (seed >> 8) % pages;
+			/* mostly from the front of a record */
+			extent_state *st = eio_first_from(&a, s * PG);
+			if ((seed >> 20) % 4 && st)
+				s = st->start / PG;
+			uint64_t n = 1 + (seed >> 24) % 6;
+			eio_call ca = {0}, cb = {0};
+			eio_clear_run(&a, s * PG, PG, n, EXTENT_LOCKED, &ca, NULL, 0);
+			for (uint64_t i = 0; i < n; i++)
+				eio_clear_bits(&b, (s + i) * PG, (s + i + 1) * PG - 1, EXTENT_LOCKED, NULL,
+					       &cb, NULL, 0);
+			bad_tree += !same_tree(&a, &b);
+			bad_call += !same_call(&ca, &cb);
+			badcheck += eio_check(&a);
+		}
+		eio_destroy(&a);
+		eio_destroy(&b);
+	}
+	CHECK_EQ(bad_tree, 0);
+	CHECK_EQ(bad_call, 0);
+	CHECK_EQ(badcheck, 0);
+	/* the shortcut is taken: a locked window unlocked by two bios */
+	eio_tree t;
+	eio_init(&t);
+	uint64_t fs;
+	eio_set_bits(&t, 0, 8 * PG - 1, EXTENT_LOCKED, 0, &fs, NULL, NULL);
+	eio_set_bits(&t, 8 * PG, 9 * PG - 1, EXTENT_UPTODATE, 0, &fs, NULL, NULL);
+	eio_call c = {0};
+	eio_clear_run(&t, 0, PG, 5, EXTENT_LOCKED, &c, NULL, 0);
+	CHECK_EQ(c.descents, 5);
+	CHECK_EQ(c.nodes, 5 * eio_depth(2));
+	CHECK_EQ(c.allocs, 5);
+	CHECK_EQ(c.frees, 5);
+	eio_clear_run(&t, 5 * PG, PG, 3, EXTENT_LOCKED, &c, NULL, 0);
+	CHECK_EQ(c.allocs, 7);
+	CHECK_EQ(c.frees, 8);
+	CHECK_EQ(nrec(&t), 1);
+	CHECK_EQ(eio_check(&t), 0);
+	eio_destroy(&t);
+}
+
 int main(void)
 {
 	test_set_clear_merge();
@@ -260,5 +349,6 @@ int main(void)
 	test_count_range_bits_cached();
 	test_lock_pass();
 	test_lock_cost_grows_with_records_ahead();
+	test_clear_run();
 	T_DONE();
 }

@@ -314,8 +314,71 @@ static void test_emap(void)
 	emap_destroy(&t);
 }
 
+/* pc_evict_run (eight flag bytes at a time) against a page-by-page
+ * reference: the same run, flags, counts and lowest evictable index. */
+static void test_evict_run(void)
+{
+	static const uint8_t kinds[] = {
+		0, PG_PRESENT | PG_UPTODATE, PG_PRESENT | PG_UPTODATE | PG_READAHEAD,
+		PG_PRESENT | PG_UPTODATE | PG_DIRTY, PG_PRESENT | PG_WRITEBACK,
+		PG_PRESENT | PG_LOCKED, PG_PRESENT,
+	};
+	uint32_t seed = 99;
+	int bad = 0, runs = 0;
+	for (int it = 0; it < 300; it++) {
+		pc_global g = {0};
+		pc_inode p;
+		pc_init(&p);
+		p.g = &g;
+		int np = 1 + it % 90;
+		pc_reserve(&p, (uint64_t)np);
+		uint8_t ref[128] = {0};
+		for (int i = 0; i < np; i++) {
+			seed = seed * 1103515245u + 12345u;
+			/* runs of one kind, as a file's pages come */
+			uint8_t k = kinds[(seed >> 8) % 7];
+			int len = 1 + (int)((seed >> 16) % 12);
+			for (int j = 0; j < len && i < np; j++, i++) {
+				pc_set(&p, (uint64_t)i, k, 0);
+				ref[i] = k;
+			}
+			i--;
+		}
+		int drained = 0;
+		for (int guard = 0; guard < 200 && !drained; guard++) {
+			seed = seed * 1103515245u + 12345u;
+			uint64_t max = 1 + (seed >> 8) % 20, first = 0;
+			uint32_t present = p.present, evictable = p.evictable;
+			/* the reference: the first clean page, then its run */
+			uint64_t i = 0, n = 0;
+			while (i < p.npages_cap && !(ref[i] & PG_PRESENT &&
+						    !(ref[i] & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED))))
+				i++;
+			while (i + n < p.npages_cap && n < max && (ref[i + n] & PG_PRESENT) &&
+			       !(ref[i + n] & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED)))
+				n++;
+			uint64_t got = pc_evict_run(&p, max, &first);
+			if (!evictable) {
+				bad += got != 0;
+				drained = 1;
+				continue;
+			}
+			runs++;
+			memset(ref + i, 0, n);
+			bad += got != n || first != i || p.present != present - n ||
+			       p.evictable != evictable - n || g.cached != p.present ||
+			       p.evict_from != i + n || memcmp(p.pg, ref, p.npages_cap) != 0;
+		}
+		bad += !drained;
+		pc_destroy(&p);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(runs > 300);
+}
+
 int main(void)
 {
+	test_evict_run();
 	test_emap();
 	test_fsync_truncate();
 	test_counts();

@@ -702,6 +702,57 @@ out:
 		eio_call_add(cc, c);
 }
 
+void eio_clear_run(eio_tree *t, uint64_t start, uint64_t step, uint64_t n, uint32_t bits,
+		   eio_call *cc, sim *s, simtime_t now)
+{
+	if (!n)
+		return;
+	extent_state *st = NULL;
+	uint64_t last = 0;
+	/* (recording lists each split and removal: then make the calls) */
+	if (step && (EIO_OFF_MAX - start) / step >= n && !rec_on(t)) {
+		last = start + n * step - 1;
+		st = tree_search(t, start, NULL);
+	}
+	if (!st || st->start != start || st->end < last || (st->bits & ~bits)) {
+		for (uint64_t i = 0; i < n; i++)
+			eio_clear_bits(t, start + i * step, start + (i + 1) * step - 1, bits, NULL,
+				       cc, s, now);
+		return;
+	}
+	/*
+	 * Each call descends to st (which starts where the call does), visits
+	 * it, splits the piece [start, start + step - 1] off (one record
+	 * allocated: a treap priority drawn) unless st ends there, and frees
+	 * the piece, whose bits all go. The tree holds as many records at
+	 * every descent as at the first.
+	 */
+	eio_call c = {0};
+	uint64_t splits = st->end > last ? n : n - 1;
+	c.descents = n;
+	c.nodes = n * (uint64_t)eio_depth(t->nrecords);
+	c.records = n;
+	c.allocs = splits;
+	c.frees = n;
+	for (uint64_t i = 0; i < splits; i++)
+		eio_rand(t);
+	int cleared_lock = (st->bits & bits & EXTENT_LOCKED) != 0;
+	if (st->end > last) {
+		acct(t, st, -1);
+		st->start = last + 1;
+		acct(t, st, +1);
+		/* the predecessor ended before `start`: no longer adjacent */
+		set_adj(st, 0);
+	} else {
+		eio_call e = {0};
+		tree_erase(t, st, &e); /* its free is counted above */
+	}
+	if (cleared_lock && s)
+		waitq_wake_all(s, &t->lock_waiters, now);
+	if (cc)
+		eio_call_add(cc, &c);
+}
+
 uint64_t eio_count_range_bits(eio_tree *t, uint64_t *start, uint64_t search_end,
 			      uint64_t max_bytes, uint32_t bits, int contig,
 			      extent_state **cached, eio_call *cc)

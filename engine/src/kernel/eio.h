@@ -150,6 +150,17 @@ void eio_clear_bits(eio_tree *t, uint64_t start, uint64_t end, uint32_t bits,
 		    extent_state **cached, eio_call *c, sim *s, simtime_t now);
 
 /*
+ * The n calls eio_clear_bits(t, start + i * step, start + (i + 1) * step - 1,
+ * bits, NULL, c, s, now), i = 0..n-1, in order (a read bio's completion
+ * unlocks its pages one by one): the same tree and the same counts in *c.
+ * When one record carrying exactly `bits` starts at `start` and covers
+ * the run (each call then splits a piece off its front and frees it) the
+ * counts are added up at once; otherwise the calls are made.
+ */
+void eio_clear_run(eio_tree *t, uint64_t start, uint64_t step, uint64_t n, uint32_t bits,
+		   eio_call *c, sim *s, simtime_t now);
+
+/*
  * Bytes in [*start, search_end] carrying all of `bits`, stopping at
  * max_bytes; with contig, only the first contiguous run counts. *start is
  * moved to the first such byte. Models count_range_bits. With cached ==

@@ -26,7 +26,8 @@ void pc_destroy(pc_inode *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int pc_reserve(pc_inode *p, uint64_t npages)
+/* pc_reserve when the room is not there yet */
+int pc_reserve_grow(pc_inode *p, uint64_t npages)
 {
 	if (npages <= p->npages_cap)
 		return 0;
@@ -44,43 +45,26 @@ int pc_reserve(pc_inode *p, uint64_t npages)
 	return 0;
 }
 
-/* Whether a page with flags f may be evicted: cached and clean. */
-static int pc_evictable(uint8_t f)
+/* Pages from idx (< end) on with the flags of page idx: how many. */
+static uint64_t same_run(const uint8_t *pg, uint64_t idx, uint64_t end)
 {
-	return (f & PG_PRESENT) && !(f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED));
-}
-
-/* Change one page's flags, keeping the inode's counts, the totals and
- * the lowest evictable index. */
-void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear)
-{
-	uint8_t o = p->pg[idx];
-	uint8_t n = (uint8_t)((o & ~clear) | set);
-	pc_global *g = p->g;
-	if ((o ^ n) & PG_PRESENT) {
-		uint64_t d = (n & PG_PRESENT) ? 1 : (uint64_t)-1;
-		p->present += d;
-		if (g)
-			g->cached += d;
+	uint8_t o = pg[idx];
+	uint64_t k = 1;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* eight flag bytes at a time: the first that differs is the lowest
+	 * set byte of the xor */
+	const uint64_t o8 = o * 0x0101010101010101ull;
+	while (idx + k + 8 <= end) {
+		uint64_t w;
+		memcpy(&w, pg + idx + k, sizeof w);
+		if (w != o8)
+			return k + ((uint64_t)__builtin_ctzll(w ^ o8) >> 3);
+		k += 8;
 	}
-	if ((o ^ n) & PG_DIRTY) {
-		uint64_t d = (n & PG_DIRTY) ? 1 : (uint64_t)-1;
-		p->dirty += d;
-		if (g)
-			g->dirty += d;
-	}
-	if ((o ^ n) & PG_WRITEBACK) {
-		uint64_t d = (n & PG_WRITEBACK) ? 1 : (uint64_t)-1;
-		p->writeback += d;
-		if (g)
-			g->writeback += d;
-	}
-	int eo = pc_evictable(o), en = pc_evictable(n);
-	if (eo != en)
-		p->evictable += en ? 1 : (uint64_t)-1;
-	if (en && idx < p->evict_from)
-		p->evict_from = idx;
-	p->pg[idx] = n;
+#endif
+	while (idx + k < end && pg[idx + k] == o)
+		k++;
+	return k;
 }
 
 void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t clear)
@@ -92,9 +76,7 @@ void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t 
 	 * pages mostly all have the same) */
 	for (uint64_t idx = first, end = first + n; idx < end;) {
 		uint8_t o = pg[idx];
-		uint64_t k = 1;
-		while (idx + k < end && pg[idx + k] == o)
-			k++;
+		uint64_t k = same_run(pg, idx, end);
 		uint8_t nw = (uint8_t)((o & ~clear) | set);
 		uint8_t x = o ^ nw;
 		if (x & PG_PRESENT)
@@ -103,13 +85,13 @@ void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t 
 			dd += (nw & PG_DIRTY) ? k : (uint64_t)0 - k;
 		if (x & PG_WRITEBACK)
 			dw += (nw & PG_WRITEBACK) ? k : (uint64_t)0 - k;
-		int eo = pc_evictable(o), en = pc_evictable(nw);
+		int eo = pc_evictable_flags(o), en = pc_evictable_flags(nw);
 		if (eo != en)
 			de += en ? k : (uint64_t)0 - k;
 		if (en && idx < ef)
 			ef = idx;
-		for (uint64_t j = 0; j < k; j++)
-			pg[idx + j] = nw;
+		if (nw != o)
+			memset(pg + idx, nw, k);
 		idx += k;
 	}
 	p->present += dp;
@@ -131,21 +113,69 @@ void pc_touch(pc_inode *p)
 		p->last_use = ++p->g->use_seq;
 }
 
+/* The flag bits that decide whether a page is evictable (it is when,
+ * of these, only PG_PRESENT is set), and a byte of ones in each lane. */
+#define PC_EVICT_BITS (PG_PRESENT | PG_DIRTY | PG_WRITEBACK | PG_LOCKED)
+#define PC_ONES8 0x0101010101010101ull
+
 uint64_t pc_evict_run(pc_inode *p, uint64_t max, uint64_t *first)
 {
-	uint64_t i = p->evict_from;
+	uint64_t i = p->evict_from, cap = p->npages_cap;
+	const uint8_t *pg = p->pg;
 	if (!p->evictable || !max)
 		return 0;
-	while (i < p->npages_cap && !pc_evictable(p->pg[i]))
+	/*
+	 * Eight flag bytes at a time (page flags are scanned a lot while the
+	 * cache is at its limit): x has a zero byte for each evictable page;
+	 * the lowest byte flagged by the has-zero-byte test is exact.
+	 */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	while (i + 8 <= cap) {
+		uint64_t w;
+		memcpy(&w, pg + i, sizeof w);
+		uint64_t x = (w & (PC_EVICT_BITS * PC_ONES8)) ^ (PG_PRESENT * PC_ONES8);
+		uint64_t z = (x - PC_ONES8) & ~x & (0x80 * PC_ONES8);
+		if (z) {
+			i += (uint64_t)__builtin_ctzll(z) >> 3;
+			goto found;
+		}
+		i += 8;
+	}
+#endif
+	while (i < cap && !pc_evictable_flags(pg[i]))
 		i++;
-	p->evict_from = i;
-	uint64_t n = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+found:;
+#endif
+	uint64_t n = 0, lim = cap - i < max ? cap - i : max;
 	*first = i;
-	while (i + n < p->npages_cap && n < max && pc_evictable(p->pg[i + n]))
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* the run ends at the first page whose byte of x is not zero */
+	while (n + 8 <= lim) {
+		uint64_t w;
+		memcpy(&w, pg + i + n, sizeof w);
+		uint64_t x = (w & (PC_EVICT_BITS * PC_ONES8)) ^ (PG_PRESENT * PC_ONES8);
+		if (x) {
+			n += (uint64_t)__builtin_ctzll(x) >> 3;
+			goto counted;
+		}
+		n += 8;
+	}
+#endif
+	while (n < lim && pc_evictable_flags(pg[i + n]))
 		n++;
-	pc_set_range(p, i, n, 0, 0xff);
-	i += n;
-	p->evict_from = i;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+counted:
+#endif
+	/* what pc_set_range(p, i, n, 0, 0xff) does to clean pages: each
+	 * leaves the cache and the evictable count; none is dirty or under
+	 * writeback, and none becomes evictable */
+	memset(p->pg + i, 0, n);
+	p->present -= (uint32_t)n;
+	p->evictable -= (uint32_t)n;
+	if (p->g)
+		p->g->cached -= n;
+	p->evict_from = i + n;
 	return n;
 }
 

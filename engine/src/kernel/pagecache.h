@@ -62,15 +62,58 @@ typedef struct pc_inode {
 
 void pc_init(pc_inode *p);
 void pc_destroy(pc_inode *p);
+/* pc_reserve's slow path: grow the flags to hold npages. */
+int pc_reserve_grow(pc_inode *p, uint64_t npages);
 /* Make room for pages [0, npages). 0, LAB_ENOMEM, or LAB_ERANGE past
- * PC_MAX_PAGES. */
-int pc_reserve(pc_inode *p, uint64_t npages);
+ * PC_MAX_PAGES. (Inline: every read of a page asks, and the room is
+ * mostly there.) */
+static inline int pc_reserve(pc_inode *p, uint64_t npages)
+{
+	return npages <= p->npages_cap ? 0 : pc_reserve_grow(p, npages);
+}
 static inline uint8_t pc_flags(const pc_inode *p, uint64_t idx)
 {
 	return idx < p->npages_cap ? p->pg[idx] : 0;
 }
-/* Change one page's flags, keeping the counts. */
-void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear);
+/* Whether a page with flags f may be evicted: cached and clean. */
+static inline int pc_evictable_flags(uint8_t f)
+{
+	return (f & PG_PRESENT) && !(f & (PG_DIRTY | PG_WRITEBACK | PG_LOCKED));
+}
+
+/* Change one page's flags, keeping the inode's counts, the totals and
+ * the lowest evictable index. (Inline: callers pass constant masks, and
+ * the counts that cannot change then cost nothing.) */
+static inline void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear)
+{
+	uint8_t o = p->pg[idx];
+	uint8_t n = (uint8_t)((o & ~clear) | set);
+	pc_global *g = p->g;
+	if ((o ^ n) & PG_PRESENT) {
+		uint64_t d = (n & PG_PRESENT) ? 1 : (uint64_t)-1;
+		p->present += d;
+		if (g)
+			g->cached += d;
+	}
+	if ((o ^ n) & PG_DIRTY) {
+		uint64_t d = (n & PG_DIRTY) ? 1 : (uint64_t)-1;
+		p->dirty += d;
+		if (g)
+			g->dirty += d;
+	}
+	if ((o ^ n) & PG_WRITEBACK) {
+		uint64_t d = (n & PG_WRITEBACK) ? 1 : (uint64_t)-1;
+		p->writeback += d;
+		if (g)
+			g->writeback += d;
+	}
+	int eo = pc_evictable_flags(o), en = pc_evictable_flags(n);
+	if (eo != en)
+		p->evictable += en ? 1 : (uint64_t)-1;
+	if (en && idx < p->evict_from)
+		p->evict_from = idx;
+	p->pg[idx] = n;
+}
 /* pc_set of each page of [first, first + n) (the counts added once). */
 void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t clear);
 /* Drop every clean page (drop_caches / unmount); dirty pages stay. */

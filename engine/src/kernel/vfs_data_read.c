@@ -23,10 +23,14 @@ static void rbio_complete(dinode *d, dbio *db, simtime_t now)
 {
 	dfs *fs = d->fs;
 	eio_call c = {0};
-	for (uint32_t i = 0; i < db->n; i++) {
+	/* the kernel unlocks page by page; eio_clear_run does the io_tree
+	 * calls of a run of consecutive pages at once */
+	for (uint32_t i = 0, k; i < db->n; i += k) {
 		uint64_t off = db->offs[i];
 		pc_set(&d->pc, off / PG, PG_UPTODATE, PG_LOCKED);
-		eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_LOCKED, NULL, &c, fs->s, now);
+		for (k = 1; i + k < db->n && db->offs[i + k] == off + k * PG; k++)
+			pc_set(&d->pc, off / PG + k, PG_UPTODATE, PG_LOCKED);
+		eio_clear_run(&d->io, off, PG, k, EXTENT_LOCKED, &c, fs->s, now);
 	}
 	fs->cpu_endio_ns += eio_call_ns(&c) + db->n * C_CSUM_VERIFY_NS;
 	/* unlink from the in-flight list */
@@ -124,6 +128,11 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 		return;
 	fs->ra_windows++;
 	dbio *db = NULL;
+	/* the map the last lookup found: emap_lookup of a page inside it
+	 * finds it again while the tree is unchanged (no fs tree lookup,
+	 * hence no insert, since) */
+	extent_map last_em = {0, 0, EM_HOLE};
+	uint64_t last_em_nodes = 0; /* what a lookup in the tree charges */
 	uint64_t p = w.start;
 	while (p <= end) {
 		if (pc_flags(&d->pc, p) & PG_PRESENT) {
@@ -146,14 +155,25 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 			ns += C_READPAGE_NS;
 			/* btrfs_get_extent: the extent map, or the fs tree */
 			uint64_t nodes = 0;
-			emap_tree *emt = vd_em_r(d);
-			const extent_map *em = emap_get(emt, emap_lookup(emt, off, PG, &nodes));
+			const extent_map *em;
+			if (off - last_em.start < last_em.len) {
+				em = &last_em;
+				nodes = last_em_nodes;
+			} else {
+				emap_tree *emt = vd_em_r(d);
+				em = emap_get(emt, emap_lookup(emt, off, PG, &nodes));
+				if (em) {
+					last_em = *em;
+					last_em_nodes = nodes;
+				}
+			}
 			ns += C_MAP_LOOKUP_NS + nodes * C_EIO_NODE_NS;
 			uint64_t disk = EM_HOLE;
 			if (em) {
 				if (em->block_start != EM_HOLE)
 					disk = em->block_start + (off - em->start);
 			} else {
+				last_em.len = 0;
 				fext x;
 				int data = vd_fe_map(d, t, off, &x);
 				if (data > 0 && x.disk == FEXT_INLINE) {
@@ -253,14 +273,22 @@ int vd_read_pages(dfile *f, task *t, uint64_t off, uint64_t end)
 		/* eight flag bytes at a time (a read parked on a page in
 		 * flight starts again from its first page) */
 		const uint64_t m8 = mask * 0x0101010101010101ull, w8 = want * 0x0101010101010101ull;
+		int found_end = 0;
 		while (idx + n + 8 <= lim) {
 			uint64_t w;
 			memcpy(&w, d->pc.pg + idx + n, sizeof w);
-			if ((w & m8) != w8)
+			uint64_t x = (w & m8) ^ w8;
+			if (x) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+				/* the first page that differs: the lowest byte set */
+				n += (uint64_t)__builtin_ctzll(x) >> 3;
+				found_end = 1;
+#endif
 				break;
+			}
 			n += 8;
 		}
-		while (idx + n < lim && (d->pc.pg[idx + n] & mask) == want)
+		while (!found_end && idx + n < lim && (d->pc.pg[idx + n] & mask) == want)
 			n++;
 		if (n) {
 			fs->cache_hits += n;
