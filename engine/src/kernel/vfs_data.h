@@ -365,6 +365,11 @@ int vd_read_page(dfile *f, task *t, uint64_t off);
  * with runs of cached pages taken at once. 0, 1 (parked: call again) or
  * negative. */
 int vd_read_pages(dfile *f, task *t, uint64_t off, uint64_t end);
+/* One read() of [off, end) on an open file: as vd_read_pages, but a miss
+ * or a readahead marker asks for the pages left in the call, as
+ * filemap_read does (page_cache_sync_ra / page_cache_async_ra with
+ * last_index - index), so the first window is sized by the request. */
+int vd_read_call(dfile *f, task *t, uint64_t off, uint64_t end);
 
 /*
  * Write back d's delalloc from offset 0 on t until about max_pages pages

@@ -218,7 +218,10 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 	vd_sample(d);
 }
 
-int vd_read_page(dfile *f, task *t, uint64_t off)
+/* One page of a read() whose request ends `req` pages on from this one
+ * (filemap_get_pages passes last_index - index to page_cache_sync_ra and
+ * page_cache_async_ra: the request size shapes the first window). */
+static int read_page(dfile *f, task *t, uint64_t off, uint64_t req)
 {
 	dinode *d = f->d;
 	dfs *fs = d->fs;
@@ -229,7 +232,7 @@ int vd_read_page(dfile *f, task *t, uint64_t off)
 	uint8_t fl = pc_flags(&d->pc, idx);
 	if (!(fl & PG_PRESENT)) {
 		fs->cache_misses++;
-		ra_window w = ra_ondemand(&f->ra, &d->pc, idx, 1, 0);
+		ra_window w = ra_ondemand(&f->ra, &d->pc, idx, req, 0);
 		if (w.nr == 0)
 			w = (ra_window){idx, 1, UINT64_MAX};
 		ra_read_window(f, t, w);
@@ -237,7 +240,7 @@ int vd_read_page(dfile *f, task *t, uint64_t off)
 	} else if (fl & PG_READAHEAD) {
 		fs->cache_hits++;
 		pc_set(&d->pc, idx, 0, PG_READAHEAD);
-		ra_window w = ra_ondemand(&f->ra, &d->pc, idx, 1, 1);
+		ra_window w = ra_ondemand(&f->ra, &d->pc, idx, req, 1);
 		if (w.nr)
 			ra_read_window(f, t, w);
 		fl = pc_flags(&d->pc, idx);
@@ -255,8 +258,15 @@ int vd_read_page(dfile *f, task *t, uint64_t off)
 	return 0;
 }
 
-/* see vfs_data.h */
-int vd_read_pages(dfile *f, task *t, uint64_t off, uint64_t end)
+int vd_read_page(dfile *f, task *t, uint64_t off)
+{
+	return read_page(f, t, off, 1);
+}
+
+/* The pages of [off, end) in order; with `call`, as one read() call (each
+ * miss or marker passes the pages left in the call as the request), else
+ * as single-page reads. */
+static int read_pages(dfile *f, task *t, uint64_t off, uint64_t end, int call)
 {
 	dinode *d = f->d;
 	dfs *fs = d->fs;
@@ -299,10 +309,22 @@ int vd_read_pages(dfile *f, task *t, uint64_t off, uint64_t end)
 			p += n * PG;
 			continue;
 		}
-		int rc = vd_read_page(f, t, p);
+		int rc = read_page(f, t, p, call ? last - idx + 1 : 1);
 		if (rc)
 			return rc;
 		p += PG;
 	}
 	return 0;
+}
+
+/* see vfs_data.h */
+int vd_read_pages(dfile *f, task *t, uint64_t off, uint64_t end)
+{
+	return read_pages(f, t, off, end, 0);
+}
+
+/* see vfs_data.h */
+int vd_read_call(dfile *f, task *t, uint64_t off, uint64_t end)
+{
+	return read_pages(f, t, off, end, 1);
 }

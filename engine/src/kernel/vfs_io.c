@@ -326,8 +326,10 @@ int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t 
 	return rc; /* 1: written, then parked by dirty throttling */
 }
 
-int vio_read(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len,
-	     uint64_t *got)
+/* ra: the open file's readahead state, or NULL for a fresh one that
+ * every page asks for alone (vio_read) */
+static int read_file(fs_info *fs, task *t, struct inode *inode, file_ra *ra, uint64_t off,
+		     uint64_t len, uint64_t *got)
 {
 	dinode *d;
 	if (got)
@@ -342,13 +344,36 @@ int vio_read(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t l
 	dfile f;
 	dfile_open(&f, d, 1);
 	uint64_t end = off + len;
-	rc = vd_read_pages(&f, t, off, end);
+	if (ra) {
+		f.ra = *ra;
+		rc = vd_read_call(&f, t, off, end);
+		*ra = f.ra;
+	} else {
+		rc = vd_read_pages(&f, t, off, end);
+	}
 	dfile_close(&f);
 	if (rc)
 		return rc; /* 1: parked behind a read in flight; negative */
 	if (got)
 		*got = len;
 	return 0;
+}
+
+int vio_read(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len,
+	     uint64_t *got)
+{
+	return read_file(fs, t, inode, NULL, off, len, got);
+}
+
+void vio_file_open(vio_file *f)
+{
+	ra_init(&f->ra, BDI_RA_PAGES, 0); /* a plain open(2): no fadvise */
+}
+
+int vio_read_file(fs_info *fs, task *t, struct inode *inode, vio_file *f, uint64_t off,
+		  uint64_t len, uint64_t *got)
+{
+	return read_file(fs, t, inode, &f->ra, off, len, got);
 }
 
 int vio_fsync(fs_info *fs, task *t, struct inode *inode)

@@ -93,6 +93,20 @@ int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t 
  * the bytes read. Models filemap_read -> btrfs_readahead. */
 int vio_read(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t len,
 	     uint64_t *got);
+/* An open file: its readahead state (struct file's f_ra), which carries
+ * from one read() to the next. vio_read has none (each call starts a
+ * fresh one and reads page by page: what torture and receive use). */
+typedef struct vio_file {
+	file_ra ra;
+} vio_file;
+void vio_file_open(vio_file *f);
+/* One read() of [off, off + len) on f (clipped to i_size): 0, 1 (t parked
+ * behind a page in flight: call again when woken) or negative. Misses and
+ * markers ask readahead for the pages left in the call, as filemap_read
+ * does, so the first window is sized by the request and later ones grow
+ * from f's state. */
+int vio_read_file(fs_info *fs, task *t, struct inode *inode, vio_file *f, uint64_t off,
+		  uint64_t len, uint64_t *got);
 /* fsync, data part: write back the inode's dirty pages on t, wait for the
  * bios, complete the ordered extents (the file extent items go in the
  * tree). Returns 0, or 1 when t was parked behind an asynchronous
