@@ -172,10 +172,12 @@ void bt_arr_pool_drain(void)
 /* Drop n's arrays (the entries they hold are gone). */
 static void node_arrays_put(bt_node *n)
 {
-	arr_put(n->items, (size_t)n->cap * sizeof(bt_item));
-	arr_put(n->ptrs, (size_t)n->cap * sizeof(bt_ptr));
+	size_t total = (size_t)(n->head + n->cap);
+	arr_put(n->items ? n->items - n->head : NULL, total * sizeof(bt_item));
+	arr_put(n->ptrs ? n->ptrs - n->head : NULL, total * sizeof(bt_ptr));
 	n->items = NULL;
 	n->ptrs = NULL;
+	n->head = 0;
 }
 
 /* Make room for `need` entries in n's array. Returns 0 or LAB_ENOMEM. */
@@ -183,34 +185,91 @@ int btx_node_reserve(bt_node *n, int need)
 {
 	if (need <= n->cap)
 		return 0;
-	/* grow by 1/8: leaves are many and long-lived, slack is memory */
-	int cap = n->cap ? n->cap : 8;
-	while (cap < need)
-		cap += cap / 8 + 4;
+	size_t esz = n->level ? sizeof(bt_ptr) : sizeof(bt_item);
+	char *arr = n->level ? (char *)n->ptrs : (char *)n->items;
+	int total = n->head + n->cap;
 	/* the entries kept: realloc's copy, up to what n holds */
 	size_t keep = n->nritems > 0 ? (size_t)(n->nritems < n->cap ? n->nritems : n->cap) : 0;
-	if (n->level) {
-		int max = (int)BT_NODE_PTRS;
-		if (cap > max)
-			cap = max > need ? max : need;
-		bt_ptr *p = arr_get((size_t)cap * sizeof(*p));
-		if (!p)
-			return LAB_ENOMEM;
-		if (keep && n->ptrs)
-			memcpy(p, n->ptrs, keep * sizeof(*p));
-		arr_put(n->ptrs, (size_t)n->cap * sizeof(*p));
-		n->ptrs = p;
+	if (need <= total) {
+		/* room before the entries: slide them back to the start */
+		char *base = arr - (size_t)n->head * esz;
+		memmove(base, arr, keep * esz);
+		arr = base;
 	} else {
-		bt_item *p = arr_get((size_t)cap * sizeof(*p));
-		if (!p)
+		/* grow by 1/8: leaves are many and long-lived, slack is memory */
+		int cap = total ? total : 8;
+		while (cap < need)
+			cap += cap / 8 + 4;
+		if (n->level) {
+			int max = (int)BT_NODE_PTRS;
+			if (cap > max)
+				cap = max > need ? max : need;
+		}
+		char *a = arr_get((size_t)cap * esz);
+		if (!a)
 			return LAB_ENOMEM;
-		if (keep && n->items)
-			memcpy(p, n->items, keep * sizeof(*p));
-		arr_put(n->items, (size_t)n->cap * sizeof(*p));
-		n->items = p;
+		if (keep && arr)
+			memcpy(a, arr, keep * esz);
+		if (arr)
+			arr_put(arr - (size_t)n->head * esz, (size_t)total * esz);
+		arr = a;
+		total = cap;
 	}
-	n->cap = cap;
+	if (n->level)
+		n->ptrs = (bt_ptr *)(void *)arr;
+	else
+		n->items = (bt_item *)(void *)arr;
+	n->head = 0;
+	n->cap = total;
 	return 0;
+}
+
+/* Delete entries [slot, slot + nr) of n's array (nritems not yet updated):
+ * whichever side of them is shorter moves. */
+static void node_del_entries(bt_node *n, int slot, int nr)
+{
+	int after = n->nritems - slot - nr;
+	if (n->level) {
+		if (slot < after) {
+			memmove(&n->ptrs[nr], n->ptrs, (size_t)slot * sizeof(bt_ptr));
+			n->ptrs += nr;
+			n->head += nr;
+			n->cap -= nr;
+		} else {
+			memmove(&n->ptrs[slot], &n->ptrs[slot + nr], (size_t)after * sizeof(bt_ptr));
+		}
+	} else {
+		if (slot < after) {
+			memmove(&n->items[nr], n->items, (size_t)slot * sizeof(bt_item));
+			n->items += nr;
+			n->head += nr;
+			n->cap -= nr;
+		} else {
+			memmove(&n->items[slot], &n->items[slot + nr], (size_t)after * sizeof(bt_item));
+		}
+	}
+}
+
+/* Open a gap of one entry at `slot` of n's array (room reserved, nritems
+ * not yet updated): into the room before the entries if that moves fewer. */
+static void node_ins_entry(bt_node *n, int slot)
+{
+	int after = n->nritems - slot;
+	if (n->head && slot < after) {
+		if (n->level) {
+			n->ptrs--;
+			memmove(n->ptrs, &n->ptrs[1], (size_t)slot * sizeof(bt_ptr));
+		} else {
+			n->items--;
+			memmove(n->items, &n->items[1], (size_t)slot * sizeof(bt_item));
+		}
+		n->head--;
+		n->cap++;
+	} else if (n->level) {
+		memmove(&n->ptrs[slot + 1], &n->ptrs[slot], (size_t)after * sizeof(bt_ptr));
+	} else {
+		memmove(&n->items[slot + 1], &n->items[slot], (size_t)after * sizeof(bt_item));
+	}
 }
 
 void btx_node_free_mem(bt_node *n)
@@ -276,37 +335,41 @@ void bt_release_deferred(fs_info *fs)
 void btx_lock_take(bt_path *p, int level, int write)
 {
 	bt_node *n = p->nodes[level];
-	simtime_t before = p->t->clock;
+	task *t = p->t;
+	bt_tree *tr = p->tree;
+	simtime_t before = t->clock;
 	if (write)
-		simlock_write(&n->lock, p->t);
+		simlock_write(&n->lock, t);
 	else
-		simlock_read(&n->lock, p->t);
-	if (p->t->clock > before && p->tree) {
-		p->tree->lock_waits++;
-		if (p->tree->on_lock_wait)
-			p->tree->on_lock_wait(p->tree->lock_wait_ctx, p->t, n, before, p->t->clock);
+		simlock_read(&n->lock, t);
+	if (t->clock > before && tr) {
+		tr->lock_waits++;
+		if (tr->on_lock_wait)
+			tr->on_lock_wait(tr->lock_wait_ctx, t, n, before, t->clock);
 	}
-	p->locks[level] = write ? BT_LOCK_WRITE : BT_LOCK_READ;
+	int mode = write ? BT_LOCK_WRITE : BT_LOCK_READ;
+	p->locks[level] = mode;
 	p->held |= 1u << level;
-	if (p->tree)
-		bt_rec_lock(p->tree, p->t, n, p->locks[level], p->t->clock - before);
+	/* the recording test inline: a lock per level of every search */
+	if (tr && btx_rec(tr))
+		bt_rec_lock(tr, t, n, mode, t->clock - before);
 }
 
 void btx_lock_drop(bt_path *p, int level)
 {
 	bt_node *n = p->nodes[level];
+	task *t = p->t;
+	int mode = p->locks[level];
 	p->held &= ~(1u << level);
-	if (!p->t || !n) {
-		p->locks[level] = 0;
-		return;
-	}
-	if (p->locks[level] == BT_LOCK_WRITE)
-		simlock_write_release(&n->lock, p->t->clock);
-	else
-		simlock_read_release(&n->lock, p->t->clock);
-	if (p->tree)
-		bt_rec_unlock(p->tree, p->t, n, p->locks[level]);
 	p->locks[level] = 0;
+	if (!t || !n)
+		return;
+	if (mode == BT_LOCK_WRITE)
+		simlock_write_release(&n->lock, t->clock);
+	else
+		simlock_read_release(&n->lock, t->clock);
+	if (p->tree && btx_rec(p->tree))
+		bt_rec_unlock(p->tree, t, n, mode);
 }
 
 /* Lock a block that is not on the path (a sibling) for the span of a push:
@@ -484,13 +547,15 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 				/* btx_node_defer would drop n's entries */
 				bt_item *it = n->items;
 				bt_ptr *pt = n->ptrs;
-				int cap = n->cap;
+				int cap = n->cap, head = n->head;
 				n->items = c->items;
 				n->ptrs = c->ptrs;
 				n->cap = c->cap;
+				n->head = c->head;
 				c->items = it;
 				c->ptrs = pt;
 				c->cap = cap;
+				c->head = head;
 			} else {
 				node_copy_entries(c, n, cnt);
 			}
@@ -727,8 +792,7 @@ int btx_insert_ptr(bt_tree *tr, bt_node *n, int slot, const bt_key *key, bt_node
 	int r = btx_node_reserve(n, n->nritems + 1);
 	if (r)
 		return r;
-	memmove(&n->ptrs[slot + 1], &n->ptrs[slot],
-		(size_t)(n->nritems - slot) * sizeof(bt_ptr));
+	node_ins_entry(n, slot);
 	n->ptrs[slot].key = *key;
 	n->ptrs[slot].child = child;
 	n->ptrs[slot].gen = child->generation;
@@ -746,8 +810,7 @@ int btx_insert_ptr(bt_tree *tr, bt_node *n, int slot, const bt_key *key, bt_node
  * an emptied node). */
 void btx_del_ptr(bt_tree *tr, bt_node *n, int slot)
 {
-	memmove(&n->ptrs[slot], &n->ptrs[slot + 1],
-		(size_t)(n->nritems - slot - 1) * sizeof(bt_ptr));
+	node_del_entries(n, slot, 1);
 	n->nritems--;
 	n->used = (uint32_t)n->nritems * BT_KEY_PTR_SIZE;
 	if (btx_rec(tr)) {
@@ -802,8 +865,7 @@ int bt_insert(bt_tree *tr, task *t, const bt_key *key, uint32_t size,
 		return r;
 	}
 	uint32_t moved = l->nritems ? (uint32_t)((uint64_t)l->used * (uint64_t)(l->nritems - slot) / (uint64_t)l->nritems) : 0;
-	memmove(&l->items[slot + 1], &l->items[slot],
-		(size_t)(l->nritems - slot) * sizeof(bt_item));
+	node_ins_entry(l, slot);
 	bt_item *ni = &l->items[slot];
 	if (it)
 		*ni = *it;
@@ -840,8 +902,7 @@ static void del_leaf(bt_tree *tr, bt_path *p, bt_node *leaf)
 		if (parent == tr->root) {
 			/* the tree became empty: the root turns into a leaf */
 			parent->level = 0;
-			arr_put(parent->ptrs, (size_t)parent->cap * sizeof(bt_ptr));
-			parent->ptrs = NULL;
+			node_arrays_put(parent);
 			parent->cap = 0;
 			parent->used = 0;
 			btx_rec_blk(tr, p->t, parent);
@@ -861,8 +922,7 @@ int bt_del_items(bt_tree *tr, bt_path *p, int nr)
 		return LAB_EINVAL;
 	}
 	uint32_t bytes = btx_leaf_space_used(leaf, slot, nr);
-	memmove(&leaf->items[slot], &leaf->items[slot + nr],
-		(size_t)(leaf->nritems - slot - nr) * sizeof(bt_item));
+	node_del_entries(leaf, slot, nr);
 	leaf->nritems -= nr;
 	leaf->used -= bytes;
 	btx_rec_blk(tr, p->t, leaf);

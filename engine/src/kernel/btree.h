@@ -91,7 +91,10 @@ typedef struct bt_node {
 	uint64_t owner;       /* root id that allocated it */
 	int level;            /* 0 = leaf */
 	int nritems;
-	int cap;              /* allocated entries in items/ptrs */
+	int cap;              /* allocated entries in items/ptrs, from there on */
+	int head;             /* and before: a deletion near the start of the
+			       * block slides the start up instead of moving
+			       * the rest down (btree.c) */
 	uint32_t used;        /* leaf: sum of (25 + size); node: nritems*33 */
 	int mrefs;            /* in-memory references (parents + roots) */
 	int dead;             /* COWed away or freed; memory kept to commit */
