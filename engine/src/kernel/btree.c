@@ -111,23 +111,29 @@ void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node 
  */
 #define ARR_CLASSES 64
 #define ARR_POOL_BYTES (2u << 20)
+#define ARR_SLOTS 128        /* hash table of the classes: a power of 2 */
 static struct arr_class {
-	size_t bytes;
+	size_t bytes;        /* 0: free slot */
 	void *free;          /* linked through the first word */
-} arr_pool[ARR_CLASSES];
+} arr_pool[ARR_SLOTS];
+static int arr_nclasses;
 static size_t arr_pooled;
 
+/* Open addressing: a scan of the classes cost more than the rest of a
+ * COW's block bookkeeping. */
 static struct arr_class *arr_class_of(size_t bytes)
 {
-	for (int i = 0; i < ARR_CLASSES; i++) {
+	size_t i = (size_t)(((uint64_t)bytes * 0x9e3779b97f4a7c15ull) >> 57) & (ARR_SLOTS - 1);
+	while (arr_pool[i].bytes) {
 		if (arr_pool[i].bytes == bytes)
 			return &arr_pool[i];
-		if (!arr_pool[i].bytes) {
-			arr_pool[i].bytes = bytes;
-			return &arr_pool[i];
-		}
+		i = (i + 1) & (ARR_SLOTS - 1);
 	}
-	return NULL;
+	if (arr_nclasses >= ARR_CLASSES)
+		return NULL;
+	arr_nclasses++;
+	arr_pool[i].bytes = bytes;
+	return &arr_pool[i];
 }
 
 static void *arr_get(size_t bytes)
@@ -157,9 +163,47 @@ static void arr_put(void *p, size_t bytes)
 	arr_pooled += bytes;
 }
 
+/*
+ * Block shells (struct bt_node) likewise: every COW makes one and the
+ * commit frees the one it replaced, which in malloc costs more than the
+ * block's bookkeeping. Freed shells wait on a bounded free list, linked
+ * through dnext.
+ */
+#define NODE_POOL_MAX 65536
+static bt_node *node_pool;
+static size_t node_pooled;
+
+static bt_node *node_get(void)
+{
+	bt_node *n = node_pool;
+	if (!n)
+		return lab_calloc(1, sizeof(*n));
+	node_pool = n->dnext;
+	node_pooled--;
+	memset(n, 0, sizeof(*n));
+	return n;
+}
+
+static void node_put(bt_node *n)
+{
+	if (node_pooled >= NODE_POOL_MAX) {
+		free(n);
+		return;
+	}
+	n->dnext = node_pool;
+	node_pool = n;
+	node_pooled++;
+}
+
 void bt_arr_pool_drain(void)
 {
-	for (int i = 0; i < ARR_CLASSES; i++) {
+	while (node_pool) {
+		bt_node *n = node_pool;
+		node_pool = n->dnext;
+		free(n);
+	}
+	node_pooled = 0;
+	for (int i = 0; i < ARR_SLOTS; i++) {
 		for (void *p = arr_pool[i].free, *nx; p; p = nx) {
 			memcpy(&nx, p, sizeof(void *));
 			free(p);
@@ -275,7 +319,7 @@ static void node_ins_entry(bt_node *n, int slot)
 void btx_node_free_mem(bt_node *n)
 {
 	node_arrays_put(n);
-	free(n);
+	node_put(n);
 }
 
 /* Allocate a new block at `level` for tree tr in the running transaction
@@ -287,7 +331,7 @@ bt_node *btx_node_new(bt_tree *tr, int level, task *t)
 	if (tr->priv ? tr->priv->alloc(tr->priv->ctx, tr, level, &bytenr)
 		     : fs_tree_block_alloc(fs, tr, level, &bytenr))
 		return NULL;
-	bt_node *n = lab_calloc(1, sizeof(*n));
+	bt_node *n = node_get();
 	if (!n)
 		return NULL;
 	fs_charge(fs, t, ALLOC_NS_FIND);
@@ -332,7 +376,9 @@ void bt_release_deferred(fs_info *fs)
 
 /* ---------------------------------------------------------- cost, locks */
 
-void btx_lock_take(bt_path *p, int level, int write)
+/* Inline here: a search takes and drops a lock per level; the other
+ * files call the btx_ wrappers. */
+static inline void lock_take(bt_path *p, int level, int write)
 {
 	bt_node *n = p->nodes[level];
 	task *t = p->t;
@@ -350,12 +396,11 @@ void btx_lock_take(bt_path *p, int level, int write)
 	int mode = write ? BT_LOCK_WRITE : BT_LOCK_READ;
 	p->locks[level] = mode;
 	p->held |= 1u << level;
-	/* the recording test inline: a lock per level of every search */
 	if (tr && btx_rec(tr))
 		bt_rec_lock(tr, t, n, mode, t->clock - before);
 }
 
-void btx_lock_drop(bt_path *p, int level)
+static inline void lock_drop(bt_path *p, int level)
 {
 	bt_node *n = p->nodes[level];
 	task *t = p->t;
@@ -370,6 +415,23 @@ void btx_lock_drop(bt_path *p, int level)
 		simlock_read_release(&n->lock, t->clock);
 	if (p->tree && btx_rec(p->tree))
 		bt_rec_unlock(p->tree, t, n, mode);
+}
+
+/* btx_lock_level, inline */
+static inline void lock_level(bt_path *p, int level, int write)
+{
+	if (p->t && p->nodes[level] && !p->locks[level])
+		lock_take(p, level, write);
+}
+
+void btx_lock_take(bt_path *p, int level, int write)
+{
+	lock_take(p, level, write);
+}
+
+void btx_lock_drop(bt_path *p, int level)
+{
+	lock_drop(p, level);
 }
 
 /* Lock a block that is not on the path (a sibling) for the span of a push:
@@ -397,7 +459,7 @@ void bt_path_release(bt_path *p)
 {
 	/* lowest level first */
 	while (p->held)
-		btx_lock_drop(p, __builtin_ctz(p->held));
+		lock_drop(p, __builtin_ctz(p->held));
 	memset(p->nodes, 0, sizeof(p->nodes));
 	memset(p->slots, 0, sizeof(p->slots));
 }
@@ -409,7 +471,7 @@ static void unlock_above(bt_path *p, int level)
 		return;
 	uint32_t above = ~0u << (level + 1);
 	while (p->held & above)
-		btx_lock_drop(p, __builtin_ctz(p->held & above));
+		lock_drop(p, __builtin_ctz(p->held & above));
 }
 
 /* ------------------------------------------------------------ references */
@@ -601,8 +663,6 @@ bt_node *btx_cow_sibling(bt_tree *tr, task *t, bt_node *parent, int slot)
 
 /* --------------------------------------------------------------- search */
 
-/* Binary search in a block: returns 0 and the slot of an exact match, or 1
- * and the first slot with a greater key (may be nritems). */
 /*
  * Search n entries of `stride` bytes, each starting with its key (bt_item,
  * bt_ptr): returns 0 and the slot of an exact match, or 1 and the first
@@ -611,13 +671,14 @@ bt_node *btx_cow_sibling(bt_tree *tr, task *t, bt_node *parent, int slot)
  * search order finds it. Searches mostly come in file order, so the search
  * starts at the slot the block's previous search found (*hint) and gallops
  * from there: the probes near it are in cache, where a plain binary search
- * takes a cache miss per probe on a large leaf. Inlined once per block
- * kind, so that the stride is a constant.
+ * takes a cache miss per probe on a large leaf. Inlined (forced: gcc kept
+ * the two copies out of line) into bt_search once per block kind, so that
+ * the stride is a constant and the call's register saves go.
  */
 _Static_assert(offsetof(bt_item, key) == 0 && offsetof(bt_ptr, key) == 0,
 	       "search_keys reads the key at the start of an entry");
-static inline int search_keys(const char *base, size_t stride, int n,
-			      const bt_key *key, int *hint, int *slot)
+static inline __attribute__((always_inline))
+int search_keys(const char *base, size_t stride, int n, const bt_key *key, int *hint, int *slot)
 {
 #define KEY_AT(i) ((const bt_key *)(base + (size_t)(i) * stride))
 	int lo = 0, hi = n; /* the slot is in [lo, hi] */
@@ -677,7 +738,10 @@ static inline int search_keys(const char *base, size_t stride, int n,
 #undef KEY_AT
 }
 
-static int bin_search(bt_node *n, const bt_key *key, int *slot)
+/* Search a block: 0 and the slot of an exact match, or 1 and the first
+ * slot with a greater key (may be nritems). */
+static inline __attribute__((always_inline))
+int bin_search(bt_node *n, const bt_key *key, int *slot)
 {
 	if (n->level)
 		return search_keys((const char *)n->ptrs, sizeof(bt_ptr), n->nritems, key,
@@ -715,7 +779,7 @@ again:
 	bt_node *n = tr->root;
 	int level = n->level;
 	p->nodes[level] = n;
-	btx_lock_level(p, level, cow);
+	lock_level(p, level, cow);
 	if (cow) {
 		int r = cow_path_level(tr, p, level);
 		if (r)
@@ -746,7 +810,7 @@ again:
 			bt_node *child = n->ptrs[slot].child;
 			p->nodes[level - 1] = child;
 			p->slots[level - 1] = 0;
-			btx_lock_level(p, level - 1, cow);
+			lock_level(p, level - 1, cow);
 			if (cow) {
 				int r = cow_path_level(tr, p, level - 1);
 				if (r)

@@ -296,9 +296,9 @@ void bt_rec_unlock(bt_tree *tr, const task *t, const bt_node *n, int mode);
 /* Free memory of blocks COWed away before the commit (called by fs_commit
  * once the new roots are committed). */
 void bt_release_deferred(struct fs_info *fs);
-/* Give the node arrays kept for reuse back to the allocator (a file
- * system is unmounted: kept across runs they pinned heap the next run
- * could not use). */
+/* Give the node arrays and block shells kept for reuse back to the
+ * allocator (a file system is unmounted: kept across runs they pinned heap
+ * the next run could not use). */
 void bt_arr_pool_drain(void);
 
 #endif /* BTREE_H */
