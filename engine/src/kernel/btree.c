@@ -93,7 +93,7 @@ void bt_rec_unlock(bt_tree *tr, const task *t, const bt_node *n, int mode)
 
 void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node *to)
 {
-	if (!btx_rec(tr) || !p->t || !p->locks[level] || p->nodes[level] == to)
+	if (!btx_rec(tr) || !p->t || !(p->held & (1u << level)) || p->nodes[level] == to)
 		return;
 	bt_rec_unlock(tr, p->t, p->nodes[level], p->locks[level]);
 	bt_rec_lock(tr, p->t, to, p->locks[level], 0);
@@ -420,7 +420,7 @@ static inline void lock_drop(bt_path *p, int level)
 /* btx_lock_level, inline */
 static inline void lock_level(bt_path *p, int level, int write)
 {
-	if (p->t && p->nodes[level] && !p->locks[level])
+	if (p->t && p->nodes[level] && !(p->held & (1u << level)))
 		lock_take(p, level, write);
 }
 

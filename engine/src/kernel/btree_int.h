@@ -67,7 +67,7 @@ void btx_lock_drop(bt_path *p, int level);
  * tests every level, and most hold nothing. */
 static inline void btx_lock_level(bt_path *p, int level, int write)
 {
-	if (p->t && p->nodes[level] && !p->locks[level])
+	if (p->t && p->nodes[level] && !(p->held & (1u << level)))
 		btx_lock_take(p, level, write);
 }
 static inline void btx_unlock_level(bt_path *p, int level)
