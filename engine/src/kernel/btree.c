@@ -378,7 +378,8 @@ void bt_release_deferred(fs_info *fs)
 
 /* Inline here: a search takes and drops a lock per level; the other
  * files call the btx_ wrappers. */
-static inline void lock_take(bt_path *p, int level, int write)
+/* rec: btx_rec(p->tree), which a search asks once rather than per lock */
+static inline void lock_take(bt_path *p, int level, int write, int rec)
 {
 	bt_node *n = p->nodes[level];
 	task *t = p->t;
@@ -396,11 +397,11 @@ static inline void lock_take(bt_path *p, int level, int write)
 	int mode = write ? BT_LOCK_WRITE : BT_LOCK_READ;
 	p->locks[level] = mode;
 	p->held |= 1u << level;
-	if (tr && btx_rec(tr))
+	if (rec)
 		bt_rec_lock(tr, t, n, mode, t->clock - before);
 }
 
-static inline void lock_drop(bt_path *p, int level)
+static inline void lock_drop(bt_path *p, int level, int rec)
 {
 	bt_node *n = p->nodes[level];
 	task *t = p->t;
@@ -413,25 +414,25 @@ static inline void lock_drop(bt_path *p, int level)
 		simlock_write_release(&n->lock, t->clock);
 	else
 		simlock_read_release(&n->lock, t->clock);
-	if (p->tree && btx_rec(p->tree))
+	if (rec)
 		bt_rec_unlock(p->tree, t, n, mode);
 }
 
 /* btx_lock_level, inline */
-static inline void lock_level(bt_path *p, int level, int write)
+static inline void lock_level(bt_path *p, int level, int write, int rec)
 {
 	if (p->t && p->nodes[level] && !(p->held & (1u << level)))
-		lock_take(p, level, write);
+		lock_take(p, level, write, rec);
 }
 
 void btx_lock_take(bt_path *p, int level, int write)
 {
-	lock_take(p, level, write);
+	lock_take(p, level, write, p->tree && btx_rec(p->tree));
 }
 
 void btx_lock_drop(bt_path *p, int level)
 {
-	lock_drop(p, level);
+	lock_drop(p, level, p->tree && btx_rec(p->tree));
 }
 
 /* Lock a block that is not on the path (a sibling) for the span of a push:
@@ -458,20 +459,21 @@ void btx_tmp_unlock(bt_tree *tr, task *t, bt_node *n)
 void bt_path_release(bt_path *p)
 {
 	/* lowest level first */
+	int rec = p->held && p->tree && btx_rec(p->tree);
 	while (p->held)
-		lock_drop(p, __builtin_ctz(p->held));
+		lock_drop(p, __builtin_ctz(p->held), rec);
 	memset(p->nodes, 0, sizeof(p->nodes));
 	memset(p->slots, 0, sizeof(p->slots));
 }
 
 /* Release the locks above `level` (lock coupling), unless keep_locks. */
-static void unlock_above(bt_path *p, int level)
+static void unlock_above(bt_path *p, int level, int rec)
 {
 	if (p->keep_locks)
 		return;
 	uint32_t above = ~0u << (level + 1);
 	while (p->held & above)
-		lock_drop(p, __builtin_ctz(p->held & above));
+		lock_drop(p, __builtin_ctz(p->held & above), rec);
 }
 
 /* ------------------------------------------------------------ references */
@@ -773,13 +775,15 @@ again:
 	bt_path_release(p);
 	if (++restarts > 64)
 		return LAB_EENGINE;
-	if (btx_rec(tr))
+	/* recording does not start or stop within a search */
+	const int rec = btx_rec(tr);
+	if (rec)
 		SIM_REC(tr->fs->sim, TK_SEARCH, t, btx_rec_tree(tr), (int64_t)key->objectid,
 			key->type, (int64_t)key->offset, ins_len, cow);
 	bt_node *n = tr->root;
 	int level = n->level;
 	p->nodes[level] = n;
-	lock_level(p, level, cow);
+	lock_level(p, level, cow, rec);
 	if (cow) {
 		int r = cow_path_level(tr, p, level);
 		if (r)
@@ -787,7 +791,7 @@ again:
 		n = p->nodes[level];
 	}
 	for (;;) {
-		btx_visit(tr, t, n);
+		btx_visit_rec(tr, t, n, rec);
 		int slot;
 		int ret = bin_search(n, key, &slot);
 		if (level > 0) {
@@ -810,13 +814,13 @@ again:
 			bt_node *child = n->ptrs[slot].child;
 			p->nodes[level - 1] = child;
 			p->slots[level - 1] = 0;
-			lock_level(p, level - 1, cow);
+			lock_level(p, level - 1, cow, rec);
 			if (cow) {
 				int r = cow_path_level(tr, p, level - 1);
 				if (r)
 					return r;
 			}
-			unlock_above(p, cow ? level : level - 1);
+			unlock_above(p, cow ? level : level - 1, rec);
 			level--;
 			n = p->nodes[level];
 			continue;
