@@ -639,22 +639,28 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 	return c;
 }
 
-/* COW the block at path level `level` (its parent, if any, is already
- * COWed) and put the copy in the path. */
-static int cow_path_level(bt_tree *tr, bt_path *p, int level)
+/* The COW of cow_path_level, out of line: most levels need none. */
+static __attribute__((noinline)) int cow_path_copy(bt_tree *tr, bt_path *p, int level)
 {
-	bt_node *n = p->nodes[level];
-	/* btx_cow_block's own first test, before the call: on a search most
-	 * blocks already belong to the running transaction */
-	if (n->generation == btx_gen(tr) && n->mrefs <= 1 && !n->dead)
-		return 0;
 	bt_node *parent = level + 1 < BT_MAX_LEVEL ? p->nodes[level + 1] : NULL;
 	bt_node *c = btx_cow_block(tr, p->t, p->nodes[level], parent,
-			       parent ? p->slots[level + 1] : 0);
+				   parent ? p->slots[level + 1] : 0);
 	if (!c)
 		return LAB_ENOMEM;
 	p->nodes[level] = c;
 	return 0;
+}
+
+/* COW the block at path level `level` (its parent, if any, is already
+ * COWed) and put the copy in the path. */
+static inline int cow_path_level(bt_tree *tr, bt_path *p, int level)
+{
+	bt_node *n = p->nodes[level];
+	/* btx_cow_block's own first test, inline: on a search most blocks
+	 * already belong to the running transaction */
+	if (n->generation == btx_gen(tr) && n->mrefs <= 1 && !n->dead)
+		return 0;
+	return cow_path_copy(tr, p, level);
 }
 
 /* COW child `slot` of a (COWed) parent outside the path (a sibling). */
@@ -772,7 +778,14 @@ int bt_search(bt_tree *tr, bt_path *p, const bt_key *key, int ins_len, int cow)
 	p->tree = tr;
 	int restarts = 0;
 again:
-	bt_path_release(p);
+	/* bt_path_release, its call only when locks are held: callers mostly
+	 * pass a fresh path */
+	if (p->held) {
+		bt_path_release(p);
+	} else {
+		memset(p->nodes, 0, sizeof(p->nodes));
+		memset(p->slots, 0, sizeof(p->slots));
+	}
 	if (++restarts > 64)
 		return LAB_EENGINE;
 	/* recording does not start or stop within a search */
