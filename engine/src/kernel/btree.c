@@ -93,7 +93,7 @@ void bt_rec_unlock(bt_tree *tr, const task *t, const bt_node *n, int mode)
 
 void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node *to)
 {
-	if (!btx_rec(tr) || !p->t || !p->locks[level] || p->nodes[level] == to)
+	if (!btx_rec(tr) || !p->t || !(p->held & (1u << level)) || p->nodes[level] == to)
 		return;
 	bt_rec_unlock(tr, p->t, p->nodes[level], p->locks[level]);
 	bt_rec_lock(tr, p->t, to, p->locks[level], 0);
@@ -111,23 +111,29 @@ void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node 
  */
 #define ARR_CLASSES 64
 #define ARR_POOL_BYTES (2u << 20)
+#define ARR_SLOTS 128        /* hash table of the classes: a power of 2 */
 static struct arr_class {
-	size_t bytes;
+	size_t bytes;        /* 0: free slot */
 	void *free;          /* linked through the first word */
-} arr_pool[ARR_CLASSES];
+} arr_pool[ARR_SLOTS];
+static int arr_nclasses;
 static size_t arr_pooled;
 
+/* Open addressing: a scan of the classes cost more than the rest of a
+ * COW's block bookkeeping. */
 static struct arr_class *arr_class_of(size_t bytes)
 {
-	for (int i = 0; i < ARR_CLASSES; i++) {
+	size_t i = (size_t)(((uint64_t)bytes * 0x9e3779b97f4a7c15ull) >> 57) & (ARR_SLOTS - 1);
+	while (arr_pool[i].bytes) {
 		if (arr_pool[i].bytes == bytes)
 			return &arr_pool[i];
-		if (!arr_pool[i].bytes) {
-			arr_pool[i].bytes = bytes;
-			return &arr_pool[i];
-		}
+		i = (i + 1) & (ARR_SLOTS - 1);
 	}
-	return NULL;
+	if (arr_nclasses >= ARR_CLASSES)
+		return NULL;
+	arr_nclasses++;
+	arr_pool[i].bytes = bytes;
+	return &arr_pool[i];
 }
 
 static void *arr_get(size_t bytes)
@@ -157,9 +163,47 @@ static void arr_put(void *p, size_t bytes)
 	arr_pooled += bytes;
 }
 
+/*
+ * Block shells (struct bt_node) likewise: every COW makes one and the
+ * commit frees the one it replaced, which in malloc costs more than the
+ * block's bookkeeping. Freed shells wait on a bounded free list, linked
+ * through dnext.
+ */
+#define NODE_POOL_MAX 65536
+static bt_node *node_pool;
+static size_t node_pooled;
+
+static bt_node *node_get(void)
+{
+	bt_node *n = node_pool;
+	if (!n)
+		return lab_calloc(1, sizeof(*n));
+	node_pool = n->dnext;
+	node_pooled--;
+	memset(n, 0, sizeof(*n));
+	return n;
+}
+
+static void node_put(bt_node *n)
+{
+	if (node_pooled >= NODE_POOL_MAX) {
+		free(n);
+		return;
+	}
+	n->dnext = node_pool;
+	node_pool = n;
+	node_pooled++;
+}
+
 void bt_arr_pool_drain(void)
 {
-	for (int i = 0; i < ARR_CLASSES; i++) {
+	while (node_pool) {
+		bt_node *n = node_pool;
+		node_pool = n->dnext;
+		free(n);
+	}
+	node_pooled = 0;
+	for (int i = 0; i < ARR_SLOTS; i++) {
 		for (void *p = arr_pool[i].free, *nx; p; p = nx) {
 			memcpy(&nx, p, sizeof(void *));
 			free(p);
@@ -172,10 +216,12 @@ void bt_arr_pool_drain(void)
 /* Drop n's arrays (the entries they hold are gone). */
 static void node_arrays_put(bt_node *n)
 {
-	arr_put(n->items, (size_t)n->cap * sizeof(bt_item));
-	arr_put(n->ptrs, (size_t)n->cap * sizeof(bt_ptr));
+	size_t total = (size_t)(n->head + n->cap);
+	arr_put(n->items ? n->items - n->head : NULL, total * sizeof(bt_item));
+	arr_put(n->ptrs ? n->ptrs - n->head : NULL, total * sizeof(bt_ptr));
 	n->items = NULL;
 	n->ptrs = NULL;
+	n->head = 0;
 }
 
 /* Make room for `need` entries in n's array. Returns 0 or LAB_ENOMEM. */
@@ -183,40 +229,97 @@ int btx_node_reserve(bt_node *n, int need)
 {
 	if (need <= n->cap)
 		return 0;
-	/* grow by 1/8: leaves are many and long-lived, slack is memory */
-	int cap = n->cap ? n->cap : 8;
-	while (cap < need)
-		cap += cap / 8 + 4;
+	size_t esz = n->level ? sizeof(bt_ptr) : sizeof(bt_item);
+	char *arr = n->level ? (char *)n->ptrs : (char *)n->items;
+	int total = n->head + n->cap;
 	/* the entries kept: realloc's copy, up to what n holds */
 	size_t keep = n->nritems > 0 ? (size_t)(n->nritems < n->cap ? n->nritems : n->cap) : 0;
-	if (n->level) {
-		int max = (int)BT_NODE_PTRS;
-		if (cap > max)
-			cap = max > need ? max : need;
-		bt_ptr *p = arr_get((size_t)cap * sizeof(*p));
-		if (!p)
-			return LAB_ENOMEM;
-		if (keep && n->ptrs)
-			memcpy(p, n->ptrs, keep * sizeof(*p));
-		arr_put(n->ptrs, (size_t)n->cap * sizeof(*p));
-		n->ptrs = p;
+	if (need <= total) {
+		/* room before the entries: slide them back to the start */
+		char *base = arr - (size_t)n->head * esz;
+		memmove(base, arr, keep * esz);
+		arr = base;
 	} else {
-		bt_item *p = arr_get((size_t)cap * sizeof(*p));
-		if (!p)
+		/* grow by 1/8: leaves are many and long-lived, slack is memory */
+		int cap = total ? total : 8;
+		while (cap < need)
+			cap += cap / 8 + 4;
+		if (n->level) {
+			int max = (int)BT_NODE_PTRS;
+			if (cap > max)
+				cap = max > need ? max : need;
+		}
+		char *a = arr_get((size_t)cap * esz);
+		if (!a)
 			return LAB_ENOMEM;
-		if (keep && n->items)
-			memcpy(p, n->items, keep * sizeof(*p));
-		arr_put(n->items, (size_t)n->cap * sizeof(*p));
-		n->items = p;
+		if (keep && arr)
+			memcpy(a, arr, keep * esz);
+		if (arr)
+			arr_put(arr - (size_t)n->head * esz, (size_t)total * esz);
+		arr = a;
+		total = cap;
 	}
-	n->cap = cap;
+	if (n->level)
+		n->ptrs = (bt_ptr *)(void *)arr;
+	else
+		n->items = (bt_item *)(void *)arr;
+	n->head = 0;
+	n->cap = total;
 	return 0;
+}
+
+/* Delete entries [slot, slot + nr) of n's array (nritems not yet updated):
+ * whichever side of them is shorter moves. */
+static void node_del_entries(bt_node *n, int slot, int nr)
+{
+	int after = n->nritems - slot - nr;
+	if (n->level) {
+		if (slot < after) {
+			memmove(&n->ptrs[nr], n->ptrs, (size_t)slot * sizeof(bt_ptr));
+			n->ptrs += nr;
+			n->head += nr;
+			n->cap -= nr;
+		} else {
+			memmove(&n->ptrs[slot], &n->ptrs[slot + nr], (size_t)after * sizeof(bt_ptr));
+		}
+	} else {
+		if (slot < after) {
+			memmove(&n->items[nr], n->items, (size_t)slot * sizeof(bt_item));
+			n->items += nr;
+			n->head += nr;
+			n->cap -= nr;
+		} else {
+			memmove(&n->items[slot], &n->items[slot + nr], (size_t)after * sizeof(bt_item));
+		}
+	}
+}
+
+/* Open a gap of one entry at `slot` of n's array (room reserved, nritems
+ * not yet updated): into the room before the entries if that moves fewer. */
+static void node_ins_entry(bt_node *n, int slot)
+{
+	int after = n->nritems - slot;
+	if (n->head && slot < after) {
+		if (n->level) {
+			n->ptrs--;
+			memmove(n->ptrs, &n->ptrs[1], (size_t)slot * sizeof(bt_ptr));
+		} else {
+			n->items--;
+			memmove(n->items, &n->items[1], (size_t)slot * sizeof(bt_item));
+		}
+		n->head--;
+		n->cap++;
+	} else if (n->level) {
+		memmove(&n->ptrs[slot + 1], &n->ptrs[slot], (size_t)after * sizeof(bt_ptr));
+	} else {
+		memmove(&n->items[slot + 1], &n->items[slot], (size_t)after * sizeof(bt_item));
+	}
 }
 
 void btx_node_free_mem(bt_node *n)
 {
 	node_arrays_put(n);
-	free(n);
+	node_put(n);
 }
 
 /* Allocate a new block at `level` for tree tr in the running transaction
@@ -228,7 +331,7 @@ bt_node *btx_node_new(bt_tree *tr, int level, task *t)
 	if (tr->priv ? tr->priv->alloc(tr->priv->ctx, tr, level, &bytenr)
 		     : fs_tree_block_alloc(fs, tr, level, &bytenr))
 		return NULL;
-	bt_node *n = lab_calloc(1, sizeof(*n));
+	bt_node *n = node_get();
 	if (!n)
 		return NULL;
 	fs_charge(fs, t, ALLOC_NS_FIND);
@@ -273,40 +376,63 @@ void bt_release_deferred(fs_info *fs)
 
 /* ---------------------------------------------------------- cost, locks */
 
-void btx_lock_take(bt_path *p, int level, int write)
+/* Inline here: a search takes and drops a lock per level; the other
+ * files call the btx_ wrappers. */
+/* rec: btx_rec(p->tree), which a search asks once rather than per lock */
+static inline void lock_take(bt_path *p, int level, int write, int rec)
 {
 	bt_node *n = p->nodes[level];
-	simtime_t before = p->t->clock;
+	task *t = p->t;
+	bt_tree *tr = p->tree;
+	simtime_t before = t->clock;
 	if (write)
-		simlock_write(&n->lock, p->t);
+		simlock_write(&n->lock, t);
 	else
-		simlock_read(&n->lock, p->t);
-	if (p->t->clock > before && p->tree) {
-		p->tree->lock_waits++;
-		if (p->tree->on_lock_wait)
-			p->tree->on_lock_wait(p->tree->lock_wait_ctx, p->t, n, before, p->t->clock);
+		simlock_read(&n->lock, t);
+	if (t->clock > before && tr) {
+		tr->lock_waits++;
+		if (tr->on_lock_wait)
+			tr->on_lock_wait(tr->lock_wait_ctx, t, n, before, t->clock);
 	}
-	p->locks[level] = write ? BT_LOCK_WRITE : BT_LOCK_READ;
+	int mode = write ? BT_LOCK_WRITE : BT_LOCK_READ;
+	p->locks[level] = mode;
 	p->held |= 1u << level;
-	if (p->tree)
-		bt_rec_lock(p->tree, p->t, n, p->locks[level], p->t->clock - before);
+	if (rec)
+		bt_rec_lock(tr, t, n, mode, t->clock - before);
+}
+
+static inline void lock_drop(bt_path *p, int level, int rec)
+{
+	bt_node *n = p->nodes[level];
+	task *t = p->t;
+	int mode = p->locks[level];
+	p->held &= ~(1u << level);
+	p->locks[level] = 0;
+	if (!t || !n)
+		return;
+	if (mode == BT_LOCK_WRITE)
+		simlock_write_release(&n->lock, t->clock);
+	else
+		simlock_read_release(&n->lock, t->clock);
+	if (rec)
+		bt_rec_unlock(p->tree, t, n, mode);
+}
+
+/* btx_lock_level, inline */
+static inline void lock_level(bt_path *p, int level, int write, int rec)
+{
+	if (p->t && p->nodes[level] && !(p->held & (1u << level)))
+		lock_take(p, level, write, rec);
+}
+
+void btx_lock_take(bt_path *p, int level, int write)
+{
+	lock_take(p, level, write, p->tree && btx_rec(p->tree));
 }
 
 void btx_lock_drop(bt_path *p, int level)
 {
-	bt_node *n = p->nodes[level];
-	p->held &= ~(1u << level);
-	if (!p->t || !n) {
-		p->locks[level] = 0;
-		return;
-	}
-	if (p->locks[level] == BT_LOCK_WRITE)
-		simlock_write_release(&n->lock, p->t->clock);
-	else
-		simlock_read_release(&n->lock, p->t->clock);
-	if (p->tree)
-		bt_rec_unlock(p->tree, p->t, n, p->locks[level]);
-	p->locks[level] = 0;
+	lock_drop(p, level, p->tree && btx_rec(p->tree));
 }
 
 /* Lock a block that is not on the path (a sibling) for the span of a push:
@@ -333,20 +459,21 @@ void btx_tmp_unlock(bt_tree *tr, task *t, bt_node *n)
 void bt_path_release(bt_path *p)
 {
 	/* lowest level first */
+	int rec = p->held && p->tree && btx_rec(p->tree);
 	while (p->held)
-		btx_lock_drop(p, __builtin_ctz(p->held));
+		lock_drop(p, __builtin_ctz(p->held), rec);
 	memset(p->nodes, 0, sizeof(p->nodes));
 	memset(p->slots, 0, sizeof(p->slots));
 }
 
 /* Release the locks above `level` (lock coupling), unless keep_locks. */
-static void unlock_above(bt_path *p, int level)
+static void unlock_above(bt_path *p, int level, int rec)
 {
 	if (p->keep_locks)
 		return;
 	uint32_t above = ~0u << (level + 1);
 	while (p->held & above)
-		btx_lock_drop(p, __builtin_ctz(p->held & above));
+		lock_drop(p, __builtin_ctz(p->held & above), rec);
 }
 
 /* ------------------------------------------------------------ references */
@@ -484,13 +611,15 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 				/* btx_node_defer would drop n's entries */
 				bt_item *it = n->items;
 				bt_ptr *pt = n->ptrs;
-				int cap = n->cap;
+				int cap = n->cap, head = n->head;
 				n->items = c->items;
 				n->ptrs = c->ptrs;
 				n->cap = c->cap;
+				n->head = c->head;
 				c->items = it;
 				c->ptrs = pt;
 				c->cap = cap;
+				c->head = head;
 			} else {
 				node_copy_entries(c, n, cnt);
 			}
@@ -510,22 +639,28 @@ bt_node *btx_cow_block(bt_tree *tr, task *t, bt_node *n, bt_node *parent,
 	return c;
 }
 
-/* COW the block at path level `level` (its parent, if any, is already
- * COWed) and put the copy in the path. */
-static int cow_path_level(bt_tree *tr, bt_path *p, int level)
+/* The COW of cow_path_level, out of line: most levels need none. */
+static __attribute__((noinline)) int cow_path_copy(bt_tree *tr, bt_path *p, int level)
 {
-	bt_node *n = p->nodes[level];
-	/* btx_cow_block's own first test, before the call: on a search most
-	 * blocks already belong to the running transaction */
-	if (n->generation == btx_gen(tr) && n->mrefs <= 1 && !n->dead)
-		return 0;
 	bt_node *parent = level + 1 < BT_MAX_LEVEL ? p->nodes[level + 1] : NULL;
 	bt_node *c = btx_cow_block(tr, p->t, p->nodes[level], parent,
-			       parent ? p->slots[level + 1] : 0);
+				   parent ? p->slots[level + 1] : 0);
 	if (!c)
 		return LAB_ENOMEM;
 	p->nodes[level] = c;
 	return 0;
+}
+
+/* COW the block at path level `level` (its parent, if any, is already
+ * COWed) and put the copy in the path. */
+static inline int cow_path_level(bt_tree *tr, bt_path *p, int level)
+{
+	bt_node *n = p->nodes[level];
+	/* btx_cow_block's own first test, inline: on a search most blocks
+	 * already belong to the running transaction */
+	if (n->generation == btx_gen(tr) && n->mrefs <= 1 && !n->dead)
+		return 0;
+	return cow_path_copy(tr, p, level);
 }
 
 /* COW child `slot` of a (COWed) parent outside the path (a sibling). */
@@ -536,8 +671,6 @@ bt_node *btx_cow_sibling(bt_tree *tr, task *t, bt_node *parent, int slot)
 
 /* --------------------------------------------------------------- search */
 
-/* Binary search in a block: returns 0 and the slot of an exact match, or 1
- * and the first slot with a greater key (may be nritems). */
 /*
  * Search n entries of `stride` bytes, each starting with its key (bt_item,
  * bt_ptr): returns 0 and the slot of an exact match, or 1 and the first
@@ -546,13 +679,14 @@ bt_node *btx_cow_sibling(bt_tree *tr, task *t, bt_node *parent, int slot)
  * search order finds it. Searches mostly come in file order, so the search
  * starts at the slot the block's previous search found (*hint) and gallops
  * from there: the probes near it are in cache, where a plain binary search
- * takes a cache miss per probe on a large leaf. Inlined once per block
- * kind, so that the stride is a constant.
+ * takes a cache miss per probe on a large leaf. Inlined (forced: gcc kept
+ * the two copies out of line) into bt_search once per block kind, so that
+ * the stride is a constant and the call's register saves go.
  */
 _Static_assert(offsetof(bt_item, key) == 0 && offsetof(bt_ptr, key) == 0,
 	       "search_keys reads the key at the start of an entry");
-static inline int search_keys(const char *base, size_t stride, int n,
-			      const bt_key *key, int *hint, int *slot)
+static inline __attribute__((always_inline))
+int search_keys(const char *base, size_t stride, int n, const bt_key *key, int *hint, int *slot)
 {
 #define KEY_AT(i) ((const bt_key *)(base + (size_t)(i) * stride))
 	int lo = 0, hi = n; /* the slot is in [lo, hi] */
@@ -612,7 +746,10 @@ static inline int search_keys(const char *base, size_t stride, int n,
 #undef KEY_AT
 }
 
-static int bin_search(bt_node *n, const bt_key *key, int *slot)
+/* Search a block: 0 and the slot of an exact match, or 1 and the first
+ * slot with a greater key (may be nritems). */
+static inline __attribute__((always_inline))
+int bin_search(bt_node *n, const bt_key *key, int *slot)
 {
 	if (n->level)
 		return search_keys((const char *)n->ptrs, sizeof(bt_ptr), n->nritems, key,
@@ -641,16 +778,25 @@ int bt_search(bt_tree *tr, bt_path *p, const bt_key *key, int ins_len, int cow)
 	p->tree = tr;
 	int restarts = 0;
 again:
-	bt_path_release(p);
+	/* bt_path_release, its call only when locks are held: callers mostly
+	 * pass a fresh path */
+	if (p->held) {
+		bt_path_release(p);
+	} else {
+		memset(p->nodes, 0, sizeof(p->nodes));
+		memset(p->slots, 0, sizeof(p->slots));
+	}
 	if (++restarts > 64)
 		return LAB_EENGINE;
-	if (btx_rec(tr))
+	/* recording does not start or stop within a search */
+	const int rec = btx_rec(tr);
+	if (rec)
 		SIM_REC(tr->fs->sim, TK_SEARCH, t, btx_rec_tree(tr), (int64_t)key->objectid,
 			key->type, (int64_t)key->offset, ins_len, cow);
 	bt_node *n = tr->root;
 	int level = n->level;
 	p->nodes[level] = n;
-	btx_lock_level(p, level, cow);
+	lock_level(p, level, cow, rec);
 	if (cow) {
 		int r = cow_path_level(tr, p, level);
 		if (r)
@@ -658,7 +804,7 @@ again:
 		n = p->nodes[level];
 	}
 	for (;;) {
-		btx_visit(tr, t, n);
+		btx_visit_rec(tr, t, n, rec);
 		int slot;
 		int ret = bin_search(n, key, &slot);
 		if (level > 0) {
@@ -681,13 +827,13 @@ again:
 			bt_node *child = n->ptrs[slot].child;
 			p->nodes[level - 1] = child;
 			p->slots[level - 1] = 0;
-			btx_lock_level(p, level - 1, cow);
+			lock_level(p, level - 1, cow, rec);
 			if (cow) {
 				int r = cow_path_level(tr, p, level - 1);
 				if (r)
 					return r;
 			}
-			unlock_above(p, cow ? level : level - 1);
+			unlock_above(p, cow ? level : level - 1, rec);
 			level--;
 			n = p->nodes[level];
 			continue;
@@ -727,8 +873,7 @@ int btx_insert_ptr(bt_tree *tr, bt_node *n, int slot, const bt_key *key, bt_node
 	int r = btx_node_reserve(n, n->nritems + 1);
 	if (r)
 		return r;
-	memmove(&n->ptrs[slot + 1], &n->ptrs[slot],
-		(size_t)(n->nritems - slot) * sizeof(bt_ptr));
+	node_ins_entry(n, slot);
 	n->ptrs[slot].key = *key;
 	n->ptrs[slot].child = child;
 	n->ptrs[slot].gen = child->generation;
@@ -746,8 +891,7 @@ int btx_insert_ptr(bt_tree *tr, bt_node *n, int slot, const bt_key *key, bt_node
  * an emptied node). */
 void btx_del_ptr(bt_tree *tr, bt_node *n, int slot)
 {
-	memmove(&n->ptrs[slot], &n->ptrs[slot + 1],
-		(size_t)(n->nritems - slot - 1) * sizeof(bt_ptr));
+	node_del_entries(n, slot, 1);
 	n->nritems--;
 	n->used = (uint32_t)n->nritems * BT_KEY_PTR_SIZE;
 	if (btx_rec(tr)) {
@@ -802,8 +946,7 @@ int bt_insert(bt_tree *tr, task *t, const bt_key *key, uint32_t size,
 		return r;
 	}
 	uint32_t moved = l->nritems ? (uint32_t)((uint64_t)l->used * (uint64_t)(l->nritems - slot) / (uint64_t)l->nritems) : 0;
-	memmove(&l->items[slot + 1], &l->items[slot],
-		(size_t)(l->nritems - slot) * sizeof(bt_item));
+	node_ins_entry(l, slot);
 	bt_item *ni = &l->items[slot];
 	if (it)
 		*ni = *it;
@@ -840,8 +983,7 @@ static void del_leaf(bt_tree *tr, bt_path *p, bt_node *leaf)
 		if (parent == tr->root) {
 			/* the tree became empty: the root turns into a leaf */
 			parent->level = 0;
-			arr_put(parent->ptrs, (size_t)parent->cap * sizeof(bt_ptr));
-			parent->ptrs = NULL;
+			node_arrays_put(parent);
 			parent->cap = 0;
 			parent->used = 0;
 			btx_rec_blk(tr, p->t, parent);
@@ -861,8 +1003,7 @@ int bt_del_items(bt_tree *tr, bt_path *p, int nr)
 		return LAB_EINVAL;
 	}
 	uint32_t bytes = btx_leaf_space_used(leaf, slot, nr);
-	memmove(&leaf->items[slot], &leaf->items[slot + nr],
-		(size_t)(leaf->nritems - slot - nr) * sizeof(bt_item));
+	node_del_entries(leaf, slot, nr);
 	leaf->nritems -= nr;
 	leaf->used -= bytes;
 	btx_rec_blk(tr, p->t, leaf);

@@ -43,8 +43,9 @@ void btx_rec_visit(bt_tree *tr, const task *t, const bt_node *n);
 void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node *to);
 
 /* cost and locks */
-/* Charge a visit of block n (inline: every level of every search). */
-static inline void btx_visit(bt_tree *tr, task *t, const bt_node *n)
+/* Charge a visit of block n (inline: every level of every search); rec:
+ * btx_rec(tr), which a search asks once. */
+static inline void btx_visit_rec(bt_tree *tr, task *t, const bt_node *n, int rec)
 {
 	fs_info *fs = tr->fs;
 	if (fs->accounting_off)
@@ -53,11 +54,16 @@ static inline void btx_visit(bt_tree *tr, task *t, const bt_node *n)
 	int steps = n->nritems > 1 ? 32 - __builtin_clz((unsigned)n->nritems) : 1;
 	tr->nodes_visited++;
 	tr->bsearch_steps += (uint64_t)steps;
-	if (btx_rec(tr))
+	if (rec)
 		btx_rec_visit(tr, t, n);
 	if (fs->sim)
 		sim_count(fs->sim, fs->c_node_visits, 1);
 	fs_charge(fs, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
+}
+
+static inline void btx_visit(bt_tree *tr, task *t, const bt_node *n)
+{
+	btx_visit_rec(tr, t, n, btx_rec(tr));
 }
 
 void btx_lock_take(bt_path *p, int level, int write);
@@ -67,7 +73,7 @@ void btx_lock_drop(bt_path *p, int level);
  * tests every level, and most hold nothing. */
 static inline void btx_lock_level(bt_path *p, int level, int write)
 {
-	if (p->t && p->nodes[level] && !p->locks[level])
+	if (p->t && p->nodes[level] && !(p->held & (1u << level)))
 		btx_lock_take(p, level, write);
 }
 static inline void btx_unlock_level(bt_path *p, int level)
