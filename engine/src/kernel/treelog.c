@@ -548,46 +548,52 @@ static int tl_log_put(treelog *tl, task *t, tl_root *lr, const bt_item *it, int 
 	return 0;
 }
 
-/* The first item of the log at or after key (a read-only search), or 1
- * when there is none. */
-static int tl_log_first(bt_tree *lt, task *t, const bt_key *key, bt_key *found)
-{
-	bt_path p;
-	bt_path_init(&p, lt, t);
-	int r = bt_search(lt, &p, key, 0, 0);
-	if (r >= 0 && !bt_path_item(&p))
-		r = bt_next_leaf(lt, &p) ? 1 : 0;
-	else if (r >= 0)
-		r = 0;
-	if (r == 0) {
-		const bt_item *x = bt_path_item(&p);
-		if (x)
-			*found = x->key;
-		else
-			r = 1;
-	}
-	bt_path_release(&p);
-	return r;
-}
-
-/* Drop an inode's items of types <= max_type from the log before logging
- * it again (btrfs_log_inode -> drop_inode_items). */
+/* Drop an inode's items of types min_type..max_type from the log before
+ * logging it again, as btrfs_log_inode -> drop_inode_items does: a
+ * deleting search for the inode's last such key, then all of them in
+ * that leaf deleted as one batch (btrfs_del_items); only a batch that
+ * began at the leaf's first slot can have more in the leaf before it,
+ * and only then is the search repeated. */
 static int tl_log_drop_inode(treelog *tl, task *t, tl_root *lr, uint64_t ino, uint8_t min_type,
 			     uint8_t max_type)
 {
 	bt_tree *lt = &lr->log;
+	const bt_key first = bt_mkkey(ino, min_type, 0);
 	(void)tl;
 	for (;;) {
-		bt_key k = bt_mkkey(ino, min_type, 0), found;
-		int r = tl_log_first(lt, t, &k, &found);
-		if (r)
-			return r < 0 ? r : 0;
-		if (found.objectid != ino || found.type > max_type)
+		bt_key k = bt_mkkey(ino, max_type, UINT64_MAX);
+		bt_path p;
+		bt_path_init(&p, lt, t);
+		int r = bt_search(lt, &p, &k, -1, 1);
+		if (r < 0) {
+			bt_path_release(&p);
+			return r;
+		}
+		int last = p.slots[0];
+		if (r == 1) {
+			/* the slot after the inode's last key: none left when
+			 * that is the tree's first slot */
+			if (last == 0) {
+				bt_path_release(&p);
+				return 0;
+			}
+			last--;
+		}
+		const bt_node *leaf = p.nodes[0];
+		if (bt_key_cmp(bt_node_key(leaf, last), &first) < 0) {
+			bt_path_release(&p);
 			return 0;
-		r = bt_delete(lt, t, &found);
+		}
+		int start = last;
+		while (start > 0 && bt_key_cmp(bt_node_key(leaf, start - 1), &first) >= 0)
+			start--;
+		p.slots[0] = start;
+		r = bt_del_items(lt, &p, last - start + 1);
 		if (r)
 			return r < 0 ? r : LAB_EENGINE;
-		lr->log_items--;
+		lr->log_items -= (uint64_t)(last - start + 1);
+		if (start != 0)
+			return 0;
 	}
 }
 
