@@ -48,6 +48,8 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *pat
 	fs->patches = patches;
 	lab_pool_init(&fs->dinode_pool, sizeof(dinode), 256);
 	lab_pool_init(&fs->x_pool, sizeof(dinode_x), 64);
+	lab_pool_init(&fs->eio_pool, sizeof(extent_state), 512);
+	pc_pools_init(&fs->pcg);
 	fs->data_alloc = 1ull << 30;   /* the first data block group */
 	fs->meta_base = 256ull << 20;  /* metadata block group */
 	fs->csum_base = 512ull << 20;
@@ -255,6 +257,8 @@ void dfs_destroy(dfs *fs)
 	fs->dbio_free = NULL;
 	lab_pool_destroy(&fs->dinode_pool);
 	lab_pool_destroy(&fs->x_pool);
+	lab_pool_destroy(&fs->eio_pool);
+	pc_pools_destroy(&fs->pcg);
 	free(fs->inodes);
 	fs->inodes = NULL;
 	fs->ninodes = fs->inodes_len = 0;
@@ -310,6 +314,7 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	d->fs = fs;
 	d->ino = ino;
 	eio_init(&d->io);
+	eio_set_pool(&d->io, &fs->eio_pool);
 	eio_rec_attach(&d->io, fs->s, fs->rec_fs, (int64_t)ino);
 	pc_init(&d->pc);
 	space_inode_rsv_init(&d->sp_rsv);
@@ -1292,6 +1297,7 @@ void dfs_remount(dfs *fs)
 		assert(vd_clean(d));
 		eio_destroy(&d->io);
 		eio_init(&d->io);
+		eio_set_pool(&d->io, &fs->eio_pool);
 		eio_rec_attach(&d->io, fs->s, fs->rec_fs, (int64_t)d->ino);
 		if (d->x)
 			emap_clear(&d->x->em);

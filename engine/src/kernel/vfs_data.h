@@ -296,6 +296,7 @@ typedef struct dfs {
 					* malloc was a tenth of a run) */
 	lab_pool dinode_pool;          /* the dinodes (labmem.h) */
 	lab_pool x_pool;               /* their dinode_x parts */
+	lab_pool eio_pool;             /* their io_trees' records */
 } dfs;
 
 /* Set up the data path on device dev (not owned), running the kernel
