@@ -49,6 +49,7 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *pat
 	lab_pool_init(&fs->dinode_pool, sizeof(dinode), 256);
 	lab_pool_init(&fs->x_pool, sizeof(dinode_x), 64);
 	lab_pool_init(&fs->eio_pool, sizeof(extent_state), 512);
+	lab_pool_init(&fs->emap_pool, EMAP_SMALL_BYTES, 256);
 	pc_pools_init(&fs->pcg);
 	fs->data_alloc = 1ull << 30;   /* the first data block group */
 	fs->meta_base = 256ull << 20;  /* metadata block group */
@@ -61,8 +62,11 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *pat
 
 dinode_x *vd_xw(dinode *d)
 {
-	if (!d->x)
+	if (!d->x) {
 		d->x = lab_pool_zalloc(&d->fs->x_pool);
+		if (d->x)
+			emap_set_pool(&d->x->em, &d->fs->emap_pool);
+	}
 	return d->x;
 }
 
@@ -258,6 +262,7 @@ void dfs_destroy(dfs *fs)
 	lab_pool_destroy(&fs->dinode_pool);
 	lab_pool_destroy(&fs->x_pool);
 	lab_pool_destroy(&fs->eio_pool);
+	lab_pool_destroy(&fs->emap_pool);
 	pc_pools_destroy(&fs->pcg);
 	free(fs->inodes);
 	fs->inodes = NULL;
