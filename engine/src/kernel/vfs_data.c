@@ -50,6 +50,7 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *pat
 	lab_pool_init(&fs->x_pool, sizeof(dinode_x), 64);
 	lab_pool_init(&fs->eio_pool, sizeof(extent_state), 512);
 	lab_pool_init(&fs->emap_pool, EMAP_SMALL_BYTES, 256);
+	lab_pool_init(&fs->oe_pool, ORDERED_SMALL * sizeof(ordered_extent), 256);
 	pc_pools_init(&fs->pcg);
 	fs->data_alloc = 1ull << 30;   /* the first data block group */
 	fs->meta_base = 256ull << 20;  /* metadata block group */
@@ -64,8 +65,10 @@ dinode_x *vd_xw(dinode *d)
 {
 	if (!d->x) {
 		d->x = lab_pool_zalloc(&d->fs->x_pool);
-		if (d->x)
+		if (d->x) {
 			emap_set_pool(&d->x->em, &d->fs->emap_pool);
+			ordered_set_pool(&d->x->oe, &d->fs->oe_pool);
+		}
 	}
 	return d->x;
 }
@@ -263,6 +266,7 @@ void dfs_destroy(dfs *fs)
 	lab_pool_destroy(&fs->x_pool);
 	lab_pool_destroy(&fs->eio_pool);
 	lab_pool_destroy(&fs->emap_pool);
+	lab_pool_destroy(&fs->oe_pool);
 	pc_pools_destroy(&fs->pcg);
 	free(fs->inodes);
 	fs->inodes = NULL;

@@ -298,6 +298,7 @@ typedef struct dfs {
 	lab_pool x_pool;               /* their dinode_x parts */
 	lab_pool eio_pool;             /* their io_trees' records */
 	lab_pool emap_pool;            /* their extent maps' small chunks */
+	lab_pool oe_pool;              /* their ordered extents' small arrays */
 } dfs;
 
 /* Set up the data path on device dev (not owned), running the kernel
