@@ -183,6 +183,9 @@ typedef struct dinode {
 	eio_tree io;
 	pc_inode pc;
 	inode_rsv sp_rsv;
+	/* its index in fs->inodes, and in fs->chk_list while chk_touched
+	 * (an eviction finds its slots without a search or a map) */
+	uint32_t slot, chk_slot;
 	/* flags (0 or 1) */
 	uint8_t wb_active;             /* a writeback pass runs (x is there) */
 	uint8_t sp_gone;               /* evicted: holds nothing any more */
@@ -214,8 +217,6 @@ typedef struct dfs {
 	 * search and a memmove of the array per unlink) */
 	dinode **inodes;
 	int ninodes, inodes_cap, inodes_len;
-	struct u64map *inodes_idx;     /* dinode address -> slot, made at
-					* the first eviction (NULL: none) */
 	/* tree mode (vfs_io.h): the file extent items live in fsi's fs
 	 * trees; NULL: the stand-alone array model described above */
 	struct fs_info *fsi;
@@ -289,7 +290,6 @@ typedef struct dfs {
 	 * (no memory): the next check must be a full one. */
 	dinode **chk_list;
 	int chk_n, chk_cap, chk_lost, chk_counted;
-	struct u64map *chk_idx;        /* dinode address -> chk_list slot */
 	uint64_t chk_held[2], chk_listed;
 	dbio *dbio_free;               /* finished bios kept for reuse (a
 					* read of a file is a dozen windows:
