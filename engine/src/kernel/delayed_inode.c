@@ -48,7 +48,7 @@ static dl_node *dl_get(delayed_root *dr, struct inode *in)
 {
 	if (in->delayed)
 		return in->delayed;
-	dl_node *n = lab_calloc(1, sizeof(*n));
+	dl_node *n = lab_pool_zalloc(&dr->node_pool);
 	if (!n)
 		return NULL;
 	n->root = in->root;
@@ -515,6 +515,7 @@ int dl_create(sim *s, fs_info *fs, trans_mgr *tm, delayed_root **out)
 	dr->sim = s;
 	dr->fs = fs;
 	dr->tm = tm;
+	lab_pool_init(&dr->node_pool, sizeof(dl_node), 256);
 	lhist_init(&dr->worker_wait);
 	fs_hooks h;
 	memset(&h, 0, sizeof(h));
@@ -559,9 +560,9 @@ void dl_destroy(delayed_root *dr)
 			n->inode->delayed = NULL;
 		free(n->ins);
 		free(n->del);
-		free(n);
 		n = next;
 	}
+	lab_pool_destroy(&dr->node_pool);
 	/* the worker task is the simulator's; it must not step again */
 	if (dr->worker) {
 		dr->worker->ctx = NULL;

@@ -99,6 +99,8 @@ typedef struct delayed_root {
 	trans_mgr *tm;            /* optional: the worker joins transactions */
 	dl_node *head, *tail;     /* prepared nodes */
 	dl_node *all;             /* every node (freed at destroy) */
+	lab_pool node_pool;       /* where they live: one a file, all freed
+				   * at once at destroy */
 	uint64_t items;           /* delayed_root->items */
 	uint64_t dirty_nodes;     /* nodes holding an inode item update */
 	uint64_t items_seq;

@@ -157,14 +157,8 @@ static void acct(eio_tree *t, const extent_state *st, int sign)
 
 static extent_state *state_alloc(eio_tree *t, uint64_t start, uint64_t end, uint32_t bits)
 {
-	extent_state *st = t->free_list;
-	if (st) {
-		t->free_list = st->right;
-		memset(st, 0, sizeof(*st));
-	} else {
-		st = lab_calloc(1, sizeof(*st));
-		assert(st);
-	}
+	extent_state *st = t->pool ? lab_pool_zalloc(t->pool) : lab_calloc(1, sizeof(*st));
+	assert(st);
 	st->start = start;
 	st->end = end;
 	assert(bits <= 0xffffu);
@@ -181,8 +175,10 @@ static void state_free(eio_tree *t, extent_state *st)
 {
 	assert(t->live_alloc > 0);
 	t->live_alloc--;
-	st->right = t->free_list;
-	t->free_list = st;
+	if (t->pool)
+		lab_pool_free(t->pool, st);
+	else
+		free(st);
 }
 
 /*
@@ -440,6 +436,12 @@ void eio_init(eio_tree *t)
 	t->rng = 0x9e3779b9u;
 }
 
+void eio_set_pool(eio_tree *t, struct lab_pool *pool)
+{
+	assert(!t->root && !t->live_alloc);
+	t->pool = pool;
+}
+
 static void free_subtree(eio_tree *t, extent_state *x)
 {
 	while (x) {
@@ -480,11 +482,6 @@ void eio_destroy(eio_tree *t)
 	free_subtree(t, t->root);
 	t->root = NULL;
 	t->finger = NULL;
-	while (t->free_list) {
-		extent_state *n = t->free_list->right;
-		free(t->free_list);
-		t->free_list = n;
-	}
 	t->nrecords = 0;
 	for (int b = 0; b < EIO_COUNTED_BITS; b++)
 		t->bytes_with[b] = t->recs_with[b] = 0;

@@ -74,7 +74,11 @@ typedef struct eio_call {
  * then 64-bit ones, without padding. */
 typedef struct eio_tree {
 	extent_state *root;
-	extent_state *free_list; /* freed records kept for reuse */
+	/* where records come from and go back to: a pool shared by the
+	 * trees of one file system (their records are made and dropped by
+	 * the million; a pool's are a pointer swap, and go back in bulk when
+	 * the file system goes), or NULL for the heap (eio_set_pool) */
+	struct lab_pool *pool;
 	extent_state *finger;  /* last record a search found (a guess) */
 	sim *rec_sim;          /* recording (sim.h): the owner's sim and ids */
 	waitq lock_waiters;    /* tasks waiting for a LOCKED range */
@@ -92,6 +96,9 @@ typedef struct eio_tree {
 } eio_tree;
 
 void eio_init(eio_tree *t);
+/* Take records from pool (sizeof(extent_state) objects) from now on: set
+ * before the first record, and the pool outlives the tree. */
+void eio_set_pool(eio_tree *t, struct lab_pool *pool);
 /* Free every record (cached holders must have put theirs first, or the
  * records they hold are freed when they put them). */
 void eio_destroy(eio_tree *t);

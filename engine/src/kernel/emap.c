@@ -17,10 +17,28 @@ void emap_init(emap_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
+void emap_set_pool(emap_tree *t, struct lab_pool *pool)
+{
+	t->pool = pool;
+}
+
+static int chunk_pooled(const emap_tree *t, const emap_chunk *ch)
+{
+	return t->pool && ch->cap == EMAP_SMALL;
+}
+
+static void chunk_free(emap_tree *t, emap_chunk *ch)
+{
+	if (chunk_pooled(t, ch))
+		lab_pool_free(t->pool, ch);
+	else
+		free(ch);
+}
+
 void emap_clear(emap_tree *t)
 {
 	for (uint64_t i = 0; i < t->nc; i++)
-		free(t->c[i]);
+		chunk_free(t, t->c[i]);
 	t->nc = 0;
 	t->n = 0;
 }
@@ -28,8 +46,11 @@ void emap_clear(emap_tree *t)
 void emap_destroy(emap_tree *t)
 {
 	emap_clear(t);
-	free(t->c);
+	if (t->c != &t->c1)
+		free(t->c);
+	struct lab_pool *pool = t->pool;
 	memset(t, 0, sizeof(*t));
+	t->pool = pool;
 }
 
 static uint64_t em_end(const extent_map *m)
@@ -108,16 +129,17 @@ static void erase_at(emap_tree *t, emap_pos p)
 	ch->n--;
 	t->n--;
 	if (ch->n == 0) {
-		free(ch);
+		chunk_free(t, ch);
 		memmove(t->c + p.ci, t->c + p.ci + 1, (t->nc - (uint64_t)p.ci - 1) * sizeof(*t->c));
 		t->nc--;
 	}
 }
 
 /* A chunk with room for cap maps. */
-static emap_chunk *chunk_new(uint32_t cap)
+static emap_chunk *chunk_new(emap_tree *t, uint32_t cap)
 {
-	emap_chunk *ch = lab_malloc(sizeof(*ch) + cap * sizeof(extent_map));
+	emap_chunk *ch = t->pool && cap == EMAP_SMALL ? lab_pool_zalloc(t->pool)
+						      : lab_malloc(sizeof(*ch) + cap * sizeof(extent_map));
 	if (ch) {
 		ch->n = 0;
 		ch->cap = cap;
@@ -128,15 +150,27 @@ static emap_chunk *chunk_new(uint32_t cap)
 /* Make room for a chunk of cap maps at index ci. */
 static int chunk_insert(emap_tree *t, uint64_t ci, uint32_t cap)
 {
+	if (t->cap == 0) {
+		/* most trees never hold a second chunk */
+		t->c = &t->c1;
+		t->cap = 1;
+	}
 	if (t->nc == t->cap) {
-		uint64_t nc = t->cap ? t->cap * 2 : 2;
-		emap_chunk **n = lab_realloc(t->c, nc * sizeof(*n));
+		uint64_t nc = t->cap * 2;
+		emap_chunk **n;
+		if (t->c == &t->c1) {
+			n = lab_malloc(nc * sizeof(*n));
+			if (n)
+				n[0] = t->c1;
+		} else {
+			n = lab_realloc(t->c, nc * sizeof(*n));
+		}
 		if (!n)
 			return LAB_ENOMEM;
 		t->c = n;
 		t->cap = nc;
 	}
-	emap_chunk *ch = chunk_new(cap);
+	emap_chunk *ch = chunk_new(t, cap);
 	if (!ch)
 		return LAB_ENOMEM;
 	memmove(t->c + ci + 1, t->c + ci, (t->nc - ci) * sizeof(*t->c));
@@ -158,7 +192,7 @@ int emap_insert(emap_tree *t, uint64_t start, uint64_t len, uint64_t block_start
 	uint64_t ci = (uint64_t)p.ci;
 	uint32_t j = p.j;
 	if (t->nc == 0) {
-		if (chunk_insert(t, 0, 4))
+		if (chunk_insert(t, 0, EMAP_SMALL))
 			return LAB_ENOMEM;
 		ci = 0;
 		j = 0;
@@ -171,9 +205,18 @@ int emap_insert(emap_tree *t, uint64_t start, uint64_t len, uint64_t block_start
 	if (ch->n == ch->cap && ch->cap < EMAP_CHUNK) {
 		/* a small chunk grows before it splits */
 		uint32_t cap = ch->cap * 2 < EMAP_CHUNK ? ch->cap * 2 : EMAP_CHUNK;
-		emap_chunk *g = lab_realloc(ch, sizeof(*ch) + cap * sizeof(extent_map));
-		if (!g)
-			return LAB_ENOMEM;
+		emap_chunk *g;
+		if (chunk_pooled(t, ch)) {
+			g = lab_malloc(sizeof(*ch) + cap * sizeof(extent_map));
+			if (!g)
+				return LAB_ENOMEM;
+			memcpy(g, ch, sizeof(*ch) + ch->n * sizeof(extent_map));
+			lab_pool_free(t->pool, ch);
+		} else {
+			g = lab_realloc(ch, sizeof(*ch) + cap * sizeof(extent_map));
+			if (!g)
+				return LAB_ENOMEM;
+		}
 		g->cap = cap;
 		t->c[ci] = ch = g;
 	}
@@ -241,10 +284,10 @@ void emap_drop_from(emap_tree *t, uint64_t off)
 	ch->n = p.j;
 	uint64_t keep = (uint64_t)p.ci + (ch->n ? 1 : 0);
 	if (!ch->n)
-		free(ch);
+		chunk_free(t, ch);
 	for (uint64_t i = (uint64_t)p.ci + 1; i < t->nc; i++) {
 		t->n -= t->c[i]->n;
-		free(t->c[i]);
+		chunk_free(t, t->c[i]);
 	}
 	t->nc = keep;
 }

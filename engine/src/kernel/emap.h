@@ -30,8 +30,17 @@ typedef struct emap_chunk {
 	extent_map v[];
 } emap_chunk;
 
+/* A chunk's first size (maps). */
+#define EMAP_SMALL 4
+
+struct lab_pool;
+
 typedef struct emap_tree {
-	emap_chunk **c;
+	emap_chunk **c;             /* &c1 while one chunk fits */
+	emap_chunk *c1;
+	/* where chunks of EMAP_SMALL maps come from (NULL: the heap): a
+	 * file system's files make and drop one each, by the ten thousand */
+	struct lab_pool *pool;
 	uint64_t nc, cap;
 	uint64_t n;                 /* maps in the tree */
 	uint64_t hint;              /* chunk of the last search (a guess) */
@@ -45,6 +54,11 @@ typedef struct emap_pos {
 } emap_pos;
 
 void emap_init(emap_tree *t);
+/* Take small chunks from pool (objects of EMAP_SMALL_BYTES) from now on:
+ * set before the first insert; the pool outlives the tree. (A zeroed
+ * emap_tree is an empty one, as emap_init leaves it.) */
+#define EMAP_SMALL_BYTES (sizeof(emap_chunk) + EMAP_SMALL * sizeof(extent_map))
+void emap_set_pool(emap_tree *t, struct lab_pool *pool);
 void emap_destroy(emap_tree *t);
 /* Drop every map (page cache dropped, inode evicted). */
 void emap_clear(emap_tree *t);

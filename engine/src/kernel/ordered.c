@@ -15,10 +15,25 @@ void ordered_init(ordered_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
+void ordered_set_pool(ordered_tree *t, struct lab_pool *pool)
+{
+	t->pool = pool;
+}
+
+static int base_pooled(const ordered_tree *t)
+{
+	return t->pool && t->cap == ORDERED_SMALL;
+}
+
 void ordered_destroy(ordered_tree *t)
 {
-	free(t->base);
+	if (base_pooled(t))
+		lab_pool_free(t->pool, t->base);
+	else
+		free(t->base);
+	struct lab_pool *pool = t->pool;
 	memset(t, 0, sizeof(*t));
+	t->pool = pool;
 }
 
 /* Room for one more extent after v[n - 1]: move the array back to the
@@ -33,8 +48,19 @@ static int room_at_end(ordered_tree *t)
 		t->v = t->base;
 		return 0;
 	}
-	uint64_t nc = t->cap ? t->cap * 2 : 4;
-	ordered_extent *nb = lab_realloc(t->base, nc * sizeof(*nb));
+	uint64_t nc = t->cap ? t->cap * 2 : ORDERED_SMALL;
+	ordered_extent *nb;
+	if (t->pool && nc == ORDERED_SMALL) {
+		nb = lab_pool_zalloc(t->pool);
+	} else if (base_pooled(t)) {
+		nb = lab_malloc(nc * sizeof(*nb));
+		if (nb) {
+			memcpy(nb, t->base, t->cap * sizeof(*nb));
+			lab_pool_free(t->pool, t->base);
+		}
+	} else {
+		nb = lab_realloc(t->base, nc * sizeof(*nb));
+	}
 	if (!nb)
 		return LAB_ENOMEM;
 	t->v = nb + head;

@@ -19,14 +19,26 @@ typedef struct ordered_extent {
 	uint64_t disk_bytenr;
 } ordered_extent;
 
+/* base's first size (extents) */
+#define ORDERED_SMALL 4
+
+struct lab_pool;
+
 typedef struct ordered_tree {
 	ordered_extent *v;    /* the first extent, inside base */
 	uint64_t n, cap;      /* cap: extents base holds */
 	ordered_extent *base;
+	/* where bases of ORDERED_SMALL extents come from (NULL: the heap):
+	 * a file system's files make and drop one each, by the ten thousand */
+	struct lab_pool *pool;
 	uint64_t completed;
 } ordered_tree;
 
 void ordered_init(ordered_tree *t);
+/* Take small bases from pool (objects of ORDERED_SMALL extents) from now
+ * on: set before the first add; the pool outlives the tree. (A zeroed
+ * ordered_tree is an empty one, as ordered_init leaves it.) */
+void ordered_set_pool(ordered_tree *t, struct lab_pool *pool);
 void ordered_destroy(ordered_tree *t);
 /* Add an ordered extent (models btrfs_add_ordered_extent). 0 or LAB_ENOMEM. */
 int ordered_add(ordered_tree *t, uint64_t file_off, uint64_t len, uint64_t disk);

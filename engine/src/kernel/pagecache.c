@@ -14,6 +14,39 @@ void pc_init(pc_inode *p)
 	memset(p, 0, sizeof(*p));
 }
 
+void pc_pools_init(pc_global *g)
+{
+	for (int k = 0; k < PC_POOL_CLASSES; k++) {
+		size_t size = 16u << k;
+		lab_pool_init(&g->pg_pool[k], size, size < 1024 ? 16384 / size : 16);
+	}
+	g->pooled = 1;
+}
+
+void pc_pools_destroy(pc_global *g)
+{
+	for (int k = 0; k < PC_POOL_CLASSES; k++)
+		lab_pool_destroy(&g->pg_pool[k]);
+	g->pooled = 0;
+}
+
+/* The pool of flag arrays of cap pages (a power of two), or NULL. */
+static lab_pool *pg_pool(const pc_inode *p, uint64_t cap)
+{
+	if (!p->g || !p->g->pooled || cap > PC_POOL_MAX)
+		return NULL;
+	return &p->g->pg_pool[__builtin_ctzll(cap) - 4];
+}
+
+static void pg_free(pc_inode *p)
+{
+	lab_pool *pool = pg_pool(p, p->npages_cap);
+	if (pool)
+		lab_pool_free(pool, p->pg);
+	else
+		free(p->pg);
+}
+
 /* Take the inode's pages out of the totals and free its flags. */
 void pc_destroy(pc_inode *p)
 {
@@ -22,7 +55,8 @@ void pc_destroy(pc_inode *p)
 		p->g->dirty -= p->dirty;
 		p->g->writeback -= p->writeback;
 	}
-	free(p->pg);
+	if (p->pg)
+		pg_free(p);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -36,10 +70,24 @@ int pc_reserve_grow(pc_inode *p, uint64_t npages)
 	uint64_t nc = p->npages_cap ? p->npages_cap : 16;
 	while (nc < npages)
 		nc *= 2;
-	uint8_t *n = lab_realloc(p->pg, nc);
-	if (!n)
-		return LAB_ENOMEM;
-	memset(n + p->npages_cap, 0, nc - p->npages_cap);
+	lab_pool *pool = pg_pool(p, nc);
+	uint8_t *n;
+	if (pool || (p->pg && pg_pool(p, p->npages_cap))) {
+		n = pool ? lab_pool_zalloc(pool) : lab_malloc(nc);
+		if (!n)
+			return LAB_ENOMEM;
+		if (p->pg) {
+			memcpy(n, p->pg, p->npages_cap);
+			pg_free(p);
+		}
+		if (!pool)
+			memset(n + p->npages_cap, 0, nc - p->npages_cap);
+	} else {
+		n = lab_realloc(p->pg, nc);
+		if (!n)
+			return LAB_ENOMEM;
+		memset(n + p->npages_cap, 0, nc - p->npages_cap);
+	}
 	p->pg = n;
 	p->npages_cap = (uint32_t)nc; /* a power of two <= PC_MAX_PAGES */
 	return 0;

@@ -22,6 +22,7 @@
 
 #include <stdint.h>
 
+#include "labmem.h"
 #include "sim.h"
 
 #define PC_PAGE 4096ull
@@ -36,11 +37,24 @@ enum {
 	PG_LOCKED = 1u << 5, /* being read */
 };
 
+/* Flag arrays of up to PC_POOL_MAX pages come from pools, one per size
+ * (a power of two from 16): a file system makes and drops one per file,
+ * by the ten thousand. */
+#define PC_POOL_CLASSES 7
+#define PC_POOL_MAX (16u << (PC_POOL_CLASSES - 1))
+
 /* The page cache totals of one file system, in pages. */
 typedef struct pc_global {
 	uint64_t cached, dirty, writeback;
 	uint64_t use_seq; /* last value given to an inode's last_use */
+	int pooled;       /* pc_pools_init was called (0: the heap) */
+	lab_pool pg_pool[PC_POOL_CLASSES];
 } pc_global;
+
+/* Give the flag arrays of g's inodes pools; pc_pools_destroy frees them
+ * (after every inode's pc_destroy). */
+void pc_pools_init(pc_global *g);
+void pc_pools_destroy(pc_global *g);
 
 /* Page indexes and counts are 32-bit (one pc_inode per file: untar holds
  * 226,000): pc_reserve refuses a file of more than PC_MAX_PAGES pages

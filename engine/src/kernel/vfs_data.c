@@ -48,6 +48,10 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *pat
 	fs->patches = patches;
 	lab_pool_init(&fs->dinode_pool, sizeof(dinode), 256);
 	lab_pool_init(&fs->x_pool, sizeof(dinode_x), 64);
+	lab_pool_init(&fs->eio_pool, sizeof(extent_state), 512);
+	lab_pool_init(&fs->emap_pool, EMAP_SMALL_BYTES, 256);
+	lab_pool_init(&fs->oe_pool, ORDERED_SMALL * sizeof(ordered_extent), 256);
+	pc_pools_init(&fs->pcg);
 	fs->data_alloc = 1ull << 30;   /* the first data block group */
 	fs->meta_base = 256ull << 20;  /* metadata block group */
 	fs->csum_base = 512ull << 20;
@@ -59,8 +63,13 @@ int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *pat
 
 dinode_x *vd_xw(dinode *d)
 {
-	if (!d->x)
+	if (!d->x) {
 		d->x = lab_pool_zalloc(&d->fs->x_pool);
+		if (d->x) {
+			emap_set_pool(&d->x->em, &d->fs->emap_pool);
+			ordered_set_pool(&d->x->oe, &d->fs->oe_pool);
+		}
+	}
 	return d->x;
 }
 
@@ -193,48 +202,6 @@ static void dinode_free(dinode *d)
 	lab_pool_free(&d->fs->dinode_pool, d);
 }
 
-static void slot_map_free(struct u64map **m)
-{
-	if (*m) {
-		u64map_free(*m);
-		free(*m);
-		*m = NULL;
-	}
-}
-
-/* A map of an array's dinodes to their slots is made at the first
- * removal from a long array (a run that removes none, untar's, pays
- * nothing) and kept up to date from then on. Out of memory the map
- * goes: removals then search the array. */
-static void slot_put(struct u64map **m, dinode *d, int i)
-{
-	if (*m && u64map_put(*m, (uint64_t)(uintptr_t)d, (uint32_t)i))
-		slot_map_free(m);
-}
-
-/* d's slot in arr[0 .. n) (NULL slots are holes; -1: none), forgotten
- * by the map. */
-static int slot_take(struct u64map **m, dinode **arr, int n, const dinode *d)
-{
-	uint32_t slot;
-	if (!*m && n > 64) {
-		*m = lab_calloc(1, sizeof **m);
-		for (int i = 0; *m && i < n; i++)
-			if (arr[i])
-				slot_put(m, arr[i], i);
-	}
-	if (*m) {
-		if (!u64map_get(*m, (uint64_t)(uintptr_t)d, &slot))
-			return -1;
-		u64map_del(*m, (uint64_t)(uintptr_t)d);
-		return (int)slot;
-	}
-	for (int i = 0; i < n; i++)
-		if (arr[i] == d)
-			return i;
-	return -1;
-}
-
 void dfs_destroy(dfs *fs)
 {
 	if (fs->s)
@@ -245,8 +212,6 @@ void dfs_destroy(dfs *fs)
 	dfs_inodes_compact(fs);
 	for (int i = 0; i < fs->ninodes; i++)
 		dinode_free(fs->inodes[i]);
-	slot_map_free(&fs->inodes_idx);
-	slot_map_free(&fs->chk_idx);
 	for (dbio *b = fs->dbio_free, *nx; b; b = nx) {
 		nx = b->next;
 		free(b->offs);
@@ -255,6 +220,10 @@ void dfs_destroy(dfs *fs)
 	fs->dbio_free = NULL;
 	lab_pool_destroy(&fs->dinode_pool);
 	lab_pool_destroy(&fs->x_pool);
+	lab_pool_destroy(&fs->eio_pool);
+	lab_pool_destroy(&fs->emap_pool);
+	lab_pool_destroy(&fs->oe_pool);
+	pc_pools_destroy(&fs->pcg);
 	free(fs->inodes);
 	fs->inodes = NULL;
 	fs->ninodes = fs->inodes_len = 0;
@@ -265,11 +234,6 @@ void dfs_destroy(dfs *fs)
 	fs->warm = NULL;
 	/* in-flight bios still own memory through their end_io events; the
 	 * simulator is freed with them pending only if a run is cut short */
-}
-
-static void inodes_idx_put(dfs *fs, dinode *d, int i)
-{
-	slot_put(&fs->inodes_idx, d, i);
 }
 
 void dfs_inodes_compact(dfs *fs)
@@ -283,7 +247,7 @@ void dfs_inodes_compact(dfs *fs)
 			continue;
 		if (j != i) {
 			fs->inodes[j] = d;
-			inodes_idx_put(fs, d, j);
+			d->slot = (uint32_t)j;
 		}
 		j++;
 	}
@@ -310,12 +274,13 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	d->fs = fs;
 	d->ino = ino;
 	eio_init(&d->io);
+	eio_set_pool(&d->io, &fs->eio_pool);
 	eio_rec_attach(&d->io, fs->s, fs->rec_fs, (int64_t)ino);
 	pc_init(&d->pc);
 	space_inode_rsv_init(&d->sp_rsv);
 	d->pc.g = &fs->pcg;
 	vd_touch(d);
-	inodes_idx_put(fs, d, fs->inodes_len);
+	d->slot = (uint32_t)fs->inodes_len;
 	fs->inodes[fs->inodes_len++] = d;
 	fs->ninodes++;
 	*out = d;
@@ -352,18 +317,13 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 	fs->chk_held[0] -= d->chk_held[0];
 	fs->chk_held[1] -= d->chk_held[1];
 	fs->chk_listed -= (uint64_t)d->chk_listed;
-	if (d->chk_touched) {
-		int i = slot_take(&fs->chk_idx, fs->chk_list, fs->chk_n, d);
-		if (i >= 0) {
-			assert(fs->chk_list[i] == d);
-			fs->chk_list[i] = fs->chk_list[--fs->chk_n];
-			if (i < fs->chk_n)
-				slot_put(&fs->chk_idx, fs->chk_list[i], i);
-		}
+	uint32_t i = d->chk_slot;
+	if (d->chk_touched && i < (uint32_t)fs->chk_n && fs->chk_list[i] == d) {
+		fs->chk_list[i] = fs->chk_list[--fs->chk_n];
+		fs->chk_list[i]->chk_slot = i;
 	}
-	int at = slot_take(&fs->inodes_idx, fs->inodes, fs->inodes_len, d);
-	if (at >= 0) {
-		assert(fs->inodes[at] == d);
+	uint32_t at = d->slot;
+	if (at < (uint32_t)fs->inodes_len && fs->inodes[at] == d) {
 		fs->inodes[at] = NULL;
 		fs->ninodes--;
 		/* holes never outnumber the live inodes: a walk's compaction
@@ -405,17 +365,14 @@ void vd_chk_touch(dinode *d)
 		fs->chk_cap = cap;
 	}
 	d->chk_touched = 1;
-	slot_put(&fs->chk_idx, d, fs->chk_n);
+	d->chk_slot = (uint32_t)fs->chk_n;
 	fs->chk_list[fs->chk_n++] = d;
 }
 
 void vd_chk_reset(dfs *fs)
 {
-	for (int i = 0; i < fs->chk_n; i++) {
+	for (int i = 0; i < fs->chk_n; i++)
 		fs->chk_list[i]->chk_touched = 0;
-		if (fs->chk_idx)
-			u64map_del(fs->chk_idx, (uint64_t)(uintptr_t)fs->chk_list[i]);
-	}
 	fs->chk_n = 0;
 	fs->chk_lost = 0;
 }
@@ -1292,6 +1249,7 @@ void dfs_remount(dfs *fs)
 		assert(vd_clean(d));
 		eio_destroy(&d->io);
 		eio_init(&d->io);
+		eio_set_pool(&d->io, &fs->eio_pool);
 		eio_rec_attach(&d->io, fs->s, fs->rec_fs, (int64_t)d->ino);
 		if (d->x)
 			emap_clear(&d->x->em);

@@ -183,6 +183,9 @@ typedef struct dinode {
 	eio_tree io;
 	pc_inode pc;
 	inode_rsv sp_rsv;
+	/* its index in fs->inodes, and in fs->chk_list while chk_touched
+	 * (an eviction finds its slots without a search or a map) */
+	uint32_t slot, chk_slot;
 	/* flags (0 or 1) */
 	uint8_t wb_active;             /* a writeback pass runs (x is there) */
 	uint8_t sp_gone;               /* evicted: holds nothing any more */
@@ -214,8 +217,6 @@ typedef struct dfs {
 	 * search and a memmove of the array per unlink) */
 	dinode **inodes;
 	int ninodes, inodes_cap, inodes_len;
-	struct u64map *inodes_idx;     /* dinode address -> slot, made at
-					* the first eviction (NULL: none) */
 	/* tree mode (vfs_io.h): the file extent items live in fsi's fs
 	 * trees; NULL: the stand-alone array model described above */
 	struct fs_info *fsi;
@@ -289,13 +290,15 @@ typedef struct dfs {
 	 * (no memory): the next check must be a full one. */
 	dinode **chk_list;
 	int chk_n, chk_cap, chk_lost, chk_counted;
-	struct u64map *chk_idx;        /* dinode address -> chk_list slot */
 	uint64_t chk_held[2], chk_listed;
 	dbio *dbio_free;               /* finished bios kept for reuse (a
 					* read of a file is a dozen windows:
 					* malloc was a tenth of a run) */
 	lab_pool dinode_pool;          /* the dinodes (labmem.h) */
 	lab_pool x_pool;               /* their dinode_x parts */
+	lab_pool eio_pool;             /* their io_trees' records */
+	lab_pool emap_pool;            /* their extent maps' small chunks */
+	lab_pool oe_pool;              /* their ordered extents' small arrays */
 } dfs;
 
 /* Set up the data path on device dev (not owned), running the kernel
