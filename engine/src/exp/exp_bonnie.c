@@ -54,6 +54,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "bdev.h"
@@ -458,7 +459,12 @@ static int bn_op_begin(bn_ctx *c, task *t)
 {
 	if (c->i >= c->files)
 		return 0;
-	memset(&c->cur, 0, sizeof(c->cur));
+	/* its scalars and counts: the arrays are read only up to their
+	 * counts, and clearing all 2.9 KB of them every operation was ~1%
+	 * of a run */
+	memset(&c->cur, 0, offsetof(bn_op, leaf));
+	c->cur.nlc = c->cur.nsc = c->cur.nlt = c->cur.nw = 0;
+	c->cur.bal0 = c->cur.bal1 = 0;
 	c->cur.file = c->order[c->i];
 	memcpy(c->cur.name, c->f[c->cur.file].name, sizeof c->cur.name);
 	c->cur.t0 = t->clock;
