@@ -527,19 +527,36 @@ static int tl_log_tree(treelog *tl, task *t, tl_root *lr, fs_info *fs)
 
 /* Put one item into the log tree (copy_items' btrfs_insert_empty_items and
  * the copy). An item of that key already logged is replaced, or with
- * replace = 0 left as it is (a dir index item logged before). */
+ * replace = 0 left as it is (a dir index item logged before). A
+ * replacement of the same size is written over the item the insert's
+ * search found, as insert_dir_log_key and log_inode_item do (-EEXIST
+ * leaves the path at it); another size is deleted and inserted again. */
 static int tl_log_put(treelog *tl, task *t, tl_root *lr, const bt_item *it, int replace)
 {
 	bt_tree *lt = &lr->log;
-	int r = bt_insert(lt, t, &it->key, it->size, it, NULL);
+	bt_path p;
+	int r = bt_insert(lt, t, &it->key, it->size, it, &p);
 	if (r == 1) {
-		if (!replace)
+		bt_item *x = bt_path_item(&p);
+		if (!replace) {
+			bt_path_release(&p);
 			return 0;
+		}
+		if (x && x->size == it->size) {
+			*x = *it;
+			bt_mark_dirty(lt, &p);
+			bt_path_release(&p);
+			tl->items_logged++;
+			return 0;
+		}
+		bt_path_release(&p);
 		r = bt_delete(lt, t, &it->key);
 		if (r == 0)
 			r = bt_insert(lt, t, &it->key, it->size, it, NULL);
 		if (r == 0)
 			lr->log_items--;
+	} else if (r == 0) {
+		bt_path_release(&p);
 	}
 	if (r)
 		return r < 0 ? r : LAB_EENGINE;
