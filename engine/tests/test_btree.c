@@ -336,8 +336,112 @@ static void test_three_levels(void)
 	done(s, fs);
 }
 
+/* Items (obj, 2, 0) for obj in [from, to), all of `size` bytes. */
+static int mkbatch(bt_item *b, uint64_t from, uint64_t to, uint16_t size)
+{
+	int n = 0;
+	for (uint64_t o = from; o < to; o++, n++) {
+		memset(&b[n], 0, sizeof(b[n]));
+		b[n].key = bt_mkkey(o, 2, 0);
+		b[n].size = size;
+		b[n].v[0] = o * 3;
+	}
+	return n;
+}
+
+static int found_v(bt_tree *tr, uint64_t obj, uint8_t type, uint64_t v)
+{
+	bt_path p;
+	bt_path_init(&p, tr, NULL);
+	bt_key k = bt_mkkey(obj, type, 0);
+	int ok = bt_search(tr, &p, &k, 0, 0) == 0 && bt_path_item(&p)->v[0] == v;
+	bt_path_release(&p);
+	return ok;
+}
+
+/* copy_items' batch insert: one search places a run of items; a run stops
+ * before a key already in the tree, in the leaf or in the next one; a
+ * leaf's worth lands in the middle of a full leaf (a double split). */
+static void test_insert_batch(void)
+{
+	sim *s;
+	fs_info *fs = mkfs(&s);
+	bt_tree *tr = &fs_root_lookup(fs, 5)->tree;
+	for (uint64_t i = 0; i < 3000; i++)
+		CHECK_EQ(ins(tr, 1000 + 100 * i, 100), 0);
+	CHECK(bt_tree_height(tr) >= 2);
+	bt_item *b = calloc(400, sizeof(*b));
+	CHECK_EQ(bt_insert_items(tr, NULL, b, 0), LAB_EINVAL);
+
+	/* between two items of one leaf: the whole run, one descent */
+	uint64_t v0 = tr->nodes_visited;
+	int n = mkbatch(b, 1000 + 100 * 40 + 1, 1000 + 100 * 40 + 30, 60);
+	CHECK_EQ(bt_insert_items(tr, NULL, b, n), n);
+	CHECK_EQ(tr->nodes_visited - v0, (uint64_t)bt_tree_height(tr));
+	for (int i = 0; i < n; i++)
+		CHECK(found_v(tr, b[i].key.objectid, 2, b[i].key.objectid * 3));
+
+	/* a run across an existing key (1000 + 100*51, type 1 < type 2 of
+	 * the same objectid, so (5100, 2) sorts after it: use type 0 keys) */
+	n = 0;
+	for (uint64_t o = 1000 + 100 * 50 + 90; o < 1000 + 100 * 51 + 10; o++, n++) {
+		memset(&b[n], 0, sizeof(b[n]));
+		b[n].key = bt_mkkey(o, 1, 0);
+		b[n].size = 40;
+		b[n].v[0] = o * 5;
+	}
+	/* o = 6100 exists: 10 go in, then the existing one stops the next */
+	CHECK_EQ(bt_insert_items(tr, NULL, b, n), 10);
+	CHECK_EQ(bt_insert_items(tr, NULL, b + 10, n - 10), 0);
+	CHECK(found_v(tr, 1000 + 100 * 51, 1, (1000 + 100 * 51) * 7));
+	CHECK_EQ(bt_insert_items(tr, NULL, b + 11, n - 11), n - 11);
+
+	/* past a leaf's last item: the next leaf's first key bounds the run */
+	bt_path p;
+	bt_path_init(&p, tr, NULL);
+	bt_key k = bt_mkkey(1000 + 100 * 1500, 1, 0);
+	CHECK_EQ(bt_search(tr, &p, &k, 0, 0), 0);
+	uint64_t last = p.nodes[0]->items[p.nodes[0]->nritems - 1].key.objectid;
+	CHECK_EQ(bt_next_leaf(tr, &p), 0);
+	uint64_t next = p.nodes[0]->items[0].key.objectid;
+	bt_path_release(&p);
+	CHECK_EQ(next, last + 100);
+	n = mkbatch(b, last + 50, next + 20, 30); /* (next, 2) sorts after (next, 1) */
+	int got = bt_insert_items(tr, NULL, b, n);
+	CHECK_EQ(got, 50);
+	CHECK_EQ(bt_insert_items(tr, NULL, b + got, n - got), n - got);
+
+	/* a run of 99 (up to the next existing key) in the middle of a
+	 * full leaf: the leaf splits around the insert position */
+	uint64_t sp0 = tr->splits;
+	n = mkbatch(b, 1000 + 100 * 2000 + 1, 1000 + 100 * 2000 + 1 + 150, 80);
+	CHECK_EQ(bt_insert_items(tr, NULL, b, n), 99);
+	CHECK(tr->splits > sp0);
+	CHECK_EQ(bt_insert_items(tr, NULL, b + 99, n - 99), n - 99);
+	for (int i = 0; i < n; i++)
+		CHECK(found_v(tr, b[i].key.objectid, 2, b[i].key.objectid * 3));
+	/* more than a leaf holds: what fits one leaf goes in (16283 / 225) */
+	for (int i = 0; i < 200; i++) {
+		memset(&b[i], 0, sizeof(b[i]));
+		b[i].key = bt_mkkey(1000 + 100 * 2500 + 1, 2, (uint64_t)i);
+		b[i].size = 200;
+	}
+	CHECK_EQ(bt_insert_items(tr, NULL, b, 200), 72);
+	CHECK_EQ(bt_insert_items(tr, NULL, b + 72, 128), 72);
+	CHECK_EQ(bt_insert_items(tr, NULL, b + 144, 56), 56);
+	/* out of order: only the sorted prefix */
+	b[0].key = bt_mkkey(1000 + 100 * 2600 + 5, 2, 0);
+	b[1].key = bt_mkkey(1000 + 100 * 2600 + 3, 2, 0);
+	CHECK_EQ(bt_insert_items(tr, NULL, b, 2), 1);
+	CHECK_EQ(fs_commit(fs, NULL), 0);
+	CHECK_EQ(check_fs(fs), 0);
+	free(b);
+	done(s, fs);
+}
+
 int main(void)
 {
+	test_insert_batch();
 	test_three_levels();
 	test_insert_search_iterate();
 	test_sequential_fill();

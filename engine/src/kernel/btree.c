@@ -965,6 +965,81 @@ int bt_insert(bt_tree *tr, task *t, const bt_key *key, uint32_t size,
 	return 0;
 }
 
+/* Open a gap of nr entries at `slot` of leaf l's array (room reserved,
+ * nritems not yet updated), on the side that moves fewer when the room
+ * before the entries allows. */
+static void leaf_ins_entries(bt_node *l, int slot, int nr)
+{
+	int after = l->nritems - slot;
+	if (l->head >= nr && slot < after) {
+		l->items -= nr;
+		memmove(l->items, &l->items[nr], (size_t)slot * sizeof(bt_item));
+		l->head -= nr;
+		l->cap += nr;
+	} else {
+		memmove(&l->items[slot + nr], &l->items[slot], (size_t)after * sizeof(bt_item));
+	}
+}
+
+int bt_insert_items(bt_tree *tr, task *t, const bt_item *items, int nr)
+{
+	if (nr <= 0 || items[0].size > BT_MAX_ITEM_SIZE)
+		return LAB_EINVAL;
+	/* what one leaf can take of the batch, in key order */
+	uint32_t total = items[0].size + BT_ITEM_HEADER;
+	int n = 1;
+	while (n < nr && items[n].size <= BT_MAX_ITEM_SIZE &&
+	       total + items[n].size + BT_ITEM_HEADER <= BT_LEAF_DATA_SIZE &&
+	       bt_key_cmp(&items[n - 1].key, &items[n].key) < 0) {
+		total += items[n].size + BT_ITEM_HEADER;
+		n++;
+	}
+	bt_path p;
+	bt_path_init(&p, tr, t);
+	int ret = bt_search(tr, &p, &items[0].key, (int)total, 1);
+	if (ret <= 0) {
+		bt_path_release(&p);
+		return ret;
+	}
+	bt_node *l = p.nodes[0];
+	int slot = p.slots[0];
+	/* the key the batch must stay below: the next item's, or past the
+	 * leaf's end the next leaf's low key in the parents */
+	const bt_key *bound = NULL;
+	if (slot < l->nritems) {
+		bound = &l->items[slot].key;
+	} else {
+		for (int lv = 1; lv < BT_MAX_LEVEL && p.nodes[lv]; lv++)
+			if (p.slots[lv] + 1 < p.nodes[lv]->nritems) {
+				bound = &p.nodes[lv]->ptrs[p.slots[lv] + 1].key;
+				break;
+			}
+	}
+	int k = 1;
+	uint32_t bytes = items[0].size + BT_ITEM_HEADER;
+	while (k < n && (!bound || bt_key_cmp(&items[k].key, bound) < 0)) {
+		bytes += items[k].size + BT_ITEM_HEADER;
+		k++;
+	}
+	assert(btx_leaf_free(l) >= bytes);
+	int r = btx_node_reserve(l, l->nritems + k);
+	if (r) {
+		bt_path_release(&p);
+		return r;
+	}
+	uint32_t moved = l->nritems ? (uint32_t)((uint64_t)l->used * (uint64_t)(l->nritems - slot) / (uint64_t)l->nritems) : 0;
+	leaf_ins_entries(l, slot, k);
+	memcpy(&l->items[slot], items, (size_t)k * sizeof(bt_item));
+	l->nritems += k;
+	l->used += bytes;
+	btx_rec_blk(tr, t, l);
+	if (slot == 0 && p.nodes[1])
+		btx_fixup_low_keys(&p, &items[0].key, 1);
+	fs_charge(tr->fs, t, (uint64_t)k * BT_NS_ITEM_FILL + (uint64_t)moved * BT_NS_MOVE_PER_KIB / 1024);
+	bt_path_release(&p);
+	return k;
+}
+
 /* Unlink and free the (empty) leaf at the path (models btrfs_del_leaf);
  * cascades to a parent node emptied by it. */
 static void del_leaf(bt_tree *tr, bt_path *p, bt_node *leaf)

@@ -221,6 +221,14 @@ int bt_search(bt_tree *tr, bt_path *p, const bt_key *key, int ins_len, int cow);
  * it is left pointing at the new item (the caller releases it). */
 int bt_insert(bt_tree *tr, task *t, const bt_key *key, uint32_t size,
 	      const bt_item *it, bt_path *p);
+/* Insert a batch of items, sorted by key, at one place (models
+ * btrfs_insert_empty_items with a batch, as copy_items does): one search
+ * for the first key, with room made for the whole batch. Inserts the
+ * leading items that fit one leaf and sort before the key that follows
+ * the insert position (so a batch never straddles an item already in the
+ * tree). Returns how many were inserted (>= 1), 0 if items[0]'s key
+ * exists (nothing inserted), or a negative LAB_E*. */
+int bt_insert_items(bt_tree *tr, task *t, const bt_item *items, int nr);
 /* Delete nr items at p->slots[0] of the leaf in p (obtained with
  * bt_search(..., ins_len < 0, cow=1)). Merges/frees sparse leaves as
  * btrfs_del_items does. The path is released. */

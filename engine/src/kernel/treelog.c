@@ -133,6 +133,7 @@ void treelog_destroy(treelog *tl)
 		bt_tree_destroy(&tl->roots[i].log);
 	}
 	free(tl->dl_spare);
+	free(tl->batch);
 	free(tl->recs);
 	free(tl);
 }
@@ -924,7 +925,33 @@ static int tl_log_hole(treelog *tl, task *t, tl_fsync *f, uint64_t from, uint64_
 	return tl_log_put(tl, t, f->lr, &it, 1);
 }
 
-/* Insert the leaf copied in the previous step into the log (copy_items),
+/* Put a batch of items, sorted by key, into the log: each run that one
+ * search can place goes in at once (copy_items' btrfs_insert_empty_items
+ * with the batch); an item already logged is handled on its own as
+ * tl_log_put does (replaced, or with replace = 0 kept). */
+static int tl_log_put_batch(treelog *tl, task *t, tl_root *lr, const bt_item *items, int n,
+			    int replace)
+{
+	for (int i = 0; i < n;) {
+		int r = bt_insert_items(&lr->log, t, items + i, n - i);
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			r = tl_log_put(tl, t, lr, &items[i], replace);
+			if (r)
+				return r;
+			i++;
+			continue;
+		}
+		lr->log_items += (uint64_t)r;
+		tl->items_logged += (uint64_t)r;
+		i += r;
+	}
+	return 0;
+}
+
+/* Insert the leaf copied in the previous step into the log (copy_items:
+ * the items gathered into one batch, the inode item filled from memory),
  * then free the clone. Returns 1 when the pass has no more leaves, 0 to
  * continue, negative on error. */
 static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
@@ -951,6 +978,17 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 		if (from < f->pend_last && src->items[from].key.offset == skip_to)
 			from++;
 	}
+	if (f->pend_last - from > tl->batch_cap) {
+		int cap = f->pend_last - from;
+		bt_item *b = lab_malloc((size_t)cap * sizeof(*b));
+		if (!b)
+			return LAB_ENOMEM;
+		free(tl->batch);
+		tl->batch = b;
+		tl->batch_cap = cap;
+	}
+	bt_item *batch = tl->batch;
+	int nb = 0;
 	for (int i = from; i < f->pend_last && !rc; i++) {
 		const bt_item *x = &src->items[i];
 		if (dirpass && skip_to && x->key.offset <= skip_to)
@@ -958,13 +996,22 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 		if (dirpass && dir && x->key.offset > f->dir_logged_max)
 			f->dir_logged_max = x->key.offset;
 		if (!dirpass && x->key.type == BTRFS_EXTENT_DATA_KEY) {
-			rc = tl_log_hole(tl, t, f, f->fe_end, x->key.offset);
+			/* a hole before the extent: the batch so far goes
+			 * first, the hole after it (btrfs_log_holes inserts
+			 * each hole on its own) */
+			if (x->key.offset > f->fe_end) {
+				rc = tl_log_put_batch(tl, t, f->lr, batch, nb, 1);
+				nb = 0;
+				if (!rc)
+					rc = tl_log_hole(tl, t, f, f->fe_end, x->key.offset);
+			}
 			uint64_t len = x->aux == FE_INLINE
 				? (x->v[1] + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE : x->v[1];
 			f->fe_end = x->key.offset + len;
 			if (rc)
 				break;
 		}
+		batch[nb] = *x;
 		if (!dirpass && x->key.type == BTRFS_INODE_ITEM_KEY) {
 			/* copy_items fills the logged inode item from the
 			 * inode in memory (fill_inode_item): an update still
@@ -974,12 +1021,13 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 			if (in && dl_pending_inode_item(dl_of(fs), in, &fresh)) {
 				fresh.key = x->key;
 				fresh.size = x->size;
-				rc = tl_log_put(tl, t, f->lr, &fresh, 1);
-				continue;
+				batch[nb] = fresh;
 			}
 		}
-		rc = tl_log_put(tl, t, f->lr, x, !dirpass);
+		nb++;
 	}
+	if (!rc)
+		rc = tl_log_put_batch(tl, t, f->lr, batch, nb, !dirpass);
 	if (!rc && dirpass) {
 		rc = tl_log_range(tl, t, f->lr, f->pend_ino, f->range_start, f->pend_end);
 		f->range_start = f->pend_end == UINT64_MAX ? f->pend_end : f->pend_end + 1;

@@ -188,6 +188,8 @@ typedef struct treelog {
 	uint64_t blk_seq;         /* log blocks handed out (their addresses) */
 	uint64_t *dl_spare;       /* a dir pass's deletion list buffer kept */
 	int dl_spare_cap;         /* for the next one (its capacity) */
+	bt_item *batch;           /* copy_items' batch of items for the log */
+	int batch_cap;
 	/* search hints: per level, the slot the first descent of the last
 	 * pass over a file's items found (a guess for the next file's), and
 	 * the same per directory for its items' and its dir passes (a small
