@@ -316,6 +316,31 @@ static void test_dir_fsync_and_commit(void)
 	CHECK(!img_has_name(&im, dir->ino, a3ino));
 	CHECK(!tl_image_dent(&im, dir->ino, idx0 + 3));
 	tl_image_free(&im);
+	/* two more names removed, the directory fsynced after each: each
+	 * fsync logs only the deletion no log has taken yet (the delayed
+	 * item's logged flag), and a replay drops all three names */
+	uint64_t a5ino = a[5]->ino, a6ino = a[6]->ino;
+	for (int i = 5; i <= 6; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "a%d", i);
+		CHECK_EQ(vfs_unlink(w.fs, NULL, w.root, dir->ino, name), 0);
+		uint64_t taken0 = w.tl->dels_logged;
+		dfsync d3 = { .w = &w, .in = dir };
+		task_spawn(w.s, "fsync", dfsync_step, &d3, sim_now(w.s));
+		CHECK(sim_run(w.s, 1000000, SIMTIME_MAX));
+		CHECK_EQ(d3.err, 0);
+		CHECK_EQ(w.tl->dels_logged - taken0, 1);
+	}
+	CHECK_EQ(dr->queued_del, 3);
+	CHECK_EQ(treelog_replay(w.tl, w.root, &im), 0);
+	CHECK(im.replayed);
+	for (int i = 0; i < 10; i++)
+		if (i != 3 && i != 5 && i != 6)
+			CHECK(img_has_name(&im, dir->ino, a[i]->ino));
+	CHECK(!img_has_name(&im, dir->ino, a3ino));
+	CHECK(!img_has_name(&im, dir->ino, a5ino));
+	CHECK(!img_has_name(&im, dir->ino, a6ino));
+	tl_image_free(&im);
 	/* a name created and removed before anything ran: nothing queued */
 	uint64_t items = dr->items;
 	CHECK_EQ(vfs_create(w.fs, NULL, w.root, dir->ino, "tmp", 0644, NULL), 0);
@@ -325,6 +350,7 @@ static void test_dir_fsync_and_commit(void)
 	CHECK_EQ(trans_commit_now(&w.tm, NULL, TCOMMIT_EXPLICIT), 0);
 	CHECK_EQ(dr->items, 0);
 	CHECK(!tree_has(&w, dir->ino, BTRFS_DIR_INDEX_KEY, idx0 + 3));
+	CHECK(!tree_has(&w, dir->ino, BTRFS_DIR_INDEX_KEY, idx0 + 6));
 	CHECK_EQ(check_fs(w.fs), 0);
 	world_free(&w);
 }

@@ -143,20 +143,21 @@ int dl_delete_dir_index(delayed_root *dr, task *t, struct inode *dir, uint64_t i
 		return 0;
 	}
 	int i = n->ndel;
-	while (i > 0 && n->del[i - 1] > index)
+	while (i > 0 && n->del[i - 1].index > index)
 		i--;
-	if (i > 0 && n->del[i - 1] == index)
+	if (i > 0 && n->del[i - 1].index == index)
 		return 0;
 	if (n->ndel == n->cdel) {
 		int cap = n->cdel ? n->cdel * 2 : 8;
-		uint64_t *x = lab_realloc(n->del, (size_t)cap * sizeof(*x));
+		dl_del *x = lab_realloc(n->del, (size_t)cap * sizeof(*x));
 		if (!x)
 			return LAB_ENOMEM;
 		n->del = x;
 		n->cdel = cap;
 	}
 	memmove(&n->del[i + 1], &n->del[i], (size_t)(n->ndel - i) * sizeof(*n->del));
-	n->del[i] = index;
+	n->del[i].index = index;
+	n->del[i].logged = 0;
 	n->ndel++;
 	dr->items++;
 	dr->queued_del++;
@@ -202,14 +203,27 @@ int dl_pending_inode_item(const delayed_root *dr, const struct inode *in, bt_ite
 }
 
 void dl_dir_items(const delayed_root *dr, const struct inode *dir, const dl_ins **ins,
-		  int *nins, const uint64_t **del, int *ndel)
+		  int *nins, int *ndel)
 {
 	const dl_node *n = dir ? dir->delayed : NULL;
 	(void)dr;
 	*ins = n ? n->ins : NULL;
 	*nins = n ? n->nins : 0;
-	*del = n ? n->del : NULL;
 	*ndel = n ? n->ndel : 0;
+}
+
+int dl_log_take_deletions(delayed_root *dr, struct inode *dir, uint64_t *out)
+{
+	dl_node *n = dir ? dir->delayed : NULL;
+	int k = 0;
+	(void)dr;
+	for (int i = 0; n && i < n->ndel; i++) {
+		if (n->del[i].logged)
+			continue;
+		n->del[i].logged = 1;
+		out[k++] = n->del[i].index;
+	}
+	return k;
 }
 
 /* ------------------------------------------------- inserting the items */
@@ -305,7 +319,7 @@ static int dl_flush_node(delayed_root *dr, task *t, dl_node *n, int who)
 		dl_finish_one(dr, dl_now(dr, t));
 	}
 	while (n->ndel && !r) {
-		bt_key k = bt_mkkey(n->ino, BTRFS_DIR_INDEX_KEY, n->del[0]);
+		bt_key k = bt_mkkey(n->ino, BTRFS_DIR_INDEX_KEY, n->del[0].index);
 		r = bt_delete(tr, t, &k);
 		if (r == 1)
 			r = 0; /* nothing to delete */

@@ -64,6 +64,14 @@ typedef struct dl_ins {
 	bt_item it;
 } dl_ins;
 
+/* A queued deletion: a DIR_INDEX item of the node's directory. */
+typedef struct dl_del {
+	uint64_t index;
+	int logged;               /* taken by a log (btrfs_delayed_item.logged):
+				   * a later fsync in the transaction does not
+				   * log it again */
+} dl_del;
+
 /* struct btrfs_delayed_node: one inode's queued changes. */
 typedef struct dl_node {
 	struct btrfs_root *root;
@@ -71,7 +79,7 @@ typedef struct dl_node {
 	uint64_t ino;
 	dl_ins *ins;              /* sorted by index */
 	int nins, cins;
-	uint64_t *del;            /* sorted */
+	dl_del *del;              /* sorted by index */
 	int ndel, cdel;
 	int inode_dirty;
 	bt_item inode_item;       /* the latest btrfs_update_inode */
@@ -152,10 +160,17 @@ int dl_delete_dir_index(delayed_root *dr, task *t, struct inode *dir, uint64_t i
 int dl_update_inode(delayed_root *dr, task *t, struct inode *in);
 /* The inode item's queued content: 1 and *it when there is one. */
 int dl_pending_inode_item(const delayed_root *dr, const struct inode *in, bt_item *it);
-/* The directory's queued insertions and deletions (for the log), sorted
- * by index; counts 0 when it has none. Valid until the next change. */
+/* The directory's queued insertions (for the log), sorted by index, and
+ * how many deletions it has queued; counts 0 when it has none. Valid
+ * until the next change. */
 void dl_dir_items(const delayed_root *dr, const struct inode *dir, const dl_ins **ins,
-		  int *nins, const uint64_t **del, int *ndel);
+		  int *nins, int *ndel);
+/* btrfs_log_get_delayed_items' deletions: the directory's queued
+ * deletions no log has taken yet, in index order, copied to out (room
+ * for dl_dir_items' ndel) and marked logged, as btrfs_log_put_delayed_items
+ * marks them: a later fsync in the transaction does not log them again.
+ * Returns how many. */
+int dl_log_take_deletions(delayed_root *dr, struct inode *dir, uint64_t *out);
 
 /* Insert one inode's queued items now, in t (btrfs_commit_inode_delayed_items;
  * the caller is inside a transaction). */

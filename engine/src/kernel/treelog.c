@@ -664,9 +664,8 @@ static int tl_dir_delayed_start(treelog *tl, task *t, tl_fsync *f)
 		return 0;
 	struct inode *d = fs_inode_get(f->root, f->dir_ino);
 	const dl_ins *ins;
-	const uint64_t *del;
 	int nins, ndel;
-	dl_dir_items(dr, d, &ins, &nins, &del, &ndel);
+	dl_dir_items(dr, d, &ins, &nins, &ndel);
 	if (!nins && !ndel)
 		return 0;
 	task_cpu(tl->sim, t, (uint64_t)(nins + ndel) * TL_NS_SLOT);
@@ -691,8 +690,8 @@ static int tl_dir_delayed_start(treelog *tl, task *t, tl_fsync *f)
 				return LAB_ENOMEM;
 			f->dl_del_cap = ndel;
 		}
-		memcpy(f->dl_del, del, (size_t)ndel * sizeof(*del));
-		f->ndl_del = ndel;
+		f->ndl_del = dl_log_take_deletions(dr, d, f->dl_del);
+		tl->dels_logged += (uint64_t)f->ndl_del;
 	}
 	return rc;
 }

@@ -211,6 +211,7 @@ typedef struct treelog {
 	lhist commit_wait;        /* waits for another task's log commit (> 0) */
 	/* counters */
 	uint64_t fsyncs, full, fast, skipped, leaves_copied, items_logged;
+	uint64_t dels_logged;     /* queued dir index deletions logged */
 	uint64_t clones, scratch_used, scratch_fallbacks, log_commits;
 	uint64_t blocks_written, supers_written;
 	/* records ring */
