@@ -750,6 +750,35 @@ static int tl_run_end(const bt_node *leaf, int from, bt_key bound)
 	return lo;
 }
 
+/* The index items a directory logged before in this transaction
+ * (inode->last_dir_index_offset): a dir pass skips them. Only grows while
+ * an fsync holds its transaction handle. 0: none. */
+static uint64_t tl_dir_skip_to(const tl_fsync *f, uint64_t dir_ino)
+{
+	fs_info *fs = f->root->fs;
+	struct inode *dir = fs_inode_get(f->root, dir_ino);
+	if (!dir || !fs || inode_log_get(dir).logged_trans != fs->transid)
+		return 0;
+	return inode_log_get(dir).last_dir_index_offset;
+}
+
+/* The first of items [from, to) past skip_to, when they are one
+ * directory's index items (sorted by index: the ones logged before are a
+ * prefix); else from (each item is checked on its own). */
+static int tl_skip_logged(const bt_item *items, int from, int to, uint64_t skip_to)
+{
+	if (!skip_to || from >= to || items[from].key.type != items[to - 1].key.type)
+		return from;
+	bt_key k = items[from].key;
+	int steps;
+	k.offset = skip_to;
+	from += tl_lower_bound((const char *)(items + from), sizeof(bt_item), to - from, &k,
+			       &steps);
+	if (from < to && items[from].key.offset == skip_to)
+		from++;
+	return from;
+}
+
 /*
  * Copy the next leaf's worth of inode ino's items of types <= max_type
  * into the log (one step of copy_inode_items_to_log + copy_items, or of
@@ -848,7 +877,12 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		return 0;
 	}
 
-	/* get the leaf into a private buffer while it is still locked */
+	/* get the leaf into a private buffer while it is still locked. The
+	 * simulated copy is of the whole leaf; the host copies only the
+	 * items the put can use: a dir pass's items logged before are
+	 * skipped there (the skip point cannot move back meanwhile) */
+	if (dirpass)
+		first = tl_skip_logged(leaf->items, first, last, tl_dir_skip_to(f, ino));
 	ebmem_eb *clone = NULL;
 	uint64_t lat = 0;
 	int rc;
@@ -960,23 +994,9 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 	int rc = 0;
 	struct inode *dir = dirpass ? fs_inode_get(f->root, f->pend_ino) : NULL;
 	fs_info *fs = f->root->fs;
-	uint64_t skip_to = 0; /* dir index items logged before in this transaction */
-	if (dir && fs && inode_log_get(dir).logged_trans == fs->transid)
-		skip_to = inode_log_get(dir).last_dir_index_offset;
-	int from = f->pend_first;
-	if (skip_to && from < f->pend_last &&
-	    src->items[from].key.type == src->items[f->pend_last - 1].key.type) {
-		/* one directory's index items, sorted by index: the ones
-		 * logged before are a prefix (skipped below one by one
-		 * otherwise) */
-		bt_key k = src->items[from].key;
-		int steps;
-		k.offset = skip_to;
-		from += tl_lower_bound((const char *)(src->items + from), sizeof(bt_item),
-				       f->pend_last - from, &k, &steps);
-		if (from < f->pend_last && src->items[from].key.offset == skip_to)
-			from++;
-	}
+	/* dir index items logged before in this transaction */
+	uint64_t skip_to = dirpass ? tl_dir_skip_to(f, f->pend_ino) : 0;
+	int from = tl_skip_logged(src->items, f->pend_first, f->pend_last, skip_to);
 	if (f->pend_last - from > tl->batch_cap) {
 		int cap = f->pend_last - from;
 		bt_item *b = lab_malloc((size_t)cap * sizeof(*b));
