@@ -415,8 +415,62 @@ static void test_worker_waits_on_fsync(int prealloc, uint64_t *wait_max)
 	world_free(&w);
 }
 
+/* The flush of a node (__btrfs_commit_inode_delayed_items): a run of
+ * consecutive new indexes goes in with one search
+ * (btrfs_insert_delayed_item's batch), a run of deletions that are
+ * neighbours in the leaf goes with one search (btrfs_batch_delete_items),
+ * a deletion whose item is not in the tree is dropped. */
+static void test_flush_batches(void)
+{
+	world w;
+	world_init(&w, 0, 0, 0);
+	delayed_root *dr = w.dr;
+	bt_tree *tr = &w.root->tree;
+	struct inode *dir;
+	CHECK_EQ(vfs_mkdir(w.fs, NULL, w.root, 256, "d", &dir), 0);
+	CHECK_EQ(trans_commit_now(&w.tm, NULL, TCOMMIT_EXPLICIT), 0);
+	uint64_t idx0 = dir->dir_index;
+	for (int i = 0; i < 40; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "f%02d", i);
+		CHECK_EQ(vfs_create(w.fs, NULL, w.root, dir->ino, name, 0644, NULL), 0);
+	}
+	int h = bt_tree_height(tr);
+	uint64_t v0 = tr->nodes_visited, ins0 = dr->inserted;
+	CHECK_EQ(dl_commit_inode(dr, NULL, dir), 0);
+	CHECK_EQ(dr->inserted - ins0, 40);
+	/* one descent for the 40 names (the tree may have grown a level on
+	 * the way), one for the directory's inode item */
+	CHECK(tr->nodes_visited - v0 <= (uint64_t)(2 * (h + 1)));
+	for (int i = 0; i < 40; i++)
+		CHECK(tree_has(&w, dir->ino, BTRFS_DIR_INDEX_KEY, idx0 + (uint64_t)i));
+	CHECK_EQ(trans_commit_now(&w.tm, NULL, TCOMMIT_EXPLICIT), 0);
+	/* f03..f12 unlinked: ten neighbours in a leaf, and a queued
+	 * deletion of an index not in the tree */
+	for (int i = 3; i <= 12; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "f%02d", i);
+		CHECK_EQ(vfs_unlink(w.fs, NULL, w.root, dir->ino, name), 0);
+	}
+	CHECK_EQ(dl_delete_dir_index(dr, NULL, dir, idx0 + 1000), 0);
+	h = bt_tree_height(tr);
+	v0 = tr->nodes_visited;
+	uint64_t del0 = dr->deleted;
+	CHECK_EQ(dl_commit_inode(dr, NULL, dir), 0);
+	CHECK_EQ(dr->deleted - del0, 11);
+	CHECK(tr->nodes_visited - v0 <= (uint64_t)(3 * h));
+	for (int i = 0; i < 40; i++)
+		CHECK_EQ(tree_has(&w, dir->ino, BTRFS_DIR_INDEX_KEY, idx0 + (uint64_t)i),
+			 i < 3 || i > 12);
+	CHECK_EQ(trans_commit_now(&w.tm, NULL, TCOMMIT_EXPLICIT), 0);
+	CHECK_EQ(dr->items, 0);
+	CHECK_EQ(check_fs(w.fs), 0);
+	world_free(&w);
+}
+
 int main(void)
 {
+	test_flush_batches();
 	test_background_batch();
 	test_writeback_wait();
 	test_dir_fsync_and_commit();

@@ -306,29 +306,74 @@ static int dl_flush_node(delayed_root *dr, task *t, dl_node *n, int who)
 	dr->flush_who = who;
 	n->flushing = 1;
 	int r = 0;
+	/* insertions: runs of consecutive indexes that fit a leaf, one
+	 * btrfs_insert_empty_items each (btrfs_insert_delayed_item's batch,
+	 * btrfs_is_continuous_delayed_item) */
 	while (n->nins && !r) {
-		dl_ins x = n->ins[0];
-		r = bt_insert(tr, t, &x.it.key, x.size, &x.it, NULL);
-		if (r == 1)
+		if (dr->batch_cap < n->nins) {
+			bt_item *b = lab_realloc(dr->batch, (size_t)n->nins * sizeof(*b));
+			if (!b) {
+				r = LAB_ENOMEM;
+				break;
+			}
+			dr->batch = b;
+			dr->batch_cap = n->nins;
+		}
+		bt_item *batch = dr->batch;
+		uint32_t bytes = 0;
+		int nb = 0;
+		while (nb < n->nins &&
+		       (nb == 0 || (n->ins[nb].index == n->ins[nb - 1].index + 1 &&
+				    bytes + n->ins[nb].size + BT_ITEM_HEADER <= BT_LEAF_DATA_SIZE))) {
+			batch[nb] = n->ins[nb].it;
+			bytes += n->ins[nb].size + BT_ITEM_HEADER;
+			nb++;
+		}
+		int k = bt_insert_items(tr, t, batch, nb);
+		if (k == 0)
 			r = LAB_EENGINE; /* a dir index already in the tree */
-		if (r)
+		if (k <= 0) {
+			r = r ? r : k;
 			break;
-		memmove(&n->ins[0], &n->ins[1], (size_t)(n->nins - 1) * sizeof(*n->ins));
-		n->nins--;
-		dr->inserted++;
-		dl_finish_one(dr, dl_now(dr, t));
+		}
+		memmove(&n->ins[0], &n->ins[k], (size_t)(n->nins - k) * sizeof(*n->ins));
+		n->nins -= k;
+		dr->inserted += (uint64_t)k;
+		for (int i = 0; i < k; i++)
+			dl_finish_one(dr, dl_now(dr, t));
 	}
+	/* deletions: a search for the first, then the leaf's following
+	 * items deleted with it while they are the next queued ones
+	 * (btrfs_batch_delete_items); one not in the tree is dropped */
 	while (n->ndel && !r) {
 		bt_key k = bt_mkkey(n->ino, BTRFS_DIR_INDEX_KEY, n->del[0].index);
-		r = bt_delete(tr, t, &k);
-		if (r == 1)
-			r = 0; /* nothing to delete */
+		bt_path p;
+		bt_path_init(&p, tr, t);
+		r = bt_search(tr, &p, &k, -1, 1);
+		int nb = 1;
+		if (r == 0) {
+			const bt_node *leaf = p.nodes[0];
+			int slot = p.slots[0];
+			while (slot + nb < leaf->nritems && nb < n->ndel) {
+				const bt_key *lk = bt_node_key(leaf, slot + nb);
+				if (lk->objectid != n->ino || lk->type != BTRFS_DIR_INDEX_KEY ||
+				    lk->offset != n->del[nb].index)
+					break;
+				nb++;
+			}
+			r = bt_del_items(tr, &p, nb);
+		} else {
+			bt_path_release(&p);
+			if (r == 1)
+				r = 0; /* nothing to delete */
+		}
 		if (r)
 			break;
-		memmove(&n->del[0], &n->del[1], (size_t)(n->ndel - 1) * sizeof(*n->del));
-		n->ndel--;
-		dr->deleted++;
-		dl_finish_one(dr, dl_now(dr, t));
+		memmove(&n->del[0], &n->del[nb], (size_t)(n->ndel - nb) * sizeof(*n->del));
+		n->ndel -= nb;
+		dr->deleted += (uint64_t)nb;
+		for (int i = 0; i < nb; i++)
+			dl_finish_one(dr, dl_now(dr, t));
 	}
 	if (!r && n->inode_dirty) {
 		r = dl_write_inode(dr, t, n);
@@ -577,6 +622,7 @@ void dl_destroy(delayed_root *dr)
 		n = next;
 	}
 	lab_pool_destroy(&dr->node_pool);
+	free(dr->batch);
 	/* the worker task is the simulator's; it must not step again */
 	if (dr->worker) {
 		dr->worker->ctx = NULL;

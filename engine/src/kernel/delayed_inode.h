@@ -125,6 +125,8 @@ typedef struct delayed_root {
 	dl_node *flush_node;      /* the node a step is inserting */
 	task *flush_task;
 	int flush_who;
+	bt_item *batch;           /* a flush's batch of insertions */
+	int batch_cap;
 	/* counters */
 	uint64_t queued_ins, queued_del, cancelled, inode_updates;
 	uint64_t inserted, deleted, inodes_written;
