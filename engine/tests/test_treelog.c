@@ -636,15 +636,16 @@ static void test_dir_fsync(int prealloc)
 	if (prealloc) {
 		/* full: the inode item copied from L0, then L1 and L2 entries */
 		CHECK_EQ(f.recs[0].leaves, 3);
-		/* + a DIR_LOG_INDEX range per changed leaf */
-		CHECK_EQ(w.tl->items_logged, 1 + 100 + 50 + 2);
+		/* + one DIR_LOG_INDEX range over the two changed leaves in
+		 * a row (log_dir_items walks on while leaves are new) */
+		CHECK_EQ(w.tl->items_logged, 1 + 100 + 50 + 1);
 		CHECK_EQ(w.tl->clones, 0);
 		CHECK_EQ(w.tl->scratch_used, 3);
 	} else {
 		/* fast: the inode item from memory (1 + 2 * new_extents items),
 		 * entries from the two changed leaves, each cloned */
 		CHECK_EQ(f.recs[0].leaves, 2);
-		CHECK_EQ(w.tl->items_logged, 1 + 100 + 50 + 2);
+		CHECK_EQ(w.tl->items_logged, 1 + 100 + 50 + 1);
 		CHECK_EQ(w.tl->clones, 2);
 	}
 	/* a file fsync that also logs its parent: the parent's inode item
@@ -664,11 +665,18 @@ static void test_dir_fsync(int prealloc)
 	CHECK_EQ(pk.done, 1);
 	CHECK_EQ(w.tl->leaves_copied - leaves0, 2);
 	/* the parent's entries are in the log already: only its inode item,
-	 * the file's and the two ranges again */
-	CHECK_EQ(w.tl->items_logged - items0, 1 + 1 + 2);
-	/* the log holds the dir's 150 changed entries, once each */
+	 * the file's and the range again */
+	CHECK_EQ(w.tl->items_logged - items0, 1 + 1 + 1);
+	/* the log holds the dir's 150 changed entries, once each, and one
+	 * range from past the old leaf's entries to the end */
 	tl_root *lr = treelog_root(w.tl, 5);
-	CHECK_EQ(lr->log_items, 1 + 1 + 150 + 2);
+	CHECK_EQ(lr->log_items, 1 + 1 + 150 + 1);
+	bt_key rk = bt_mkkey(256, BTRFS_DIR_LOG_INDEX_KEY, 100);
+	bt_path rp;
+	bt_path_init(&rp, &lr->log, NULL);
+	CHECK_EQ(bt_search(&lr->log, &rp, &rk, 0, 0), 0);
+	CHECK_EQ(bt_path_item(&rp)->v[0], UINT64_MAX);
+	bt_path_release(&rp);
 	world_free(&w);
 }
 

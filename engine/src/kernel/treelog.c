@@ -649,6 +649,29 @@ static int tl_log_range_cover(treelog *tl, task *t, tl_root *lr, uint64_t dir, u
 	return tl_log_range(tl, t, lr, dir, start, end);
 }
 
+/* A dir pass's changed leaves copied in a row are covered by one logged
+ * range, as log_dir_items logs one over the leaves it walks while they
+ * are from the running transaction: the range grows with each leaf... */
+static void tl_range_extend(tl_fsync *f, uint64_t ino, uint64_t hi)
+{
+	if (!f->range_open) {
+		f->range_open = 1;
+		f->range_lo = f->range_start;
+		f->range_ino = ino;
+	}
+	f->range_hi = hi;
+}
+
+/* ... and is logged when the run ends: at an unchanged leaf, or at the
+ * end of the pass. */
+static int tl_range_flush(treelog *tl, task *t, tl_fsync *f)
+{
+	if (!f->range_open)
+		return 0;
+	f->range_open = 0;
+	return tl_log_range(tl, t, f->lr, f->range_ino, f->range_lo, f->range_hi);
+}
+
 /* The start of a dir pass (6.1+, "use delayed items when logging a
  * directory"): the directory's delayed items are taken first
  * (btrfs_log_get_delayed_items); its queued new names go into the log
@@ -855,11 +878,8 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		tl_leaf_unlock(tr, t, leaf);
 		/* a directory with no entry left in a changed leaf: the
 		 * range to its end is logged empty */
-		if (dirpass && changed) {
-			int rc = tl_log_range(tl, t, f->lr, ino, f->range_start, UINT64_MAX);
-			if (rc)
-				return rc;
-		}
+		if (dirpass && changed)
+			tl_range_extend(f, ino, UINT64_MAX);
 		return 1;
 	}
 	int more = last == leaf->nritems && has_next &&
@@ -869,8 +889,12 @@ static int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino,
 		/* unchanged in this transaction: nothing of it to log; the
 		 * next logged range starts after its entries */
 		tl_leaf_unlock(tr, t, leaf);
-		if (dirpass)
+		if (dirpass) {
+			int rc = tl_range_flush(tl, t, f);
+			if (rc)
+				return rc;
 			f->range_start = resume.offset + 1;
+		}
 		if (!more)
 			return 1;
 		f->next_key = next_key;
@@ -1048,7 +1072,7 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 	if (!rc)
 		rc = tl_log_put_batch(tl, t, f->lr, batch, nb, !dirpass);
 	if (!rc && dirpass) {
-		rc = tl_log_range(tl, t, f->lr, f->pend_ino, f->range_start, f->pend_end);
+		tl_range_extend(f, f->pend_ino, f->pend_end);
 		f->range_start = f->pend_end == UINT64_MAX ? f->pend_end : f->pend_end + 1;
 	}
 	if (f->pend_clone) {
@@ -1327,6 +1351,14 @@ static void tl_ancestors(tl_fsync *f, fs_info *fs)
 static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 {
 	fs_info *fs = f->root->fs;
+	if (f->state == TLS_DIRS) {
+		int r = tl_range_flush(tl, t, f);
+		if (r) {
+			f->error = r;
+			f->state = TLS_END;
+			return;
+		}
+	}
 	if (f->state == TLS_DIRS && f->ndl_del) {
 		int r = tl_dir_delayed_end(tl, t, f);
 		if (r) {
@@ -1381,6 +1413,7 @@ static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 	}
 	f->next_key = bt_mkkey(f->dir_ino, BTRFS_DIR_INDEX_KEY, 0);
 	f->range_start = 0;
+	f->range_open = 0;
 	f->dir_logged_max = 0;
 	f->state = TLS_DIRS;
 	int r = tl_dir_delayed_start(tl, t, f);

@@ -132,6 +132,11 @@ typedef struct tl_fsync {
 	bt_key next_key;          /* full sync: where the next leaf starts */
 	int hints[BT_MAX_LEVEL];  /* per level, where the last descent landed */
 	uint64_t range_start;     /* dir pass: where its next logged range starts */
+	uint64_t range_lo, range_hi; /* dir pass: the range of the changed leaves
+				   * copied in a row, logged as one when the
+				   * run ends (range_open) */
+	uint64_t range_ino;
+	int range_open;
 	uint64_t dir_logged_max;  /* dir pass: the last dir index it logged */
 	int isdir;                /* a directory: its new dir index items too */
 	struct inode *parent;     /* a parent directory to log as well */
