@@ -67,8 +67,10 @@
  * 20,480 operations: the scale of the stall, keeping the shape of
  * mechanisms.md section 2's estimate (median 5 ms, p99 150 ms: p99 / median
  * = 30). With that estimate the model's 20-seed medians were twice the
- * published maxima and four rows fell below the 5-95% ranges; every row
- * is inside for a scale between 0.34 and 0.68 of it; 0.48 is the middle
+ * published maxima and four rows fell below the 5-95% ranges. Swept again
+ * with delayed items and the log's batched inserts (scales 0.25 to 0.85):
+ * every row is inside for a scale between 0.34 and 0.60 of it (at 0.30
+ * and at 0.68 one row falls outside); 0.48 is near the middle
  * (exp_bonnie.c; `lab fidelity --experiment bonnie`). A median of 2.4 ms
  * is about one HZ=250 jiffy, the wait of a reclaim retry.] */
 #define EBMEM_SLOW_MEDIAN_NS 2.4e6
