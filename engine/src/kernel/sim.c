@@ -104,20 +104,7 @@ void prng_seed(prng *p, uint64_t seed)
 		p->s[i] = splitmix64(&x);
 }
 
-/* prng_next, prng_unit: inline, in sim.h */
-
-/* Lemire's rejection method: unbiased for every n. */
-uint64_t prng_below(prng *p, uint64_t n)
-{
-	assert(n > 0);
-	for (;;) {
-		uint64_t r = prng_next(p);
-		/* the threshold 2^64 mod n is below n: a draw >= n passes
-		 * without the division that computes it (nearly every draw) */
-		if (r >= n || r >= (0 - n) % n)
-			return r % n;
-	}
-}
+/* prng_next, prng_unit, prng_below: inline, in sim.h */
 
 /* Marsaglia's polar method: needs only sqrt and log, both portable here
  * (sqrt is correctly rounded by IEEE 754; log is dm_log). */
