@@ -23,13 +23,14 @@ static void rbio_complete(dinode *d, dbio *db, simtime_t now)
 {
 	dfs *fs = d->fs;
 	eio_call c = {0};
-	/* the kernel unlocks page by page; eio_clear_run does the io_tree
-	 * calls of a run of consecutive pages at once */
+	/* the kernel unlocks page by page; pc_set_range and eio_clear_run
+	 * do the page flags and the io_tree calls of a run of consecutive
+	 * pages at once */
 	for (uint32_t i = 0, k; i < db->n; i += k) {
 		uint64_t off = db->offs[i];
-		pc_set(&d->pc, off / PG, PG_UPTODATE, PG_LOCKED);
 		for (k = 1; i + k < db->n && db->offs[i + k] == off + k * PG; k++)
-			pc_set(&d->pc, off / PG + k, PG_UPTODATE, PG_LOCKED);
+			;
+		pc_set_range(&d->pc, off / PG, k, PG_UPTODATE, PG_LOCKED);
 		eio_clear_run(&d->io, off, PG, k, EXTENT_LOCKED, &c, fs->s, now);
 	}
 	fs->cpu_endio_ns += eio_call_ns(&c) + db->n * C_CSUM_VERIFY_NS;
