@@ -51,6 +51,8 @@ struct bdev {
 	                        * shift other subsystems' random numbers */
 	simtime_t link_free;   /* link stage reserved until */
 	simtime_t *unit_free;  /* each flash unit reserved until */
+	simtime_t unit_max;    /* at least every unit_free (the latest
+	                        * ever set): bounds a write's wait for room */
 	struct bdev_batch {    /* each unit's last reserved op, for joining */
 		simtime_t start;   /* when its sense begins */
 		uint32_t planes;   /* planes it reads (bit mask); 0: not a read */
@@ -418,6 +420,9 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 			u = 0;
 	}
 	d->rng = rng;
+	/* every op holds its unit until its end at the latest */
+	if (done > d->unit_max)
+		d->unit_max = done;
 	return done;
 }
 
@@ -519,14 +524,18 @@ static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 				u0 = k;
 			}
 	}
-	/* the units u0, u0 + 1... (wrapping) take one piece each */
+	/* the units u0, u0 + 1... (wrapping) take one piece each; none has
+	 * to drain first when even the latest unit has room at t (the
+	 * usual case below saturation: no need to look at each) */
 	simtime_t admit = t;
-	for (uint64_t k = 0, u = (uint64_t)u0; k < nops; k++) {
-		simtime_t f = d->unit_free[u];
-		if (f > room && f - room > admit)
-			admit = f - room;
-		if (++u == (uint64_t)p->nunits)
-			u = 0;
+	if (d->unit_max > room && d->unit_max - room > t) {
+		for (uint64_t k = 0, u = (uint64_t)u0; k < nops; k++) {
+			simtime_t f = d->unit_free[u];
+			if (f > room && f - room > admit)
+				admit = f - room;
+			if (++u == (uint64_t)p->nunits)
+				u = 0;
+		}
 	}
 	uint64_t left = b->bytes;
 	/* every piece but the last is `per` bytes: its program time is
@@ -536,6 +545,8 @@ static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 		uint64_t n = left < per ? left : per;
 		simtime_t start = d->unit_free[u] > admit ? d->unit_free[u] : admit;
 		d->unit_free[u] = start + (n == per ? prog_per : ns_round((double)n * prog_byte_ns));
+		if (d->unit_free[u] > d->unit_max)
+			d->unit_max = d->unit_free[u];
 		d->batch[u].planes = 0; /* a program: no read can join it */
 		left -= n;
 		if (++u == (uint64_t)p->nunits)
@@ -954,6 +965,8 @@ void bdev_precondition(bdev *d, simtime_t at)
 	for (int u = 0; u < p->nunits; u++)
 		if (full > d->unit_free[u])
 			d->unit_free[u] = full;
+	if (full > d->unit_max)
+		d->unit_max = full;
 }
 
 /* bdev_get_stats - counters since creation (valid while d lives). */
