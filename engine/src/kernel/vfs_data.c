@@ -631,6 +631,23 @@ void vd_dbio_add(dbio *db, uint64_t off, uint64_t bytes)
 	db->b.bytes += bytes;
 }
 
+/* see vfs_data_int.h (the array grows as n calls of vd_dbio_add would
+ * grow it, in one step) */
+void vd_dbio_add_pages(dbio *db, uint64_t off, uint64_t n)
+{
+	if (db->n + n > db->cap) {
+		uint32_t cap = db->cap;
+		while (db->n + n > cap)
+			cap = cap ? cap * 2 : 64;
+		db->offs = lab_realloc(db->offs, cap * sizeof(*db->offs));
+		assert(db->offs);
+		db->cap = cap;
+	}
+	for (uint64_t k = 0; k < n; k++)
+		db->offs[db->n++] = off + k * PG;
+	db->b.bytes += n * PG;
+}
+
 /* Submit the bio being built. With wb_caller_waits the bio has no end_io:
  * vd_writeback_sync waits for it and completes it on its task. */
 static void wb_submit(dinode *d, task *t)
