@@ -166,6 +166,8 @@ void vd_touch(dinode *d)
 {
 	dfs *fs = d->fs;
 	pc_touch(&d->pc);
+	if (fs->lru_tail == d)
+		return; /* the most recently used already (read() after read()) */
 	lru_del(d);
 	d->lprev = fs->lru_tail;
 	if (fs->lru_tail)
@@ -408,7 +410,8 @@ uint64_t dfs_dirty_limit(const dfs *fs)
 	return fs->o.ram_bytes / 5; /* vm.dirty_ratio = 20 */
 }
 
-uint64_t dfs_shrink(dfs *fs)
+/* see vfs_data.h (dfs_shrink) */
+uint64_t dfs_shrink_slow(dfs *fs)
 {
 	uint64_t limit = fs->o.ram_bytes / PG, total = 0;
 	if (!fs->o.ram_bytes)
