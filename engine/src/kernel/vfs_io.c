@@ -342,16 +342,21 @@ static int read_file(fs_info *fs, task *t, struct inode *inode, file_ra *ra, uin
 	if (len > d->i_size - off)
 		len = d->i_size - off;
 	dfile f;
-	dfile_open(&f, d, 1);
 	uint64_t end = off + len;
 	if (ra) {
+		/* the open file's own readahead state: a dfile_open's would
+		 * be overwritten at once, and only lseek caches a state for
+		 * dfile_close to put (one of each per read()) */
+		f.d = d;
 		f.ra = *ra;
+		f.llseek_cached = NULL;
 		rc = vd_read_call(&f, t, off, end);
 		*ra = f.ra;
 	} else {
+		dfile_open(&f, d, 1);
 		rc = vd_read_pages(&f, t, off, end);
+		dfile_close(&f);
 	}
-	dfile_close(&f);
 	if (rc)
 		return rc; /* 1: parked behind a read in flight; negative */
 	if (got)
