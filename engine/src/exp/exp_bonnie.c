@@ -344,13 +344,15 @@ static int bn_balance(bn_ctx *c, task *t)
 static void bn_names(bn_ctx *c, int random_first)
 {
 	static const char an[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	/* prng_below's draws, without a division per character */
+	const prng_div len13 = prng_div_make(13), alnum = prng_div_make(sizeof an - 1);
 	for (uint64_t i = 0; i < c->files; i++) {
 		bn_file *f = &c->f[i];
 		char hex[24], tail[13];
 		snprintf(hex, sizeof hex, "%010llx", (unsigned long long)i);
-		int n = (int)prng_below(&c->rng, 13);
+		int n = (int)prng_below_by(&c->rng, &len13);
 		for (int k = 0; k < n; k++)
-			tail[k] = an[prng_below(&c->rng, sizeof an - 1)];
+			tail[k] = an[prng_below_by(&c->rng, &alnum)];
 		tail[n] = 0;
 		char nm[48];
 		snprintf(nm, sizeof nm, "%.12s%.16s", random_first ? tail : hex, random_first ? hex : tail);

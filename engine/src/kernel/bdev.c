@@ -378,8 +378,9 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 	 * written at random (seq_scatter): then logically consecutive pieces
 	 * sit on dies in no order, and each op goes to a random unit. */
 	int scatter = seq && p->seq_scatter;
+	prng_div units = prng_div_make((uint64_t)p->nunits);
 	int u = seq && !scatter ? (int)((b->offset / chunk) % (uint64_t)p->nunits)
-				: (int)prng_below(&rng, (uint64_t)p->nunits);
+				: (int)prng_below_by(&rng, &units);
 	int multi = !write && !seq && p->planes > 1;
 	/* every op but the last is a whole chunk: its cost is computed once
 	 * (the same roundings of the same values, so the same times) */
@@ -415,7 +416,7 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 			done = end;
 		left -= n;
 		if (scatter)
-			u = (int)prng_below(&rng, (uint64_t)p->nunits);
+			u = (int)prng_below_by(&rng, &units);
 		else if (++u == p->nunits)
 			u = 0;
 	}
