@@ -351,7 +351,8 @@ void dfile_close(dfile *f)
 	f->llseek_cached = NULL;
 }
 
-void vd_chk_touch(dinode *d)
+/* see vfs_data.h (vd_chk_touch) */
+void vd_chk_touch_slow(dinode *d)
 {
 	dfs *fs = d->fs;
 	if (d->chk_touched)

@@ -321,8 +321,14 @@ void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
 /* Close: drop the cached state (models btrfs_release_file). */
 void dfile_close(dfile *f);
 
-/* d's data state changed: the next incremental check looks at it. */
-void vd_chk_touch(dinode *d);
+/* d's data state changed: the next incremental check looks at it.
+ * (Inline: every read() asks, and d is mostly on the list already.) */
+void vd_chk_touch_slow(dinode *d);
+static inline void vd_chk_touch(dinode *d)
+{
+	if (!d->chk_touched)
+		vd_chk_touch_slow(d);
+}
 /* The check is done: the touched list starts empty. */
 void vd_chk_reset(dfs *fs);
 
