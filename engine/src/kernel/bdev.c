@@ -228,7 +228,7 @@ const bdev_profile *bdev_profile_find(const char *name)
 /* ---- helpers ---------------------------------------------------------- */
 
 /* Push a time on a min-heap; returns 0 or LAB_ENOMEM. */
-static int theap_push(theap *h, simtime_t t)
+static inline int theap_push(theap *h, simtime_t t)
 {
 	if (h->n == h->cap) {
 		int cap = h->cap ? 2 * h->cap : 64;
@@ -248,7 +248,7 @@ static int theap_push(theap *h, simtime_t t)
 }
 
 /* Remove and return the smallest time; the heap must not be empty. */
-static simtime_t theap_pop(theap *h)
+static inline simtime_t theap_pop(theap *h)
 {
 	assert(h->n > 0);
 	simtime_t top = h->v[0], last = h->v[--h->n];
