@@ -578,17 +578,14 @@ static int bn_stat_step(bn_ctx *c, task *t, int px)
 		 * state carries from one read to the next; a read parked on a
 		 * page in flight goes on from that read when woken. The
 		 * syscall entries are charged once for all (one draw). */
-		while (c->off < c->bytes) {
-			uint64_t n = c->bytes - c->off < BN_WRITE ? c->bytes - c->off : BN_WRITE;
-			rc = vio_read_file(c->fs, t, f->in, &c->file, c->off, n, NULL);
+		if (c->off < c->bytes) {
+			rc = vio_read_calls(c->fs, t, f->in, &c->file, &c->off, c->bytes, BN_WRITE);
 			if (rc == 1)
 				return TASK_BLOCKED; /* a read in flight: again when woken */
 			if (rc < 0)
 				return rc;
-			c->off += n;
-			if (c->off == c->bytes)
-				fs_charge(c->fs, t, var_ns_n(c->fs->sim, V_SYSCALL, C_SYSCALL_NS,
-							     (c->bytes + BN_WRITE - 1) / BN_WRITE));
+			fs_charge(c->fs, t, var_ns_n(c->fs->sim, V_SYSCALL, C_SYSCALL_NS,
+						     (c->bytes + BN_WRITE - 1) / BN_WRITE));
 		}
 		c->cur.t_write = t->clock;
 		fs_charge(c->fs, t, var_ns(c->fs->sim, V_SYSCALL, VFS_NS_SYSCALL)); /* close */
