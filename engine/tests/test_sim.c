@@ -145,6 +145,33 @@ static void test_prng(void)
 	CHECK(fabs(esum / n - 3.0) < 0.05);
 }
 
+/* prng_below_by draws what prng_below draws, for small and huge n, and
+ * its multiply gives r % n at the edges (r near 0, near n's multiples,
+ * near 2^64). */
+static void test_prng_below_by(void)
+{
+	const uint64_t ns[] = { 1, 2, 3, 10, 13, 39, 62, 1000, 1u << 20, 4294967291ull,
+				(1ull << 32) + 15, 1ull << 40, (1ull << 63) - 1, 1ull << 63,
+				(1ull << 63) + 12345, UINT64_MAX - 1, UINT64_MAX };
+	for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+		prng a, b;
+		prng_seed(&a, 7 + i);
+		prng_seed(&b, 7 + i);
+		prng_div d = prng_div_make(ns[i]);
+		int same = 1;
+		for (int k = 0; k < 20000; k++)
+			same &= prng_below_by(&a, &d) == prng_below(&b, ns[i]);
+		CHECK_EQ(same, 1);
+		CHECK_EQ(prng_next(&a) == prng_next(&b), 1); /* as many draws */
+		const uint64_t n = ns[i];
+		const uint64_t rs[] = { 0, 1, n - 1, n, n + 1, 2 * n - 1, 2 * n, UINT64_MAX,
+					UINT64_MAX - 1, UINT64_MAX - n, UINT64_MAX / n * n,
+					UINT64_MAX / n * n - 1, (UINT64_MAX / n - 1) * n };
+		for (size_t k = 0; k < sizeof rs / sizeof rs[0]; k++)
+			CHECK_EQ(prng_mod(rs[k], &d), rs[k] % n);
+	}
+}
+
 static void test_detmath(void)
 {
 	double xs[] = {1e-300, 1e-10, 0.001, 0.5, 0.7071, 1, 1.5, 2, 10, 12345.678, 1e200};
@@ -252,6 +279,7 @@ int main(void)
 	test_waitq();
 	test_locks();
 	test_prng();
+	test_prng_below_by();
 	test_detmath();
 	test_series_trace();
 	test_json();

@@ -428,7 +428,8 @@ static void body_read_file(env *e, task *t)
 	CHECK_EQ(d->pc.present, 0);
 	vio_file f;
 	vio_file_open(&f);
-	uint64_t w0 = df->ra_windows, p0 = df->ra_pages;
+	uint64_t w0 = df->ra_windows, p0 = df->ra_pages, h0 = df->cache_hits,
+		 m0 = df->cache_misses;
 	CHECK_EQ(vio_read_file(fs, t, in, &f, 0, 8 * K, &got), 0);
 	CHECK_EQ(got, 8 * K);
 	CHECK_EQ(df->ra_windows - w0, 1);
@@ -438,6 +439,22 @@ static void body_read_file(env *e, task *t)
 	uint64_t windows = df->ra_windows - w0;
 	CHECK_EQ(windows, 3);                   /* 8 + 32 + the rest of 128 */
 	CHECK_EQ(df->ra_pages - p0, 94);        /* each page read once */
+	uint64_t hits = df->cache_hits, misses = df->cache_misses;
+
+	/* vio_read_calls: the same read() calls in one go, the same windows
+	 * and the same hits and misses; past EOF they read nothing */
+	CHECK_EQ(vio_remount(fs, t), 0);
+	vio_file_open(&f);
+	uint64_t w2 = df->ra_windows, p2 = df->ra_pages, h2 = df->cache_hits,
+		 m2 = df->cache_misses, pos = 0;
+	CHECK_EQ(vio_read_calls(fs, t, in, &f, &pos, size + 20 * K, 8 * K), 0);
+	CHECK_EQ(pos, size + 20 * K);
+	CHECK_EQ(df->ra_windows - w2, windows);
+	CHECK_EQ(df->ra_pages - p2, 94);
+	CHECK_EQ(df->cache_hits - h2, hits - h0);
+	CHECK_EQ(df->cache_misses - m2, misses - m0);
+	CHECK_EQ(vio_read_calls(fs, t, in, &f, &pos, size, 8 * K), 0); /* nothing left */
+	CHECK_EQ(df->ra_windows - w2, windows);
 
 	/* the same file, a fresh readahead state per call */
 	CHECK_EQ(vio_remount(fs, t), 0);

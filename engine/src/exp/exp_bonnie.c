@@ -344,13 +344,15 @@ static int bn_balance(bn_ctx *c, task *t)
 static void bn_names(bn_ctx *c, int random_first)
 {
 	static const char an[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	/* prng_below's draws, without a division per character */
+	const prng_div len13 = prng_div_make(13), alnum = prng_div_make(sizeof an - 1);
 	for (uint64_t i = 0; i < c->files; i++) {
 		bn_file *f = &c->f[i];
 		char hex[24], tail[13];
 		snprintf(hex, sizeof hex, "%010llx", (unsigned long long)i);
-		int n = (int)prng_below(&c->rng, 13);
+		int n = (int)prng_below_by(&c->rng, &len13);
 		for (int k = 0; k < n; k++)
-			tail[k] = an[prng_below(&c->rng, sizeof an - 1)];
+			tail[k] = an[prng_below_by(&c->rng, &alnum)];
 		tail[n] = 0;
 		char nm[48];
 		snprintf(nm, sizeof nm, "%.12s%.16s", random_first ? tail : hex, random_first ? hex : tail);
@@ -576,17 +578,14 @@ static int bn_stat_step(bn_ctx *c, task *t, int px)
 		 * state carries from one read to the next; a read parked on a
 		 * page in flight goes on from that read when woken. The
 		 * syscall entries are charged once for all (one draw). */
-		while (c->off < c->bytes) {
-			uint64_t n = c->bytes - c->off < BN_WRITE ? c->bytes - c->off : BN_WRITE;
-			rc = vio_read_file(c->fs, t, f->in, &c->file, c->off, n, NULL);
+		if (c->off < c->bytes) {
+			rc = vio_read_calls(c->fs, t, f->in, &c->file, &c->off, c->bytes, BN_WRITE);
 			if (rc == 1)
 				return TASK_BLOCKED; /* a read in flight: again when woken */
 			if (rc < 0)
 				return rc;
-			c->off += n;
-			if (c->off == c->bytes)
-				fs_charge(c->fs, t, var_ns_n(c->fs->sim, V_SYSCALL, C_SYSCALL_NS,
-							     (c->bytes + BN_WRITE - 1) / BN_WRITE));
+			fs_charge(c->fs, t, var_ns_n(c->fs->sim, V_SYSCALL, C_SYSCALL_NS,
+						     (c->bytes + BN_WRITE - 1) / BN_WRITE));
 		}
 		c->cur.t_write = t->clock;
 		fs_charge(c->fs, t, var_ns(c->fs->sim, V_SYSCALL, VFS_NS_SYSCALL)); /* close */

@@ -51,6 +51,8 @@ struct bdev {
 	                        * shift other subsystems' random numbers */
 	simtime_t link_free;   /* link stage reserved until */
 	simtime_t *unit_free;  /* each flash unit reserved until */
+	simtime_t unit_max;    /* at least every unit_free (the latest
+	                        * ever set): bounds a write's wait for room */
 	struct bdev_batch {    /* each unit's last reserved op, for joining */
 		simtime_t start;   /* when its sense begins */
 		uint32_t planes;   /* planes it reads (bit mask); 0: not a read */
@@ -226,7 +228,7 @@ const bdev_profile *bdev_profile_find(const char *name)
 /* ---- helpers ---------------------------------------------------------- */
 
 /* Push a time on a min-heap; returns 0 or LAB_ENOMEM. */
-static int theap_push(theap *h, simtime_t t)
+static inline int theap_push(theap *h, simtime_t t)
 {
 	if (h->n == h->cap) {
 		int cap = h->cap ? 2 * h->cap : 64;
@@ -246,7 +248,7 @@ static int theap_push(theap *h, simtime_t t)
 }
 
 /* Remove and return the smallest time; the heap must not be empty. */
-static simtime_t theap_pop(theap *h)
+static inline simtime_t theap_pop(theap *h)
 {
 	assert(h->n > 0);
 	simtime_t top = h->v[0], last = h->v[--h->n];
@@ -300,6 +302,37 @@ static simtime_t ns_round(double ns)
 
 /* ---- the fitted model ------------------------------------------------- */
 
+/* What one op of a given size costs on its unit, at one IO's service
+ * multiplier: its time from start to end, how long it holds the unit,
+ * and (multi-plane) the transfer it adds when it joins a pending read. */
+typedef struct op_cost {
+	simtime_t dur, busy, xfer;
+} op_cost;
+
+static op_cost fitted_op_cost(const bdev_profile *p, int write, int seq, double op_ns,
+			      double byte_ns, double x, uint64_t n)
+{
+	double fixed = op_ns;
+	/* NAND that can sense a fraction of a page (a 4 KiB "small
+	 * read") does so faster than the whole page; an op that needs
+	 * more of the page pays the full sense time tR. This is why the
+	 * 980 PRO reads 8 KiB at twice the latency of 4 KiB while 64 KiB
+	 * costs little more than 8 KiB. */
+	if (!write && !seq && p->rd_part_bytes && n > p->rd_part_bytes)
+		fixed = p->rd_page_op_ns;
+	double dur = (fixed + (double)n * byte_ns) * x;
+	op_cost c;
+	c.dur = ns_round(dur);
+	/* The die is held only while it senses; moving the data out
+	 * and the controller's ECC decode overlap the die's next
+	 * op (rd_busy_frac of the op holds the unit). */
+	c.busy = !write && p->rd_busy_frac > 0.0 && p->rd_busy_frac < 1.0
+			 ? ns_round(dur * p->rd_busy_frac)
+			 : c.dur;
+	c.xfer = ns_round((double)n * byte_ns * x);
+	return c;
+}
+
 /*
  * fitted_units - reserve the flash units for the ops of one IO starting no
  * earlier than `t`; returns when the last op ends. Models the FTL striping
@@ -336,45 +369,45 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 	double x = qtable_sample(tail, &d->rng) * (write ? d->wr_level : d->rd_level);
 	uint64_t chunk = p->chunk_bytes ? p->chunk_bytes : 4096;
 	uint64_t left = b->bytes ? b->bytes : 1;
+	/* The loop below runs once per op (32 for a 128 KiB read): it draws
+	 * from a copy of the device's stream, which the compiler can keep in
+	 * registers (the units' times in memory could alias d->rng), and
+	 * stores it back after. The same draws in the same order. */
+	prng rng = d->rng;
 	/* A sequential IO follows the stripe, unless the drive's data was
 	 * written at random (seq_scatter): then logically consecutive pieces
 	 * sit on dies in no order, and each op goes to a random unit. */
 	int scatter = seq && p->seq_scatter;
+	prng_div units = prng_div_make((uint64_t)p->nunits);
 	int u = seq && !scatter ? (int)((b->offset / chunk) % (uint64_t)p->nunits)
-				: (int)prng_below(&d->rng, (uint64_t)p->nunits);
+				: (int)prng_below_by(&rng, &units);
 	int multi = !write && !seq && p->planes > 1;
+	/* every op but the last is a whole chunk: its cost is computed once
+	 * (the same roundings of the same values, so the same times) */
+	uint64_t cost_n = 0;
+	op_cost c = { 0, 0, 0 };
 	simtime_t done = t;
 	while (left) {
 		uint64_t n = left < chunk ? left : chunk;
-		double fixed = op_ns;
-		/* NAND that can sense a fraction of a page (a 4 KiB "small
-		 * read") does so faster than the whole page; an op that needs
-		 * more of the page pays the full sense time tR. This is why the
-		 * 980 PRO reads 8 KiB at twice the latency of 4 KiB while 64 KiB
-		 * costs little more than 8 KiB. */
-		if (!write && !seq && p->rd_part_bytes && n > p->rd_part_bytes)
-			fixed = p->rd_page_op_ns;
+		if (n != cost_n) {
+			c = fitted_op_cost(p, write, seq, op_ns, byte_ns, x, n);
+			cost_n = n;
+		}
 		struct bdev_batch *bt = &d->batch[u];
-		uint32_t plane = multi ? 1u << prng_below(&d->rng, (uint64_t)p->planes) : 0;
+		uint32_t plane = multi ? 1u << prng_below(&rng, (uint64_t)p->planes) : 0;
 		simtime_t end, busy;
 		if (multi && bt->planes && bt->start > t && !(bt->planes & plane)) {
 			/* join the pending read: one sense, one more transfer */
-			simtime_t own = bt->start + ns_round((fixed + (double)n * byte_ns) * x);
-			end = d->unit_free[u] + ns_round((double)n * byte_ns * x);
+			simtime_t own = bt->start + c.dur;
+			end = d->unit_free[u] + c.xfer;
 			if (own > end)
 				end = own;
 			busy = end;
 			bt->planes |= plane;
 		} else {
 			simtime_t start = d->unit_free[u] > t ? d->unit_free[u] : t;
-			double dur = (fixed + (double)n * byte_ns) * x;
-			end = start + ns_round(dur);
-			/* The die is held only while it senses; moving the data out
-			 * and the controller's ECC decode overlap the die's next
-			 * op (rd_busy_frac of the op holds the unit). */
-			busy = !write && p->rd_busy_frac > 0.0 && p->rd_busy_frac < 1.0
-				       ? start + ns_round(dur * p->rd_busy_frac)
-				       : end;
+			end = start + c.dur;
+			busy = start + c.busy;
 			bt->start = start;
 			bt->planes = plane; /* 0 unless a random multi-plane read */
 		}
@@ -382,9 +415,15 @@ static simtime_t fitted_units(bdev *d, const bio *b, int seq, simtime_t t)
 		if (end > done)
 			done = end;
 		left -= n;
-		u = scatter ? (int)prng_below(&d->rng, (uint64_t)p->nunits)
-			    : (u + 1) % p->nunits;
+		if (scatter)
+			u = (int)prng_below_by(&rng, &units);
+		else if (++u == p->nunits)
+			u = 0;
 	}
+	d->rng = rng;
+	/* every op holds its unit until its end at the latest */
+	if (done > d->unit_max)
+		d->unit_max = done;
 	return done;
 }
 
@@ -479,24 +518,40 @@ static simtime_t fitted_cache_write(bdev *d, const bio *b, int seq, simtime_t t)
 	if (seq) {
 		u0 = (int)((b->offset / chunk) % (uint64_t)p->nunits);
 	} else {
+		simtime_t least = d->unit_free[0];
 		for (int k = 1; k < p->nunits; k++)
-			if (d->unit_free[k] < d->unit_free[u0])
+			if (d->unit_free[k] < least) {
+				least = d->unit_free[k];
 				u0 = k;
+			}
 	}
+	/* the units u0, u0 + 1... (wrapping) take one piece each; none has
+	 * to drain first when even the latest unit has room at t (the
+	 * usual case below saturation: no need to look at each) */
 	simtime_t admit = t;
-	for (uint64_t k = 0; k < nops; k++) {
-		simtime_t f = d->unit_free[(u0 + k) % (uint64_t)p->nunits];
-		if (f > room && f - room > admit)
-			admit = f - room;
+	if (d->unit_max > room && d->unit_max - room > t) {
+		for (uint64_t k = 0, u = (uint64_t)u0; k < nops; k++) {
+			simtime_t f = d->unit_free[u];
+			if (f > room && f - room > admit)
+				admit = f - room;
+			if (++u == (uint64_t)p->nunits)
+				u = 0;
+		}
 	}
 	uint64_t left = b->bytes;
-	for (uint64_t k = 0; k < nops; k++) {
-		int u = (int)((u0 + k) % (uint64_t)p->nunits);
+	/* every piece but the last is `per` bytes: its program time is
+	 * computed once (the same rounding of the same value) */
+	simtime_t prog_per = ns_round((double)per * prog_byte_ns);
+	for (uint64_t k = 0, u = (uint64_t)u0; k < nops; k++) {
 		uint64_t n = left < per ? left : per;
 		simtime_t start = d->unit_free[u] > admit ? d->unit_free[u] : admit;
-		d->unit_free[u] = start + ns_round((double)n * prog_byte_ns);
+		d->unit_free[u] = start + (n == per ? prog_per : ns_round((double)n * prog_byte_ns));
+		if (d->unit_free[u] > d->unit_max)
+			d->unit_max = d->unit_free[u];
 		d->batch[u].planes = 0; /* a program: no read can join it */
 		left -= n;
+		if (++u == (uint64_t)p->nunits)
+			u = 0;
 	}
 	double x = qtable_sample(&p->wr_tail, &d->rng) * d->wr_level;
 	simtime_t in = ns_round(p->wr_ns * x);
@@ -911,6 +966,8 @@ void bdev_precondition(bdev *d, simtime_t at)
 	for (int u = 0; u < p->nunits; u++)
 		if (full > d->unit_free[u])
 			d->unit_free[u] = full;
+	if (full > d->unit_max)
+		d->unit_max = full;
 }
 
 /* bdev_get_stats - counters since creation (valid while d lives). */

@@ -155,12 +155,6 @@ void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t 
 	}
 }
 
-void pc_touch(pc_inode *p)
-{
-	if (p->g)
-		p->last_use = ++p->g->use_seq;
-}
-
 /* The flag bits that decide whether a page is evictable (it is when,
  * of these, only PG_PRESENT is set), and a byte of ones in each lane. */
 #define PC_EVICT_BITS (PG_PRESENT | PG_DIRTY | PG_WRITEBACK | PG_LOCKED)

@@ -132,8 +132,13 @@ static inline void pc_set(pc_inode *p, uint64_t idx, uint8_t set, uint8_t clear)
 void pc_set_range(pc_inode *p, uint64_t first, uint64_t n, uint8_t set, uint8_t clear);
 /* Drop every clean page (drop_caches / unmount); dirty pages stay. */
 void pc_drop_clean(pc_inode *p);
-/* Record an access to the inode's cache (its place in the inode LRU). */
-void pc_touch(pc_inode *p);
+/* Record an access to the inode's cache (its place in the inode LRU).
+ * (Inline: every read() of a cached page does it.) */
+static inline void pc_touch(pc_inode *p)
+{
+	if (p->g)
+		p->last_use = ++p->g->use_seq;
+}
 /* Evict one run of consecutive clean pages, at most max of them, the
  * lowest-indexed first (models the page half of shrink_folio_list ->
  * remove_mapping for a clean, unlocked file page). Returns the pages

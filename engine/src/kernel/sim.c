@@ -50,6 +50,12 @@ struct sim {
 
 	event *heap;
 	size_t nheap, capheap;
+	/* With nfront, the earliest pending event, kept out of the heap (it
+	 * is before every heap event): a task's step that reschedules itself
+	 * is mostly the next to run, and then neither goes into the heap nor
+	 * comes out. The order of events is the heap's order. */
+	event front;
+	int nfront;
 
 	task **tasks;
 	int ntasks, captasks;
@@ -104,20 +110,7 @@ void prng_seed(prng *p, uint64_t seed)
 		p->s[i] = splitmix64(&x);
 }
 
-/* prng_next, prng_unit: inline, in sim.h */
-
-/* Lemire's rejection method: unbiased for every n. */
-uint64_t prng_below(prng *p, uint64_t n)
-{
-	assert(n > 0);
-	for (;;) {
-		uint64_t r = prng_next(p);
-		/* the threshold 2^64 mod n is below n: a draw >= n passes
-		 * without the division that computes it (nearly every draw) */
-		if (r >= n || r >= (0 - n) % n)
-			return r % n;
-	}
-}
+/* prng_next, prng_unit, prng_below: inline, in sim.h */
 
 /* Marsaglia's polar method: needs only sqrt and log, both portable here
  * (sqrt is correctly rounded by IEEE 754; log is dm_log). */
@@ -273,7 +266,21 @@ int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
 {
 	assert(when >= s->hot.now);
 	event e = {when, s->seq++, fn, arg};
-	return heap_push(s, e);
+	if (!s->nfront) {
+		if (s->nheap && !ev_less(&e, &s->heap[0]))
+			return heap_push(s, e);
+		s->front = e;
+		s->nfront = 1;
+		return 0;
+	}
+	if (!ev_less(&e, &s->front))
+		return heap_push(s, e);
+	/* e comes first: the front event goes back with the others */
+	int rc = heap_push(s, s->front);
+	if (rc)
+		return rc;
+	s->front = e;
+	return 0;
 }
 
 int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg)
@@ -289,18 +296,25 @@ int sim_run(sim *s, uint64_t max_events, simtime_t until)
 	for (uint64_t n = 0; n < max_events; n++) {
 		if (lab_oom_events != oom0)
 			return 0;
-		if (s->stopped || s->nheap == 0)
+		if (s->stopped || (s->nheap == 0 && !s->nfront))
 			return 1;
-		if (s->heap[0].t > until)
+		simtime_t next = s->nfront ? s->front.t : s->heap[0].t;
+		if (next > until)
 			return 0;
-		if (s->heap[0].t >= s->rec_from)
+		if (next >= s->rec_from)
 			rec_begin(s);
-		event e = heap_pop(s);
+		event e;
+		if (s->nfront) {
+			e = s->front;
+			s->nfront = 0;
+		} else {
+			e = heap_pop(s);
+		}
 		s->hot.now = e.t;
 		s->nevents++;
 		e.fn(s, e.arg);
 	}
-	return s->stopped || s->nheap == 0;
+	return s->stopped || (s->nheap == 0 && !s->nfront);
 }
 
 /* ------------------------------------------------------------------ tasks */

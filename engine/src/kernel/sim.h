@@ -70,7 +70,65 @@ static inline double prng_unit(prng *p) /* [0,1) */
 	return (double)(prng_next(p) >> 11) * 0x1.0p-53;
 }
 
-uint64_t prng_below(prng *p, uint64_t n);    /* [0,n), unbiased; n>0 */
+/* [0,n), unbiased; n>0. Lemire's rejection method: unbiased for every n.
+ * Inline: the device model draws one per 4 KiB op of a scattered read. */
+static inline uint64_t prng_below(prng *p, uint64_t n)
+{
+	for (;;) {
+		uint64_t r = prng_next(p);
+		/* the threshold 2^64 mod n is below n: a draw >= n passes
+		 * without the division that computes it (nearly every draw) */
+		if (r >= n || r >= (0 - n) % n)
+			return r % n;
+	}
+}
+/* prng_below for many draws with one n: the divisor with 2^64 / n
+ * (prng_div_make), so that each draw's r % n is a multiply, not a 64-bit
+ * division (some 10-40 cycles, and WASM has only the division; the
+ * device model draws one per 4 KiB op of a scattered read). The same
+ * draws and the same results as prng_below(p, n). */
+typedef struct prng_div {
+	uint64_t n, m; /* m = floor((2^64 - 1) / n) */
+} prng_div;
+
+static inline prng_div prng_div_make(uint64_t n) /* n > 0 */
+{
+	prng_div d = { n, UINT64_MAX / n };
+	return d;
+}
+
+/* The high 64 bits of a * b. */
+static inline uint64_t prng_mulhi(uint64_t a, uint64_t b)
+{
+#if defined(__SIZEOF_INT128__) && defined(__x86_64__)
+	return (uint64_t)(((unsigned __int128)a * b) >> 64);
+#else
+	/* wasm32 has no 64x64->128 multiply (clang would call __multi3) */
+	uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
+	uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+	uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
+	return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+#endif
+}
+
+/* r % d->n: q = mulhi(r, m) is floor(r / n) or one less (m is 2^64 / n
+ * rounded down, by less than 1), so r - q * n is below 2n. */
+static inline uint64_t prng_mod(uint64_t r, const prng_div *d)
+{
+	uint64_t u = r - prng_mulhi(r, d->m) * d->n;
+	return u >= d->n ? u - d->n : u;
+}
+
+static inline uint64_t prng_below_by(prng *p, const prng_div *d)
+{
+	for (;;) {
+		uint64_t r = prng_next(p);
+		/* as prng_below: the threshold only for a draw below n */
+		if (r >= d->n || r >= (0 - d->n) % d->n)
+			return prng_mod(r, d);
+	}
+}
+
 double prng_normal(prng *p);                 /* N(0,1), Marsaglia polar */
 double prng_lognormal(prng *p, double mu, double sigma);
 double prng_exponential(prng *p, double mean);

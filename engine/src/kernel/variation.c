@@ -23,6 +23,11 @@ struct variation {
 	prng rng[V_COUNT];     /* each source's own stream */
 	double value[V_COUNT]; /* a level's or a phase's draw for this run */
 	uint64_t seed[V_COUNT];
+	/* var_ns_n's last n per source and the log-moments it gave: a pure
+	 * function of the source's sigma and n, which a caller repeats (the
+	 * same 47 write()s per file); 0: none yet */
+	uint64_t sum_n[V_COUNT];
+	double sum_s2[V_COUNT], sum_sg[V_COUNT];
 };
 
 const var_desc *var_desc_get(int id)
@@ -217,9 +222,14 @@ uint64_t var_ns_n(sim *s, var_id id, uint64_t ns, uint64_t n)
 		return var_ns(s, id, ns * n);
 	/* the mean of n draws of mean 1 and log-sd b: mean 1, variance
 	 * (e^{b^2} - 1) / n, as a lognormal of those two moments */
-	double cv2 = (dm_exp(d->b * d->b) - 1.0) / (double)n;
-	double s2 = dm_log(1.0 + cv2);
-	double sg = s2 > 0 ? sqrt_pos(s2) : 0.0;
+	if (v->sum_n[id] != n) {
+		double cv2 = (dm_exp(d->b * d->b) - 1.0) / (double)n;
+		double s2 = dm_log(1.0 + cv2);
+		v->sum_s2[id] = s2;
+		v->sum_sg[id] = s2 > 0 ? sqrt_pos(s2) : 0.0;
+		v->sum_n[id] = n;
+	}
+	double s2 = v->sum_s2[id], sg = v->sum_sg[id];
 	double x = (double)(ns * n) * dm_exp(sg * prng_normal(&v->rng[id]) - 0.5 * s2);
 	return (uint64_t)(x + 0.5);
 }

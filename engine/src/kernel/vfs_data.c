@@ -166,6 +166,8 @@ void vd_touch(dinode *d)
 {
 	dfs *fs = d->fs;
 	pc_touch(&d->pc);
+	if (fs->lru_tail == d)
+		return; /* the most recently used already (read() after read()) */
 	lru_del(d);
 	d->lprev = fs->lru_tail;
 	if (fs->lru_tail)
@@ -349,7 +351,8 @@ void dfile_close(dfile *f)
 	f->llseek_cached = NULL;
 }
 
-void vd_chk_touch(dinode *d)
+/* see vfs_data.h (vd_chk_touch) */
+void vd_chk_touch_slow(dinode *d)
 {
 	dfs *fs = d->fs;
 	if (d->chk_touched)
@@ -408,7 +411,8 @@ uint64_t dfs_dirty_limit(const dfs *fs)
 	return fs->o.ram_bytes / 5; /* vm.dirty_ratio = 20 */
 }
 
-uint64_t dfs_shrink(dfs *fs)
+/* see vfs_data.h (dfs_shrink) */
+uint64_t dfs_shrink_slow(dfs *fs)
 {
 	uint64_t limit = fs->o.ram_bytes / PG, total = 0;
 	if (!fs->o.ram_bytes)
@@ -629,6 +633,23 @@ void vd_dbio_add(dbio *db, uint64_t off, uint64_t bytes)
 	}
 	db->offs[db->n++] = off;
 	db->b.bytes += bytes;
+}
+
+/* see vfs_data_int.h (the array grows as n calls of vd_dbio_add would
+ * grow it, in one step) */
+void vd_dbio_add_pages(dbio *db, uint64_t off, uint64_t n)
+{
+	if (db->n + n > db->cap) {
+		uint32_t cap = db->cap;
+		while (db->n + n > cap)
+			cap = cap ? cap * 2 : 64;
+		db->offs = lab_realloc(db->offs, cap * sizeof(*db->offs));
+		assert(db->offs);
+		db->cap = cap;
+	}
+	for (uint64_t k = 0; k < n; k++)
+		db->offs[db->n++] = off + k * PG;
+	db->b.bytes += n * PG;
 }
 
 /* Submit the bio being built. With wb_caller_waits the bio has no end_io:

@@ -321,8 +321,14 @@ void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
 /* Close: drop the cached state (models btrfs_release_file). */
 void dfile_close(dfile *f);
 
-/* d's data state changed: the next incremental check looks at it. */
-void vd_chk_touch(dinode *d);
+/* d's data state changed: the next incremental check looks at it.
+ * (Inline: every read() asks, and d is mostly on the list already.) */
+void vd_chk_touch_slow(dinode *d);
+static inline void vd_chk_touch(dinode *d)
+{
+	if (!d->chk_touched)
+		vd_chk_touch_slow(d);
+}
 /* The check is done: the touched list starts empty. */
 void vd_chk_reset(dfs *fs);
 
@@ -335,8 +341,15 @@ uint64_t dfs_dirty_limit(const dfs *fs);
  * to an LRU of inodes). Evicting a range also drops its io_tree state
  * (btrfs_release_folio -> try_release_extent_state); that work is counted
  * in cpu_reclaim_ns, not charged to any task. Returns pages evicted.
+ * (Inline: every read() asks, and the cache is mostly within its limit.)
  */
-uint64_t dfs_shrink(dfs *fs);
+uint64_t dfs_shrink_slow(dfs *fs);
+static inline uint64_t dfs_shrink(dfs *fs)
+{
+	if (!fs->o.ram_bytes || fs->pcg.cached <= fs->o.ram_bytes / PC_PAGE)
+		return 0;
+	return dfs_shrink_slow(fs);
+}
 
 /* Start the flusher's periodic wakeups (every o.wb_interval). */
 void dfs_start_flusher(dfs *fs);

@@ -14,6 +14,8 @@
 dbio *vd_dbio_new(dinode *d, int read, uint64_t disk);
 /* Add the page at file offset `off` (`bytes` of it) to the bio. */
 void vd_dbio_add(dbio *db, uint64_t off, uint64_t bytes);
+/* vd_dbio_add of the n whole pages from file offset `off` on. */
+void vd_dbio_add_pages(dbio *db, uint64_t off, uint64_t n);
 void vd_dbio_free(dbio *b);
 /* Sample d's io_tree records and delalloc pages into the fs's series. */
 void vd_sample(dinode *d);

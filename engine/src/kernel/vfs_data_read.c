@@ -23,13 +23,14 @@ static void rbio_complete(dinode *d, dbio *db, simtime_t now)
 {
 	dfs *fs = d->fs;
 	eio_call c = {0};
-	/* the kernel unlocks page by page; eio_clear_run does the io_tree
-	 * calls of a run of consecutive pages at once */
+	/* the kernel unlocks page by page; pc_set_range and eio_clear_run
+	 * do the page flags and the io_tree calls of a run of consecutive
+	 * pages at once */
 	for (uint32_t i = 0, k; i < db->n; i += k) {
 		uint64_t off = db->offs[i];
-		pc_set(&d->pc, off / PG, PG_UPTODATE, PG_LOCKED);
 		for (k = 1; i + k < db->n && db->offs[i + k] == off + k * PG; k++)
-			pc_set(&d->pc, off / PG + k, PG_UPTODATE, PG_LOCKED);
+			;
+		pc_set_range(&d->pc, off / PG, k, PG_UPTODATE, PG_LOCKED);
 		eio_clear_run(&d->io, off, PG, k, EXTENT_LOCKED, &c, fs->s, now);
 	}
 	fs->cpu_endio_ns += eio_call_ns(&c) + db->n * C_CSUM_VERIFY_NS;
@@ -148,6 +149,33 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 		eio_set_bits(&d->io, p * PG, (q + 1) * PG - 1, EXTENT_LOCKED, 0, NULL, NULL, &c);
 		for (uint64_t i = p; i <= q; i++) {
 			uint64_t off = i * PG;
+			/* pages that go on the bio being built, inside the map
+			 * the last lookup found, are done k at a time: each
+			 * would find the map again, charge the same, and join
+			 * the bio until it is full */
+			if (db && off - last_em.start < last_em.len &&
+			    last_em.block_start != EM_HOLE &&
+			    db->b.offset + db->b.bytes ==
+				    last_em.block_start + (off - last_em.start)) {
+				uint64_t k = q - i + 1;
+				uint64_t in_em = (last_em.len - (off - last_em.start) + PG - 1) / PG;
+				uint64_t in_bio = (DATA_MAX_BIO - db->b.bytes) / PG;
+				if (k > in_em)
+					k = in_em;
+				if (k > in_bio)
+					k = in_bio;
+				if (k) {
+					pc_set_range(&d->pc, i, k, PG_PRESENT | PG_LOCKED, 0);
+					if (w.mark >= i && w.mark - i < k)
+						pc_set(&d->pc, w.mark, PG_READAHEAD, 0);
+					fs->ra_pages += k;
+					ns += k * (C_READPAGE_NS + C_MAP_LOOKUP_NS +
+						   last_em_nodes * C_EIO_NODE_NS);
+					vd_dbio_add_pages(db, off, k);
+					i += k - 1;
+					continue;
+				}
+			}
 			pc_set(&d->pc, i, PG_PRESENT | PG_LOCKED, 0);
 			if (i == w.mark)
 				pc_set(&d->pc, i, PG_READAHEAD, 0);

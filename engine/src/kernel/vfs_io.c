@@ -342,16 +342,21 @@ static int read_file(fs_info *fs, task *t, struct inode *inode, file_ra *ra, uin
 	if (len > d->i_size - off)
 		len = d->i_size - off;
 	dfile f;
-	dfile_open(&f, d, 1);
 	uint64_t end = off + len;
 	if (ra) {
+		/* the open file's own readahead state: a dfile_open's would
+		 * be overwritten at once, and only lseek caches a state for
+		 * dfile_close to put (one of each per read()) */
+		f.d = d;
 		f.ra = *ra;
+		f.llseek_cached = NULL;
 		rc = vd_read_call(&f, t, off, end);
 		*ra = f.ra;
 	} else {
+		dfile_open(&f, d, 1);
 		rc = vd_read_pages(&f, t, off, end);
+		dfile_close(&f);
 	}
-	dfile_close(&f);
 	if (rc)
 		return rc; /* 1: parked behind a read in flight; negative */
 	if (got)
@@ -374,6 +379,37 @@ int vio_read_file(fs_info *fs, task *t, struct inode *inode, vio_file *f, uint64
 		  uint64_t len, uint64_t *got)
 {
 	return read_file(fs, t, inode, &f->ra, off, len, got);
+}
+
+/* see vfs_io.h. Each call is read_file's with ra: nothing runs between
+ * the calls of one step, so the inode is looked up (and its size and
+ * check state refreshed) once, and the readahead state stays in the dfile
+ * until the calls stop. */
+int vio_read_calls(fs_info *fs, task *t, struct inode *inode, vio_file *vf, uint64_t *off,
+		   uint64_t end, uint64_t call)
+{
+	if (*off >= end)
+		return 0;
+	dinode *d;
+	int rc = get(fs, inode, &d);
+	if (rc)
+		return rc;
+	dfile f;
+	f.d = d;
+	f.ra = vf->ra;
+	f.llseek_cached = NULL; /* reads cache no lseek state (read_file) */
+	while (*off < end) {
+		uint64_t o = *off, len = end - o < call ? end - o : call;
+		if (o < d->i_size) {
+			uint64_t n = len > d->i_size - o ? d->i_size - o : len;
+			rc = vd_read_call(&f, t, o, o + n);
+			if (rc)
+				break; /* 1: parked behind a read in flight; negative */
+		}
+		*off = o + len;
+	}
+	vf->ra = f.ra;
+	return rc;
 }
 
 int vio_fsync(fs_info *fs, task *t, struct inode *inode)

@@ -107,6 +107,12 @@ void vio_file_open(vio_file *f);
  * from f's state. */
 int vio_read_file(fs_info *fs, task *t, struct inode *inode, vio_file *f, uint64_t off,
 		  uint64_t len, uint64_t *got);
+/* The read() calls of `call` bytes (> 0) each on f from *off up to end, as
+ * that many vio_read_file calls in a row (bonnie's 47 of a file): *off
+ * moves past each call done. 0 when all are done, 1 (t parked behind a
+ * page in flight: call again when woken, from *off) or negative. */
+int vio_read_calls(fs_info *fs, task *t, struct inode *inode, vio_file *f, uint64_t *off,
+		   uint64_t end, uint64_t call);
 /* fsync, data part: write back the inode's dirty pages on t, wait for the
  * bios, complete the ordered extents (the file extent items go in the
  * tree). Returns 0, or 1 when t was parked behind an asynchronous
