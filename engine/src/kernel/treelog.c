@@ -1022,13 +1022,16 @@ static int tl_put_pending(treelog *tl, task *t, tl_fsync *f)
 	uint64_t skip_to = dirpass ? tl_dir_skip_to(f, f->pend_ino) : 0;
 	int from = tl_skip_logged(src->items, f->pend_first, f->pend_last, skip_to);
 	if (f->pend_last - from > tl->batch_cap) {
+		/* an error goes on to free the clone below */
 		int cap = f->pend_last - from;
 		bt_item *b = lab_malloc((size_t)cap * sizeof(*b));
-		if (!b)
-			return LAB_ENOMEM;
-		free(tl->batch);
-		tl->batch = b;
-		tl->batch_cap = cap;
+		if (b) {
+			free(tl->batch);
+			tl->batch = b;
+			tl->batch_cap = cap;
+		} else {
+			rc = LAB_ENOMEM;
+		}
 	}
 	bt_item *batch = tl->batch;
 	int nb = 0;
