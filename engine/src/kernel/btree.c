@@ -228,13 +228,33 @@ static void node_arrays_put(bt_node *n)
 	n->head = 0;
 }
 
+/* A block's entry array as bytes: items of a leaf, key pointers of a
+ * node; every array operation below works on either. */
+static inline size_t node_esz(const bt_node *n)
+{
+	return n->level ? sizeof(bt_ptr) : sizeof(bt_item);
+}
+
+static inline char *node_arr(const bt_node *n)
+{
+	return n->level ? (char *)n->ptrs : (char *)n->items;
+}
+
+static inline void node_set_arr(bt_node *n, char *arr)
+{
+	if (n->level)
+		n->ptrs = (bt_ptr *)(void *)arr;
+	else
+		n->items = (bt_item *)(void *)arr;
+}
+
 /* Make room for `need` entries in n's array. Returns 0 or LAB_ENOMEM. */
 int btx_node_reserve(bt_node *n, int need)
 {
 	if (need <= n->cap)
 		return 0;
-	size_t esz = n->level ? sizeof(bt_ptr) : sizeof(bt_item);
-	char *arr = n->level ? (char *)n->ptrs : (char *)n->items;
+	size_t esz = node_esz(n);
+	char *arr = node_arr(n);
 	int total = n->head + n->cap;
 	/* the entries kept: realloc's copy, up to what n holds */
 	size_t keep = n->nritems > 0 ? (size_t)(n->nritems < n->cap ? n->nritems : n->cap) : 0;
@@ -263,10 +283,7 @@ int btx_node_reserve(bt_node *n, int need)
 		arr = a;
 		total = cap;
 	}
-	if (n->level)
-		n->ptrs = (bt_ptr *)(void *)arr;
-	else
-		n->items = (bt_item *)(void *)arr;
+	node_set_arr(n, arr);
 	n->head = 0;
 	n->cap = total;
 	return 0;
@@ -276,47 +293,34 @@ int btx_node_reserve(bt_node *n, int need)
  * whichever side of them is shorter moves. */
 static void node_del_entries(bt_node *n, int slot, int nr)
 {
+	size_t esz = node_esz(n);
+	char *arr = node_arr(n);
 	int after = n->nritems - slot - nr;
-	if (n->level) {
-		if (slot < after) {
-			memmove(&n->ptrs[nr], n->ptrs, (size_t)slot * sizeof(bt_ptr));
-			n->ptrs += nr;
-			n->head += nr;
-			n->cap -= nr;
-		} else {
-			memmove(&n->ptrs[slot], &n->ptrs[slot + nr], (size_t)after * sizeof(bt_ptr));
-		}
+	if (slot < after) {
+		memmove(arr + (size_t)nr * esz, arr, (size_t)slot * esz);
+		node_set_arr(n, arr + (size_t)nr * esz);
+		n->head += nr;
+		n->cap -= nr;
 	} else {
-		if (slot < after) {
-			memmove(&n->items[nr], n->items, (size_t)slot * sizeof(bt_item));
-			n->items += nr;
-			n->head += nr;
-			n->cap -= nr;
-		} else {
-			memmove(&n->items[slot], &n->items[slot + nr], (size_t)after * sizeof(bt_item));
-		}
+		memmove(arr + (size_t)slot * esz, arr + (size_t)(slot + nr) * esz, (size_t)after * esz);
 	}
 }
 
-/* Open a gap of one entry at `slot` of n's array (room reserved, nritems
- * not yet updated): into the room before the entries if that moves fewer. */
-static void node_ins_entry(bt_node *n, int slot)
+/* Open a gap of nr entries at `slot` of n's array (room reserved, nritems
+ * not yet updated): into the room before the entries if there is enough
+ * and that moves fewer. */
+static void node_ins_entries(bt_node *n, int slot, int nr)
 {
+	size_t esz = node_esz(n);
+	char *arr = node_arr(n);
 	int after = n->nritems - slot;
-	if (n->head && slot < after) {
-		if (n->level) {
-			n->ptrs--;
-			memmove(n->ptrs, &n->ptrs[1], (size_t)slot * sizeof(bt_ptr));
-		} else {
-			n->items--;
-			memmove(n->items, &n->items[1], (size_t)slot * sizeof(bt_item));
-		}
-		n->head--;
-		n->cap++;
-	} else if (n->level) {
-		memmove(&n->ptrs[slot + 1], &n->ptrs[slot], (size_t)after * sizeof(bt_ptr));
+	if (n->head >= nr && slot < after) {
+		memmove(arr - (size_t)nr * esz, arr, (size_t)slot * esz);
+		node_set_arr(n, arr - (size_t)nr * esz);
+		n->head -= nr;
+		n->cap += nr;
 	} else {
-		memmove(&n->items[slot + 1], &n->items[slot], (size_t)after * sizeof(bt_item));
+		memmove(arr + (size_t)(slot + nr) * esz, arr + (size_t)slot * esz, (size_t)after * esz);
 	}
 }
 
@@ -877,7 +881,7 @@ int btx_insert_ptr(bt_tree *tr, bt_node *n, int slot, const bt_key *key, bt_node
 	int r = btx_node_reserve(n, n->nritems + 1);
 	if (r)
 		return r;
-	node_ins_entry(n, slot);
+	node_ins_entries(n, slot, 1);
 	n->ptrs[slot].key = *key;
 	n->ptrs[slot].child = child;
 	n->ptrs[slot].gen = child->generation;
@@ -950,7 +954,7 @@ int bt_insert(bt_tree *tr, task *t, const bt_key *key, uint32_t size,
 		return r;
 	}
 	uint32_t moved = l->nritems ? (uint32_t)((uint64_t)l->used * (uint64_t)(l->nritems - slot) / (uint64_t)l->nritems) : 0;
-	node_ins_entry(l, slot);
+	node_ins_entries(l, slot, 1);
 	bt_item *ni = &l->items[slot];
 	if (it)
 		*ni = *it;
@@ -967,22 +971,6 @@ int bt_insert(bt_tree *tr, task *t, const bt_key *key, uint32_t size,
 	if (!out)
 		bt_path_release(p);
 	return 0;
-}
-
-/* Open a gap of nr entries at `slot` of leaf l's array (room reserved,
- * nritems not yet updated), on the side that moves fewer when the room
- * before the entries allows. */
-static void leaf_ins_entries(bt_node *l, int slot, int nr)
-{
-	int after = l->nritems - slot;
-	if (l->head >= nr && slot < after) {
-		l->items -= nr;
-		memmove(l->items, &l->items[nr], (size_t)slot * sizeof(bt_item));
-		l->head -= nr;
-		l->cap += nr;
-	} else {
-		memmove(&l->items[slot + nr], &l->items[slot], (size_t)after * sizeof(bt_item));
-	}
 }
 
 int bt_insert_items(bt_tree *tr, task *t, const bt_item *items, int nr)
@@ -1032,7 +1020,7 @@ int bt_insert_items(bt_tree *tr, task *t, const bt_item *items, int nr)
 		return r;
 	}
 	uint32_t moved = l->nritems ? (uint32_t)((uint64_t)l->used * (uint64_t)(l->nritems - slot) / (uint64_t)l->nritems) : 0;
-	leaf_ins_entries(l, slot, k);
+	node_ins_entries(l, slot, k);
 	memcpy(&l->items[slot], items, (size_t)k * sizeof(bt_item));
 	l->nritems += k;
 	l->used += bytes;
