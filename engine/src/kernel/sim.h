@@ -100,7 +100,7 @@ static inline prng_div prng_div_make(uint64_t n) /* n > 0 */
 /* The high 64 bits of a * b. */
 static inline uint64_t prng_mulhi(uint64_t a, uint64_t b)
 {
-#if defined(__SIZEOF_INT128__) && defined(__x86_64__)
+#if defined(__SIZEOF_INT128__) && !defined(__wasm__)
 	return (uint64_t)(((unsigned __int128)a * b) >> 64);
 #else
 	/* wasm32 has no 64x64->128 multiply (clang would call __multi3) */
@@ -316,13 +316,13 @@ enum sim_trace_kinds {
 	TK_NKINDS
 };
 
-/* The first member of struct sim, so that inline functions read it:
- * sim_recording()'s test and task_cpu()'s. */
 /* A series' sampling: one point in stride (a power of two) is kept. */
 typedef struct sim_series_gate {
 	uint32_t stride, skip;
 } sim_series_gate;
 
+/* The first member of struct sim, so that inline functions read it:
+ * sim_recording()'s test and task_cpu()'s. */
 typedef struct sim_hot {
 	int rec_on;      /* recording */
 	int cpu_limited; /* a CPU count is set (sim_set_ncpus) */

@@ -624,29 +624,30 @@ dbio *vd_dbio_new(dinode *d, int read, uint64_t disk)
 }
 
 /* see vfs_data_int.h */
+/* Room in the bio's page list for n more pages (doubling from 64). */
+static void dbio_room(dbio *db, uint64_t n)
+{
+	if (db->n + n <= db->cap)
+		return;
+	uint32_t cap = db->cap;
+	while (db->n + n > cap)
+		cap = cap ? cap * 2 : 64;
+	db->offs = lab_realloc(db->offs, cap * sizeof(*db->offs));
+	assert(db->offs);
+	db->cap = cap;
+}
+
 void vd_dbio_add(dbio *db, uint64_t off, uint64_t bytes)
 {
-	if (db->n == db->cap) {
-		db->cap = db->cap ? db->cap * 2 : 64;
-		db->offs = lab_realloc(db->offs, db->cap * sizeof(*db->offs));
-		assert(db->offs);
-	}
+	dbio_room(db, 1);
 	db->offs[db->n++] = off;
 	db->b.bytes += bytes;
 }
 
-/* see vfs_data_int.h (the array grows as n calls of vd_dbio_add would
- * grow it, in one step) */
+/* see vfs_data_int.h */
 void vd_dbio_add_pages(dbio *db, uint64_t off, uint64_t n)
 {
-	if (db->n + n > db->cap) {
-		uint32_t cap = db->cap;
-		while (db->n + n > cap)
-			cap = cap ? cap * 2 : 64;
-		db->offs = lab_realloc(db->offs, cap * sizeof(*db->offs));
-		assert(db->offs);
-		db->cap = cap;
-	}
+	dbio_room(db, n);
 	for (uint64_t k = 0; k < n; k++)
 		db->offs[db->n++] = off + k * PG;
 	db->b.bytes += n * PG;

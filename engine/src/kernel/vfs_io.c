@@ -326,6 +326,16 @@ int vio_write(fs_info *fs, task *t, struct inode *inode, uint64_t off, uint64_t 
 	return rc; /* 1: written, then parked by dirty throttling */
 }
 
+/* A dfile over d for reads of an open file whose readahead state is ra:
+ * a dfile_open's state would be overwritten at once, and only lseek
+ * caches a state for dfile_close to put (reads cache none). */
+static void dfile_of_file(dfile *f, dinode *d, const file_ra *ra)
+{
+	f->d = d;
+	f->ra = *ra;
+	f->llseek_cached = NULL;
+}
+
 /* ra: the open file's readahead state, or NULL for a fresh one that
  * every page asks for alone (vio_read) */
 static int read_file(fs_info *fs, task *t, struct inode *inode, file_ra *ra, uint64_t off,
@@ -344,12 +354,7 @@ static int read_file(fs_info *fs, task *t, struct inode *inode, file_ra *ra, uin
 	dfile f;
 	uint64_t end = off + len;
 	if (ra) {
-		/* the open file's own readahead state: a dfile_open's would
-		 * be overwritten at once, and only lseek caches a state for
-		 * dfile_close to put (one of each per read()) */
-		f.d = d;
-		f.ra = *ra;
-		f.llseek_cached = NULL;
+		dfile_of_file(&f, d, ra);
 		rc = vd_read_call(&f, t, off, end);
 		*ra = f.ra;
 	} else {
@@ -395,9 +400,7 @@ int vio_read_calls(fs_info *fs, task *t, struct inode *inode, vio_file *vf, uint
 	if (rc)
 		return rc;
 	dfile f;
-	f.d = d;
-	f.ra = vf->ra;
-	f.llseek_cached = NULL; /* reads cache no lseek state (read_file) */
+	dfile_of_file(&f, d, &vf->ra);
 	while (*off < end) {
 		uint64_t o = *off, len = end - o < call ? end - o : call;
 		if (o < d->i_size) {
