@@ -70,8 +70,8 @@ struct bdev {
 	double defer;          /* background work owed (defer_ns), ns */
 	double deck[BDEV_DECK]; /* stall length strata of the current cycle */
 	double rd_level, wr_level; /* this run's drive state: a multiplier of
-	                            * read and of write/drain service times
-	                            * (variation.def device_read/_write) */
+	                            * read and of write/drain/flush service
+	                            * times (variation.def device_state) */
 	int deck_i;            /* next one to use; BDEV_DECK: deal a cycle */
 	bdev_observer obs;     /* bdev_set_observer */
 	void *obs_ctx;
@@ -686,7 +686,9 @@ static simtime_t fitted_flush(bdev *d, simtime_t at)
 		if (d->unit_free[u] > t)
 			t = d->unit_free[u];
 	double sigma = dm_log(p->flush_p99_ns / p->flush_p50_ns) / 2.3263478740;
-	double ns = prng_lognormal(&d->rng, dm_log(p->flush_p50_ns), sigma);
+	/* a flush programs what the cache holds: the drive's state paces it
+	 * as it paces a write's drain */
+	double ns = prng_lognormal(&d->rng, dm_log(p->flush_p50_ns), sigma) * d->wr_level;
 	simtime_t f = at + ns_round(ns);
 	return f > t ? f : t;
 }
@@ -843,8 +845,13 @@ int bdev_create(sim *s, const char *profile, bdev **out)
 	d->last_end = UINT64_MAX;
 	d->band_i = BDEV_BANDS;
 	d->deck_i = BDEV_DECK;
-	d->rd_level = var_level(s, V_DEVICE_READ);
-	d->wr_level = var_level(s, V_DEVICE_WRITE);
+	/* the drive's state this run: one draw z moves its reads and its
+	 * writes (drain and flush too) by its own sigmas; a virtual disk's
+	 * host device (created above) draws its own drive's, from the same z */
+	double zs = var_z(s, V_DEVICE_STATE), sr, sw;
+	var_device_sigma(p->name, &sr, &sw);
+	d->rd_level = sr > 0.0 && zs != 0.0 ? dm_exp(sr * zs) : 1.0;
+	d->wr_level = sw > 0.0 && zs != 0.0 ? dm_exp(sw * zs) : 1.0;
 	*out = d;
 	return 0;
 }
