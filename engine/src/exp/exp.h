@@ -79,6 +79,9 @@ typedef struct published_row {
 	int fit;              /* 1: a constant was fitted on this row (costs.h,
 			       * a device profile, a FIT input): `lab fidelity`
 			       * tags it FIT; 0: the row is a prediction */
+	double sd;            /* the published standard deviation of the figure
+			       * over `runs` runs (a mean's row); 0: none */
+	int runs;
 } published_row;
 
 struct lab_run;
