@@ -498,6 +498,161 @@ uint32_t btx_leaf_space_used(const bt_node *n, int start, int nr)
 }
 
 
+/* ------------------------------------------------- read-only search */
+
+/* The compares a halving binary search of n keys makes when its answer
+ * (the first key >= the key searched) is pos: key[mid] < key exactly when
+ * mid < pos, so its path follows from pos alone. */
+static int halving_steps(int n, int pos)
+{
+	int lo = 0, hi = n, k = 0;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		int lt = mid < pos;
+		k++;
+		lo = lt ? mid + 1 : lo;
+		hi = lt ? hi : mid;
+	}
+	return k;
+}
+
+/* A read lock on n for a read-only path: the wait counted, recorded. */
+static void rpath_lock(bt_tree *tr, task *t, bt_node *n, bt_rpath *p)
+{
+	simtime_t before = t->clock;
+	simlock_read(&n->lock, t);
+	bt_rec_lock(tr, t, n, BT_LOCK_READ, t->clock - before);
+	p->lock_wait += t->clock - before;
+	p->leaf_locked_at = t->clock;
+}
+
+static void rpath_unlock(bt_tree *tr, task *t, bt_node *n)
+{
+	simlock_read_release(&n->lock, t->clock);
+	bt_rec_unlock(tr, t, n, BT_LOCK_READ);
+}
+
+bt_node *bt_search_read(bt_tree *tr, bt_node *root, task *t, const bt_key *key, int *hints,
+			bt_rpath *p)
+{
+	p->has_next = 0;
+	p->lock_wait = 0;
+	p->leaf_locked_at = 0;
+	p->top = root ? root->level : 0;
+	p->nodes[0] = NULL;
+	p->slots[0] = 0;
+	bt_node *n = root;
+	if (!n)
+		return NULL;
+	if (t)
+		rpath_lock(tr, t, n, p);
+	for (;;) {
+		int level = n->level;
+		int h = hints ? hints[level] : n->search_hint, slot;
+		int exact = n->level ? !search_keys((const char *)n->ptrs, sizeof(bt_ptr),
+						    n->nritems, key, &h, &slot)
+				     : !search_keys((const char *)n->items, sizeof(bt_item),
+						    n->nritems, key, &h, &slot);
+		if (hints)
+			hints[level] = h;
+		if (t)
+			task_cpu(tr->fs->sim, t,
+				 BT_NS_NODE_VISIT +
+					 (uint64_t)halving_steps(n->nritems, slot) * BT_NS_BSEARCH_STEP);
+		if (level == 0) {
+			p->nodes[0] = n;
+			p->slots[0] = slot;
+			return n;
+		}
+		/* the pointer covering key: the last one with a key <= it */
+		int i = exact || slot == 0 ? slot : slot - 1;
+		p->nodes[level] = n;
+		p->slots[level] = i;
+		if (i + 1 < n->nritems) {
+			p->next_key = n->ptrs[i + 1].key;
+			p->has_next = 1;
+		}
+		bt_node *c = n->ptrs[i].child;
+		if (t) {
+			rpath_lock(tr, t, c, p);
+			rpath_unlock(tr, t, n);
+		}
+		n = c;
+	}
+}
+
+void bt_rpath_unlock(bt_tree *tr, task *t, bt_rpath *p)
+{
+	rpath_unlock(tr, t, p->nodes[0]);
+}
+
+const bt_item *bt_rpath_item(bt_rpath *p)
+{
+	while (p->slots[0] >= p->nodes[0]->nritems) {
+		int l = 1;
+		while (l <= p->top && p->slots[l] + 1 >= p->nodes[l]->nritems)
+			l++;
+		if (l > p->top)
+			return NULL;
+		p->slots[l]++;
+		for (; l > 0; l--) {
+			p->nodes[l - 1] = p->nodes[l]->ptrs[p->slots[l]].child;
+			p->slots[l - 1] = 0;
+		}
+	}
+	return &p->nodes[0]->items[p->slots[0]];
+}
+
+const bt_item *bt_rpath_prev(bt_rpath *p)
+{
+	if (p->slots[0] > 0)
+		return &p->nodes[0]->items[--p->slots[0]];
+	int l = 1;
+	while (l <= p->top && p->slots[l] == 0)
+		l++;
+	if (l > p->top)
+		return NULL;
+	p->slots[l]--;
+	for (; l > 0; l--) {
+		bt_node *c = p->nodes[l]->ptrs[p->slots[l]].child;
+		p->nodes[l - 1] = c;
+		p->slots[l - 1] = c->nritems - 1;
+	}
+	return p->slots[0] >= 0 ? &p->nodes[0]->items[p->slots[0]] : NULL;
+}
+
+int bt_items_lower(const bt_item *items, int n, const bt_key *key)
+{
+	int h = 0, slot;
+	search_keys((const char *)items, sizeof(bt_item), n, key, &h, &slot);
+	return slot;
+}
+
+int bt_items_upper(const bt_item *items, int from, int n, const bt_key *key)
+{
+	if (from >= n || bt_key_cmp(&items[n - 1].key, key) <= 0)
+		return n;
+	/* the answer is in [lo, hi]; a run from `from` is mostly short (a
+	 * file's items) or ends the leaf (a directory's): gallop from from */
+	int lo = from, hi = n - 1;
+	for (int d = 1; lo + d - 1 < hi; d *= 2) {
+		int i = lo + d - 1;
+		if (bt_key_cmp(&items[i].key, key) > 0) {
+			hi = i;
+			break;
+		}
+		lo = i + 1;
+	}
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (bt_key_cmp(&items[mid].key, key) > 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 int bt_search(bt_tree *tr, bt_path *p, const bt_key *key, int ins_len, int cow)
 {
 	task *t = p->t;
