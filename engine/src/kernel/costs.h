@@ -210,11 +210,6 @@
  * create the extent map and ordered extent, clear DELALLOC, start page
  * writeback. [estimate: ~3 us] */
 #define C_COW_EXTENT_NS 3000
-/* finish_ordered_io for one extent: join the transaction, insert the file
- * extent item and its checksums, update the inode. [estimate: ~6 us]
- * Stand-alone data path only: attached to an fs (vfs_io.h) the B-tree
- * charges the real searches and inserts instead. */
-#define C_FINISH_ORDERED_NS 6000
 /* Checksum lookup for one read bio (btrfs_lookup_bio_sums) and crc32c
  * verification per page. [estimate: 1 us + 0.4 us/page] */
 #define C_CSUM_LOOKUP_NS 1000

@@ -1,7 +1,7 @@
 /*
  * vfs_io.c - the data path on struct inode and the real trees (see
- * vfs_io.h). A thin adapter: the mechanisms are vfs_data.c's and
- * lseek.c's in tree mode; this file validates arguments, keeps the
+ * vfs_io.h). A thin adapter: the mechanisms are vfs_data*.c's and
+ * lseek.c's; this file validates arguments, keeps the
  * substrate inode and the data path's view of it in step, and adds the
  * VFS-level steps around them (the partial pages a write or a truncate
  * must read or dirty).
@@ -120,12 +120,11 @@ int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
 	dfs *df = lab_calloc(1, sizeof(*df));
 	if (!df)
 		return LAB_ENOMEM;
-	int rc = dfs_init(df, fs->sim, fs->dev, o, &fs->opts.patches);
+	int rc = dfs_init(df, fs, o);
 	if (rc) {
 		free(df);
 		return rc;
 	}
-	df->fsi = fs;
 	df->tm = tm;
 	df->sync_io = 1;
 	fs_hooks h;
