@@ -259,8 +259,6 @@ void sim_set_variation(sim *s, struct variation *v)
 }
 uint64_t sim_events(const sim *s) { return s->nevents; }
 void sim_stop(sim *s) { s->stopped = 1; }
-int sim_stopped(const sim *s) { return s->stopped; }
-int sim_task_count(const sim *s) { return s->ntasks; }
 
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
 {
@@ -281,11 +279,6 @@ int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
 		return rc;
 	s->front = e;
 	return 0;
-}
-
-int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg)
-{
-	return sim_at(s, s->hot.now + delay, fn, arg);
 }
 
 int sim_run(sim *s, uint64_t max_events, simtime_t until)
@@ -610,11 +603,6 @@ int sim_trace_kind_args(sim *s, const char *name, const char *args)
 int sim_trace_kind(sim *s, const char *name)
 {
 	return sim_trace_kind_args(s, name, NULL);
-}
-
-const char *sim_trace_kind_name(const sim *s, int kind)
-{
-	return kind >= 0 && kind < s->nkinds ? s->kind_names[kind] : "?";
 }
 
 int64_t sim_rec_fsno(sim *s) { return ++s->next_fsno; }

@@ -567,14 +567,3 @@ struct reclaim_ctl *fs_space_reclaim(fs_info *fs)
 	return x && x->rc_ready ? &x->rc : NULL;
 }
 
-/* space_details_json of the fs (null when reservations are off). */
-void fs_space_json(fs_info *fs, strbuf *out)
-{
-	sfs *x = get_sfs(fs);
-	if (!x) {
-		js_null(out);
-		return;
-	}
-	space_details_json(&fs->space, x->rc_ready ? &x->rc : NULL,
-			   x->dc_ready ? &x->dc : NULL, out);
-}
