@@ -58,9 +58,9 @@ static uint64_t read_all(dfs *fs, dinode *d, task *t, uint64_t npages)
 			t->clock = sim_now(fs->s);
 		}
 		int inflight = 0;
-		dfs_inodes_compact(fs);
+		dinode *const *in = dfs_inodes(fs);
 		for (int k = 0; k < fs->ninodes; k++)
-			inflight += fs->inodes[k]->reads != NULL;
+			inflight += in[k]->reads != NULL;
 		if (!inflight && fs->pcg.cached > peak)
 			peak = fs->pcg.cached;
 	}
@@ -270,7 +270,7 @@ static void run_writer(uint64_t ram, uint64_t dirty, uint64_t n, writer *w, dfs 
 	CHECK_EQ(w->next, n);
 	CHECK_EQ(vd_check(w->d), 0);
 	*out = *fs;
-	out->inodes = NULL; /* freed below */
+	out->inode_arr = NULL; /* freed below */
 	out->ninodes = 0;
 	t_data_unmount(&m);
 }

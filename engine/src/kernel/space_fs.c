@@ -517,10 +517,9 @@ uint64_t fs_space_held(fs_info *fs, int kind)
 	if (!x)
 		return 0;
 	uint64_t n = fs_space_held_others(fs, kind);
-	if (x->df)
-		dfs_inodes_compact(x->df);
+	dinode *const *in = x->df ? dfs_inodes(x->df) : NULL;
 	for (int i = 0; x->df && i < x->df->ninodes; i++) {
-		const dinode *d = x->df->inodes[i];
+		const dinode *d = in[i];
 		n += kind == SPACE_DATA ? d->sp_data_held : d->sp_rsv.rsv.reserved;
 	}
 	return n;

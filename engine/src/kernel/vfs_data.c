@@ -31,9 +31,9 @@ static void dfs_rec_dump(sim *s, void *ctx)
 {
 	dfs *fs = ctx;
 	(void)s;
-	dfs_inodes_compact(fs);
+	dinode *const *in = dfs_inodes(fs);
 	for (int i = 0; i < fs->ninodes; i++)
-		eio_rec_dump(&fs->inodes[i]->io);
+		eio_rec_dump(&in[i]->io);
 }
 
 int dfs_init(dfs *fs, fs_info *fsi, const data_opts *o)
@@ -207,9 +207,9 @@ void dfs_destroy(dfs *fs)
 	free(fs->chk_list);
 	fs->chk_list = NULL;
 	fs->chk_n = fs->chk_cap = 0;
-	dfs_inodes_compact(fs);
+	dinode *const *in = dfs_inodes(fs);
 	for (int i = 0; i < fs->ninodes; i++)
-		dinode_free(fs->inodes[i]);
+		dinode_free(in[i]);
 	for (dbio *b = fs->dbio_free, *nx; b; b = nx) {
 		nx = b->next;
 		free(b->offs);
@@ -222,8 +222,8 @@ void dfs_destroy(dfs *fs)
 	lab_pool_destroy(&fs->emap_pool);
 	lab_pool_destroy(&fs->oe_pool);
 	pc_pools_destroy(&fs->pcg);
-	free(fs->inodes);
-	fs->inodes = NULL;
+	free(fs->inode_arr);
+	fs->inode_arr = NULL;
 	fs->ninodes = fs->inodes_len = 0;
 	free(fs->warm);
 	fs->warm = NULL;
@@ -237,11 +237,11 @@ void dfs_inodes_compact(dfs *fs)
 		return;
 	int j = 0;
 	for (int i = 0; i < fs->inodes_len; i++) {
-		dinode *d = fs->inodes[i];
+		dinode *d = fs->inode_arr[i];
 		if (!d)
 			continue;
 		if (j != i) {
-			fs->inodes[j] = d;
+			fs->inode_arr[j] = d;
 			d->slot = (uint32_t)j;
 		}
 		j++;
@@ -250,17 +250,17 @@ void dfs_inodes_compact(dfs *fs)
 	fs->inodes_len = j;
 }
 
-/* A new dinode appended to fs->inodes. */
+/* A new dinode appended to the inode array. */
 static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 {
 	if (fs->inodes_len == fs->inodes_cap && fs->ninodes < fs->inodes_len)
 		dfs_inodes_compact(fs);
 	if (fs->inodes_len == fs->inodes_cap) {
 		int nc = fs->inodes_cap ? fs->inodes_cap * 2 : 8;
-		dinode **n = lab_realloc(fs->inodes, (size_t)nc * sizeof(*n));
+		dinode **n = lab_realloc(fs->inode_arr, (size_t)nc * sizeof(*n));
 		if (!n)
 			return LAB_ENOMEM;
-		fs->inodes = n;
+		fs->inode_arr = n;
 		fs->inodes_cap = nc;
 	}
 	dinode *d = lab_pool_zalloc(&fs->dinode_pool);
@@ -276,7 +276,7 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	d->pc.g = &fs->pcg;
 	vd_touch(d);
 	d->slot = (uint32_t)fs->inodes_len;
-	fs->inodes[fs->inodes_len++] = d;
+	fs->inode_arr[fs->inodes_len++] = d;
 	fs->ninodes++;
 	*out = d;
 	return 0;
@@ -313,8 +313,8 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 		fs->chk_list[i]->chk_slot = i;
 	}
 	uint32_t at = d->slot;
-	if (at < (uint32_t)fs->inodes_len && fs->inodes[at] == d) {
-		fs->inodes[at] = NULL;
+	if (at < (uint32_t)fs->inodes_len && fs->inode_arr[at] == d) {
+		fs->inode_arr[at] = NULL;
 		fs->ninodes--;
 		/* holes never outnumber the live inodes: a walk's compaction
 		 * stays in proportion to the work it saved */
@@ -488,9 +488,9 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 
 void dfs_remount(dfs *fs)
 {
-	dfs_inodes_compact(fs);
+	dinode *const *in = dfs_inodes(fs);
 	for (int i = 0; i < fs->ninodes; i++) {
-		dinode *d = fs->inodes[i];
+		dinode *d = in[i];
 		assert(vd_clean(d));
 		eio_destroy(&d->io);
 		eio_init(&d->io);

@@ -194,10 +194,10 @@ typedef struct dfs {
 	 * kernel's patches apply: fs_patch_on) */
 	struct fs_info *fsi;
 	/* in creation order: ninodes live ones in the first inodes_len
-	 * slots, with NULL holes evictions left until dfs_inodes_compact
-	 * (every walk calls it first; an eviction from the middle was a
-	 * search and a memmove of the array per unlink) */
-	dinode **inodes;
+	 * slots, with NULL holes evictions left (an eviction from the middle
+	 * was a search and a memmove of the array per unlink); read it
+	 * through dfs_inodes(), which closes them */
+	dinode **inode_arr;
 	int ninodes, inodes_cap, inodes_len;
 	struct trans_mgr *tm;          /* completions join its transaction */
 	int sync_io;                   /* bios complete on the submitting task */
@@ -283,9 +283,17 @@ int dfs_inode_attach(dfs *fs, struct inode *inode, dinode **out);
 /* Forget d (its inode is evicted): pages, delalloc and the io_tree go;
  * bios still in flight complete without touching the trees. */
 void dfs_inode_evict(dfs *fs, dinode *d);
-/* Close the holes evictions left in fs->inodes (order kept): call before
- * walking fs->inodes[0 .. ninodes). */
+/* Close the holes evictions left in the inode array (order kept). */
 void dfs_inodes_compact(dfs *fs);
+/* The live dinodes in creation order, [0, fs->ninodes), the holes
+ * evictions left closed first: how every walk reads them. A walk that
+ * evicts or creates an inode asks again after it. */
+static inline dinode *const *dfs_inodes(dfs *fs)
+{
+	if (fs->ninodes != fs->inodes_len)
+		dfs_inodes_compact(fs);
+	return fs->inode_arr;
+}
 void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
 /* Close: drop the cached state (models btrfs_release_file). */
 void dfile_close(dfile *f);

@@ -64,11 +64,10 @@ static int vio_check(fs_info *fs, void *ctx)
 	if (!df)
 		return 0;
 	int bad = 0, incr = fs->check_incr && !df->chk_lost;
-	if (!incr)
-		dfs_inodes_compact(df);
+	dinode *const *all = incr ? NULL : dfs_inodes(df);
 	int n = incr ? df->chk_n : df->ninodes;
 	for (int i = 0; i < n; i++) {
-		dinode *d = incr ? df->chk_list[i] : df->inodes[i];
+		dinode *d = incr ? df->chk_list[i] : all[i];
 		if (!d->inode)
 			continue;
 		if (incr)
@@ -153,12 +152,12 @@ void vio_detach(fs_info *fs)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return;
-	dfs_inodes_compact(df);
+	dinode *const *in = dfs_inodes(df);
 	for (int i = 0; i < df->ninodes; i++) {
-		if (!df->inodes[i]->sp_gone)
-			fs_space_inode_update(fs, df->inodes[i], sim_now(fs->sim), 1);
-		if (df->inodes[i]->inode)
-			df->inodes[i]->inode->io = NULL;
+		if (!in[i]->sp_gone)
+			fs_space_inode_update(fs, in[i], sim_now(fs->sim), 1);
+		if (in[i]->inode)
+			in[i]->inode->io = NULL;
 	}
 	fs_space_attach(fs, df->tm, NULL);
 	dfs_destroy(df);
@@ -565,9 +564,9 @@ int vio_sync(fs_info *fs, task *t)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return LAB_ESTATE;
-	dfs_inodes_compact(df);
+	dinode *const *in = dfs_inodes(df);
 	for (int i = 0; i < df->ninodes; i++) {
-		dinode *d = df->inodes[i];
+		dinode *d = in[i];
 		if (!d->inode || vd_clean(d))
 			continue;
 		int rc = vio_fsync(fs, t, d->inode);
@@ -583,9 +582,9 @@ int vio_remount(fs_info *fs, task *t)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return LAB_ESTATE;
-	dfs_inodes_compact(df);
+	dinode *const *in = dfs_inodes(df);
 	for (int i = 0; i < df->ninodes; i++)
-		if (!vd_clean(df->inodes[i]))
+		if (!vd_clean(in[i]))
 			return LAB_ESTATE;
 	dfs_remount(df);
 	return 0;
