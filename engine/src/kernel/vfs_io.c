@@ -587,5 +587,6 @@ int vio_remount(fs_info *fs, task *t)
 		if (!vd_clean(in[i]))
 			return LAB_ESTATE;
 	dfs_remount(df);
+	fs_inodes_reread(fs);
 	return 0;
 }

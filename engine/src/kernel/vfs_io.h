@@ -161,7 +161,8 @@ int vio_lseek(fs_info *fs, task *t, struct inode *inode, uint64_t off, int whenc
  * data path first met them. Returns 0, or 1 if parked (see vio_fsync). */
 int vio_sync(fs_info *fs, task *t);
 /* Remount (after vio_sync and a commit): drop every inode's page cache,
- * extent maps and io_tree, and make the tree blocks cold. LAB_ESTATE if
+ * extent maps and io_tree, make the tree blocks cold, and read the
+ * inodes back without their log state (fs_inodes_reread). LAB_ESTATE if
  * some inode is not clean. */
 int vio_remount(fs_info *fs, task *t);
 
