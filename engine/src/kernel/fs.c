@@ -520,6 +520,23 @@ void fs_inodes_reread(fs_info *fs)
 		fs_inode_foreach(fs->roots[i], inode_reread, NULL);
 }
 
+void fs_inode_evict_hooks(fs_info *fs, struct inode *in)
+{
+	for (int i = 0; i < fs->nhooks; i++)
+		if (fs->hooks[i].on_inode_evict)
+			fs->hooks[i].on_inode_evict(fs->hooks[i].ctx, in);
+}
+
+static void inode_prune(struct inode *in, void *ctx)
+{
+	fs_inode_evict_hooks(ctx, in);
+}
+
+void fs_root_prune_inodes(fs_info *fs, struct btrfs_root *root)
+{
+	fs_inode_foreach(root, inode_prune, fs);
+}
+
 /* ---------------------------------------------------------------- commit */
 
 /* Insert missing BLOCK_GROUP_ITEMs and refresh their used counters in the

@@ -32,8 +32,8 @@
  * Lifetime: a dinode lives until its inode's on_inode_evict hook (vfs
  * unlink) or vio_detach. fs_root_forget frees a root's inodes without
  * that hook, so whoever drops a root runs the hooks on its cached inodes
- * first (torture's subvolume delete does), and vio_detach comes before
- * fs_unmount.
+ * first (fs_root_prune_inodes, as torture's subvolume delete does), and
+ * vio_detach comes before fs_unmount.
  *
  * Transactions: the caller owns its handles. vio_* never commits; a sync
  * as the kernel does it is vio_sync() then a commit (trans_commit /
