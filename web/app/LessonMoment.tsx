@@ -5,14 +5,14 @@
  * it, checked on the recordings.
  */
 import { useState } from 'react';
-import { useRunner } from '../../app/useRunner';
-import { testHook } from '../../app/testHook';
-import { RECORD_EVENTS, type RunSpec, type Variant } from '../../engine/types';
-import { fmtNum } from '../../model/format';
-import { evaluateMoment, type Moment } from '../../model/moments';
-import type { Trace } from '../../model/trace';
-import { ReplayPanel, type ReplaySide } from './ReplayPanel';
-import type { ReplaySpec } from './ReplaySection';
+import { useRunner } from './useRunner';
+import { testHook } from './testHook';
+import { RECORD_EVENTS, type RunSpec, type Variant } from '../engine/types';
+import { fmtNum } from '../model/format';
+import { evaluateMoment, type Moment } from '../model/moments';
+import type { Trace } from '../model/trace';
+import { ReplayPanel, type ReplaySide } from '../views/replay/ReplayPanel';
+import type { ReplaySpec } from '../views/types';
 
 export function LessonMoment({ moment, specs, stepKey, spec }: { moment: Moment; specs: RunSpec[]; stepKey: string; spec?: ReplaySpec }) {
   const runner = useRunner();

@@ -7,27 +7,12 @@
  * the replay at that moment.
  */
 import { useEffect, useRef, useState } from 'react';
-import { useRunner } from '../../app/useRunner';
-import { RECORD_EVENTS, type ExperimentInfo, type RunResult, type Variant } from '../../engine/types';
-import { fmtNs, fmtNum } from '../../model/format';
-import type { ReplayState, TreeInfo } from '../../model/replay';
-import type { Trace } from '../../model/trace';
-import { ReplayPanel, type ReplaySide } from './ReplayPanel';
-
-/** What an experiment's replay shows (views/registry.ts `replay`). */
-export interface ReplaySpec {
-  /** what to watch, one or two sentences */
-  blurb: string;
-  /** draw the file's io_tree */
-  showIo?: boolean;
-  /** the tree to show first (default: the fs tree) */
-  pickTree?: (s: ReplayState) => TreeInfo | undefined;
-  /** parameters that make a run classroom-sized (recorded whole) */
-  classroom?: Record<string, string>;
-  /** the page's other pictures follow the replay: the view state (v.* in
-   * the URL) for the first run at a position (sparse-cp: its lseek cursor) */
-  drive?: (trace: Trace, pos: number) => Record<string, string | undefined>;
-}
+import { useRunner } from './useRunner';
+import { RECORD_EVENTS, type ExperimentInfo, type RunResult, type Variant } from '../engine/types';
+import { fmtNs, fmtNum } from '../model/format';
+import type { Trace } from '../model/trace';
+import { ReplayPanel, type ReplaySide } from '../views/replay/ReplayPanel';
+import type { ReplaySpec } from '../views/types';
 
 interface Props {
   info: ExperimentInfo;

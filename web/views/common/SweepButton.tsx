@@ -3,7 +3,7 @@
  * when idle, "Stop" with the progress while it runs, and where a stopped
  * sweep got to.
  */
-import type { SweepState } from './useSweep';
+import type { SweepState } from '../types';
 
 interface Props {
   state: SweepState;

@@ -9,7 +9,7 @@
  * the axis has, then thinned by their estimated extents, so a chart
  * at 1024 px or at a projector's 26 px font stays readable.
  */
-import { fmtNum } from '../../model/format';
+import { fmtNum } from './format';
 
 export interface AxisTick {
   pos: number;
