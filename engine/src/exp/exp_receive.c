@@ -466,7 +466,7 @@ static int rc_shell_step(sim *s, task *t)
 		rc_rec_op(s, t, "snapshot", 0);
 		c->phase = PH_SNAP_FLUSH;
 		/* fall through */
-	case PH_SNAP_FLUSH:
+	case PH_SNAP_FLUSH: {
 		/* create_snapshot: btrfs_start_delalloc_inodes(root) ... */
 		dinode *const *in = dfs_inodes(sdf);
 		for (int i = 0; i < sdf->ninodes; i++)
@@ -474,6 +474,7 @@ static int rc_shell_step(sim *s, task *t)
 				vd_writeback_start(in[i], 1);
 		c->scan = 0;
 		c->phase = PH_SNAP_WAIT;
+	}
 		/* fall through */
 	case PH_SNAP_WAIT:
 		/* ... and btrfs_wait_ordered_extents */
