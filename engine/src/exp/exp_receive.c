@@ -466,20 +466,20 @@ static int rc_shell_step(sim *s, task *t)
 		rc_rec_op(s, t, "snapshot", 0);
 		c->phase = PH_SNAP_FLUSH;
 		/* fall through */
-	case PH_SNAP_FLUSH:
+	case PH_SNAP_FLUSH: {
 		/* create_snapshot: btrfs_start_delalloc_inodes(root) ... */
-		dfs_inodes_compact(sdf);
+		dinode *const *in = dfs_inodes(sdf);
 		for (int i = 0; i < sdf->ninodes; i++)
-			if (sdf->inodes[i]->pc.dirty)
-				vd_writeback_start(sdf->inodes[i], 1);
+			if (in[i]->pc.dirty)
+				vd_writeback_start(in[i], 1);
 		c->scan = 0;
 		c->phase = PH_SNAP_WAIT;
+	}
 		/* fall through */
 	case PH_SNAP_WAIT:
 		/* ... and btrfs_wait_ordered_extents */
-		dfs_inodes_compact(sdf);
 		while (c->scan < (uint64_t)sdf->ninodes) {
-			dinode *d = sdf->inodes[c->scan];
+			dinode *d = dfs_inodes(sdf)[c->scan];
 			if (!vd_clean(d)) {
 				if (!d->wb_active && d->pc.dirty)
 					vd_writeback_start(d, 1);

@@ -461,16 +461,6 @@ static void op_stat(tort *c, task *t)
 		tort_note_error(c, "stat", rc);
 }
 
-/* Remount: the in-memory inodes are read back without logged state, so
- * the next fsync of each copies everything (a full sync). */
-static void inode_unlogged(struct inode *in, void *ctx)
-{
-	(void)ctx;
-	in->flags |= INODE_NEEDS_FULL_SYNC;
-	if (in->log)
-		in->log->last_log_commit = 0;
-}
-
 /* ---- commits --------------------------------------------------------------- */
 
 /* Whether the commit wanted may start: the cleaner has dropped every
@@ -536,9 +526,6 @@ static void after_commit(tort *c, task *t)
 		int rc = vio_remount(c->fs, t);
 		if (rc)
 			tort_note_error(c, "remount", rc);
-		for (int i = 0; i < c->nsv; i++)
-			if (c->sv[i])
-				fs_inode_foreach(c->sv[i], inode_unlogged, NULL);
 		c->remounts++;
 	}
 }

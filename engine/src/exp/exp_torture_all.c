@@ -306,16 +306,6 @@ void tort_op_subvol_create(tort *c, task *t)
 	c->subvol_creates++;
 }
 
-/* Run the eviction hooks of a cached inode (its items stay: the cleaner
- * drops the tree). */
-static void inode_evict_cached(struct inode *in, void *ctx)
-{
-	fs_info *fs = ctx;
-	for (int i = 0; i < fs->nhooks; i++)
-		if (fs->hooks[i].on_inode_evict)
-			fs->hooks[i].on_inode_evict(fs->hooks[i].ctx, in);
-}
-
 /* btrfs subvolume delete of a subvolume made here (the top one stays):
  * queued for the cleaner, its names forgotten. */
 void tort_op_subvol_delete(tort *c, task *t)
@@ -334,9 +324,9 @@ void tort_op_subvol_delete(tort *c, task *t)
 	char name[16];
 	snprintf(name, sizeof name, "s%u", c->svname[slot]);
 	(void)t;
-	/* the deleted subvolume's cached inodes go (btrfs_prune_dentries ->
-	 * evict): their pages and data state with them */
-	fs_inode_foreach(c->sv[slot], inode_evict_cached, c->fs);
+	/* the deleted subvolume's cached inodes go: their pages and data
+	 * state with them */
+	fs_root_prune_inodes(c->fs, c->sv[slot]);
 	int rc = subvol_delete(&c->sc, &c->h, c->sv[slot], name);
 	if (rc)
 		return tort_note_error(c, "subvolume delete", rc);

@@ -506,6 +506,37 @@ void fs_inode_foreach(struct btrfs_root *root, void (*fn)(struct inode *, void *
 	free(v);
 }
 
+static void inode_reread(struct inode *in, void *ctx)
+{
+	(void)ctx;
+	in->flags |= INODE_NEEDS_FULL_SYNC;
+	if (in->log)
+		in->log->last_log_commit = 0;
+}
+
+void fs_inodes_reread(fs_info *fs)
+{
+	for (int i = 0; i < fs->nroots; i++)
+		fs_inode_foreach(fs->roots[i], inode_reread, NULL);
+}
+
+void fs_inode_evict_hooks(fs_info *fs, struct inode *in)
+{
+	for (int i = 0; i < fs->nhooks; i++)
+		if (fs->hooks[i].on_inode_evict)
+			fs->hooks[i].on_inode_evict(fs->hooks[i].ctx, in);
+}
+
+static void inode_prune(struct inode *in, void *ctx)
+{
+	fs_inode_evict_hooks(ctx, in);
+}
+
+void fs_root_prune_inodes(fs_info *fs, struct btrfs_root *root)
+{
+	fs_inode_foreach(root, inode_prune, fs);
+}
+
 /* ---------------------------------------------------------------- commit */
 
 /* Insert missing BLOCK_GROUP_ITEMs and refresh their used counters in the

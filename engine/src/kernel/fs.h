@@ -317,6 +317,17 @@ void fs_inode_forget(struct btrfs_root *root, struct inode *inode);
 /* Call fn on every in-memory inode of root in ascending ino order. */
 void fs_inode_foreach(struct btrfs_root *root,
 		      void (*fn)(struct inode *inode, void *ctx), void *ctx);
+/* A remount: every in-memory inode of every root is read back from its
+ * inode item without the log's runtime state, so the next fsync of each
+ * copies everything (INODE_NEEDS_FULL_SYNC, last_log_commit 0). */
+void fs_inodes_reread(fs_info *fs);
+/* Run the on_inode_evict hooks for an inode leaving memory. */
+void fs_inode_evict_hooks(fs_info *fs, struct inode *in);
+/* A subvolume being deleted: its cached inodes leave memory
+ * (btrfs_delete_subvolume -> btrfs_prune_dentries -> evict): the evict
+ * hooks run for each, in ascending ino order; their items stay (the
+ * cleaner drops the tree). */
+void fs_root_prune_inodes(fs_info *fs, struct btrfs_root *root);
 
 /* Tree block allocation for btree.c: allocate a metadata block, report it
  * to hooks, queue its ref (+1 for tree `tr`). */

@@ -19,6 +19,7 @@
 #include <assert.h>
 
 #include "costs.h"
+#include "fs.h"
 #include "lab.h"
 #include "variation.h"
 
@@ -47,11 +48,11 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 			 extent_state **cached, int *search_io_tree,
 			 uint64_t *ds, uint64_t *de, lseek_info *li, uint64_t *ns)
 {
-	const patchset *ps = d->fs->patches;
+	const fs_info *fsi = d->fs->fsi;
 	uint64_t len = end + 1 - start;
 	uint64_t dlen = 0;
 	li->subranges++;
-	if (!patch_on(ps, P_004_SKIP_DELALLOC_SEARCHES) || *search_io_tree) {
+	if (!fs_patch_on(fsi, P_004_SKIP_DELALLOC_SEARCHES) || *search_io_tree) {
 		if (d->delalloc_bytes > 0) {
 			eio_call c = {0};
 			*ds = start;
@@ -62,7 +63,7 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 	}
 	if (dlen > 0) {
 		*de = *ds + dlen - 1;
-		if (patch_on(ps, P_004_DELALLOC_EARLY_EXIT) && *ds == start) {
+		if (fs_patch_on(fsi, P_004_DELALLOC_EARLY_EXIT) && *ds == start) {
 			/* 2/9: delalloc covers the start; if it covers the whole
 			 * range we are done, else only the rest needs looking at */
 			if (*de == end)
@@ -70,13 +71,13 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 			start = *de + 1;
 			len = end + 1 - start;
 		}
-	} else if (patch_on(ps, P_004_SKIP_DELALLOC_SEARCHES)) {
+	} else if (fs_patch_on(fsi, P_004_SKIP_DELALLOC_SEARCHES)) {
 		/* 3/9: nothing in the io_tree now, nothing on later rounds */
 		*search_io_tree = 0;
 	}
 
 	uint64_t ms, me; /* the flushing range found, inclusive */
-	if (patch_on(ps, P_004_ORDERED_SEARCH)) {
+	if (fs_patch_on(fsi, P_004_ORDERED_SEARCH)) {
 		/* 4/9: the ordered extents (in flight) instead of extent maps */
 		uint64_t nodes = 0;
 		const ordered_tree *oe = vd_oe_r(d);
@@ -158,9 +159,9 @@ static int in_hole(dfile *f, int whence, uint64_t start, uint64_t end,
 		   uint64_t *found, lseek_info *li, uint64_t *ns)
 {
 	dinode *d = f->d;
-	const patchset *ps = d->fs->patches;
-	extent_state **cached = patch_on(ps, P_004_COUNT_RANGE_BITS_CACHED) &&
-					patch_on(ps, P_004_LSEEK_CACHED_STATE)
+	const fs_info *fsi = d->fs->fsi;
+	extent_state **cached = fs_patch_on(fsi, P_004_COUNT_RANGE_BITS_CACHED) &&
+					fs_patch_on(fsi, P_004_LSEEK_CACHED_STATE)
 				? &f->llseek_cached : NULL;
 	uint64_t ds = 0, de = 0;
 	int delalloc = vd_find_delalloc_in_range(d, start, end, cached, &ds, &de, li, ns);

@@ -274,8 +274,6 @@ uint64_t sim_cpu_scale(sim *s, uint64_t ns)
 
 uint64_t sim_events(const sim *s) { return s->nevents; }
 void sim_stop(sim *s) { s->stopped = 1; }
-int sim_stopped(const sim *s) { return s->stopped; }
-int sim_task_count(const sim *s) { return s->ntasks; }
 
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
 {
@@ -296,11 +294,6 @@ int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
 		return rc;
 	s->front = e;
 	return 0;
-}
-
-int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg)
-{
-	return sim_at(s, s->hot.now + delay, fn, arg);
 }
 
 int sim_run(sim *s, uint64_t max_events, simtime_t until)
@@ -625,11 +618,6 @@ int sim_trace_kind_args(sim *s, const char *name, const char *args)
 int sim_trace_kind(sim *s, const char *name)
 {
 	return sim_trace_kind_args(s, name, NULL);
-}
-
-const char *sim_trace_kind_name(const sim *s, int kind)
-{
-	return kind >= 0 && kind < s->nkinds ? s->kind_names[kind] : "?";
 }
 
 int64_t sim_rec_fsno(sim *s) { return ++s->next_fsno; }

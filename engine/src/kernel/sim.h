@@ -207,13 +207,11 @@ uint64_t sim_cpu_scale(sim *s, uint64_t ns);
 
 /* Schedule fn(arg) at an absolute time (>= now). Returns 0 or LAB_ENOMEM. */
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg);
-int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg);
 
 /* Process at most max_events events, none later than `until`.
  * Returns 1 when the queue is empty or sim_stop() was called, else 0. */
 int sim_run(sim *s, uint64_t max_events, simtime_t until);
 void sim_stop(sim *s);
-int sim_stopped(const sim *s);
 
 /* Tasks. The task is first stepped at `start`. */
 task *task_spawn(sim *s, const char *name, task_step_fn step, void *ctx,
@@ -243,7 +241,6 @@ static inline int waitq_wake_all(sim *s, waitq *q, simtime_t at)
 }
 /* Reschedule a task that returned TASK_BLOCKED without a waitq. */
 void task_wake(sim *s, task *t, simtime_t at);
-int sim_task_count(const sim *s);
 
 /* Timeline locks. Each returns the time the lock was obtained (>= t->clock)
  * and advances t->clock to it; the caller later calls *_release with the
@@ -436,7 +433,6 @@ typedef struct sim_rec_it {
 int sim_rec_next(const sim *s, sim_rec_it *it, sim_rec_ev *ev);
 uint64_t sim_rec_kept(const sim *s);
 uint64_t sim_rec_unkept(const sim *s);
-const char *sim_trace_kind_name(const sim *s, int kind);
 
 /* Iterators for serialisation (exp.c / lab.c). */
 struct strbuf;

@@ -517,10 +517,9 @@ uint64_t fs_space_held(fs_info *fs, int kind)
 	if (!x)
 		return 0;
 	uint64_t n = fs_space_held_others(fs, kind);
-	if (x->df)
-		dfs_inodes_compact(x->df);
+	dinode *const *in = x->df ? dfs_inodes(x->df) : NULL;
 	for (int i = 0; x->df && i < x->df->ninodes; i++) {
-		const dinode *d = x->df->inodes[i];
+		const dinode *d = in[i];
 		n += kind == SPACE_DATA ? d->sp_data_held : d->sp_rsv.rsv.reserved;
 	}
 	return n;
@@ -567,14 +566,3 @@ struct reclaim_ctl *fs_space_reclaim(fs_info *fs)
 	return x && x->rc_ready ? &x->rc : NULL;
 }
 
-/* space_details_json of the fs (null when reservations are off). */
-void fs_space_json(fs_info *fs, strbuf *out)
-{
-	sfs *x = get_sfs(fs);
-	if (!x) {
-		js_null(out);
-		return;
-	}
-	space_details_json(&fs->space, x->rc_ready ? &x->rc : NULL,
-			   x->dc_ready ? &x->dc : NULL, out);
-}

@@ -193,8 +193,6 @@ void fs_space_handle_held(fs_info *fs, int64_t delta);
 uint64_t fs_space_delalloc_order(fs_info *fs, struct dinode **out, uint64_t max);
 /* Inodes on the delalloc lists (fs_info's delalloc inodes count). */
 uint64_t fs_space_listed(fs_info *fs);
-/* The reclaim workers' and delalloc flushing's details (NULL-safe). */
-void fs_space_json(fs_info *fs, strbuf *out);
 void fs_space_get_stats(fs_info *fs, fs_space_stats *st);
 /* Watching reclaim (an experiment's picture): each inode a delalloc
  * flush wrote for reclaim (its dinode, pages written, when), and each

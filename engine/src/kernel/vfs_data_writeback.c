@@ -99,7 +99,7 @@ static void wb_submit(dinode *d, task *t)
 }
 
 /* finish_ordered_io for the ordered extent starting at off: the item
- * goes in (array or tree), DELALLOC_NEW clears, the pages end writeback.
+ * goes into the fs tree, DELALLOC_NEW clears, the pages end writeback.
  * t may be NULL. */
 static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 {
@@ -108,16 +108,8 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	int64_t k = ordered_lookup_range(&d->x->oe, off, 1, NULL);
 	assert(k >= 0);
 	ordered_extent oe = d->x->oe.v[k];
-	if (fs->fsi) {
-		int rc = vd_fe_finish_tree(d, t, &oe);
-		if (rc)
-			fs->wb_errors++;
-	} else {
-		int rc = vd_fe_insert(d, oe.file_off, oe.len, oe.disk_bytenr);
-		assert(rc == 0);
-		(void)rc;
-		d->nbytes += oe.len;
-	}
+	if (vd_fe_finish_tree(d, t, &oe))
+		fs->wb_errors++;
 	eio_clear_bits(&d->io, oe.file_off, oe.file_off + oe.len - 1,
 		       EXTENT_DELALLOC_NEW, NULL, c, NULL, 0);
 	ordered_remove(&d->x->oe, oe.file_off);
@@ -137,26 +129,20 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 }
 
 /* A write bio is done: finish_ordered_io for each extent in it. Returns
- * the CPU not charged to any timeline yet (the io_tree work and, in the
- * array mode, the modelled item inserts); in tree mode the trees charge
- * their own work to t (or, with t NULL, to fsi->cpu_untasked_ns). All of
- * it is counted in cpu_endio_ns. */
+ * the CPU not charged to any timeline yet (the io_tree work); the trees
+ * charge their own work to t (or, with t NULL, to fsi->cpu_untasked_ns).
+ * All of it is counted in cpu_endio_ns. */
 static uint64_t wbio_complete(dinode *d, dbio *db, task *t)
 {
 	dfs *fs = d->fs;
 	fs_info *fsi = fs->fsi;
-	uint64_t u0 = fsi ? fsi->cpu_untasked_ns : 0, c0 = t ? t->cpu_ns : 0;
+	uint64_t u0 = fsi->cpu_untasked_ns, c0 = t ? t->cpu_ns : 0;
 	eio_call c = {0};
-	uint64_t ns = 0;
-	for (uint32_t i = 0; i < db->n; i++) {
+	for (uint32_t i = 0; i < db->n; i++)
 		finish_ordered(d, t, db->offs[i], &c);
-		if (!fsi)
-			ns += C_FINISH_ORDERED_NS;
-	}
-	ns += eio_call_ns(&c);
+	uint64_t ns = eio_call_ns(&c);
 	fs->cpu_endio_ns += ns;
-	if (fsi)
-		fs->cpu_endio_ns += (fsi->cpu_untasked_ns - u0) + (t ? t->cpu_ns - c0 : 0);
+	fs->cpu_endio_ns += (fsi->cpu_untasked_ns - u0) + (t ? t->cpu_ns - c0 : 0);
 	d->x->wb_inflight--;
 	for (dbio **pp = &d->x->writes; *pp; pp = &(*pp)->next)
 		if (*pp == db) {
@@ -256,10 +242,10 @@ static int wb_extent(dinode *d, task *t)
 	uint64_t len = de - ds + 1;
 	/* cow_file_range_inline: a file that fits max_inline, written from 0
 	 * to EOF, goes into the leaf with no disk extent and no bio */
-	int inline_ext = fs->fsi && ds == 0 && de + 1 >= d->i_size && d->i_size > 0 &&
+	int inline_ext = ds == 0 && de + 1 >= d->i_size && d->i_size > 0 &&
 			 d->i_size <= fs->fsi->opts.max_inline && d->i_size < PG;
 	uint64_t disk = FEXT_INLINE;
-	if (fs->fsi && !inline_ext) {
+	if (!inline_ext) {
 		/* btrfs_reserve_extent: when no free run is long enough, ask
 		 * for half as much (down to a sector) and cover the rest of
 		 * the range with the next extent */
@@ -271,9 +257,6 @@ static int wb_extent(dinode *d, task *t)
 		if (rc)
 			return rc;
 		de = ds + len - 1;
-	} else if (!fs->fsi) {
-		disk = fs->data_alloc;
-		fs->data_alloc += len;
 	}
 	/* the range lock, cow_file_range, and the unlock clearing DELALLOC */
 	uint64_t fail;
