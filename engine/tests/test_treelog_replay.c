@@ -1,6 +1,7 @@
 /* test_treelog_replay.c - the log tree after a power cut: a small fsync
  * sequence on a real file system (creates, writes, fsyncs of files and
- * directories, unlinks, a truncate, a commit), the power cut at every
+ * directories, unlinks, a truncate, a commit, fsyncs below directories
+ * made in the same transaction), the power cut at every
  * step, the log replayed over the committed tree (treelog_replay), and
  * the mounted result compared with what the sequence made durable: every
  * fsynced file whole, nothing that was neither fsynced nor committed. */
@@ -17,7 +18,7 @@
 #include "vfs.h"
 #include "vfs_io.h"
 
-#define NF 8
+#define NF 16
 
 /* What the sequence made durable for one name: present or not, and the
  * file's size and extents as the last fsync or commit saw them. */
@@ -232,6 +233,40 @@ static int script_step(sim *s, task *t)
 		r = do_fsync(w, t, fs_inode_get(w->root, top), &f);
 		make_durable(w, find(w, "b"));
 		break;
+	case 15: /* new directories p/q, p/r and s, a file s/h: none logged */
+		r = vfs_mkdir(w->fs, t, w->root, top, "p", &in);
+		add(w, "p", top, in, 1);
+		if (!r)
+			r = vfs_mkdir(w->fs, t, w->root, find(w, "p")->in->ino, "q", &in);
+		if (!r)
+			add(w, "q", find(w, "p")->in->ino, in, 1);
+		if (!r)
+			r = vfs_mkdir(w->fs, t, w->root, find(w, "p")->in->ino, "r", &in);
+		if (!r)
+			add(w, "r", find(w, "p")->in->ino, in, 1);
+		if (!r)
+			r = vfs_mkdir(w->fs, t, w->root, top, "s", &in);
+		if (!r)
+			add(w, "s", top, in, 1);
+		if (!r)
+			r = vfs_create(w->fs, t, w->root, find(w, "s")->in->ino, "h", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 8000);
+		if (!r)
+			add(w, "h", find(w, "s")->in->ino, in, 0);
+		break;
+	case 16: /* fsync(q): p, made in this transaction above it, is logged
+		  * with its name (log_all_new_ancestors) and comes back with
+		  * q; r and s, logged by nobody, do not */
+		r = do_fsync(w, t, find(w, "q")->in, &f);
+		make_durable(w, find(w, "q"));
+		make_durable(w, find(w, "p"));
+		break;
+	case 17: /* fsync(h): its new directory s comes back with it */
+		r = do_fsync(w, t, find(w, "h")->in, &f);
+		make_durable(w, find(w, "h"));
+		make_durable(w, find(w, "s"));
+		break;
 	default:
 		return TASK_DONE;
 	}
@@ -270,8 +305,8 @@ static void run_sequence(int prealloc)
 	task_spawn(w.s, "script", script_step, &w, 0);
 	CHECK(sim_run(w.s, 10000000, SIMTIME_MAX));
 	CHECK_EQ(w.err, 0);
-	CHECK_EQ(w.step, 15);
-	CHECK_EQ(w.cuts, 16);
+	CHECK_EQ(w.step, 18);
+	CHECK_EQ(w.cuts, 19);
 	/* most cuts found a synced log to replay */
 	CHECK(w.replayed_cuts >= 9);
 	treelog_destroy(w.tl);

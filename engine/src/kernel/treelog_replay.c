@@ -266,11 +266,14 @@ static int img_load(tl_image *im, const bt_node *n)
 
 typedef struct replay_ctx {
 	tl_image *im;
-	/* the log's dir index items and ranges, for the second pass */
+	/* the log's dir index items and ranges, and its inode refs, for the
+	 * later stages */
 	bt_item *dix;
 	int ndix, cdix;
 	bt_item *ranges;
 	int nranges, cranges;
+	bt_item *refs;
+	int nrefs, crefs;
 } replay_ctx;
 
 static int push_item(bt_item **a, int *n, int *cap, const bt_item *it)
@@ -287,7 +290,8 @@ static int push_item(bt_item **a, int *n, int *cap, const bt_item *it)
 	return 0;
 }
 
-/* The first pass over a log leaf: inode items, refs, extents. */
+/* The first pass over a log leaf: inode items and extents; dir index
+ * items, logged ranges and inode refs are kept for the later stages. */
 static int replay_leaf(replay_ctx *rc, const bt_node *n)
 {
 	tl_image *im = rc->im;
@@ -307,16 +311,10 @@ static int replay_leaf(replay_ctx *rc, const bt_node *n)
 			if ((in->mode & S_IFMT_) == S_IFREG_)
 				img_ext_truncate(in, in->size);
 			break;
-		case BTRFS_INODE_REF_KEY: {
-			/* add_inode_ref: the name comes back in its directory */
-			tl_img_dent d = { it->key.offset, it->v[0], it->key.objectid, it->v[1], FT_REG };
-			in = tl_image_inode(im, it->key.objectid);
-			if (in && (in->mode & S_IFMT_) == S_IFDIR_)
-				d.type = FT_DIR;
-			if (img_dent_put(im, &d))
+		case BTRFS_INODE_REF_KEY:
+			if (push_item(&rc->refs, &rc->nrefs, &rc->crefs, it))
 				return LAB_ENOMEM;
 			break;
-		}
 		case BTRFS_EXTENT_DATA_KEY: {
 			if (!(in = img_inode_get(im, it->key.objectid)))
 				return LAB_ENOMEM;
@@ -379,9 +377,17 @@ static int log_has_dent(const replay_ctx *rc, uint64_t dir, uint64_t index)
 	return lo < rc->ndix && rc->dix[lo].key.objectid == dir && rc->dix[lo].key.offset == index;
 }
 
-/* The second pass: replay_dir_deletes over each logged range, then the
- * log's entries whose inode exists (a name for an inode nobody logged or
- * committed is skipped, as replay_one_name does). */
+/*
+ * The later stages, in btrfs_recover_log_trees' order: replay_dir_deletes
+ * over each logged range (LOG_WALK_REPLAY_INODES, when the directory's
+ * inode item is replayed: only committed entries are there to drop), then
+ * the log's entries whose inode exists (LOG_WALK_REPLAY_DIR_INDEX: a name
+ * for an inode nobody logged or committed is skipped, as replay_one_name
+ * does), then the inode refs (LOG_WALK_REPLAY_ALL, add_inode_ref): a name
+ * a ref brings back stays even inside a range its directory logged
+ * earlier in the transaction without it (a directory made after that
+ * fsync and logged as a new ancestor of a later one).
+ */
 static int replay_dirs(replay_ctx *rc)
 {
 	tl_image *im = rc->im;
@@ -406,6 +412,16 @@ static int replay_dirs(replay_ctx *rc)
 		if (!tl_image_inode(im, it->v[0]))
 			continue;
 		tl_img_dent d = { it->key.objectid, it->key.offset, it->v[0], it->v[1], it->aux };
+		if (img_dent_put(im, &d))
+			return LAB_ENOMEM;
+	}
+	for (int k = 0; k < rc->nrefs; k++) {
+		/* add_inode_ref: the name comes back in its directory */
+		const bt_item *it = &rc->refs[k];
+		tl_img_dent d = { it->key.offset, it->v[0], it->key.objectid, it->v[1], FT_REG };
+		const tl_img_inode *in = tl_image_inode(im, it->key.objectid);
+		if (in && (in->mode & S_IFMT_) == S_IFDIR_)
+			d.type = FT_DIR;
 		if (img_dent_put(im, &d))
 			return LAB_ENOMEM;
 	}
@@ -484,6 +500,7 @@ int treelog_replay(treelog *tl, struct btrfs_root *root, tl_image *out)
 			r = replay_dirs(&rc);
 		free(rc.dix);
 		free(rc.ranges);
+		free(rc.refs);
 		out->replayed = 1;
 	}
 	if (r) {
