@@ -23,6 +23,8 @@
 
 /* ---- fsync storms (mix=all) --------------------------------------------- */
 
+static int fsync_busy_on(const tort *c, int sv, uint64_t ino);
+
 static tent *find_ent(tort *c, int sv, uint64_t ino)
 {
 	for (int i = 0; i < c->nents; i++)
@@ -33,7 +35,7 @@ static tent *find_ent(tort *c, int sv, uint64_t ino)
 
 void tort_note_unlink(tort *c, const tent *e)
 {
-	if (e->log_trans != c->fs->transid)
+	if (e->log_trans != c->fs->transid && !fsync_busy_on(c, e->sv, e->ino))
 		return;
 	if (c->ngone == c->gone_cap) {
 		int cap = c->gone_cap ? c->gone_cap * 2 : 16;
@@ -45,17 +47,31 @@ void tort_note_unlink(tort *c, const tent *e)
 	}
 	c->gone[c->ngone][0] = (uint64_t)e->sv;
 	c->gone[c->ngone][1] = e->ino;
-	c->gone[c->ngone][2] = e->log_trans;
+	c->gone[c->ngone][2] = c->fs->transid;
 	c->ngone++;
 }
 
-/* An fsync of ino (or with ino as its logged parent) is in flight: its
- * log may be on disk already, with another fsync's log commit. */
+/* Whether fsync w logged (or is logging) ino: the inode, its parent, or a
+ * directory made in this transaction above it that log_all_new_ancestors
+ * has put into the log so far. */
+static int fsync_logs(const tfsync *w, int sv, uint64_t ino)
+{
+	if (w->sv != sv)
+		return 0;
+	if (w->ino == ino || w->pino == ino)
+		return 1;
+	for (int k = 0; k < w->f.anc_next && k < w->f.nanc; k++)
+		if (w->f.anc[k] == ino)
+			return 1;
+	return 0;
+}
+
+/* An fsync that logs ino is in flight: its log may be on disk already,
+ * with another fsync's log commit. */
 static int fsync_busy_on(const tort *c, int sv, uint64_t ino)
 {
 	for (int i = 0; i < TS_MAX_FSYNC; i++)
-		if (c->fsw[i].busy && c->fsw[i].sv == sv &&
-		    (c->fsw[i].ino == ino || c->fsw[i].pino == ino))
+		if (c->fsw[i].busy && fsync_logs(&c->fsw[i], sv, ino))
 			return 1;
 	return 0;
 }
@@ -75,7 +91,10 @@ static int gone_logged(const tort *c, int sv, uint64_t ino)
  * the fsyncs made durable. Every file fsynced in the running transaction
  * (and not renamed since) is there whole: the size and extents its fsync
  * saw; every inode created in this transaction that the mount finds was
- * logged by an fsync. Failures count as check failures.
+ * logged by an fsync of this transaction (tent.log_trans): the inode
+ * fsynced, the parent logged with it, or a new directory above it
+ * (log_all_new_ancestors), or one of those of an fsync in flight.
+ * Failures count as check failures.
  */
 void tort_power_cut_check(tort *c)
 {
@@ -144,6 +163,27 @@ static void fsync_done(tort *c, tfsync *w)
 		tent *p = w->pino ? find_ent(c, w->sv, w->pino) : NULL;
 		if (p)
 			p->log_trans = fs->transid;
+		/* btrfs_log_inode_parent -> log_all_new_ancestors: each
+		 * directory made in this transaction on the way up to the
+		 * subvolume's top, not logged yet, went into the log with
+		 * its name (LOG_INODE_EXISTS), so the fsynced inode has a
+		 * path after a replay. log_new_ancestors logs only inodes
+		 * whose generation is this transaction's. */
+		for (int k = 0; k < w->f.anc_next && k < w->f.nanc; k++) {
+			tent *a = find_ent(c, w->sv, w->f.anc[k]);
+			struct inode *ai = a ? fs_inode_get(c->sv[w->sv], a->ino) : NULL;
+			if (a && a->is_dir && ai && ai->generation == fs->transid) {
+				a->log_trans = fs->transid;
+				continue;
+			}
+			if (!a && gone_logged(c, w->sv, w->f.anc[k]))
+				continue; /* removed since (tort_note_unlink kept it) */
+			check_report(fs, "fsync of inode %llu of root %llu logged inode %llu as a "
+				     "new ancestor: not a directory made in this transaction",
+				     (unsigned long long)w->ino, (unsigned long long)c->sv[w->sv]->id,
+				     (unsigned long long)w->f.anc[k]);
+			tort_note_check(c, fs, 1);
+		}
 	}
 	if (++c->fsyncs_done % 5 == 0)
 		tort_power_cut_check(c);

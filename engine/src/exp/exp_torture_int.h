@@ -31,9 +31,10 @@ typedef struct tent {       /* a live name */
 	uint32_t name;       /* name is "n<name>" */
 	int is_dir;
 	uint32_t new_ext;    /* extents written since its last fsync */
-	/* the power-cut check (mix=all): the transaction of its last fsync
-	 * (log_trans) and, unless renamed since, the size and extents that
-	 * fsync made durable (dur_trans) */
+	/* the power-cut check (mix=all): the transaction it was last
+	 * logged in (log_trans: fsynced, or logged by another inode's fsync
+	 * as its parent or a new ancestor) and, unless renamed since, the
+	 * size and extents its last fsync made durable (dur_trans) */
 	uint64_t log_trans, dur_trans, dur_size, dur_hash;
 } tent;
 
