@@ -27,28 +27,37 @@ static int fsync_busy_on(const tort *c, int sv, uint64_t ino);
 
 static tent *find_ent(tort *c, int sv, uint64_t ino)
 {
-	for (int i = 0; i < c->nents; i++)
-		if (c->ents[i].sv == sv && c->ents[i].ino == ino)
-			return &c->ents[i];
-	return NULL;
+	int i = tort_find(c, sv, ino);
+	return i < 0 ? NULL : &c->ents[i];
+}
+
+/* Append (a, b) to a list of pairs of the running transaction (kept in
+ * *trans: a list of an older one starts over). */
+static void pairs_add(tort *c, uint64_t (**v)[2], int *n, int *cap, uint64_t *trans,
+		      uint64_t a, uint64_t b)
+{
+	if (*trans != c->fs->transid) {
+		*trans = c->fs->transid;
+		*n = 0;
+	}
+	if (*n == *cap) {
+		int nc = *cap ? *cap * 2 : 16;
+		uint64_t (*g)[2] = lab_realloc(*v, (size_t)nc * sizeof(**v));
+		if (!g)
+			return tort_note_error(c, "power cut: list", LAB_ENOMEM);
+		*v = g;
+		*cap = nc;
+	}
+	(*v)[*n][0] = a;
+	(*v)[*n][1] = b;
+	(*n)++;
 }
 
 void tort_note_unlink(tort *c, const tent *e)
 {
 	if (e->log_trans != c->fs->transid && !fsync_busy_on(c, e->sv, e->ino))
 		return;
-	if (c->ngone == c->gone_cap) {
-		int cap = c->gone_cap ? c->gone_cap * 2 : 16;
-		uint64_t (*g)[3] = lab_realloc(c->gone, (size_t)cap * sizeof(*g));
-		if (!g)
-			return tort_note_error(c, "power cut: unlinked list", LAB_ENOMEM);
-		c->gone = g;
-		c->gone_cap = cap;
-	}
-	c->gone[c->ngone][0] = (uint64_t)e->sv;
-	c->gone[c->ngone][1] = e->ino;
-	c->gone[c->ngone][2] = c->fs->transid;
-	c->ngone++;
+	pairs_add(c, &c->gone, &c->ngone, &c->gone_cap, &c->gone_trans, (uint64_t)e->sv, e->ino);
 }
 
 /* Whether fsync w logged (or is logging) ino: the inode, its parent, or a
@@ -78,11 +87,18 @@ static int fsync_busy_on(const tort *c, int sv, uint64_t ino)
 
 static int gone_logged(const tort *c, int sv, uint64_t ino)
 {
+	if (c->gone_trans != c->fs->transid)
+		return 0;
 	for (int i = 0; i < c->ngone; i++)
-		if (c->gone[i][0] == (uint64_t)sv && c->gone[i][1] == ino &&
-		    c->gone[i][2] == c->fs->transid)
+		if (c->gone[i][0] == (uint64_t)sv && c->gone[i][1] == ino)
 			return 1;
 	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 /*
@@ -94,28 +110,73 @@ static int gone_logged(const tort *c, int sv, uint64_t ino)
  * logged by an fsync of this transaction (tent.log_trans): the inode
  * fsynced, the parent logged with it, or a new directory above it
  * (log_all_new_ancestors), or one of those of an fsync in flight.
- * Failures count as check failures.
+ * Only those inodes are looked at, so the mount is read as far as they
+ * need (treelog_replay_some: the log, those inodes and the directories
+ * naming them), not whole: a cut costs what the transaction logged, not
+ * what the file system holds. The first cut after each whole check
+ * (check_commit spaces those) replays the whole subvolumes as well and
+ * finds the partial replay equal on its scope. Failures count as check
+ * failures.
  */
 void tort_power_cut_check(tort *c)
 {
 	fs_info *fs = c->fs;
 	int fails = 0;
 	c->cuts++;
+	/* the files fsynced in this transaction, not renamed since */
+	int nwant = 0;
+	uint64_t *want = NULL;
+	if (c->durs_trans == fs->transid && c->ndurs) {
+		want = lab_malloc((size_t)c->ndurs * sizeof(*want));
+		if (!want)
+			return tort_note_error(c, "power cut: list", LAB_ENOMEM);
+	}
+	/* the first cut after each whole check replays the whole subvolumes
+	 * too and compares (so the partial replay's share stays bounded as
+	 * the whole check's does) */
+	int whole = c->full_checks != c->cut_full;
+	c->cut_full = c->full_checks;
 	for (int sv = 0; sv < c->nsv; sv++) {
 		struct btrfs_root *root = c->sv[sv];
 		if (!root || root->dead || !root->tree.commit_root)
 			continue;
+		nwant = 0;
+		for (int i = 0; want && i < c->ndurs; i++) {
+			const tent *e = c->durs[i][0] == (uint64_t)sv ? find_ent(c, sv, c->durs[i][1]) : NULL;
+			if (e && !e->is_dir && e->dur_trans == fs->transid)
+				want[nwant++] = e->ino;
+		}
+		if (nwant > 1) { /* a file fsynced twice is listed twice */
+			qsort(want, (size_t)nwant, sizeof(*want), cmp_u64);
+			int u = 1;
+			for (int i = 1; i < nwant; i++)
+				if (want[i] != want[u - 1])
+					want[u++] = want[i];
+			nwant = u;
+		}
 		tl_image im;
-		int rc = treelog_replay(c->tl, root, &im);
+		int rc = treelog_replay_some(c->tl, root, want, nwant, &im);
+		if (!rc && whole) {
+			tl_image all;
+			uint64_t where;
+			rc = treelog_replay(c->tl, root, &all);
+			if (!rc && !tl_image_agree(&all, &im, &where)) {
+				check_report(fs, "power cut: the replay of root %llu read in part differs "
+					     "from the whole one at inode %llu",
+					     (unsigned long long)root->id, (unsigned long long)where);
+				fails++;
+			}
+			tl_image_free(&all);
+		}
 		if (rc) {
+			tl_image_free(&im);
+			free(want);
 			tort_note_error(c, "power cut: replay", rc);
 			return;
 		}
 		c->cuts_replayed += (uint64_t)im.replayed;
-		for (int i = 0; i < c->nents; i++) {
-			const tent *e = &c->ents[i];
-			if (e->sv != sv || e->is_dir || e->dur_trans != fs->transid)
-				continue;
+		for (int i = 0; i < nwant; i++) {
+			const tent *e = find_ent(c, sv, want[i]);
 			const tl_img_inode *in = tl_image_inode(&im, e->ino);
 			if (!in || in->nlink == 0) {
 				check_report(fs, "power cut: fsynced inode %llu of root %llu missing after replay",
@@ -143,6 +204,7 @@ void tort_power_cut_check(tort *c)
 		}
 		tl_image_free(&im);
 	}
+	free(want);
 	tort_note_check(c, fs, fails);
 }
 
@@ -158,6 +220,8 @@ static void fsync_done(tort *c, tfsync *w)
 			if (!e->is_dir) {
 				e->dur_size = in->size;
 				e->dur_hash = tl_tree_extents_hash(fs, in);
+				pairs_add(c, &c->durs, &c->ndurs, &c->durs_cap, &c->durs_trans,
+					  (uint64_t)w->sv, w->ino);
 			}
 		}
 		tent *p = w->pino ? find_ent(c, w->sv, w->pino) : NULL;
@@ -300,9 +364,13 @@ static int pick_recent(tort *c)
 	if (c->nrecent && tort_below(c, 4)) {
 		int n = c->nrecent < TS_RECENT ? c->nrecent : TS_RECENT;
 		const uint64_t *r = c->recent[tort_below(c, (uint64_t)n)];
-		for (int i = 0; i < c->nents; i++)
-			if (c->ents[i].ino == r[1] && c->sv[c->ents[i].sv]->id == r[0])
+		for (int sv = 0; sv < c->nsv; sv++) {
+			if (!c->sv[sv] || c->sv[sv]->id != r[0])
+				continue;
+			int i = tort_find(c, sv, r[1]);
+			if (i >= 0)
 				return i;
+		}
 	}
 	return tort_pick(c, -1);
 }
