@@ -18,7 +18,7 @@
 #include "vfs.h"
 #include "vfs_io.h"
 
-#define NF 20
+#define NF 28
 
 /* What the sequence made durable for one name: present or not, and the
  * file's size and extents as the last fsync or commit saw them. */
@@ -140,15 +140,16 @@ static void cut(world *w)
 	tl_image_free(&im);
 }
 
-/* fsync(2) on t, to the end: the data, then the log. */
-static int do_fsync(world *w, task *t, struct inode *in, tl_fsync *f)
+/* fsync(2) on t, to the end: the data, then the log (with parent: the
+ * parent directory logged too). */
+static int do_fsync_parent(world *w, task *t, struct inode *in, struct inode *parent, tl_fsync *f)
 {
 	if ((in->mode & S_IFMT_) == S_IFREG_) {
 		int r = vio_fsync(w->fs, t, in);
 		if (r)
 			return r < 0 ? r : LAB_ESTATE;
 	}
-	CHECK_EQ(treelog_fsync_init(f, w->root, in, 0), 0);
+	CHECK_EQ(treelog_fsync_init_parent(f, w->root, in, 0, parent), 0);
 	int r;
 	do
 		r = treelog_fsync_step(w->tl, t, f);
@@ -156,6 +157,11 @@ static int do_fsync(world *w, task *t, struct inode *in, tl_fsync *f)
 	if (r == TASK_BLOCKED)
 		return LAB_ESTATE; /* one task: nothing to wait for */
 	return r < 0 ? r : f->error;
+}
+
+static int do_fsync(world *w, task *t, struct inode *in, tl_fsync *f)
+{
+	return do_fsync_parent(w, t, in, NULL, f);
 }
 
 static durable *add(world *w, const char *name, uint64_t dir, struct inode *in, int isdir)
@@ -332,6 +338,44 @@ static int script_step(sim *s, task *t)
 		make_durable(w, find(w, "x"));
 		make_durable(w, find(w, "y"));
 		break;
+	case 20: /* a new directory u, a file v in it, fsync(v) logging u as
+		  * its parent: u is logged with its name (the parent pass
+		  * copies its ref), so v has a path after a cut */
+		r = vfs_mkdir(w->fs, t, w->root, top, "u", &in);
+		add(w, "u", top, in, 1);
+		if (!r)
+			r = vfs_create(w->fs, t, w->root, find(w, "u")->in->ino, "v", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 9000);
+		if (!r)
+			add(w, "v", find(w, "u")->in->ino, in, 0);
+		if (!r)
+			r = do_fsync_parent(w, t, in, find(w, "u")->in, &f);
+		make_durable(w, find(w, "u"));
+		make_durable(w, find(w, "v"));
+		break;
+	case 21: /* u renamed into a new directory wd as u2: until the log is
+		  * synced again a cut finds the old name */
+		r = vfs_mkdir(w->fs, t, w->root, top, "wd", &in);
+		add(w, "wd", top, in, 1);
+		if (!r)
+			r = vfs_rename(w->fs, t, w->root, top, "u", find(w, "wd")->in->ino, "u2");
+		if (!r)
+			add(w, "u2", find(w, "wd")->in->ino, find(w, "u")->in, 1);
+		find(w, "u")->in = NULL;
+		break;
+	case 22: /* another file's fsync syncs the log: u's new name went
+		  * into it at the rename (btrfs_log_new_name) with wd, made
+		  * in this transaction above it; v keeps its path */
+		r = vfs_create(w->fs, t, w->root, top, "z", 0644, &in);
+		d = add(w, "z", top, in, 0);
+		if (!r)
+			r = do_fsync(w, t, in, &f);
+		make_durable(w, d);
+		make_durable(w, find(w, "u"));
+		make_durable(w, find(w, "u2"));
+		make_durable(w, find(w, "wd"));
+		break;
 	default:
 		return TASK_DONE;
 	}
@@ -370,8 +414,8 @@ static void run_sequence(int prealloc)
 	task_spawn(w.s, "script", script_step, &w, 0);
 	CHECK(sim_run(w.s, 10000000, SIMTIME_MAX));
 	CHECK_EQ(w.err, 0);
-	CHECK_EQ(w.step, 20);
-	CHECK_EQ(w.cuts, 21);
+	CHECK_EQ(w.step, 23);
+	CHECK_EQ(w.cuts, 24);
 	/* most cuts found a synced log to replay */
 	CHECK(w.replayed_cuts >= 9);
 	treelog_destroy(w.tl);

@@ -95,6 +95,50 @@ static int gone_logged(const tort *c, int sv, uint64_t ino)
 	return 0;
 }
 
+/* Whether an fsync of this transaction logged inode ino of slot sv (the
+ * checker's record): fsynced, logged with another's fsync, unlinked
+ * since, or held by an fsync in flight. */
+static int logged_now(const tort *c, int sv, uint64_t ino)
+{
+	int i = tort_find(c, sv, ino);
+	return (i >= 0 && c->ents[i].log_trans == c->fs->transid) || gone_logged(c, sv, ino) ||
+	       fsync_busy_on(c, sv, ino);
+}
+
+/*
+ * What a replay may bring back of this transaction, in *out (ino -> 1):
+ * the inodes an fsync logged (logged_now), and every directory above one
+ * of them in the replayed image: btrfs_log_inode_parent and
+ * btrfs_log_new_name log the directories made in this transaction above
+ * a logged inode, with their names (log_all_new_ancestors), so that it
+ * has a path after a replay. 0 or LAB_ENOMEM.
+ */
+static int above_logged(const tort *c, int sv, const tl_image *im, u64map *out)
+{
+	u64map parent;
+	memset(&parent, 0, sizeof(parent));
+	u64map_clear(out);
+	int rc = 0;
+	/* the image's names, child -> directory (one name each here) */
+	for (int i = 0; i < im->ndents && !rc; i++)
+		if (!(im->dents[i].type & FS_DIRENT_SUBVOL) && im->dents[i].dir <= UINT32_MAX)
+			rc = u64map_put(&parent, im->dents[i].child, (uint32_t)im->dents[i].dir);
+	for (int k = 0; k < im->ninodes && !rc; k++) {
+		uint64_t x = im->inodes[k].ino;
+		if (!logged_now(c, sv, x))
+			continue;
+		for (int depth = 0; x && depth < 4096 && !rc; depth++) {
+			if (u64map_get(out, x, NULL))
+				break; /* and everything above: marked already */
+			rc = u64map_put(out, x, 1);
+			uint32_t d;
+			x = u64map_get(&parent, x, &d) ? d : 0;
+		}
+	}
+	u64map_free(&parent);
+	return rc ? LAB_ENOMEM : 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -107,9 +151,10 @@ static int cmp_u64(const void *a, const void *b)
  * the fsyncs made durable. Every file fsynced in the running transaction
  * (and not renamed since) is there whole: the size and extents its fsync
  * saw; every inode created in this transaction that the mount finds was
- * logged by an fsync of this transaction (tent.log_trans): the inode
- * fsynced, the parent logged with it, or a new directory above it
- * (log_all_new_ancestors), or one of those of an fsync in flight.
+ * logged by an fsync of this transaction (tent.log_trans: the inode
+ * fsynced, the parent logged with it, or one of those of an fsync in
+ * flight) or is a directory above such an inode in the replayed image
+ * (above_logged: log_all_new_ancestors, at an fsync or at a rename).
  * Only those inodes are looked at, so the mount is read as far as they
  * need (treelog_replay_some: the log, those inodes and the directories
  * naming them), not whole: a cut costs what the transaction logged, not
@@ -136,6 +181,8 @@ void tort_power_cut_check(tort *c)
 	 * the whole check's does) */
 	int whole = c->full_checks != c->cut_full;
 	c->cut_full = c->full_checks;
+	u64map above;
+	memset(&above, 0, sizeof(above));
 	for (int sv = 0; sv < c->nsv; sv++) {
 		struct btrfs_root *root = c->sv[sv];
 		if (!root || root->dead || !root->tree.commit_root)
@@ -190,13 +237,16 @@ void tort_power_cut_check(tort *c)
 				fails++;
 			}
 		}
+		int rc2 = above_logged(c, sv, &im, &above);
+		if (rc2) {
+			tl_image_free(&im);
+			free(want);
+			u64map_free(&above);
+			return tort_note_error(c, "power cut: paths", rc2);
+		}
 		for (int k = 0; k < im.ninodes; k++) {
 			const tl_img_inode *in = &im.inodes[k];
-			if (in->generation != fs->transid)
-				continue;
-			const tent *e = find_ent(c, sv, in->ino);
-			if ((e && e->log_trans == fs->transid) || gone_logged(c, sv, in->ino) ||
-			    fsync_busy_on(c, sv, in->ino))
+			if (in->generation != fs->transid || u64map_get(&above, in->ino, NULL))
 				continue;
 			check_report(fs, "power cut: inode %llu of root %llu, never fsynced, found after replay",
 				     (unsigned long long)in->ino, (unsigned long long)root->id);
@@ -205,6 +255,7 @@ void tort_power_cut_check(tort *c)
 		tl_image_free(&im);
 	}
 	free(want);
+	u64map_free(&above);
 	tort_note_check(c, fs, fails);
 }
 
@@ -232,18 +283,19 @@ static void fsync_done(tort *c, tfsync *w)
 		 * subvolume's top, not logged yet, went into the log with
 		 * its name (LOG_INODE_EXISTS), so the fsynced inode has a
 		 * path after a replay. log_new_ancestors logs only inodes
-		 * whose generation is this transaction's. */
+		 * whose generation is this transaction's (here: the one the
+		 * fsync started in; a commit may have come since). */
 		for (int k = 0; k < w->f.anc_next && k < w->f.nanc; k++) {
 			tent *a = find_ent(c, w->sv, w->f.anc[k]);
 			struct inode *ai = a ? fs_inode_get(c->sv[w->sv], a->ino) : NULL;
-			if (a && a->is_dir && ai && ai->generation == fs->transid) {
+			if (a && a->is_dir && ai && ai->generation >= w->start_trans) {
 				a->log_trans = fs->transid;
 				continue;
 			}
 			if (!a && gone_logged(c, w->sv, w->f.anc[k]))
 				continue; /* removed since (tort_note_unlink kept it) */
 			check_report(fs, "fsync of inode %llu of root %llu logged inode %llu as a "
-				     "new ancestor: not a directory made in this transaction",
+				     "new ancestor: not a directory made since its fsync began",
 				     (unsigned long long)w->ino, (unsigned long long)c->sv[w->sv]->id,
 				     (unsigned long long)w->f.anc[k]);
 			tort_note_check(c, fs, 1);
@@ -348,6 +400,7 @@ static int fsync_start(tort *c, task *t, int i)
 	w->sv = e->sv;
 	w->ino = e->ino;
 	w->pino = parent ? parent->ino : 0;
+	w->start_trans = c->fs->transid;
 	if (!task_spawn(c->fs->sim, "fsync", fsync_step, w, t->clock)) {
 		tort_note_error(c, "fsync task", LAB_ENOMEM);
 		return 0;

@@ -63,6 +63,7 @@ typedef struct tfsync {     /* one fsync task */
 	int data_done;       /* the data part (vio_fsync) is done */
 	int sv;
 	uint64_t ino, pino;  /* pinned inodes (pino: the logged parent, or 0) */
+	uint64_t start_trans; /* the transaction it started in */
 	tl_fsync f;
 } tfsync;
 
