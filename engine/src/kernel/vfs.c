@@ -625,6 +625,9 @@ static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t 
 			in->parent = nd->ino;
 		r = fs_inode_update(fs, t, in);
 	}
+	for (int i = 0; !r && i < fs->nhooks; i++)
+		if (fs->hooks[i].on_new_name)
+			fs->hooks[i].on_new_name(fs->hooks[i].ctx, t, in, nd);
 	if (nd != od)
 		dir_unlock(t, nd);
 	dir_unlock(t, od);
