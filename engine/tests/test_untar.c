@@ -170,9 +170,10 @@ static void test_cycles(void)
 	/* every file ends up extracted in all three */
 	CHECK_EQ(t_metric(&b, "files"), 11300);
 	CHECK_EQ(t_metric(&a, "files"), 11300);
-	/* the peak reservation sits at the ceiling */
-	CHECK(t_metric(&b, "peak_may_use_gib") <= t_metric(&b, "overcommit_limit_gib") * 1.001);
-	CHECK(t_metric(&b, "peak_may_use_gib") > 0.98 * t_metric(&b, "overcommit_limit_gib"));
+	/* the peak reservation sits at the ceiling (the end's: the tree
+	 * blocks written since take a little of it) */
+	CHECK(t_metric(&b, "peak_may_use_gib") <= t_metric(&b, "overcommit_limit_gib") * 1.02);
+	CHECK(t_metric(&b, "peak_may_use_gib") > 0.95 * t_metric(&b, "overcommit_limit_gib"));
 }
 
 /* A ceiling the untar never reaches (the seed's 2 TiB at a fiftieth of

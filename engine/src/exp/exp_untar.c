@@ -68,12 +68,27 @@
 
 /* ------------------------------------------------------------- parameters */
 
+/* fs_used_gib's default: the one unstated input fitted for the seed's box
+ * (see ut_published) */
+#define UT_FS_USED_FIT 0
+/* Of the device space in chunks before the untar, the share in metadata
+ * chunks [estimate: `btrfs filesystem df` of file systems of general
+ * files shows metadata at 1-2% of data]. Every old chunk is full, so the
+ * share changes only the space_infos' totals, not the overcommit limit
+ * (their used bytes cancel against their size). */
+#define UT_USED_META_SHARE 0.01
+
 static const char *const ut_decompress[] = { "xz", "zstd", "none", NULL };
 enum { UT_XZ = 0, UT_ZSTD = 1, UT_NONE = 2 };
 /* the kernel preset of the after run, first the after kernel itself */
 static const char *const ut_kernels[] = { "5.10+fix", "5.10", "5.9", NULL };
 static const char *const ut_flush[] = { "preset", "flusher", "inodes", "pages", NULL };
 static const char *const ut_bit[] = { "preset", "0", "1", NULL };
+/* mkfs.btrfs's metadata profile: auto is its default for the device
+ * (btrfs-progs before 5.15: DUP on a rotational device, single on a
+ * non-rotational one) */
+static const char *const ut_profiles[] = { "auto", "single", "dup", NULL };
+enum { UT_PROF_AUTO = 0, UT_PROF_SINGLE = 1, UT_PROF_DUP = 2 };
 
 static const param_desc ut_params[] = {
 	{ "device", PT_ENUM, 0, 0, 0, 0, bdev_profile_names, NULL,
@@ -83,8 +98,15 @@ static const param_desc ut_params[] = {
 	{ "cpus", PT_INT, 56, 1, 1024, 0, NULL, "CPUs",
 	  "online CPUs: the CPUs the tasks share, flush_workers' threads, the reclaim target (the seed: 56)" },
 	{ "fs_gib", PT_INT, 2048, 1, 65536, 0, NULL, "GiB",
-	  "size of the fresh file system: its unallocated space sets the metadata overcommit limit "
+	  "size of the file system: its unallocated space sets the metadata overcommit limit "
 	  "(the seed: 2 TiB)" },
+	{ "fs_used_gib", PT_INT, UT_FS_USED_FIT, 0, 65535, 0, NULL, "GiB",
+	  "device space already in chunks before the untar (btrfs fi show's used; every chunk "
+	  "full): the rest, unallocated, sets the overcommit limit. Not in the seed: FITTED on its "
+	  "5.10 row (see fidelity); 0 = a fresh file system" },
+	{ "meta_profile", PT_ENUM, UT_PROF_AUTO, 0, 0, 0, ut_profiles, NULL,
+	  "metadata profile mkfs gave it: DUP halves what the unallocated space can back; auto = "
+	  "mkfs's default of 2020 for the device (dup if rotational, else single)" },
 	{ "decompress", PT_ENUM, UT_XZ, 0, 0, 0, ut_decompress, NULL,
 	  "what tar reads through: xz (the seed's .tar.xz), zstd, or none (a plain .tar in the page cache)" },
 	{ "scale", PT_FLOAT, 1, 0, 1, 1, NULL, NULL,
@@ -118,7 +140,8 @@ static const metric_desc ut_metrics[] = {
 	{ "writer_tickets", "count", "times tar parked on a ticket" },
 	{ "peak_may_use_gib", "GiB", "peak metadata bytes_may_use" },
 	{ "overcommit_limit_gib", "GiB",
-	  "metadata overcommit limit at the end: total_bytes + unallocated / 8" },
+	  "metadata overcommit limit on reservations at the end: total_bytes + unallocated / 8 "
+	  "(/ 16 with DUP), less what the metadata chunks hold" },
 	{ "meta_tickets", "count", "metadata tickets queued" },
 	{ "data_tickets", "count", "data tickets queued" },
 	{ "decompress_s", "s", "CPU time of the decompressor" },
@@ -328,6 +351,10 @@ typedef struct ut_ctx {
 	uint64_t limit_end, peak_may_use;
 	/* the archive's shape */
 	uint64_t data_bytes, file_pages, small_files, max_file;
+	/* the metadata worker's flush states over the run: calls, tickets
+	 * granted during them, time (kept from the reclaim workers) */
+	struct { uint64_t calls, grants, ns; } st[FLUSH_NSTATES];
+	int have_states;
 } ut_ctx;
 
 static void ut_release(ut_ctx *c);
@@ -924,7 +951,15 @@ static int ut_setup(struct lab_run *r)
 		return exp_fail(r, rc, "no device profile '%s'", prof);
 	fs_opts fo;
 	fs_opts_default(&fo);
-	fo.dev_bytes = (uint64_t)exp_param(r, "fs_gib") << 30;
+	int fs_gib = (int)exp_param(r, "fs_gib"), used_gib = (int)exp_param(r, "fs_used_gib");
+	if (used_gib >= fs_gib)
+		return exp_fail(r, LAB_ERANGE, "fs_used_gib (%d) must be below fs_gib (%d)", used_gib,
+				fs_gib);
+	fo.dev_bytes = (uint64_t)fs_gib << 30;
+	int mprof = exp_param_enum(r, "meta_profile");
+	fo.meta_dup = mprof == UT_PROF_DUP || (mprof == UT_PROF_AUTO && bdev_rotational(c->dev));
+	fo.used_bytes = (uint64_t)used_gib << 30;
+	fo.used_meta_bytes = (uint64_t)((double)fo.used_bytes * UT_USED_META_SHARE) / 4096 * 4096;
 	fo.patches = r->patches;
 	rc = fs_mount(r->sim, c->dev, &fo, &c->fs);
 	if (rc)
@@ -1023,6 +1058,13 @@ static int ut_collect(struct lab_run *r)
 	exp_metric(r, "commits", (double)c->tm.ncommits);
 	c->limit_end = fs_space_limit(c->fs, SPACE_META);
 	c->peak_may_use = m->peak_may_use;
+	const reclaim_ctl *rcl = fs_space_reclaim(c->fs);
+	for (int k = 0; rcl && k < FLUSH_NSTATES; k++) {
+		c->st[k].calls = rcl->per_state[k].calls;
+		c->st[k].grants = rcl->per_state[k].grants;
+		c->st[k].ns = rcl->per_state[k].ns;
+	}
+	c->have_states = rcl != NULL;
 	/* a full-scale run holds a few hundred MiB of simulated kernel: give
 	 * it back before the other kernel's run starts */
 	ut_release(c);
@@ -1054,6 +1096,21 @@ static void ut_details(struct lab_run *r, strbuf *sb)
 	js_obj_end(sb);
 	js_knum(sb, "limit_gib", (double)c->limit_end / GiB);
 	js_knum(sb, "peak_may_use_gib", (double)c->peak_may_use / GiB);
+	/* the flush states reclaim ran: calls, the tickets granted during
+	 * them, seconds spent (metadata and data workers, priority flushers) */
+	js_key(sb, "states");
+	js_arr(sb);
+	for (int k = 1; c->have_states && k < FLUSH_NSTATES; k++) {
+		if (!c->st[k].calls)
+			continue;
+		js_obj(sb);
+		js_kstr(sb, "state", reclaim_state_name(k));
+		js_kint(sb, "calls", (int64_t)c->st[k].calls);
+		js_kint(sb, "grants", (int64_t)c->st[k].grants);
+		js_knum(sb, "s", (double)c->st[k].ns / 1e9);
+		js_obj_end(sb);
+	}
+	js_arr_end(sb);
 	js_key(sb, "series");
 	js_obj(sb);
 	static const char *const sk[] = { "t", "may_use_gib", "limit_gib", "delalloc_mib", "tickets",

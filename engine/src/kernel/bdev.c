@@ -112,6 +112,7 @@ static const bdev_profile hdd_profile = {
 	.wr_tail = { 6, hdd_q, hdd_m },
 	.notes = "[estimate] 7200 rpm: ~8 ms random access, 150 MB/s sequential, "
 		 "write-through (no volatile cache), flush = one command",
+	.rotational = 1,
 };
 
 /*
@@ -165,6 +166,9 @@ static const bdev_profile vm_ssd_profile = {
 	.virt_sys_ns = 4000.0,
 	.virt_writethrough = 1,
 	.plp = 1, /* the guest sees no volatile cache: its flushes are no-ops */
+	/* virtio_blk does not mark its queue non-rotational: the guest's
+	 * /sys/block/vdX/queue/rotational reads 1 */
+	.rotational = 1,
 	/* fio's own CPU per IO in the guest [estimate: as on the rig that
 	 * measured the host drive, consumer-ssd's fitted ~11 us] */
 	.host_ns = 11000.0,
@@ -866,6 +870,12 @@ void bdev_destroy(bdev *d)
 const char *bdev_profile_name(const bdev *d)
 {
 	return d->prof->name;
+}
+
+/* bdev_rotational - what the kernel reports as queue/rotational. */
+int bdev_rotational(const bdev *d)
+{
+	return d->prof->rotational;
 }
 
 /* Trampoline from the simulator's event to the bio's completion hook. */

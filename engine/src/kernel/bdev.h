@@ -51,6 +51,8 @@ typedef struct bdev_ops {
 int bdev_create(sim *s, const char *profile, bdev **out);
 void bdev_destroy(bdev *d);
 const char *bdev_profile_name(const bdev *d);
+/* 1 if the device reports itself rotational (queue/rotational). */
+int bdev_rotational(const bdev *d);
 
 /* Submit: sets b->submit/b->complete, schedules b->end_io if set.
  * Returns the completion time. */

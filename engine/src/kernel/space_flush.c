@@ -258,6 +258,15 @@ static int op_commit(void *ctx, task *t, int kind)
 	return r;
 }
 
+/* may_commit_transaction: what a commit gives back besides the pinned
+ * bytes, the delayed refs reserve (the delayed items' reserve is not
+ * kept: the model's delayed items reserve nothing apart). */
+static uint64_t op_commit_frees(void *ctx, int kind)
+{
+	sfs *x = ctx;
+	return kind == SPACE_META ? x->drefs.reserved : 0;
+}
+
 /* Start the reclaim workers at the first ticket (so a run that never
  * runs short of space has no extra tasks or events). */
 int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at)
@@ -282,6 +291,7 @@ int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at)
 		.run_delayed_refs = op_delayed_refs,
 		.alloc_chunk = op_alloc_chunk,
 		.commit = op_commit,
+		.commit_frees = op_commit_frees,
 	};
 	int r = reclaim_init(&x->rc, fs->sim, &fs->space, x->dc_ready ? &x->dc : NULL,
 			     &ops, x->ncpus);
@@ -352,7 +362,9 @@ uint64_t fs_space_limit(fs_info *fs, int kind)
 	if (!get_sfs(fs) || kind < 0 || kind >= SPACE_KINDS)
 		return 0;
 	const space_info *si = &fs->space.info[kind];
-	if (kind == SPACE_DATA)
-		return si->total_bytes;
-	return si->total_bytes + space_avail(&fs->space, si, RESERVE_FLUSH_ALL);
+	uint64_t held = space_used(si, 0);
+	uint64_t cap = si->total_bytes;
+	if (kind == SPACE_META)
+		cap += space_avail(&fs->space, si, RESERVE_FLUSH_ALL);
+	return cap > held ? cap - held : 0;
 }

@@ -63,6 +63,11 @@ typedef struct sfs {
 	int ndroots, droots_cap;
 	uint64_t list_seq, nr_listed;
 	sfs_commit commit[SFS_COMMITTERS];
+	/* fs_info->delayed_refs_rsv: 256 KiB per delayed ref head not yet
+	 * run (size), filled by start_transaction (reserved); held in
+	 * bytes_may_use until the heads run (fs_space_dref_heads) */
+	block_rsv drefs;
+	uint64_t drefs_heads;
 	fs_space_stats st;
 	fs_space_observer obs;
 } sfs;
