@@ -152,6 +152,9 @@ static const metric_desc ut_metrics[] = {
 	{ "inline_files", "count", "files written as inline extents by reclaim's flushes" },
 	{ "dirty_mib_at_exit", "MiB", "dirty page cache left when tar exited" },
 	{ "commits", "count", "transaction commits during the run" },
+	{ "peak_drefs_gib", "GiB",
+	  "peak of the delayed refs reserve (256 KiB per ref head until the heads run)" },
+	{ "peak_dref_heads", "count", "most delayed ref heads waiting to run" },
 };
 
 /*
@@ -1056,6 +1059,10 @@ static int ut_collect(struct lab_run *r)
 	exp_metric(r, "inline_files", (double)c->inline_files);
 	exp_metric(r, "dirty_mib_at_exit", (double)vio_dfs(c->fs)->pcg.dirty * 4096.0 / (1024.0 * 1024.0));
 	exp_metric(r, "commits", (double)c->tm.ncommits);
+	fs_space_stats sst;
+	fs_space_get_stats(c->fs, &sst);
+	exp_metric(r, "peak_drefs_gib", (double)sst.drefs_peak / (double)(1ull << 30));
+	exp_metric(r, "peak_dref_heads", (double)sst.drefs_heads_peak);
 	c->limit_end = fs_space_limit(c->fs, SPACE_META);
 	c->peak_may_use = m->peak_may_use;
 	const reclaim_ctl *rcl = fs_space_reclaim(c->fs);

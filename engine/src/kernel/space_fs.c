@@ -373,6 +373,8 @@ static void drefs_migrate(fs_info *fs, sfs *x, uint64_t bytes, simtime_t at)
 	d->reserved += mv;
 	if (d->reserved >= d->size)
 		d->full = 1;
+	if (d->reserved > x->st.drefs_peak)
+		x->st.drefs_peak = d->reserved;
 	if (bytes > mv)
 		space_release(&fs->space, SPACE_META, bytes - mv, at);
 }
@@ -454,6 +456,8 @@ void fs_space_dref_heads(fs_info *fs, int64_t delta, simtime_t at)
 	uint64_t per = space_insert_metadata_size(&fs->space, 1);
 	if (delta > 0) {
 		x->drefs_heads += (uint64_t)delta;
+		if (x->drefs_heads > x->st.drefs_heads_peak)
+			x->st.drefs_heads_peak = x->drefs_heads;
 		x->drefs.size += (uint64_t)delta * per;
 		x->drefs.full = 0;
 		return;

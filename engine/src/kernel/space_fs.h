@@ -94,6 +94,9 @@ typedef struct fs_space_stats {
 	uint64_t prio_tickets;  /* priority tickets (the task flushed) */
 	uint64_t ondemand_chunks; /* data chunks a writer allocated itself
 				   * (5.9: no data tickets) */
+	uint64_t drefs_peak;    /* the delayed refs reserve's largest
+				 * reserved bytes */
+	uint64_t drefs_heads_peak; /* its most heads waiting to run */
 } fs_space_stats;
 
 /* A metadata operation's reservation (the handle's block_rsv). */
