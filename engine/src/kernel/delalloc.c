@@ -265,6 +265,25 @@ void delalloc_destroy(delalloc_ctl *dc)
 	dc->scratch = NULL;
 }
 
+void delalloc_sb_inode(delalloc_ctl *dc, void *inode, uint64_t pages, simtime_t at)
+{
+	dc->flusher.pages += pages;
+	observe(dc, inode, pages, at);
+}
+
+void delalloc_sb_done(delalloc_ctl *dc, dl_batch *b, uint64_t pages, uint64_t inodes,
+		      simtime_t at)
+{
+	dc->flusher.jobs_run++;
+	b->pages += pages;
+	b->inodes += inodes;
+	assert(b->pending > 0);
+	if (--b->pending == 0 && b->waiter) {
+		task_wake(dc->sim, b->waiter, at + RECLAIM_NS_WAKEUP);
+		b->waiter = NULL;
+	}
+}
+
 /* ---------------------------------------------------- one flush per path */
 
 /* start_delalloc_inodes in reclaim context: an inode flagged
@@ -349,11 +368,21 @@ static int shrink_flush(delalloc_ctl *dc, shrink_run *sr, task *t,
 	case DELALLOC_FLUSHER: {
 		/* writeback_inodes_sb_nr: hand nr_pages to the flusher and wait */
 		task_cpu(dc->sim, t, DELALLOC_NS_SB_WORK);
-		dl_job j = {.inode = NULL, .nr_pages = (int64_t)nr_pages,
-			    .batch = &sr->batch};
-		if (wq_queue(dc, &dc->flusher, j, t->clock)) {
-			dc->errors++;
-			return 0;
+		int64_t nr = nr_pages > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)nr_pages;
+		if (dc->ops.queue_sb_work) {
+			sr->batch.pending++;
+			if (dc->ops.queue_sb_work(dc->ops.ctx, t, nr, &sr->batch)) {
+				sr->batch.pending--;
+				dc->errors++;
+				return 0;
+			}
+			dc->jobs_queued++;
+		} else {
+			dl_job j = {.inode = NULL, .nr_pages = nr, .batch = &sr->batch};
+			if (wq_queue(dc, &dc->flusher, j, t->clock)) {
+				dc->errors++;
+				return 0;
+			}
 		}
 		dc->sb_works++;
 		break;

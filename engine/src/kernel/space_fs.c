@@ -91,6 +91,7 @@ void fs_space_destroy(fs_info *fs)
 		reclaim_destroy(&x->rc);
 	if (x->dc_ready)
 		delalloc_destroy(&x->dc);
+	sfs_sb_works_free(x);
 	for (int i = 0; i < x->nw; i++)
 		free(x->w[i]);
 	free(x->w);

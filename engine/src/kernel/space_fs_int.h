@@ -68,6 +68,7 @@ typedef struct sfs {
 	 * bytes_may_use until the heads run (fs_space_dref_heads) */
 	block_rsv drefs;
 	uint64_t drefs_heads;
+	struct sb_work *sb_works; /* 5.9's works queued to the flusher */
 	fs_space_stats st;
 	fs_space_observer obs;
 } sfs;
@@ -94,5 +95,7 @@ int sfs_alloc_chunk(sfs *x, task *t, int kind, int force);
 int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at);
 /* space.h's kick before the workers exist. */
 void sfs_lazy_kick(void *ctx, space_info *si, simtime_t at);
+/* Free the 5.9 works still queued (unmount in mid-run). */
+void sfs_sb_works_free(sfs *x);
 
 #endif /* SPACE_FS_INT_H */
