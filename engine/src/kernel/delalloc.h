@@ -147,6 +147,12 @@ typedef struct shrink_run {
 	int phase;
 	int loops;
 	dl_batch batch;
+	/* a flush by pages in progress across steps (the caller yields once
+	 * its clock runs a millisecond ahead of the simulation, so that its
+	 * tree work does not reserve locks in the others' future): pages
+	 * left to write, list entries at the head it visited and left there */
+	int64_t wbc_left;
+	uint64_t wbc_skip;
 	/* results */
 	uint64_t pages_wanted, pages_flushed, inodes_touched, flushes;
 } shrink_run;
