@@ -380,6 +380,35 @@ static void drefs_migrate(fs_info *fs, sfs *x, uint64_t bytes, simtime_t at)
 		space_release(&fs->space, SPACE_META, bytes - mv, at);
 }
 
+/* The operation t was retrying failed before it came back to its other
+ * reservations (its start_transaction's ticket failed): what they were
+ * granted goes back and a ticket still queued leaves its list, as the
+ * kernel's error path releases what the call had reserved. */
+static void abandon_task(fs_info *fs, sfs *x, task *t)
+{
+	for (int i = x->nw - 1; i >= 0; i--) {
+		sfs_wait *e = x->w[i];
+		if (e->task_id != t->id)
+			continue;
+		if (e->held) {
+			uint64_t b = e->bytes;
+			int kind = e->kind;
+			wait_del(x, i);
+			space_release(&fs->space, kind, b, t->clock);
+			continue;
+		}
+		if (e->tk.queued || e->tk.error) {
+			space_ticket_result(&fs->space, &e->tk, t->clock);
+			wait_del(x, i);
+			continue;
+		}
+		uint64_t b = e->tk.orig_bytes;
+		int kind = e->kind;
+		wait_del(x, i);
+		space_release(&fs->space, kind, b, t->clock);
+	}
+}
+
 /* start_transaction's reservation of insert_metadata_size(items) into the
  * handle's block_rsv, which becomes the one tree blocks are taken from;
  * while the delayed refs reserve is not full, as much again for it (so
@@ -394,6 +423,8 @@ int fs_space_meta_begin(fs_info *fs, task *t, uint64_t items, fs_space_op *op)
 	uint64_t bytes = space_insert_metadata_size(&fs->space, items);
 	uint64_t drefs = x && !x->drefs.full ? bytes : 0;
 	int r = fs_space_reserve(fs, t, SPACE_META, bytes + drefs);
+	if (r < 0 && t && x)
+		abandon_task(fs, x, t);
 	if (r)
 		return r;
 	if (drefs)
