@@ -102,6 +102,14 @@ typedef struct data_opts {
 	 * it is throttled (0: 20% of ram_bytes; no throttling without a
 	 * memory limit) */
 	uint64_t dirty_bytes;
+	/* Tree mode, for a workload that never reads or writes a file again
+	 * once written back (untar's archive): an inode's writeback state
+	 * (dinode_x, its extent maps and ordered tree) is freed as soon as
+	 * the inode is clean and idle, instead of being kept with it. The
+	 * extent maps are a cache of the fs tree (btrfs_get_extent rebuilds
+	 * them), so nothing the run does changes; the simulator just holds
+	 * 200-odd bytes less per file. */
+	int release_idle_x;
 } data_opts;
 
 /*

@@ -170,6 +170,23 @@ static uint64_t wbio_complete(dinode *d, dbio *db, task *t)
 	return ns;
 }
 
+/* data_opts.release_idle_x: free d's writeback state once d is clean and
+ * nothing holds or waits on it (tree mode only: there the extent maps are
+ * a cache and no file extent item lives in x). */
+static void release_idle_x(dinode *d, simtime_t now)
+{
+	dinode_x *x = d->x;
+	if (!x || !d->fs->o.release_idle_x || !d->fs->fsi || !vd_clean(d) || x->wb_bio ||
+	    x->writes || x->wb_task || x->wb_waiters.len || x->nfe || x->lseek_lock_until > now ||
+	    x->wb_lock_until > now || d->reads)
+		return;
+	emap_destroy(&x->em);
+	ordered_destroy(&x->oe);
+	free(x->fe);
+	lab_pool_free(&d->fs->x_pool, x);
+	d->x = NULL;
+}
+
 /* Bio completion (the endio workers' CPU is counted, not put on any
  * task's timeline). */
 static void wbio_end(sim *s, bio *b)
@@ -180,6 +197,7 @@ static void wbio_end(sim *s, bio *b)
 	if (vd_clean(d) || !d->wb_active)
 		waitq_wake_all(s, &d->x->wb_waiters, sim_now(s));
 	vd_throttle_check(d->fs, sim_now(s), 1);
+	release_idle_x(d, sim_now(s));
 }
 
 int vd_clean(const dinode *d)
@@ -355,6 +373,7 @@ static void wb_pass_end(dinode *d, task *t, int r)
 	if (vd_clean(d) || skipped_idle(d))
 		waitq_wake_all(d->fs->s, &d->x->wb_waiters, t->clock);
 	vd_throttle_check(d->fs, t->clock, r >= 0);
+	release_idle_x(d, t->clock);
 }
 
 /* The writeback task's step (one extent). */
@@ -456,9 +475,9 @@ int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait)
 	if (vd_clean(d) || skipped_idle(d))
 		waitq_wake_all(fs->s, &x->wb_waiters, t->clock);
 	vd_throttle_check(fs, t->clock, r >= 0);
-	if (r < 0)
-		return r;
-	return (int64_t)(dirty0 - d->pc.dirty);
+	int64_t wrote = (int64_t)(dirty0 - d->pc.dirty);
+	release_idle_x(d, t->clock);
+	return r < 0 ? r : wrote;
 }
 
 int vd_wait_ordered(dfs *fs, task *t, uint64_t nr)
