@@ -334,10 +334,23 @@ static void flush_by_inodes(delalloc_ctl *dc, shrink_run *sr, task *t,
  */
 static int flush_by_pages(delalloc_ctl *dc, shrink_run *sr, task *t)
 {
-	uint64_t n = snapshot_inodes(dc, dc->ops.inode_no_flush
-						 ? UINT64_MAX
-						 : sr->wbc_skip + walk_limit(sr->wbc_left));
-	for (uint64_t i = sr->wbc_skip; i < n && sr->wbc_left > 0; i++) {
+	/* the list is read a batch at a time: a walk yields long before it
+	 * has used the whole of walk_limit's slack */
+	uint64_t batch = walk_limit(sr->wbc_left);
+	if (batch > 64)
+		batch = 64;
+	uint64_t n = snapshot_inodes(dc, dc->ops.inode_no_flush ? UINT64_MAX
+								 : sr->wbc_skip + batch);
+	for (uint64_t i = sr->wbc_skip; sr->wbc_left > 0; i++) {
+		if (i == n) {
+			/* the batch is used up: those flushed left the list */
+			if (n < sr->wbc_skip + batch)
+				break; /* the list ended */
+			n = snapshot_inodes(dc, sr->wbc_skip + batch);
+			i = sr->wbc_skip;
+			if (i >= n)
+				break;
+		}
 		void *inode = dc->scratch[i];
 		if (skip_no_flush(dc, t, inode)) {
 			sr->wbc_skip++;
