@@ -328,7 +328,7 @@ export const VIEWS: Record<string, ViewEntry> = {
       blurb:
         'tar entry by entry (op:extract, op:mkdir): the fs tree growing by four items per file, each file\'s io_tree turning DELALLOC, and, once the metadata limit is reached, reclaim\'s flushes clearing it: a few files per cycle before the fix, hundreds after.',
       showIo: true,
-      classroom: { scale: '0.004', fs_gib: '1' },
+      classroom: { scale: '0.004', fs_gib: '1', fs_used_gib: '0' },
     },
   },
   torture: {

@@ -265,7 +265,7 @@ export function UntarView({ runs, reference, view, onView }: ViewProps) {
         </>
       ) : (
         <p className="notice" data-testid="untar-no-tickets">
-          No reservation ever waited: the untar never reached the overcommit limit, so no ticket was queued and reclaim never flushed anything. Both kernels ran the same code path; a smaller file system (fs_gib) or less memory brings the limit within reach.
+          No reservation ever waited: the untar never reached the overcommit limit, so no ticket was queued and reclaim never flushed anything. Both kernels ran the same code path; a file system with more of its space in chunks (fs_used_gib), a smaller one (fs_gib) or DUP metadata brings the limit within reach.
         </p>
       )}
 

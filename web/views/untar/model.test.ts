@@ -134,7 +134,7 @@ describe('untar view model on the real engine', () => {
   });
 
   it('the limit reached: 5.10 draws many more, shorter cycle marks than the fix, on one clock', () => {
-    const run = (variant: 'before' | 'after') => b.run({ experiment: 'untar', variant, params: { scale: '0.05', fs_gib: '13' }, seed: 1 });
+    const run = (variant: 'before' | 'after') => b.run({ experiment: 'untar', variant, params: { scale: '0.05', fs_gib: '13', fs_used_gib: '0' }, seed: 1 });
     const [bd, ad] = [readUntarDetails(run('before').details), readUntarDetails(run('after').details)];
     expect(bd.zoom && ad.zoom).toBeTruthy();
     // the window opens at the first ticket: the same moment in both kernels
