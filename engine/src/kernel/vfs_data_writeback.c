@@ -356,9 +356,23 @@ static int skipped_idle(dinode *d)
 	return r;
 }
 
+/* redirty_tail_locked: d goes back to the newest end of b_dirty keeping
+ * its dirtied_when, unless that would put it before an inode dirtied
+ * later (then it becomes now): a file the writer keeps dirtying during
+ * each pass stays expired, and the next kupdate pass writes it again. */
+static void redirty_tail(dinode *d, simtime_t now)
+{
+	dfs *fs = d->fs;
+	const dinode *newest = fs->dirty_tail == d ? d->dprev : fs->dirty_tail;
+	simtime_t when = d->pc.dirtied_when;
+	if (!d->pc.is_dirty || (newest && when < newest->pc.dirtied_when))
+		when = now;
+	vd_dirty_add(d, when);
+}
+
 /* A writeback pass over d ends (r: wb_extent's last result): the bio
  * being built goes out, d leaves b_dirty or, with pages dirtied during
- * the pass, goes to its tail (redirty_tail). */
+ * the pass, goes to its tail (requeue_inode -> redirty_tail). */
 static void wb_pass_end(dinode *d, task *t, int r)
 {
 	if (r < 0)
@@ -369,7 +383,7 @@ static void wb_pass_end(dinode *d, task *t, int r)
 	if (d->pc.dirty == 0)
 		vd_dirty_clear(d);
 	else
-		vd_dirty_add(d, t->clock);
+		redirty_tail(d, t->clock);
 	if (vd_clean(d) || skipped_idle(d))
 		waitq_wake_all(d->fs->s, &d->x->wb_waiters, t->clock);
 	vd_throttle_check(d->fs, t->clock, r >= 0);
