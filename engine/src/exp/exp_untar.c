@@ -188,10 +188,6 @@ static const published_row ut_published[] = {
 
 #define UT_PIPE_BYTES 65536u     /* a pipe's 16 buffers of a page */
 #define UT_CHUNK 16384u          /* what the decompressor writes at once */
-/* Dirtyable memory (global_dirtyable_memory: free + file pages) of an
- * idle machine, as a share of RAM [estimate: the kernel, its slabs and
- * the watermark reserves take a few %] */
-#define UT_DIRTYABLE 0.95
 /* The zoomed picture: every reclaim cycle, the writer's waits and the
  * device's requests from the first metadata ticket on, for this long */
 #define UT_ZOOM_NS (500 * NS_PER_MS)
@@ -844,17 +840,12 @@ static int ut_setup(struct lab_run *r)
 	if (rc)
 		return exp_fail(r, rc, "out of memory");
 	c->tm_ready = 1;
-	/* the dirty limits of a machine with `ram` (mm/page-writeback.c:
-	 * dirty_background_ratio 10, dirty_ratio 20 of the dirtyable memory,
-	 * free plus file pages: UT_DIRTYABLE of RAM on an idle box), 30 s
+	/* the dirty limits of a machine with `ram` (vio_opts_ram), 30 s
 	 * expiry, the flusher's 5 s wakeups on an HZ=250 timer wheel at the
 	 * run's boot phase */
 	data_opts o;
 	vio_opts_default(&o);
-	uint64_t dirtyable = (uint64_t)((double)ram * UT_DIRTYABLE);
-	o.ram_bytes = ram;
-	o.dirty_bg_bytes = dirtyable / 10;
-	o.dirty_bytes = dirtyable / 5;
+	vio_opts_ram(&o, ram);
 	o.jiffy_ns = 4 * NS_PER_MS;
 	o.jiffies0 = (uint64_t)(var_phase(r->sim, V_TIMER_PHASE) * (double)(1u << 20));
 	/* tar never comes back to a file it wrote: its writeback state goes
