@@ -8,8 +8,22 @@
  *   cold      after unmount + mount: nothing cached, cp's reads go
  *             through readahead.
  * The file is written as the seed's script does: one xfs_io process per
- * extent (a process start, open, pwrite, close), while the flusher wakes
- * every wb_interval_s and writes back data older than dirty_expire_s.
+ * extent (a process start, open, pwrite, close). What writes delalloc back
+ * while that loop runs (6.1):
+ *   - the flusher's kupdate writeback, per inode: the file is dirtied at
+ *     its first write (dirtied_when), and the first periodic wakeup (every
+ *     wb_interval_s, rounded on the timer wheel) that finds it dirty for
+ *     dirty_expire_s writes the whole inode; the pass catches up with the
+ *     loop, the file is clean, and the next pwrite dirties it afresh: a
+ *     flush every 30-35 s, and what is delalloc at cp time is what was
+ *     written since the last one;
+ *   - background writeback past 10% of the dirtyable memory of ram_gib
+ *     (and throttling past 20%);
+ *   - space reclaim: each 4 KiB range between holes is its own
+ *     outstanding extent holding 256 KiB of metadata reservation until it
+ *     is written back, so on a small test device (fs_gib) the loop reaches
+ *     the overcommit limit and the reclaim worker's shrink_delalloc writes
+ *     back delalloc while the pwrite waits on its ticket.
  *
  * The file lives in a real miniature btrfs (fs_mount, vfs_create): the
  * data path is attached to it (vfs_io.h), so writeback's ordered-extent
