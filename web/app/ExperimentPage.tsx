@@ -245,6 +245,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
           onParams={runWith}
           view={view}
           onView={onView}
+          seeds={seeds}
           controls={<PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onSet={(param, value) => runWith({ [param]: value })} />}
         />
         {replaySpec && !invalid && (

@@ -19,6 +19,8 @@ import { engine } from './engine';
 import { RunExport } from './RunExport';
 import { tracked, useSweeps, type SweepDef } from './useSweep';
 import { Tag } from '../views/common/Tag';
+import type { SeedRuns } from '../model/spread';
+import { SEEDS } from './SeedsPanel';
 
 interface Props {
   info: ExperimentInfo;
@@ -38,6 +40,8 @@ interface Props {
   onView?: ViewProps['onView'];
   /** drawn between the headline comparison and the mechanism pictures (the page's patch switches) */
   controls?: ReactNode;
+  /** the page's Run ×20 (useSeeds): the headline draws it when its published figure is a mean with a spread */
+  seeds?: SweepHandle<SeedRuns>;
 }
 
 const dim = (emphasis: Emphasis, v: Variant): boolean => emphasis !== 'none' && v !== 'base' && v !== emphasis;
@@ -205,7 +209,7 @@ function useViewSweeps(info: ExperimentInfo, params: Record<string, string>, see
   return Object.fromEntries(sweepsFor(info.name).map((s) => [s.id, handles[`${info.name}:${s.id}`]!]));
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, seeds }: Props) {
   const View = viewFor(info.name);
   const sweeps = useViewSweeps(info, params, seed ?? 1, view, onView);
   const any = variants.some((v) => runs[v]);
@@ -213,7 +217,19 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
   const label = (m: MetricInfo): string => labelOf(info, m);
   return (
     <div className={`results${stale ? ' results-stale' : ''}`} data-testid="results" data-running={running ? '1' : '0'}>
-      {pair && any && <Headline info={info} params={params} runs={runs} metrics={headlineOf(info)} label={label} reference={reference} running={running} />}
+      {pair && any && (
+        <Headline
+          info={info}
+          params={params}
+          runs={runs}
+          metrics={headlineOf(info)}
+          label={label}
+          reference={reference}
+          running={running}
+          seeds={seeds?.rows}
+          seedsControl={seeds ? { state: seeds.state, done: seeds.rows.length, total: SEEDS, run: () => seeds.run(), stop: seeds.stop } : undefined}
+        />
+      )}
       {!pair && (
         <div className={`panels panels-${variants.length}`}>
           {variants.map((v) => (

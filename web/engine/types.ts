@@ -43,6 +43,11 @@ export interface PublishedRow {
   tolerance: number;
   /** One run of a noisy quantity: judged against the spread of 20 seeds, not one run. */
   noisy?: boolean;
+  /** A constant was fitted on this row (FIT); otherwise the row is a prediction. */
+  fit?: boolean;
+  /** A mean's row: the published standard deviation over `runs` runs. */
+  sd?: number;
+  runs?: number;
 }
 
 /** A patch an experiment exposes, as `list --json` declares it (engine/src/kernel/patches.def). */

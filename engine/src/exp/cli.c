@@ -570,8 +570,8 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 	if (json)
 		js_arr(out);
 	else
-		sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %8s  %s%s\n", "experiment", "variant", pw,
-			  "params", "metric", "published", "simulated", "error",
+		sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %8s  %-9s  %s%s\n", "experiment", "variant",
+			  pw, "params", "metric", "published", "simulated", "error", "fit",
 			  any_noisy ? "5-95% of 20 seeds (noisy rows)   " : "", "source");
 	for (int i = 0; i < exp_count(); i++) {
 		const lab_exp *e = exp_get(i);
@@ -625,6 +625,7 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 							       row->value <= sp.p95);
 					js_kint(out, "seeds", sp.n);
 				}
+				js_kbool(out, "fit", row->fit);
 				js_kstr(out, "source", row->source);
 				js_obj_end(out);
 			} else {
@@ -646,9 +647,10 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 					sb_puts(&rg, sp.p5 <= row->value && row->value <= sp.p95 ? "] inside"
 												: "] outside");
 				}
-				sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %+7.1f%%  %-*s%s\n", e->name,
-					  row->variant, pw, ps.buf ? ps.buf : "", row->metric, a.buf, b.buf,
-					  error * 100, any_noisy ? 34 : 0, rg.buf ? rg.buf : "", row->source);
+				sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %+7.1f%%  %-9s  %-*s%s\n",
+					  e->name, row->variant, pw, ps.buf ? ps.buf : "", row->metric, a.buf,
+					  b.buf, error * 100, row->fit ? "FIT" : "predicted", any_noisy ? 34 : 0,
+					  rg.buf ? rg.buf : "", row->source);
 				sb_free(&rg);
 				sb_free(&a);
 				sb_free(&b);

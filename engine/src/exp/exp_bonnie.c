@@ -132,14 +132,14 @@ static const metric_desc bn_metrics[] = {
  * inside the model's 5-95% range over 20 seeds. The stat ("Read") rows
  * are reported only: the patch cannot touch them. */
 static const published_row bn_published[] = {
-	{ "before", "", "seq_create_lat_ms", 411, "seed 001, before: Sequential Create Latency 411ms", 0, 1 },
-	{ "after", "", "seq_create_lat_ms", 320, "seed 001, after: Sequential Create Latency 320ms", 0, 1 },
-	{ "before", "", "seq_delete_lat_ms", 119, "seed 001, before: Sequential Delete Latency 119ms", 0, 1 },
-	{ "after", "", "seq_delete_lat_ms", 77.779, "seed 001, after: Sequential Delete Latency 77779us", 0, 1 },
-	{ "before", "", "rand_create_lat_ms", 617, "seed 001, before: Random Create Latency 617ms", 0, 1 },
-	{ "after", "", "rand_create_lat_ms", 518, "seed 001, after: Random Create Latency 518ms", 0, 1 },
-	{ "before", "", "rand_delete_lat_ms", 110, "seed 001, before: Random Delete Latency 110ms", 0, 1 },
-	{ "after", "", "rand_delete_lat_ms", 86.389, "seed 001, after: Random Delete Latency 86389us", 0, 1 },
+	{ "before", "", "seq_create_lat_ms", 411, "seed 001, before: Sequential Create Latency 411ms", 0, 1, 1 },
+	{ "after", "", "seq_create_lat_ms", 320, "seed 001, after: Sequential Create Latency 320ms", 0, 1, 1 },
+	{ "before", "", "seq_delete_lat_ms", 119, "seed 001, before: Sequential Delete Latency 119ms", 0, 1, 1 },
+	{ "after", "", "seq_delete_lat_ms", 77.779, "seed 001, after: Sequential Delete Latency 77779us", 0, 1, 1 },
+	{ "before", "", "rand_create_lat_ms", 617, "seed 001, before: Random Create Latency 617ms", 0, 1, 1 },
+	{ "after", "", "rand_create_lat_ms", 518, "seed 001, after: Random Create Latency 518ms", 0, 1, 1 },
+	{ "before", "", "rand_delete_lat_ms", 110, "seed 001, before: Random Delete Latency 110ms", 0, 1, 1 },
+	{ "after", "", "rand_delete_lat_ms", 86.389, "seed 001, after: Random Delete Latency 86389us", 0, 1, 1 },
 	{ "before", "", "seq_stat_lat_ms", 11.914, "seed 001, before: Sequential Read Latency 11914us", -1, 1 },
 	{ "after", "", "seq_stat_lat_ms", 11.237, "seed 001, after: Sequential Read Latency 11237us", -1, 1 },
 	{ "before", "", "rand_stat_lat_ms", 10.296, "seed 001, before: Random Read Latency 10296us", -1, 1 },

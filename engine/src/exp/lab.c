@@ -219,7 +219,7 @@ int lab_open_patched(const char *experiment, const char *variant, const char *pa
 	else
 		exp_run_patches(e, var, r->p, &r->patches);
 	r->sim = sim_create(r->seed, 0);
-	if (!r->sim || var_attach(r->sim, r->seed, vmask)) {
+	if (!r->sim || var_attach_build(r->sim, r->seed, vmask, r->patches.bits)) {
 		sim_destroy(r->sim);
 		free(r);
 		return set_err(errmsg, LAB_ENOMEM, "out of memory");

@@ -257,6 +257,21 @@ void sim_set_variation(sim *s, struct variation *v)
 	free(s->var);
 	s->var = v;
 }
+void sim_set_cpu_level(sim *s, double level)
+{
+	s->hot.cpu_level = level;
+	s->hot.cpu_carry = 0.0;
+	s->hot.cpu_scaled = level != 1.0;
+}
+
+uint64_t sim_cpu_scale(sim *s, uint64_t ns)
+{
+	double x = (double)ns * s->hot.cpu_level + s->hot.cpu_carry;
+	uint64_t out = x > 0.0 ? (uint64_t)x : 0;
+	s->hot.cpu_carry = x - (double)out;
+	return out;
+}
+
 uint64_t sim_events(const sim *s) { return s->nevents; }
 void sim_stop(sim *s) { s->stopped = 1; }
 int sim_stopped(const sim *s) { return s->stopped; }

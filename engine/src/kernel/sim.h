@@ -198,6 +198,12 @@ uint64_t sim_events(const sim *s);
 struct variation;
 void sim_set_variation(sim *s, struct variation *v);
 struct variation *sim_variation(const sim *s);
+/* Multiply every CPU charge (task_cpu) from now on by `level`, the run's
+ * build speed (variation.def cpu_build): each charge is ns x level plus
+ * what earlier charges' roundings owe, so many small charges sum to the
+ * scaled total. Level 1: charges as they are (the fitted build). */
+void sim_set_cpu_level(sim *s, double level);
+uint64_t sim_cpu_scale(sim *s, uint64_t ns);
 
 /* Schedule fn(arg) at an absolute time (>= now). Returns 0 or LAB_ENOMEM. */
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg);
@@ -326,6 +332,9 @@ typedef struct sim_series_gate {
 typedef struct sim_hot {
 	int rec_on;      /* recording */
 	int cpu_limited; /* a CPU count is set (sim_set_ncpus) */
+	int cpu_scaled;  /* CPU charges are multiplied by cpu_level */
+	double cpu_level; /* the build's speed level (variation.def cpu_build) */
+	double cpu_carry; /* the fraction of a ns the scaled charges owe */
 	simtime_t now;
 	int ncounters;
 	int nseries;
@@ -365,6 +374,8 @@ static inline int sim_recording(const sim *s)
 
 static inline void task_cpu(sim *s, task *t, uint64_t ns)
 {
+	if (((const sim_hot *)(const void *)s)->cpu_scaled)
+		ns = sim_cpu_scale(s, ns);
 	if (((const sim_hot *)(const void *)s)->cpu_limited) {
 		task_cpu_limited(s, t, ns);
 		return;
