@@ -8,7 +8,7 @@
  */
 import { expect, playLesson, test } from './fixtures';
 
-const CLASSROOM = '#/exp/untar?p.scale=0.05&p.fs_gib=13';
+const CLASSROOM = '#/exp/untar?p.scale=0.05&p.fs_gib=13&p.fs_used_gib=0';
 
 test('untar: 5.10 runs many more, smaller reclaim cycles; a click lists what a cycle wrote', async ({ lab }) => {
   const { page } = lab;

@@ -78,6 +78,8 @@ struct bdev {
 	bdev *host;            /* a virtual disk: the host's device */
 	simtime_t io_free;     /* a virtual disk: the host I/O thread busy until */
 	bdev_stats st;
+	simtime_t *tag_tmp;    /* scratch for bdev_tag_free_at */
+	int tag_cap;
 };
 
 /* ---- hand-written profiles ------------------------------------------ */
@@ -112,6 +114,7 @@ static const bdev_profile hdd_profile = {
 	.wr_tail = { 6, hdd_q, hdd_m },
 	.notes = "[estimate] 7200 rpm: ~8 ms random access, 150 MB/s sequential, "
 		 "write-through (no volatile cache), flush = one command",
+	.rotational = 1,
 };
 
 /*
@@ -166,6 +169,9 @@ static const bdev_profile vm_ssd_profile = {
 	.virt_sys_ns = 4000.0,
 	.virt_writethrough = 1,
 	.plp = 1, /* the guest sees no volatile cache: its flushes are no-ops */
+	/* virtio_blk does not mark its queue non-rotational: the guest's
+	 * /sys/block/vdX/queue/rotational reads 1 */
+	.rotational = 1,
 	/* fio's own CPU per IO in the guest [estimate: as on the rig that
 	 * measured the host drive, consumer-ssd's fitted ~11 us] */
 	.host_ns = 11000.0,
@@ -867,6 +873,7 @@ void bdev_destroy(bdev *d)
 	free(d->batch);
 	free(d->slots.v);
 	free(d->inflight.v);
+	free(d->tag_tmp);
 	free(d);
 }
 
@@ -874,6 +881,66 @@ void bdev_destroy(bdev *d)
 const char *bdev_profile_name(const bdev *d)
 {
 	return d->prof->name;
+}
+
+/* The block layer's requests for the device (nr_requests): a SATA drive
+ * of NCQ depth q behind mq-deadline has 2q (blk_mq_init_sched: twice the
+ * tag set's depth, up to BLKDEV_MAX_RQ = 128 each); an NVMe drive's
+ * per-CPU queues (1023 tags each) and a virtio disk's never run out in
+ * the lab's workloads: 0, no limit. */
+static int nr_requests(const bdev_profile *p)
+{
+	if (p->max_queue <= 0 || p->max_queue > 64)
+		return 0;
+	return 2 * (p->max_queue < 128 ? p->max_queue : 128);
+}
+
+simtime_t bdev_tag_free_at(bdev *d, simtime_t at)
+{
+	int nr = nr_requests(d->prof);
+	theap_expire(&d->inflight, at);
+	int n = d->inflight.n;
+	if (!nr || n < nr)
+		return at;
+	/* the (n - nr + 1)-th completion frees the request this bio needs */
+	if (n > d->tag_cap) {
+		simtime_t *v = lab_realloc(d->tag_tmp, (size_t)n * sizeof *v);
+		if (!v)
+			return at; /* host OOM: do not wait rather than fail IO */
+		d->tag_tmp = v;
+		d->tag_cap = n;
+	}
+	memcpy(d->tag_tmp, d->inflight.v, (size_t)n * sizeof *d->tag_tmp);
+	int k = n - nr, lo = 0, hi = n - 1;
+	simtime_t *v = d->tag_tmp;
+	while (lo < hi) { /* quickselect the k-th smallest */
+		simtime_t piv = v[(lo + hi) / 2];
+		int i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < piv)
+				i++;
+			while (v[j] > piv)
+				j--;
+			if (i <= j) {
+				simtime_t x = v[i];
+				v[i++] = v[j];
+				v[j--] = x;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k] > at ? v[k] : at;
+}
+
+/* bdev_rotational - what the kernel reports as queue/rotational. */
+int bdev_rotational(const bdev *d)
+{
+	return d->prof->rotational;
 }
 
 /* Trampoline from the simulator's event to the bio's completion hook. */

@@ -53,6 +53,13 @@ typedef struct fs_opts {
 				* only the block shell stays, saving memory */
 	patchset patches;     /* the kernel's patches (patches.def), 1 =
 				* applied; default PATCH_DEFAULT_KERNEL's */
+	int meta_dup;         /* metadata profile: 0 single (default), 1 DUP
+			       * (mkfs.btrfs's default on a rotational device
+			       * before btrfs-progs 5.15) */
+	/* A file system in use before this mount (default 0: fresh): device
+	 * bytes already in chunks, all full, of which used_meta_bytes are
+	 * metadata chunks' device extents (alloc_prefill). */
+	uint64_t used_bytes, used_meta_bytes;
 } fs_opts;
 
 void fs_opts_default(fs_opts *o);

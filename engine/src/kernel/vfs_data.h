@@ -87,6 +87,14 @@ typedef struct data_opts {
 	 * it is throttled (0: 20% of ram_bytes; no throttling without a
 	 * memory limit) */
 	uint64_t dirty_bytes;
+	/* Tree mode, for a workload that never reads or writes a file again
+	 * once written back (untar's archive): an inode's writeback state
+	 * (dinode_x, its extent maps and ordered tree) is freed as soon as
+	 * the inode is clean and idle, instead of being kept with it. The
+	 * extent maps are a cache of the fs tree (btrfs_get_extent rebuilds
+	 * them), so nothing the run does changes; the simulator just holds
+	 * 200-odd bytes less per file. */
+	int release_idle_x;
 } data_opts;
 
 /*
@@ -246,10 +254,16 @@ typedef struct dfs {
 	int wb_throttle;               /* writers are throttled: write on */
 	dinode *dirty_head, *dirty_tail;
 	dinode *lru_head, *lru_tail;
-	/* tasks waiting until ordered_inflight <= ordered_wait_target
-	 * (btrfs_wait_ordered_roots from space reclaim) */
+	/* tasks waiting until ordered_done reaches ordered_wait_done (the
+	 * lowest target of those waiting: btrfs_wait_ordered_roots from
+	 * space reclaim) */
 	waitq ordered_wait;
-	uint64_t ordered_wait_target;
+	uint64_t ordered_wait_done;
+	/* work items for the flusher (wb->work_list: writeback_inodes_sb_nr),
+	 * run before its kupdate and background writeback; the one running
+	 * and the pages its inode in progress started with */
+	struct dfs_work *work_head, *work_tail, *work_cur;
+	uint64_t work_dirty0;
 	/* Called after every change of an inode's delalloc or ordered state
 	 * (write, writeback, ordered completion, truncate, eviction) so the
 	 * space reservations follow it (space_fs.h). May be NULL. */
@@ -332,6 +346,31 @@ static inline uint64_t dfs_shrink(dfs *fs)
 void dfs_start_flusher(dfs *fs);
 
 /*
+ * A work item for the flusher thread (struct wb_writeback_work as
+ * writeback_inodes_sb_nr queues it: WB_SYNC_NONE, tagged, a page count):
+ * the flusher runs it before its own kupdate / background writeback (which
+ * yields between inodes when work is queued). It writes the inodes of
+ * b_dirty dirtied before it started, oldest first (queue_io), each up to
+ * a chunk of round_down(min(nr_pages, 12800) + 1024, 1024) pages
+ * (writeback_chunk_size: MIN_WRITEBACK_PAGES, and half a second of the
+ * initial 100 MB/s write bandwidth estimate), until nr_pages are written
+ * or no such inode is left. inode_done (optional) is called for each inode
+ * written, done when the work is over; both on the flusher's task, at
+ * `at`. The caller owns w (it must outlive done).
+ */
+typedef struct dfs_work {
+	int64_t nr_pages;
+	void (*inode_done)(void *ctx, dinode *d, uint64_t pages, simtime_t at);
+	void (*done)(void *ctx, struct dfs_work *w, simtime_t at);
+	void *ctx;
+	simtime_t started;     /* set when the flusher takes it */
+	uint64_t pages, inodes; /* written so far */
+	struct dfs_work *next;
+} dfs_work;
+/* Queue w at `at` (wb_queue_work: the flusher is woken at `at`). */
+void dfs_queue_work(dfs *fs, dfs_work *w, simtime_t at);
+
+/*
  * Buffered write of [off, off + len) (page aligned): dirties pages, sets
  * DELALLOC (| DELALLOC_NEW beyond i_size) on the io_tree range, bumps
  * delalloc_bytes and outstanding_extents, moves i_size, marks the inode
@@ -374,9 +413,11 @@ int vd_read_call(dfile *f, task *t, uint64_t off, uint64_t end);
  * under writeback. Returns pages written or a negative LAB_E*.
  */
 int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait);
-/* Ordered extents of every inode in flight: 0 if at most `target` remain,
- * else t parks until completions bring them down to it (returns 1). */
-int vd_wait_ordered(dfs *fs, task *t, uint64_t target);
+/* btrfs_wait_ordered_roots(nr): wait for the oldest nr ordered extents
+ * in flight (all of them if fewer) to complete. 0 if none is in flight,
+ * else t parks until as many have completed (returns 1): completions go
+ * in submission order on the modelled devices, so those are the oldest. */
+int vd_wait_ordered(dfs *fs, task *t, uint64_t nr);
 
 /* Kick writeback of d now (sync = 1: WB_SYNC_ALL, every dirty page). */
 void vd_writeback_start(dinode *d, int sync);

@@ -35,6 +35,14 @@ void vio_opts_default(data_opts *o)
 	o->ram_bytes = 16ull << 30;    /* dirty_bytes 0: dirty_ratio 20% */
 }
 
+void vio_opts_ram(data_opts *o, uint64_t ram)
+{
+	uint64_t dirtyable = (uint64_t)((double)ram * VIO_DIRTYABLE);
+	o->ram_bytes = ram;
+	o->dirty_bg_bytes = dirtyable / 10;
+	o->dirty_bytes = dirtyable / 5;
+}
+
 dfs *vio_dfs(fs_info *fs)
 {
 	return fs ? fs->slot[FS_SLOT_DATA] : NULL;

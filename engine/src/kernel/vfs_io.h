@@ -63,6 +63,15 @@ struct trans_mgr;
  * the page cache with 10% of it the background threshold and 20%
  * (dirty_ratio) the throttling one. */
 void vio_opts_default(data_opts *o);
+/* The memory side of o for a machine with `ram` bytes of RAM, as
+ * mm/page-writeback.c computes it: dirty_background_ratio 10% and
+ * dirty_ratio 20% of the dirtyable memory (global_dirtyable_memory: free
+ * plus file pages, VIO_DIRTYABLE of RAM on an idle box), the page cache
+ * limited to the RAM. */
+#define VIO_DIRTYABLE 0.95 /* [estimate: the kernel, its slabs and the
+			    * watermark reserves take a few % of an idle
+			    * machine's RAM] */
+void vio_opts_ram(data_opts *o, uint64_t ram);
 
 /* Attach a data path to fs, running fs's patches (o may be NULL for
  * defaults; tm may be NULL:
