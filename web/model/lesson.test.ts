@@ -12,12 +12,14 @@ const ctx: LessonContext = {
 const good = (): Lesson => ({
   id: 'demo',
   title: 'Demo',
+  short: 'Demo',
   seed: '-',
   summary: 'A demo.',
   steps: [
     {
       title: 'One',
       text: 'Run it.',
+      watch: 'The line.',
       look: 'The line.',
       why: 'Because.',
       scenario: { experiment: 'fio', variants: ['base'], params: { device: 'nvme-dc' }, seed: 1 },
@@ -27,6 +29,7 @@ const good = (): Lesson => ({
     {
       title: 'Two',
       text: 'Again.',
+      watch: 'x',
       look: 'x',
       why: 'y',
       scenario: { experiment: 'fio', variants: ['base'], params: { device: 'consumer-ssd' }, seed: 1 },
@@ -69,7 +72,7 @@ describe('lesson validator', () => {
 
   it('throws one error listing everything, or on bad JSON', () => {
     expect(() => parseLesson('{', 'x.json')).toThrow(/x.json: not valid JSON/);
-    expect(() => parseLesson('{"id":"a"}', 'x.json')).toThrow(/x.json has 4 problem\(s\)/);
+    expect(() => parseLesson('{"id":"a"}', 'x.json')).toThrow(/x.json has 5 problem\(s\)/);
   });
 });
 

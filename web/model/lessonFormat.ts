@@ -2,9 +2,12 @@
  * lessonFormat.ts - the lesson format (lessons/*.json) and its validator.
  *
  * A lesson is data (cf. Learn Git Branching's levels): steps, each with the
- * scenario it runs, what to look at, an optional prediction the student
- * makes before running, checks that must hold on the run's metrics, an
- * explanation to read afterwards and an optional diff excerpt of the patch.
+ * scenario it runs, the setting and what to watch for (shown before the
+ * run, with no figure from it), an optional prediction the student makes
+ * before running, what to look at in the picture and why (shown after the
+ * run, with its numbers), checks that must hold on the run's metrics and
+ * an optional diff excerpt of the patch, each hunk tied to the marks it
+ * changes in the picture.
  * validateLesson() returns every problem with a JSON path, so a lesson author
  * sees exactly what to fix; nothing is half-loaded.
  *
@@ -80,8 +83,12 @@ export interface HunkNote {
   /** 0-based, in the order of the diff's @@ headers */
   hunk: number;
   text: string;
-  picture?: string;
+  /** the data-hl-key(s) of the marks it changes; absent only for a hunk that changes nothing drawn */
+  picture?: string | string[];
 }
+
+/** A note's mark keys as a list. */
+export const noteKeys = (n: HunkNote): string[] => (n.picture === undefined ? [] : typeof n.picture === 'string' ? [n.picture] : n.picture);
 
 export interface DiffExcerpt {
   title: string;
@@ -92,8 +99,12 @@ export interface DiffExcerpt {
 
 export interface LessonStep {
   title: string;
+  /** The setting, shown before the run: never a figure from this step's run. */
   text: string;
   scenario: Scenario;
+  /** What to watch for in the picture, shown before the run (no figures from it). */
+  watch: string;
+  /** What to look at in the picture, with its numbers: shown after the run. */
   look: string;
   prediction?: Prediction;
   checks: Check[];
@@ -106,6 +117,8 @@ export interface LessonStep {
 export interface Lesson {
   id: string;
   title: string;
+  /** The lesson's name in the header's lesson bar (a few words). */
+  short: string;
   /** The patch seed it teaches ("000".."004") or "-" for a general lesson. */
   seed: string;
   summary: string;
@@ -139,6 +152,8 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
   str(x, 'id', 'lesson');
   if (typeof x.id === 'string' && !/^[a-z0-9][a-z0-9-]*$/.test(x.id)) err('lesson.id', 'use lower-case letters, digits and "-"');
   str(x, 'title', 'lesson');
+  str(x, 'short', 'lesson');
+  if (typeof x.short === 'string' && x.short.length > 18) err('lesson.short', 'must be a short name (at most 18 characters): the header shows it');
   str(x, 'seed', 'lesson');
   str(x, 'summary', 'lesson');
   if (!Array.isArray(x.steps) || x.steps.length === 0) {
@@ -148,7 +163,7 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
   x.steps.forEach((s: unknown, i: number) => {
     const sp = `steps[${i}]`;
     if (!isObj(s)) return err(sp, 'must be an object');
-    for (const k of ['title', 'text', 'look', 'why']) str(s, k, sp);
+    for (const k of ['title', 'text', 'watch', 'look', 'why']) str(s, k, sp);
     const exp = validateScenario(s.scenario, `${sp}.scenario`, err, ctx);
     const variants = isObj(s.scenario) && Array.isArray(s.scenario.variants) ? (s.scenario.variants as string[]) : [];
     const metricOk = (m: unknown, path: string, e = exp): void => {
@@ -210,12 +225,16 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
             err(`${cp}.stat`, `must be one of ${SPREAD_STATS.join(', ')}`);
         }
       });
-    // numbers about the run ([[744 ms|before.account_avg_ms]]) name a variant the step runs and a metric
-    for (const k of ['text', 'look', 'why'] as const) {
+    // numbers about the run ([[744 ms|before.account_avg_ms]]) name a variant the step runs and a metric;
+    // what is shown before the run (the setting, what to watch for) states none of this step's
+    for (const k of ['text', 'watch', 'look', 'why'] as const) {
       if (typeof s[k] !== 'string') continue;
+      const preRun = k === 'text' || k === 'watch';
       claimsIn(s[k] as string).forEach((c, j) => {
         const cp = `${sp}.${k} claim ${j + 1} ("${c.text}")`;
         const refStep = c.step ?? i;
+        if (preRun && refStep >= i)
+          return err(cp, `"${k}" is shown before the run: it may state an earlier step's result (@0..@${i - 1}), never this run's; say it in "look" or "why"`);
         if (refStep > i) return err(cp, `@${refStep}: must be this or an earlier step (0..${i})`);
         const refS = (x.steps as unknown[])[refStep];
         const refScenario = isObj(refS) && isObj(refS.scenario) ? refS.scenario : undefined;
@@ -241,8 +260,9 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
               if (typeof n.hunk !== 'number' || !Number.isInteger(n.hunk) || n.hunk < 0 || n.hunk >= hunks)
                 err(`${np}.hunk`, `must be the index of one of the diff's ${hunks} hunks (0-based)`);
               if (typeof n.text !== 'string' || n.text.trim() === '') err(`${np}.text`, 'must say what the hunk changes in the picture');
-              if (n.picture !== undefined && (typeof n.picture !== 'string' || !/^[a-z0-9-]+$/.test(n.picture)))
-                err(`${np}.picture`, 'must be a key of the picture\'s marks (a-z, 0-9, -)');
+              const keys = n.picture === undefined ? [] : typeof n.picture === 'string' ? [n.picture] : n.picture;
+              if (n.picture !== undefined && (!Array.isArray(keys) || keys.length === 0 || keys.some((key: unknown) => typeof key !== 'string' || !/^[a-z0-9-]+$/.test(key))))
+                err(`${np}.picture`, 'must be a key of the picture\'s marks (a-z, 0-9, -), or a list of them');
             });
         }
       }
