@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
 import type { Plugin } from 'vite';
-import { lessonSchema } from './lessons/schema/plugin';
+import { lessonSchema } from './lessons/schema/plugin.ts';
 
 const repo = fileURLToPath(new URL('.', import.meta.url));
 

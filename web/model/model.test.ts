@@ -103,6 +103,13 @@ describe('unified diff', () => {
     expect(d[5]).toMatchObject({ kind: 'add', text: 'new', newNo: 11 });
     expect(d[6]).toMatchObject({ oldNo: 12, newNo: 12 });
   });
+  it("an excerpt's hunk header that names only its function: a hunk, its lines unnumbered", () => {
+    const d = parseDiff('--- a/f.c\n+++ b/f.c\n@@ btrfs_truncate() @@\n ctx\n-old\n+new\n@@ -5,1 +5,1 @@\n-x\n+y\n');
+    expect(d.map((l) => l.kind)).toEqual(['file', 'file', 'hunk', 'ctx', 'del', 'add', 'hunk', 'del', 'add']);
+    expect(d[3]!.oldNo).toBeUndefined();
+    expect(d[5]!.newNo).toBeUndefined();
+    expect(d[8]).toMatchObject({ newNo: 5 });
+  });
 });
 
 describe('run diff label', () => {
