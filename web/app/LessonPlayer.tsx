@@ -81,6 +81,8 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
     setSubmitted(null);
     setNeedGuess(false);
     if (column.current) column.current.scrollTop = 0;
+    // → from the field lands here with the field still focused: give the page its keys back (f, r, e...); digits still reach the field
+    if (field.current && document.activeElement === field.current) field.current.blur();
   }, [lesson.id, i]); // a new step starts from a clean run
 
   // The previous step's run of the same experiment, shown as a ghost for comparison.
@@ -235,7 +237,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
         </div>
       )}
       {verdict && (
-        <div className={`verdict verdict-${verdict.verdict}`} data-testid="verdict" role="status">
+        <div className={`verdict verdict-${verdict.verdict}`} data-testid="verdict" data-actual={verdict.actual} role="status">
           {verdict.message}
         </div>
       )}
