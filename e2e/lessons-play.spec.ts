@@ -72,7 +72,9 @@ const onScreen = (page: Page, selector: string): Promise<boolean> =>
     if (!el) return false;
     const r = el.getBoundingClientRect();
     const inside = (b: { top: number; bottom: number; left: number; right: number }): boolean => r.bottom > b.top && r.top < b.bottom && r.right > b.left && r.left < b.right;
-    if (!inside({ top: 0, left: 0, bottom: window.innerHeight, right: window.innerWidth })) return false;
+    // below the sticky header, in the window
+    const top = document.querySelector('header.top')?.getBoundingClientRect().bottom ?? 0;
+    if (!inside({ top, left: 0, bottom: window.innerHeight, right: window.innerWidth })) return false;
     for (let p = el.parentElement; p; p = p.parentElement) {
       const cs = getComputedStyle(p);
       if (/(auto|scroll|hidden)/.test(cs.overflowY) && p.scrollHeight > p.clientHeight && !inside(p.getBoundingClientRect())) return false;

@@ -70,8 +70,10 @@ export function DiffView({ title, text, notes = [] }: { title: string; text: str
     };
   }, []);
   let hunk = -1;
+  // an excerpt without line numbers gives their columns to the code
+  const numbered = lines.some((l) => l.oldNo !== undefined || l.newNo !== undefined);
   return (
-    <figure className="diff" data-testid="diff">
+    <figure className={`diff${numbered ? '' : ' diff-unnumbered'}`} data-testid="diff">
       <figcaption>{title}</figcaption>
       <div className="diff-body" role="table" aria-label={title}>
         {lines.map((l, i) => {

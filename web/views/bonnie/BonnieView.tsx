@@ -213,7 +213,7 @@ function AllocPanel({ all }: { all: Run[] }) {
                         {k === 0 ? `${r.v}: ` : ''}
                         {label}
                       </text>
-                      <rect x={left} y={y + k * (rowH + 4)} width={Math.max(n ? 2 : 0, xw(n))} height={rowH} fill={c} fillOpacity={o} stroke={k ? c : 'none'} data-testid={`bonnie-alloc-bar-${r.v}-${k}`} data-hl-key={k ? 'allocs-before' : 'allocs-in-lock'} />
+                      <rect x={left} y={y + k * (rowH + 4)} width={Math.max(n ? 2 : 0, xw(n))} height={rowH} fill={c} fillOpacity={o} stroke={k ? c : 'none'} data-testid={`bonnie-alloc-bar-${r.v}-${k}`} data-hl-key={k === 1 ? 'allocs-in-lock' : k === 2 ? 'allocs-before' : undefined} />
                       <text className="tick" x={left + Math.max(n ? 2 : 0, xw(n)) + 6} y={y + k * (rowH + 4) + rowH / 2} dy="0.35em">
                         {fmtNum(n)}
                       </text>
