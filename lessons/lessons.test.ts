@@ -1,8 +1,10 @@
 /*
  * Every lesson, replayed headless against the real engine (cf. Learn Git
- * Branching's solution replays): each file validates against the engine's
- * registry, each step's scenario runs through the WASM bridge, and each
- * check, evaluated by the same module the lesson player uses, passes.
+ * Branching's solution replays): each file validates against the schema and
+ * the engine's registry, each step's scenario runs through the WASM bridge,
+ * each check, evaluated by the same module the lesson player uses, passes,
+ * every number the text states is the run's, and no step shows its answer
+ * before its run (e2e/lessons-play.spec.ts reads the page itself).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
