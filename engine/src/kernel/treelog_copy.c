@@ -41,181 +41,6 @@ void tl_dl_del_put(treelog *tl, tl_fsync *f)
 	tl->dl_spare_cap = cap;
 }
 
-/* ------------------------------------------------ subvolume tree reading */
-
-static int tl_key_cmp(const bt_key *a, const bt_key *b)
-{
-	if (a->objectid != b->objectid)
-		return a->objectid < b->objectid ? -1 : 1;
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	if (a->offset != b->offset)
-		return a->offset < b->offset ? -1 : 1;
-	return 0;
-}
-
-/* a < b, without branches: a binary search's compare outcome is a coin
- * toss the host's branch predictor loses half the time. */
-static inline int tl_key_lt(const bt_key *a, const bt_key *b)
-{
-	uint64_t ao = a->objectid, bo = b->objectid, af = a->offset, bf = b->offset;
-	unsigned at = a->type, bt = b->type;
-	return (ao < bo) | ((ao == bo) & ((at < bt) | ((at == bt) & (af < bf))));
-}
-
-/* The first of n keys, stride bytes apart, that is >= key (a lower
- * bound); *steps gets the compares of the classic halving search. */
-static inline int tl_lower_bound(const char *base, size_t stride, int n, const bt_key *key,
-				 int *steps)
-{
-	int lo = 0, hi = n, k = 0;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		int lt = tl_key_lt((const bt_key *)(base + (size_t)mid * stride), key);
-		k++;
-		lo = lt ? mid + 1 : lo;
-		hi = lt ? hi : mid;
-	}
-	*steps = k;
-	return lo;
-}
-
-/* The compares the halving search of tl_lower_bound makes on n keys when
- * its answer is pos: key[mid] < key exactly when mid < pos, so its path
- * follows from pos alone. */
-static inline int tl_lb_steps(int n, int pos)
-{
-	int lo = 0, hi = n, k = 0;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		int lt = mid < pos;
-		k++;
-		lo = lt ? mid + 1 : lo;
-		hi = lt ? hi : mid;
-	}
-	return k;
-}
-
-/* tl_lower_bound's answer and *steps, found from a guess h (a slot near
- * the answer: successive descents of an fsync land next to the last one)
- * by galloping, which reads a few keys instead of a whole halving
- * path's. The charged compares stay those of the halving search. */
-static int tl_lower_bound_near(const char *base, size_t stride, int n, const bt_key *key,
-			       int h, int *steps)
-{
-#define TL_KEY_AT(i) ((const bt_key *)(base + (size_t)(i) * stride))
-	int lo, hi; /* the answer is in [lo, hi] */
-	if (h > n)
-		h = n;
-	if (h < 0)
-		h = 0;
-	if (h == n || !tl_key_lt(TL_KEY_AT(h), key)) {
-		hi = h;
-		lo = 0;
-		for (int d = 1; h - d >= 0; d *= 2) {
-			if (tl_key_lt(TL_KEY_AT(h - d), key)) {
-				lo = h - d + 1;
-				break;
-			}
-			hi = h - d;
-		}
-	} else {
-		lo = h + 1;
-		hi = n;
-		for (int d = 1; h + d < n; d *= 2) {
-			if (!tl_key_lt(TL_KEY_AT(h + d), key)) {
-				hi = h + d;
-				break;
-			}
-			lo = h + d + 1;
-		}
-	}
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		int lt = tl_key_lt(TL_KEY_AT(mid), key);
-		lo = lt ? mid + 1 : lo;
-		hi = lt ? hi : mid;
-	}
-#undef TL_KEY_AT
-	*steps = tl_lb_steps(n, lo);
-#ifdef TL_CHECK_HINT
-	{
-		int st2, lo2 = tl_lower_bound(base, stride, n, key, &st2);
-		if (lo2 != lo || st2 != *steps)
-			abort();
-	}
-#endif
-	return lo;
-}
-
-/* Binary search in a block: the first slot whose key is >= key (leaf) or
- * the last pointer whose key is <= key (node). *steps gets the compares.
- * *hint: where the last search at this level landed (updated). */
-static int tl_bsearch(const bt_node *n, const bt_key *key, int *steps, int *hint)
-{
-	if (n->level == 0)
-		return *hint = tl_lower_bound_near((const char *)n->items, sizeof(bt_item),
-						   n->nritems, key, *hint, steps);
-	int lo = tl_lower_bound_near((const char *)n->ptrs, sizeof(bt_ptr), n->nritems, key,
-				     *hint, steps);
-	*hint = lo;
-	/* node: child covering key */
-	if (lo < n->nritems && tl_key_cmp(&n->ptrs[lo].key, key) == 0)
-		return lo;
-	return lo > 0 ? lo - 1 : 0;
-}
-
-/* Read-only descent to the leaf that holds key (or would), with read-lock
- * coupling: each child is locked before its parent is released. Returns
- * the leaf, read-locked by t (the caller releases it), and the first slot
- * >= key; *next_key receives the first key of the next leaf (or has
- * *has_next = 0 on the rightmost leaf). Models the search part of
- * btrfs_search_forward. Charges node visits and compares. */
-static bt_node *tl_descend(bt_tree *tr, task *t, sim *s, const bt_key *key, int *hints,
-			   int *slot, bt_key *next_key, int *has_next,
-			   uint64_t *lock_wait, simtime_t *leaf_locked_at)
-{
-	bt_node *n = tr->root;
-	*has_next = 0;
-	if (!n)
-		return NULL;
-	simtime_t before = t->clock;
-	simlock_read(&n->lock, t);
-	bt_rec_lock(tr, t, n, BT_LOCK_READ, t->clock - before);
-	*lock_wait += t->clock - before;
-	*leaf_locked_at = t->clock;
-	while (n->level > 0) {
-		int steps;
-		int i = tl_bsearch(n, key, &steps, &hints[n->level < BT_MAX_LEVEL ? n->level : 0]);
-		task_cpu(s, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
-		if (i + 1 < n->nritems) {
-			*next_key = n->ptrs[i + 1].key;
-			*has_next = 1;
-		}
-		bt_node *c = n->ptrs[i].child;
-		before = t->clock;
-		simlock_read(&c->lock, t);
-		bt_rec_lock(tr, t, c, BT_LOCK_READ, t->clock - before);
-		*lock_wait += t->clock - before;
-		*leaf_locked_at = t->clock;
-		simlock_read_release(&n->lock, t->clock);
-		bt_rec_unlock(tr, t, n, BT_LOCK_READ);
-		n = c;
-	}
-	int steps;
-	*slot = tl_bsearch(n, key, &steps, &hints[0]);
-	task_cpu(s, t, BT_NS_NODE_VISIT + (uint64_t)steps * BT_NS_BSEARCH_STEP);
-	return n;
-}
-
-/* Release the subvolume leaf's read lock (recorded: the replay marks the
- * leaf read-locked for as long as the copy holds it). */
-static void tl_leaf_unlock(bt_tree *tr, task *t, bt_node *leaf)
-{
-	simlock_read_release(&leaf->lock, t->clock);
-	bt_rec_unlock(tr, t, leaf, BT_LOCK_READ);
-}
-
 /* ------------------------------------------------------------ logging */
 
 /* The log tree of lr, made by the first log transaction after a commit
@@ -303,9 +128,7 @@ int tl_log_drop_inode(treelog *tl, task *t, tl_root *lr, uint64_t ino, uint8_t m
 			bt_path_release(&p);
 			return 0;
 		}
-		int start = last;
-		while (start > 0 && bt_key_cmp(bt_node_key(leaf, start - 1), &first) >= 0)
-			start--;
+		int start = bt_items_lower(leaf->items, last, &first);
 		p.slots[0] = start;
 		r = bt_del_items(lt, &p, last - start + 1);
 		if (r)
@@ -446,34 +269,6 @@ int tl_dir_delayed_end(treelog *tl, task *t, tl_fsync *f)
 	return rc;
 }
 
-/* The first slot at or after from whose key is past bound (nritems when
- * none): a run of one inode's items ends the leaf (a directory's index
- * items), else is short (a file's); both are found reading a few keys
- * near its ends rather than a halving path across the leaf. */
-static int tl_run_end(const bt_node *leaf, int from, bt_key bound)
-{
-	const bt_item *it = leaf->items;
-	int n = leaf->nritems;
-	if (!tl_key_lt(&bound, &it[n - 1].key))
-		return n;
-	int lo = from, hi = n - 1; /* the answer is in [lo, hi] */
-	for (int d = 1; lo + d - 1 < hi; d *= 2) {
-		int p = lo + d - 1;
-		if (tl_key_lt(&bound, &it[p].key)) {
-			hi = p;
-			break;
-		}
-		lo = p + 1;
-	}
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		int past = tl_key_lt(&bound, &it[mid].key);
-		lo = past ? lo : mid + 1;
-		hi = past ? mid : hi;
-	}
-	return lo;
-}
-
 /* The index items a directory logged before in this transaction
  * (inode->last_dir_index_offset): a dir pass skips them. Only grows while
  * an fsync holds its transaction handle. 0: none. */
@@ -494,10 +289,8 @@ static int tl_skip_logged(const bt_item *items, int from, int to, uint64_t skip_
 	if (!skip_to || from >= to || items[from].key.type != items[to - 1].key.type)
 		return from;
 	bt_key k = items[from].key;
-	int steps;
 	k.offset = skip_to;
-	from += tl_lower_bound((const char *)(items + from), sizeof(bt_item), to - from, &k,
-			       &steps);
+	from += bt_items_lower(items + from, to - from, &k);
 	if (from < to && items[from].key.offset == skip_to)
 		from++;
 	return from;
@@ -518,10 +311,6 @@ int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino, uint8_t max_ty
 {
 	bt_tree *tr = &f->root->tree;
 	int dirpass = max_type == BTRFS_DIR_INDEX_KEY;
-	int slot, has_next;
-	bt_key next_key;
-	uint64_t wait = 0;
-	simtime_t locked_at = 0;
 	/* search hints: a pass's first descent starts from where the last
 	 * pass of its kind began, the later ones from the descent before */
 	int first_desc = f->next_key.offset == 0 &&
@@ -537,13 +326,20 @@ int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino, uint8_t max_ty
 	} else if (first_desc) {
 		hints = tl->hints;
 	}
-	bt_node *leaf = tl_descend(tr, t, tl->sim, &f->next_key, hints, &slot,
-				   &next_key, &has_next, &wait, &locked_at);
+	/* btrfs_search_forward's descent: read locks coupled down to the
+	 * leaf, which stays read-locked until its items are copied */
+	bt_rpath rp;
+	assert(tr->fs && tr->fs->sim == tl->sim);
+	bt_node *leaf = bt_search_read(tr, tr->root, t, &f->next_key, hints, &rp);
 	if (first_desc)
 		memcpy(f->hints, hints, sizeof(f->hints));
 	f->hints[0] = 0; /* the next descent starts a leaf */
 	if (!leaf)
 		return 1;
+	int slot = rp.slots[0], has_next = rp.has_next;
+	bt_key next_key = rp.next_key;
+	uint64_t wait = rp.lock_wait;
+	simtime_t locked_at = rp.leaf_locked_at;
 	f->rec.lock_wait_ns += wait;
 	if (wait)
 		lhist_add(&tl->leaf_wait, wait);
@@ -551,8 +347,8 @@ int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino, uint8_t max_ty
 	/* the search landed past this leaf's last item: continue in the next
 	 * leaf (btrfs_search_forward moves on by itself) */
 	if (slot >= leaf->nritems) {
-		tl_leaf_unlock(tr, t, leaf);
-		if (!has_next || tl_key_cmp(&next_key, &f->next_key) <= 0)
+		bt_rpath_unlock(tr, t, &rp);
+		if (!has_next || bt_key_cmp(&next_key, &f->next_key) <= 0)
 			return 1;
 		f->next_key = next_key;
 		return next_key.objectid == ino ? 0 : 1;
@@ -561,22 +357,14 @@ int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino, uint8_t max_ty
 	 * type <= max_type. The keys are sorted, so once the slot's key is
 	 * ino's, the run ends at the first key past (ino, max_type, ~0). */
 	int first = slot, last = slot;
-	if (leaf->items[slot].key.objectid == ino)
-		last = tl_run_end(leaf, slot, bt_mkkey(ino, max_type, UINT64_MAX));
-#ifdef TL_CHECK_HINT
-	{
-		int l2 = slot;
-		while (l2 < leaf->nritems && leaf->items[l2].key.objectid == ino &&
-		       leaf->items[l2].key.type <= max_type)
-			l2++;
-		if (l2 != last)
-			abort();
+	if (leaf->items[slot].key.objectid == ino) {
+		bt_key bound = bt_mkkey(ino, max_type, UINT64_MAX);
+		last = bt_items_upper(leaf->items, slot, leaf->nritems, &bound);
 	}
-#endif
 	task_cpu(tl->sim, t, (uint64_t)(last - first + 1) * TL_NS_SLOT);
 	if (last == first) {
 		int changed = leaf->generation >= min_trans;
-		tl_leaf_unlock(tr, t, leaf);
+		bt_rpath_unlock(tr, t, &rp);
 		/* a directory with no entry left in a changed leaf: the
 		 * range to its end is logged empty */
 		if (dirpass && changed)
@@ -589,7 +377,7 @@ int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino, uint8_t max_ty
 	if (leaf->generation < min_trans) {
 		/* unchanged in this transaction: nothing of it to log; the
 		 * next logged range starts after its entries */
-		tl_leaf_unlock(tr, t, leaf);
+		bt_rpath_unlock(tr, t, &rp);
 		if (dirpass) {
 			int rc = tl_range_flush(tl, t, f);
 			if (rc)
@@ -620,7 +408,7 @@ int tl_copy_leaf(treelog *tl, task *t, tl_fsync *f, uint64_t ino, uint8_t max_ty
 		lhist_add(&tl->alloc_locked, lat);
 		tl->clones++;
 	}
-	tl_leaf_unlock(tr, t, leaf);
+	bt_rpath_unlock(tr, t, &rp);
 	uint64_t hold = t->clock - locked_at;
 	lhist_add(&tl->leaf_hold, hold);
 	sim_trace(tl->sim, tl->k_leaf, t->id, (int64_t)leaf->bytenr, (int64_t)hold,
