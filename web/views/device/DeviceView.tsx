@@ -18,7 +18,7 @@ import { FitCheck, type FitRow } from './FitCheck';
 
 function Compare({ label, unit, sim, meas }: { label: string; unit: string; sim: number | undefined; meas: number | undefined }) {
   return (
-    <tr>
+    <tr data-hl-key={label === 'IOPS' ? 'iops' : label === 'clat p50' ? 'median' : undefined}>
       <th scope="row">{label}</th>
       <td className="num">
         {fmtNum(sim)} <span className="unit">{unit}</span> <Tag kind="simulated" />

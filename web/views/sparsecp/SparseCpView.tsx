@@ -89,7 +89,7 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
               ))}
               <line x1={cx} x2={cx} y1={0} y2={34} stroke={MEASURED} strokeWidth={3} data-testid={`sparsecp-cursor-${variant}`} />
             </svg>
-            <div className="sparsecp-call" data-testid={`sparsecp-call-${variant}`}>
+            <div className="sparsecp-call" data-testid={`sparsecp-call-${variant}`} data-hl-key="lseek-call">
               {call ? (
                 <>
                   lseek({fmtBytes(call.off)}, SEEK_{call.whence.toUpperCase()}): <strong data-testid={`sparsecp-records-${variant}`}>{fmtNum(call.lockRecords + call.searchRecords)}</strong>{' '}
@@ -109,7 +109,7 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
             <svg className="chart" data-variant={variant} data-pair="sp-calls" width={width} height={calls.height} viewBox={`0 0 ${width} ${calls.height}`} role="img" aria-label="time per lseek against the file offset" data-testid={`sparsecp-calls-${variant}`}>
               <Axes {...calls} clampEnds xTitle={calls.xTitle} yTitle={calls.yTitle} />
               {calls.dots.map((p) => (
-                <circle key={p.i} cx={p.x} cy={p.y} r={theme.focus ? 2.6 : 1.8} fill={color} opacity={0.6} />
+                <circle key={p.i} cx={p.x} cy={p.y} r={theme.focus ? 2.6 : 1.8} fill={color} opacity={0.6} data-hl-key="lseek-times" />
               ))}
               {call && <line x1={callX} x2={callX} y1={calls.margin.top} y2={calls.height - calls.margin.bottom} stroke={MEASURED} strokeWidth={2} strokeDasharray="4 3" />}
             </svg>
