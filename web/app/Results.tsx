@@ -36,6 +36,8 @@ interface Props {
   onView?: ViewProps['onView'];
   /** drawn between the headline comparison and the mechanism pictures (the page's patch switches) */
   controls?: ReactNode;
+  /** the page's recorded picture (drawn when its recording arrives), between the controls and the view */
+  pictures?: ReactNode;
 }
 
 const dim = (emphasis: Emphasis, v: Variant): boolean => emphasis !== 'none' && v !== 'base' && v !== emphasis;
@@ -177,7 +179,7 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
   );
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, pictures }: Props) {
   const View = viewFor(info.name);
   const any = variants.some((v) => runs[v]);
   const pair = variants.includes('before') && variants.includes('after');
@@ -194,6 +196,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
       )}
       {pair && !any && <div className="panel-empty muted">{running ? 'Running…' : <>Not run yet: press Run (<kbd>r</kbd>).</>}</div>}
       {controls}
+      {pictures}
       {View && any && (
         <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} />
       )}

@@ -29,6 +29,9 @@ export interface TreeLayoutOptions {
   focus?: number;
   /** px from one level's row to the next (default 56) */
   levelGap?: number;
+  /** block heights (default 26 for a leaf, 20 for a node) */
+  leafHeight?: number;
+  nodeHeight?: number;
 }
 
 export interface LaidNode {
@@ -231,8 +234,10 @@ export function layoutTree(s: ReplayState, tree: TreeInfo, opts: TreeLayoutOptio
     }
     let minGap = Infinity;
     for (let i = 1; i < drawn.length; i++) minGap = Math.min(minGap, drawn[i]!.x - drawn[i - 1]!.x);
-    const bw = Math.max(3, Math.min(level === 0 ? 64 : 72, (Number.isFinite(minGap) ? minGap : width) * 0.82));
-    const bh = level === 0 ? 26 : 20;
+    const bh = level === 0 ? (opts.leafHeight ?? 26) : (opts.nodeHeight ?? 20);
+    // a block at most about three of its heights wide (a few wide blocks
+    // are still blocks), else 82% of the spacing of its neighbours
+    const bw = Math.max(3, Math.min(Math.max(level === 0 ? 64 : 72, bh * 3), (Number.isFinite(minGap) ? minGap : width) * 0.82));
     for (const { b, x } of drawn) {
       const key = blockKey(fs, b.bytenr);
       const lk = lockBy.get(key);

@@ -31,6 +31,14 @@ export interface ReplayPanelProps {
   runs: ReplaySide[];
   /** the tree each side shows first: (fs, root id) or a chooser; default the fs tree */
   pickTree?: (s: ReplayState) => TreeInfo | undefined;
+  /** several trees each side shows (bonnie: the subvolume and its log
+   * tree), over pickTree; the chooser then replaces them with one */
+  pickTrees?: (s: ReplayState) => TreeInfo[];
+  /** the arrows and space drive this player (default); a picture that is
+   * always on the page leaves them to the page's own steps */
+  keys?: boolean;
+  /** where the cursor starts when the URL has none */
+  initial?: Cursor;
   /** draw the io_tree of the inode with the most records (sparse-cp) */
   showIo?: boolean;
   /** the URL's position, and where to put it (absent: not kept); `first`
@@ -70,12 +78,13 @@ function eventCaption(tr: Trace, pos: number): string {
   return `${e.kind}${e.task ? ` (${e.task})` : ''} ${args}`;
 }
 
-function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
+function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, showIo }: {
   side: ReplaySide;
   replay: Replay;
   pos: number;
   width: number;
   pickTree?: (s: ReplayState) => TreeInfo | undefined;
+  pickTrees?: (s: ReplayState) => TreeInfo[];
   treeSel: number | null;
   onTree: (id: number) => void;
   showIo: boolean;
@@ -86,7 +95,10 @@ function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
     return k !== undefined && side.trace.kind.includes(k);
   }, [side.trace]);
   const choices = useMemo(() => treeChoices(s), [s, s.pos]);
-  const tree = (treeSel !== null ? choices.find((c) => c.tree.id === treeSel)?.tree : undefined) ?? pickTree?.(s) ?? findTree(s, 1, 5) ?? choices[0]?.tree;
+  const chosen = treeSel !== null ? choices.find((c) => c.tree.id === treeSel)?.tree : undefined;
+  const picked = !chosen && pickTrees ? pickTrees(s) : [];
+  const tree = chosen ?? picked[0] ?? pickTree?.(s) ?? findTree(s, 1, 5) ?? choices[0]?.tree;
+  const more = picked.slice(1);
   const io = showIo ? [...s.io.values()].sort((x, y) => y.recs.size - x.recs.size || y.ordered.size - x.ordered.size)[0] : undefined;
   const opEv = opAt(side.trace, pos);
   const lseekSize = opEv && opEv.kind === 'op:lseek' ? eventAt(side.trace, opEv.start - 1).args.i_size : undefined;
@@ -137,19 +149,22 @@ function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
           <TreeView key={tree.h} state={s} tree={tree} width={width} tasks={side.trace.tasks} />
         </>
       )}
+      {more.map((t) => (
+        <TreeView key={t.h} state={s} tree={t} width={width} tasks={side.trace.tasks} />
+      ))}
     </section>
   );
 }
 
 const cursorT = (tr: Trace, pos: number): number => (pos > 0 ? tr.tmax[Math.min(pos, tr.n) - 1]! : tr.fromNs);
 
-export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children }: ReplayPanelProps) {
+export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: startAt, showIo = false, at, onAt, children }: ReplayPanelProps) {
   const a = runs[0]!;
   const b = runs[1];
   const S: Sides = useMemo(() => sides(a.trace, b?.trace), [a.trace, b?.trace]);
   const replays = useMemo(() => runs.map((r) => new Replay(r.trace)), [runs]);
   const start = replays[0]!.start;
-  const initial = (): Cursor => parseCursor(at) ?? { sync: 'time', t: cursorT(a.trace, start) };
+  const initial = (): Cursor => parseCursor(at) ?? startAt ?? { sync: 'time', t: cursorT(a.trace, start) };
   const [cursor, setCursor] = useState<Cursor>(initial);
   const [playing, setPlaying] = useState(false);
   const [speed, setSpeed] = useState(15);
@@ -180,12 +195,13 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
 
   // arrows and space drive this player while it is open
   useEffect(() => {
+    if (!keys) return;
     const cmds = { step: doStep, playPause: () => setPlaying((p) => !p) };
     activePlayer.current = cmds;
     return () => {
       if (activePlayer.current === cmds) activePlayer.current = null;
     };
-  }, [doStep]);
+  }, [doStep, keys]);
 
   // play: `speed` events a second (either side's), one frame at a time
   useEffect(() => {
@@ -308,7 +324,7 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
       </div>
       <div className={`replay-sides${b ? ' two' : ''}`}>
         {runs.map((r, i) => (
-          <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} />
+          <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} pickTrees={pickTrees} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} />
         ))}
       </div>
       <TreeLegend />
