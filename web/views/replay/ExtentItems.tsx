@@ -46,7 +46,7 @@ export function ExtentItems({ sides }: { sides: { variant: Variant; trace: Trace
                 <div key={s.variant} data-testid={`extent-items-${s.variant}`} data-per-file={d.perFile} data-items={d.items} data-files={d.files.length}>
                   <svg className="chart" width={colW} height={h} viewBox={`0 0 ${colW} ${h}`} role="img" aria-label={`${s.variant}: file extent items of the first received files`}>
                     <text x={0} y={fs} fontSize={fs} fontWeight={700} fill={KERNEL_TEXT[s.variant]}>
-                      {KERNEL_LABEL[s.variant]}: {fmtNum(d.perFile)} items per file
+                      {KERNEL_LABEL[s.variant]}: {fmtNum(d.perFile)} {d.perFile === 1 ? 'item' : 'items'} per file
                     </text>
                     {d.files.slice(0, ROWS).map((f, r) => {
                       const y = Math.round(fs * 1.6) + r * rowH;

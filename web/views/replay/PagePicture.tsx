@@ -9,7 +9,7 @@
  */
 import type { ReactNode } from 'react';
 import { fmtNum } from '../../model/format';
-import { nthOp } from '../../model/trace';
+import { firstDivergenceFromOps, nthOp } from '../../model/trace';
 import { LseekPicture } from './LseekPicture';
 import type { PageRecordingSpec, PageRecordingState } from './pageRecording';
 import { ReplayPanel } from './ReplayPanel';
@@ -107,9 +107,14 @@ export function PagePicture({ spec, rec, view, onView, params }: Props) {
   }
   // the player starts at the moment: the window's first operation, the
   // same one in both kernels
+  // (where the two kernels first differ, if they do: qgroup-drop's first
+  // early commit, bonnie's first leaf clone)
   const first = rec.sides[0]!.trace;
+  const second = rec.sides[1]?.trace;
+  const diverge = second ? firstDivergenceFromOps(first, second) : null;
   const opKind = first.kinds.find((k) => k.op && first.kind.includes(first.kindId[k.name]!))?.name;
-  const start = opKind ? nthOp(first, opKind, 0) : -1;
+  const own = spec.initial ? spec.initial(first) : -1;
+  const start = own > 0 ? own : diverge ? diverge.a + 1 : opKind ? nthOp(first, opKind, 0) : -1;
   return (
     <Shell status="done">
       <div className="figure page-trees" data-testid="page-trees">
@@ -119,6 +124,7 @@ export function PagePicture({ spec, rec, view, onView, params }: Props) {
           runs={rec.sides}
           pickTrees={spec.pickTrees}
           keys={false}
+          windowNote={false}
           initial={start > 0 ? { sync: 'op', pos: start } : undefined}
           at={view?.pat}
           onAt={onView ? (a) => onView({ pat: a ?? undefined }) : undefined}

@@ -17,7 +17,7 @@ import { convert, cursorTime, endTime, formatCursor, parseCursor, positions, sid
 import { findTree, Replay, type ReplayState, type TreeInfo } from '../../model/replay';
 import { eventAt, firstDivergence, opAt, type Trace } from '../../model/trace';
 import { treeChoices } from '../../model/treeLayout';
-import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT } from '../common';
+import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, NEUTRAL } from '../common';
 import { IoTreeView } from './IoTreeView';
 import { TreeLegend, TreeView } from './TreeView';
 
@@ -39,6 +39,9 @@ export interface ReplayPanelProps {
   keys?: boolean;
   /** where the cursor starts when the URL has none */
   initial?: Cursor;
+  /** say that a recording is a window (default); off where the page says
+   * which window it recorded */
+  windowNote?: boolean;
   /** draw the io_tree of the inode with the most records (sparse-cp) */
   showIo?: boolean;
   /** the URL's position, and where to put it (absent: not kept); `first`
@@ -78,7 +81,16 @@ function eventCaption(tr: Trace, pos: number): string {
   return `${e.kind}${e.task ? ` (${e.task})` : ''} ${args}`;
 }
 
-function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, showIo }: {
+/** The most qgroup records a transaction held in a recording (qg_record). */
+function qgMaxOf(tr: Trace): number {
+  const k = tr.kindId['qg_record'];
+  let m = 0;
+  if (k === undefined) return 0;
+  for (let i = 0; i < tr.n; i++) if (tr.kind[i] === k) m = Math.max(m, tr.args[tr.off[i]! + 3]!);
+  return m;
+}
+
+function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, showIo, qgMax }: {
   side: ReplaySide;
   replay: Replay;
   pos: number;
@@ -88,6 +100,8 @@ function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, 
   treeSel: number | null;
   onTree: (id: number) => void;
   showIo: boolean;
+  /** the scale of the qgroup records' gauge (both kernels' most) */
+  qgMax: number;
 }) {
   const s = replay.stateAt(pos);
   const hasQg = useMemo(() => {
@@ -125,7 +139,17 @@ function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, 
             <>transaction {[...s.transid.values()][0] ?? '?'} running</>
           )}
         </span>
-        {hasQg && <span data-testid={`replay-qg-${side.variant}`}>qgroup records in the transaction: {fmtNum(s.qgRecords)}</span>}
+        {hasQg && (
+          <span className="replay-qg" data-testid={`replay-qg-${side.variant}`} data-records={s.qgRecords}>
+            qgroup records in the transaction: <b>{fmtNum(s.qgRecords)}</b>
+            {qgMax > 0 && (
+              <svg className="qg-gauge" width={Math.max(60, width - 20)} height={12} aria-hidden="true">
+                <rect x={0} y={1} width={Math.max(60, width - 20)} height={10} fill="#fff" stroke={NEUTRAL.mid} />
+                <rect x={0} y={1} width={(Math.max(60, width - 20) * s.qgRecords) / qgMax} height={10} fill={NEUTRAL.dark} />
+              </svg>
+            )}
+          </span>
+        )}
         <span>locks held: {s.locks.length}</span>
         <span>device requests in flight: {ioNow}</span>
         {s.tickets > 0 && <span>tickets waiting: {s.tickets}</span>}
@@ -158,7 +182,7 @@ function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, 
 
 const cursorT = (tr: Trace, pos: number): number => (pos > 0 ? tr.tmax[Math.min(pos, tr.n) - 1]! : tr.fromNs);
 
-export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: startAt, showIo = false, at, onAt, children }: ReplayPanelProps) {
+export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: startAt, windowNote: sayWindow = true, showIo = false, at, onAt, children }: ReplayPanelProps) {
   const a = runs[0]!;
   const b = runs[1];
   const S: Sides = useMemo(() => sides(a.trace, b?.trace), [a.trace, b?.trace]);
@@ -173,6 +197,7 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
   const sideW = Math.max(260, Math.floor((b ? boxW - 16 : boxW * 2) / 2) - 24);
   const P = positions(S, cursor);
   const divergence = useMemo(() => (b ? firstDivergence(a.trace, b.trace) : -1), [a.trace, b]);
+  const qgMax = useMemo(() => Math.max(0, ...runs.map((r) => qgMaxOf(r.trace))), [runs]);
   useEffect(() => {
     testHook().replayDivergence = divergence;
   }, [divergence]);
@@ -316,7 +341,7 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
           {cursor.sync === 'op' ? ' · aligned on the same operation' : ' · one clock'}
           {b && divergence >= 0 && P.a === divergence + 1 && ' · the first event where the kernels differ'}
         </div>
-        {windowNote.length > 0 && (
+        {sayWindow && windowNote.length > 0 && (
           <p className="notice" data-testid="replay-window">
             Recorded as a window (the run is larger than a recording keeps): {windowNote.join('; ')}.
           </p>
@@ -324,7 +349,7 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
       </div>
       <div className={`replay-sides${b ? ' two' : ''}`}>
         {runs.map((r, i) => (
-          <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} pickTrees={pickTrees} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} />
+          <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} pickTrees={pickTrees} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} qgMax={qgMax} />
         ))}
       </div>
       <TreeLegend />

@@ -57,11 +57,11 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
   const theme = useChartTheme();
   const fs = theme.fontPx;
   // level labels sit in a gutter of their own (never over the tree's
-  // lines); a leaf is never narrower than about two and a half characters
+  // lines); a leaf is never narrower than its item count in the chart font
   const gutter = Math.round(fs * 4.2);
   const right = Math.round(fs * 2.6);
   const plotW = Math.max(120, width - gutter - right);
-  const minLeaf = Math.max(36, fs * 2.4);
+  const minLeaf = Math.max(36, fs * 2.3);
   const [maxLeaves, setMaxLeaves] = useState<number | null>(initial ?? null);
   const leaves = maxLeaves ?? Math.max(4, Math.floor(plotW / minLeaf));
   const [pan, setPan] = useState<number | null>(null);

@@ -7,7 +7,9 @@
  * what to draw. Pure: data and small functions of the finished runs.
  */
 import type { RecordSpec, RunResult, Variant } from '../../engine/types';
+import { longestLeafClone } from '../../model/pageMoments';
 import { findTree, type ReplayState, type TreeInfo } from '../../model/replay';
+import type { Trace } from '../../model/trace';
 
 export interface PageWindow {
   record: RecordSpec;
@@ -29,6 +31,10 @@ export interface PageRecordingSpec {
   picture: 'lseek' | 'trees' | 'items';
   /** the trees each kernel's side shows, biggest story first */
   pickTrees?: (s: ReplayState) => TreeInfo[];
+  /** where the player starts, a position in the first kernel's recording
+   * (the other at the same operation); default: where the kernels first
+   * differ, else the window's first operation */
+  initial?: (first: Trace) => number;
   /** one or two sentences: what to look at */
   blurb: string;
 }
@@ -94,7 +100,7 @@ export function bonnieMoment(runs: Partial<Record<Variant, RunResult>>): PageWin
 export interface PageRecordingState {
   status: 'idle' | 'waiting' | 'recording' | 'done' | 'none' | 'error';
   progress: number;
-  sides: { variant: Variant; trace: import('../../model/trace').Trace }[];
+  sides: { variant: Variant; trace: Trace }[];
   window: string;
   fromFirst: boolean;
   error: string | null;
@@ -127,6 +133,7 @@ export const PAGE_RECORDINGS: Record<string, PageRecordingSpec> = {
     missing: 'No fsync cloned a leaf in these runs.',
     picture: 'trees',
     pickTrees: bonnieTrees,
+    initial: longestLeafClone,
     blurb:
       "The create where a leaf was held longest: its fsync read-locks the file's leaf in the subvolume and copies it into the log tree. Before the patch the copy is a fresh extent buffer allocated while the lock is held, and under memory pressure that allocation waits; after it, a buffer allocated before the lock.",
   },

@@ -49,6 +49,22 @@ export function seriesLabel(info: ExperimentInfo, params: Record<string, string>
   return off.length ? `series without ${off.join(', ')}` : 'whole series';
 }
 
+/**
+ * How the call's delalloc searches began. A call that searched none (the
+ * fs tree answered it, or the file has no delalloc: count_range_bits is
+ * not called) has no cached state to use; 6.1 passes none, so its searches
+ * descend from the root; 6.2 with 6/9 and 9/9 starts at the cached record
+ * (a hit) or descends when it cannot (a miss).
+ */
+export function cachedText(call: { cacheHit: number; cacheMiss: number; searchRecords: number }): string {
+  const { cacheHit: h, cacheMiss: m } = call;
+  if (h && m) return `cached state: ${h} ${h === 1 ? 'hit' : 'hits'}, ${m} ${m === 1 ? 'miss' : 'misses'}`;
+  if (h) return `cached state: ${h === 1 ? 'hit' : `${h} hits`}`;
+  if (m) return `cached state: ${m === 1 ? 'a miss' : `${m} misses`} (searched from the root)`;
+  if (call.searchRecords > 0) return 'no cached state: searched from the root';
+  return 'no delalloc search';
+}
+
 function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, reference }: PanelProps) {
   const color = KERNEL_COLOR[variant];
   const curOff = cursor * d.fileBytes;
@@ -101,7 +117,8 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
                     {' '}
                     (range lock + unlock {fmtNum(call.lockRecords)}, delalloc search {fmtNum(call.searchRecords)})
                   </span>
-                  {' · '}cached state {call.cacheHit ? <span data-testid={`sparsecp-hit-${variant}`}>hit</span> : call.cacheMiss ? 'miss' : 'not used'}
+                  {' · '}
+                  <span data-testid={`sparsecp-cached-${variant}`}>{cachedText(call)}</span>
                   {' · '}
                   {fmtNum(call.us)} µs
                 </>
