@@ -53,7 +53,7 @@ async function labelsOnLines(page: Page): Promise<string[]> {
     for (const svg of document.querySelectorAll('svg.tree-svg')) {
       const lines = [...svg.querySelectorAll('line')].map((l) => l.getBoundingClientRect());
       const blocks = [...svg.querySelectorAll('.tree-block rect')].map((r) => r.getBoundingClientRect());
-      for (const t of svg.querySelectorAll<SVGTextElement>('text.tree-level-label, text.tree-hidden')) {
+      for (const t of svg.querySelectorAll<SVGTextElement>('text.tree-level-label')) {
         const a = t.getBoundingClientRect();
         for (const b of [...lines, ...blocks])
           if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) {

@@ -10,7 +10,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadNodeBridge } from '../engine/node';
 import { extentItems } from './extentItems';
-import { longestLeafClone } from './pageMoments';
+import { longestLeafClone, sameLeafClone } from './pageMoments';
 import { decodeTrace, firstDivergenceFromOps, type RawTrace, type Trace } from './trace';
 
 const trace = (kinds: { name: string; args: string[] }[], events: number[][], tasks = ['shell', 'writeback']): Trace =>
@@ -88,6 +88,39 @@ describe('bonnie: the leaf clone with the longest allocation', () => {
     ]);
     expect(longestLeafClone(tr)).toBe(3);
     expect(longestLeafClone(trace(kinds, []))).toBe(-1);
+  });
+});
+
+describe('bonnie: the same leaf clone in both kernels', () => {
+  const kinds = [
+    { name: 'op:rand_create', args: ['n', 'file'] },
+    { name: 'lock', args: ['tree', 'bytenr', 'mode', 'wait_ns'] },
+    { name: 'leaf_copy', args: ['bytenr', 'hold_ns', 'alloc_ns'] },
+  ];
+  const a = trace(kinds, [
+    [0, 0, 0, 0, 7],
+    [1, 2, 0, 100, 1e6, 0],
+    [2, 0, 0, 1, 8],
+    [3, 2, 0, 150, 2e6, 0],
+    [4, 1, 0, 4, 200, 1, 0],
+    [5, 2, 0, 200, 9e6, 8e6],
+  ]);
+  const b = trace(kinds, [
+    [0, 0, 0, 0, 7],
+    [1, 2, 0, 100, 1e6, 0],
+    [2, 2, 0, 101, 1e6, 0],
+    [3, 0, 0, 1, 8],
+    [4, 2, 0, 160, 3e3, 0],
+    [5, 1, 0, 4, 300, 1, 0],
+    [6, 2, 0, 300, 5e3, 0],
+  ]);
+  it('the k-th clone of the n-th operation of the same kind', () => {
+    expect(longestLeafClone(a)).toBe(5);
+    const c = sameLeafClone(a, b, 5);
+    expect(c.a).toEqual({ i: 5, bytenr: 200, holdMs: 9, allocMs: 8 });
+    expect(c.b).toEqual({ i: 6, bytenr: 300, holdMs: 0.005, allocMs: 0 });
+    expect(sameLeafClone(a, undefined, 1).a?.bytenr).toBe(100);
+    expect(sameLeafClone(a, b, 99)).toEqual({ a: null, b: null });
   });
 });
 

@@ -162,13 +162,25 @@ export function layoutTree(s: ReplayState, tree: TreeInfo, opts: TreeLayoutOptio
   const maxLeaves = Math.max(8, Math.floor(opts.maxLeaves ?? width / 16));
   const path = s.paths.get(tree.h);
   const onPath = new Set(path ? path.visited : []);
-  // default focus: the deepest block of the current search, else the leaf
+  // default focus: the deepest block of the current search, or the leaf
+  // locked since (a leaf read-locked while it is copied), else the leaf
   // changed last
   let focus = opts.focus ?? -1;
-  if (focus < 0 && path && path.visited.length) {
-    const last = path.visited[path.visited.length - 1]!;
-    const sp = w.span.get(blockKey(fs, last));
-    if (sp) focus = Math.floor((sp[0] + sp[1]) / 2);
+  if (focus < 0) {
+    let at = -1;
+    if (path && path.visited.length) {
+      const sp = w.span.get(blockKey(fs, path.visited[path.visited.length - 1]!));
+      if (sp) {
+        focus = Math.floor((sp[0] + sp[1]) / 2);
+        at = path.at;
+      }
+    }
+    const leafAt = new Map(w.leaves.map((b, i) => [b.bytenr, i]));
+    for (const l of s.locks)
+      if (l.fs === fs && l.at > at && leafAt.has(l.bytenr)) {
+        at = l.at;
+        focus = leafAt.get(l.bytenr)!;
+      }
   }
   if (focus < 0) {
     let best = -1;

@@ -25,6 +25,7 @@ typedef struct event {
 
 #define SERIES_CAP 1024   /* points kept per series before decimation */
 #define MAX_NAMED 128     /* counters, series, trace kinds: each */
+_Static_assert(MAX_NAMED == 128, "sim.h's sim_rec_skipped bounds kind ids by 128");
 #define NAME_HINTS 64
 #define MAX_DUMPERS 16    /* structures listed when a recording starts */
 
@@ -94,7 +95,7 @@ struct sim {
 	uint64_t rec_op_nth, rec_op_seen;
 	/* kinds kept (sim_record_only): the names, and per kind id 1 = skip */
 	char rec_only[1024];
-	uint8_t rec_skip[MAX_NAMED];
+	uint8_t rec_skip[MAX_NAMED]; /* sim.h's sim_rec_skipped reads it (128 kinds) */
 	struct { sim_dump_fn fn; void *ctx; } dumpers[MAX_DUMPERS];
 	int ndumpers;
 	int64_t next_fsno, next_handle;
@@ -208,6 +209,7 @@ sim *sim_create(uint64_t seed, int ncpus)
 	prng_seed(&s->rng, seed);
 	s->hot.counters = s->counters;
 	s->hot.gate = s->gate;
+	s->hot.rec_skip = s->rec_skip;
 	s->rec_from = SIMTIME_MAX;
 	s->rec_op_kind = -1;
 	static const char *const names[] = {

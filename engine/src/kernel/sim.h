@@ -329,6 +329,8 @@ typedef struct sim_hot {
 	 * (sim_record_at_op): the sites that mark an operation's start test
 	 * this one (SIM_REC_OP) */
 	int rec_ops;
+	/* per kind id, 1: not kept (sim_record_only); SIM_REC skips the call */
+	const uint8_t *rec_skip;
 	int cpu_limited; /* a CPU count is set (sim_set_ncpus) */
 	simtime_t now;
 	int ncounters;
@@ -367,6 +369,14 @@ static inline int sim_recording(const sim *s)
 	return s && ((const sim_hot *)(const void *)s)->rec_on;
 }
 
+/* A kind the recording does not keep (sim_record_only): its sites skip
+ * building the event at all. */
+static inline int sim_rec_skipped(const sim *s, int kind)
+{
+	const sim_hot *h = (const sim_hot *)(const void *)s;
+	return kind >= 0 && kind < 128 && h->rec_skip[kind];
+}
+
 /* Recording, or waiting for the operation that starts the recording: an
  * operation's start ("op:NAME" kinds) is recorded under this test. */
 static inline int sim_recording_ops(const sim *s)
@@ -398,7 +408,7 @@ void sim_rec_at(sim *s, int kind, int taskid, simtime_t at, int n, const int64_t
 /* SIM_REC(s, TK_X, task, args...): the call with its test. */
 #define SIM_REC(s, kind, t, ...)                                               \
 	do {                                                                   \
-		if (sim_recording(s)) {                                        \
+		if (sim_recording(s) && !sim_rec_skipped((s), (kind))) {       \
 			const int64_t rec_args_[] = { __VA_ARGS__ };           \
 			sim_rec((s), (kind), (t),                              \
 				(int)(sizeof rec_args_ / sizeof rec_args_[0]), \

@@ -180,7 +180,12 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
         const gutter = Math.round(fs * 5.2);
         const plotW = width - gutter - 8;
         const rowH = Math.round(fs * 1.6);
-        const bandH = Math.round(fs * 1.5) + rowH * 3 + Math.round(fs * 0.6);
+        // a band: the kernel, a line for what lies outside the window, the
+        // three rows, then what this lseek did (each text on a line of its own)
+        const titleH = Math.round(fs * 1.3);
+        const noteH = Math.round(fs * 1.0);
+        const capH = Math.round(fs * 1.5);
+        const bandH = titleH + noteH + rowH * 3 + capH;
         const axisH = Math.round(fs * 2.6);
         const h = bandH * sides.length + axisH;
 
@@ -256,7 +261,7 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                 const io = s ? s.io.get(ioKey(run.fs, run.ino)) : undefined;
                 const L = layoutLseekLane(io ? ioRecords(io) : [], run.calls, Math.min(k, run.calls.length - 1), io?.cached ?? null, { width: plotW, from: win.from, to: win.to });
                 const y0 = i * bandH;
-                const yRec = y0 + Math.round(fs * 1.5);
+                const yRec = y0 + titleH + noteH;
                 const yLock = yRec + rowH;
                 const yCalls = yLock + rowH;
                 const recH = rowH - 6;
@@ -265,10 +270,10 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                     <text x={0} y={y0 + fs} fontSize={fs} fontWeight={700} fill={KERNEL_TEXT[side.variant]}>
                       {KERNEL_LABEL[side.variant]}
                     </text>
-                    <text x={Math.min(width - 4, gutter + plotW)} y={y0 + fs} fontSize={fs * 0.85} textAnchor="end" fill={INK} data-testid={`lseek-now-${side.variant}`}>
+                    <text x={gutter} y={yCalls + rowH + capH * 0.7} fontSize={fs * 0.8} fill={INK} data-testid={`lseek-now-${side.variant}`}>
                       {c ? `this lseek: ${MARK_TEXT[c.mark]}${c.searches.length ? ` (${fmtNum(c.searchRecords)} record${c.searchRecords === 1 ? '' : 's'})` : ''}` : ''}
                     </text>
-                    <rect x={gutter - 6} y={y0 + fs * 1.25} width={4} height={rowH * 3} fill={KERNEL_COLOR[side.variant]} />
+                    <rect x={gutter - 6} y={yRec} width={4} height={rowH * 3} fill={KERNEL_COLOR[side.variant]} />
                     <g fontSize={fs * 0.8} fill={NEUTRAL.dark}>
                       <text x={0} y={yRec + rowH / 2 + fs * 0.3}>io_tree</text>
                       <text x={0} y={yLock + rowH / 2 + fs * 0.3}>lock</text>
@@ -282,13 +287,13 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                         </rect>
                       ))}
                       {L.before > 0 && (
-                        <text x={2} y={yRec - 1} fontSize={fs * 0.7} fill={NEUTRAL.dark}>
-                          ◀ {fmtNum(L.before)}
+                        <text x={0} y={yRec - noteH * 0.25} fontSize={fs * 0.72} fill={NEUTRAL.dark}>
+                          ◀ {fmtNum(L.before)} records before
                         </text>
                       )}
                       {L.after > 0 && (
-                        <text x={plotW - 2} y={yRec - 1} fontSize={fs * 0.7} textAnchor="end" fill={NEUTRAL.dark}>
-                          {fmtNum(L.after)} more records to EOF ▶
+                        <text x={plotW} y={yRec - noteH * 0.25} fontSize={fs * 0.72} textAnchor="end" fill={NEUTRAL.dark}>
+                          {fmtNum(L.after)} more to EOF ▶
                         </text>
                       )}
                       {L.cached && L.cached.side === 0 && (
@@ -298,7 +303,7 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                         </g>
                       )}
                       {L.cached && L.cached.side !== 0 && (
-                        <text x={L.cached.side < 0 ? 2 : plotW - 2} y={yRec + recH + fs * 0.2} fontSize={fs * 0.7} textAnchor={L.cached.side < 0 ? 'start' : 'end'} fill={INK} className="lseek-cached" data-testid={`lseek-cached-${side.variant}`}>
+                        <text x={plotW / 2} y={yRec - noteH * 0.25} fontSize={fs * 0.72} textAnchor="middle" fill={INK} className="lseek-cached" data-testid={`lseek-cached-${side.variant}`}>
                           {L.cached.side < 0 ? `◀ cached state at ${fmtBytes(L.cached.start)}` : `cached state at ${fmtBytes(L.cached.start)} ▶`}
                         </text>
                       )}

@@ -115,6 +115,7 @@ export function PagePicture({ spec, rec, view, onView, params }: Props) {
   const opKind = first.kinds.find((k) => k.op && first.kind.includes(first.kindId[k.name]!))?.name;
   const own = spec.initial ? spec.initial(first) : -1;
   const start = own > 0 ? own : diverge ? diverge.a + 1 : opKind ? nthOp(first, opKind, 0) : -1;
+  const caption = spec.caption && start > 0 ? spec.caption(first, second, start) : null;
   return (
     <Shell status="done">
       <div className="figure page-trees" data-testid="page-trees">
@@ -130,6 +131,11 @@ export function PagePicture({ spec, rec, view, onView, params }: Props) {
           onAt={onView ? (a) => onView({ pat: a ?? undefined }) : undefined}
         >
           <p className="muted replay-blurb">{spec.blurb}</p>
+          {caption && (
+            <p className="page-picture-caption" data-testid="page-picture-caption">
+              {caption}
+            </p>
+          )}
         </ReplayPanel>
         {windowNote}
       </div>

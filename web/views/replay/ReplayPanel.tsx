@@ -63,12 +63,14 @@ function opCaption(tr: Trace, pos: number): string {
   if (!op) return pos === 0 ? 'the recording starts' : 'before the first operation';
   const e = eventAt(tr, op.start - 1);
   const name = op.kind.slice(3);
+  // an operation numbered by the engine (its index in its phase or stream)
+  const n = e.args.n !== undefined ? e.args.n + 1 : op.nth + 1;
   if (name === 'lseek') {
     const w = WHENCE[e.args.whence!] ?? `whence ${e.args.whence}`;
     return `lseek #${op.nth + 1}: ${w} from ${fmtNum(e.args.offset! / 1024)} KiB (inode ${e.args.ino})`;
   }
   if (name === 'drop') return `drop step #${op.nth + 1} of subvolume ${e.args.id} (${fmtNum(e.args.leaves_dropped!)} leaves dropped so far)`;
-  return `${name} #${op.nth + 1}`;
+  return `${name.replace(/_/g, ' ')} #${fmtNum(n)}`;
 }
 
 function eventCaption(tr: Trace, pos: number): string {
@@ -194,7 +196,11 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
   const [speed, setSpeed] = useState(15);
   const [treeSel, setTreeSel] = useState<number | null>(null);
   const [boxRef, boxW] = useWidth<HTMLDivElement>(900);
-  const sideW = Math.max(260, Math.floor((b ? boxW - 16 : boxW * 2) / 2) - 24);
+  // two kernels side by side where both fit (the grid follows this, not
+  // the window's width: an SVG laid out for half the box must not be
+  // stretched over all of it)
+  const twoCols = !!b && boxW >= 860;
+  const sideW = Math.max(260, twoCols ? Math.floor((boxW - 16) / 2) - 24 : boxW - 24);
   const P = positions(S, cursor);
   const divergence = useMemo(() => (b ? firstDivergence(a.trace, b.trace) : -1), [a.trace, b]);
   const qgMax = useMemo(() => Math.max(0, ...runs.map((r) => qgMaxOf(r.trace))), [runs]);
@@ -347,7 +353,7 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
           </p>
         )}
       </div>
-      <div className={`replay-sides${b ? ' two' : ''}`}>
+      <div className={`replay-sides${twoCols ? ' two' : ''}`}>
         {runs.map((r, i) => (
           <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} pickTrees={pickTrees} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} qgMax={qgMax} />
         ))}

@@ -58,8 +58,8 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
   const fs = theme.fontPx;
   // level labels sit in a gutter of their own (never over the tree's
   // lines); a leaf is never narrower than its item count in the chart font
-  const gutter = Math.round(fs * 4.2);
-  const right = Math.round(fs * 2.6);
+  const gutter = Math.round(fs * 5);
+  const right = 4;
   const plotW = Math.max(120, width - gutter - right);
   const minLeaf = Math.max(36, fs * 2.3);
   const [maxLeaves, setMaxLeaves] = useState<number | null>(initial ?? null);
@@ -117,17 +117,12 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
               <tspan x={0} dy={fs * 0.95} className="tree-level-count">
                 {fmtNum(lv.total)} · {Math.round(lv.avgFill * 100)}%
               </tspan>
+              {(lv.hiddenLeft > 0 || lv.hiddenRight > 0) && (
+                <tspan x={0} dy={fs * 0.95} className="tree-hidden">
+                  ◀{fmtNum(lv.hiddenLeft)} {fmtNum(lv.hiddenRight)}▶
+                </tspan>
+              )}
             </text>
-            {lv.hiddenLeft > 0 && (
-              <text x={gutter - 3} y={top + lv.y + fs * 0.6} textAnchor="end" className="tree-hidden">
-                ◀{fmtNum(lv.hiddenLeft)}
-              </text>
-            )}
-            {lv.hiddenRight > 0 && (
-              <text x={gutter + plotW + 3} y={top + lv.y + fs * 0.6} className="tree-hidden">
-                {fmtNum(lv.hiddenRight)}▶
-              </text>
-            )}
           </g>
         ))}
         <g transform={`translate(${gutter},${top})`}>

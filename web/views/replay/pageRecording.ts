@@ -7,7 +7,8 @@
  * what to draw. Pure: data and small functions of the finished runs.
  */
 import type { RecordSpec, RunResult, Variant } from '../../engine/types';
-import { longestLeafClone } from '../../model/pageMoments';
+import { fmtNum } from '../../model/format';
+import { longestLeafClone, sameLeafClone } from '../../model/pageMoments';
 import { findTree, type ReplayState, type TreeInfo } from '../../model/replay';
 import type { Trace } from '../../model/trace';
 
@@ -35,6 +36,8 @@ export interface PageRecordingSpec {
    * (the other at the same operation); default: where the kernels first
    * differ, else the window's first operation */
   initial?: (first: Trace) => number;
+  /** a sentence on the moment the player starts at (both kernels) */
+  caption?: (first: Trace, second: Trace | undefined, pos: number) => string | null;
   /** one or two sentences: what to look at */
   blurb: string;
 }
@@ -109,6 +112,16 @@ export interface PageRecordingState {
   recordFrom(ms: number | null): void;
 }
 
+/** bonnie: the clone the player starts at, in both kernels. */
+export function bonnieCaption(a: Trace, b: Trace | undefined, pos: number): string | null {
+  const c = sameLeafClone(a, b, pos);
+  if (!c.a) return null;
+  const ms = (x: number): string => (x > 0 && x < 0.1 ? `${fmtNum(x * 1000)} µs` : `${fmtNum(x)} ms`);
+  const before = `before, the leaf's read lock was held ${ms(c.a.holdMs)}${c.a.allocMs > 0 ? `, ${ms(c.a.allocMs)} of it allocating the copy's extent buffer` : ''}`;
+  const after = c.b ? `; after, the same copy held it ${ms(c.b.holdMs)}${c.b.allocMs > 0 ? ` (${ms(c.b.allocMs)} allocating)` : ', its buffer allocated before the lock'}` : '';
+  return `This fsync copies a subvolume leaf into the log tree: ${before}${after}.`;
+}
+
 export const PAGE_RECORDINGS: Record<string, PageRecordingSpec> = {
   'sparse-cp': {
     start: () => fromOp('op:lseek', 0, "from cp's first lseek"),
@@ -134,6 +147,7 @@ export const PAGE_RECORDINGS: Record<string, PageRecordingSpec> = {
     picture: 'trees',
     pickTrees: bonnieTrees,
     initial: longestLeafClone,
+    caption: bonnieCaption,
     blurb:
       "The create where a leaf was held longest: its fsync read-locks the file's leaf in the subvolume and copies it into the log tree. Before the patch the copy is a fresh extent buffer allocated while the lock is held, and under memory pressure that allocation waits; after it, a buffer allocated before the lock.",
   },
