@@ -15,7 +15,7 @@ import { usePageCommands } from './commands';
 import { ErrorBanner } from './ErrorBanner';
 import { ParamForm } from './ParamForm';
 import { collectFor, replayFor, stepsFor } from '../views/registry';
-import { ReplaySection } from '../views/replay/ReplaySection';
+import { ReplaySection } from './ReplaySection';
 import { PagePicture } from '../views/replay/PagePicture';
 import { PAGE_RECORDINGS } from '../views/replay/pageRecording';
 import { usePageRecording } from './usePageRecording';
@@ -23,7 +23,7 @@ import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { engine } from './engine';
 import { isLongRun, longRunText } from '../model/longRun';
-import { SeedsPanel } from './SeedsPanel';
+import { SeedsPanel, useSeeds } from './SeedsPanel';
 import { saveJson } from './storage';
 import { specKey, useRunner, type RunnerState } from './useRunner';
 import { diffLabel } from '../model/runDiff';
@@ -59,6 +59,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
     [info, values, seed, variation],
   );
   const runner = useRunner();
+  const seeds = useSeeds(info, values, seed, variation);
   // below 1200 px the form is one column with the results, folded (the
   // comparison must not start a screen down); it opens by itself on an error
   const wide = useWindowWidth() >= 1200;
@@ -256,7 +257,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
         {replaySpec && !invalid && (
           <ReplaySection info={info} params={values} seed={seed} spec={replaySpec} at={view.at} onView={onView} onParams={runWith} />
         )}
-        <SeedsPanel info={info} params={values} seed={seed} variation={variation} disabled={invalid} />
+        <SeedsPanel info={info} params={values} seed={seed} variation={variation} disabled={invalid} sweep={seeds} />
       </section>
     </div>
   );

@@ -20,7 +20,7 @@ import { DiffView } from './DiffView';
 import { ErrorBanner } from './ErrorBanner';
 import { Markdown } from './Markdown';
 import { collectFor, replayFor } from '../views/registry';
-import { LessonMoment } from '../views/replay/LessonMoment';
+import { LessonMoment } from './LessonMoment';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { isString, useStoredState } from './storage';

@@ -13,10 +13,12 @@ import { publishedFor, relError } from '../model/provenance';
 import type { Emphasis } from '../model/urlState';
 import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT } from '../views/common/palette';
 import { Headline } from '../views/common/Headline';
-import { headlineOf, labelOf, viewFor } from '../views/registry';
-import type { PreviousRun, ViewProps } from '../views/types';
+import { headlineOf, labelOf, sweepsFor, viewFor, type SweepContext } from '../views/registry';
+import type { PreviousRun, SweepHandle, ViewProps } from '../views/types';
+import { engine } from './engine';
 import { RunExport } from './RunExport';
-import { Tag } from './Tag';
+import { tracked, useSweeps, type SweepDef } from './useSweep';
+import { Tag } from '../views/common/Tag';
 
 interface Props {
   info: ExperimentInfo;
@@ -179,8 +181,35 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
   );
 }
 
+/**
+ * The sweeps the experiment's view declares (views/registry.ts), run here:
+ * each point's runs one after another through the worker, the rows handed
+ * to the view with run / stop. A sweep whose view state says it was run
+ * (v.sweep=1 in a link) runs by itself.
+ */
+function useViewSweeps(info: ExperimentInfo, params: Record<string, string>, seed: number, view?: Record<string, string>, onView?: ViewProps['onView']): Record<string, SweepHandle<unknown>> {
+  const ctx: SweepContext = { info, params, seed };
+  const defs: SweepDef<unknown, unknown>[] = sweepsFor(info.name).map((s) => ({
+    id: `${info.name}:${s.id}`,
+    setting: JSON.stringify(s.setting ? s.setting(ctx) : [params, seed]),
+    points: s.points(ctx),
+    runPoint: async (p, onRun) => {
+      const results: RunResult[] = [];
+      for (const spec of s.runs(p, ctx)) results.push(await tracked(engine.run(spec), onRun));
+      return s.row(p, results, ctx);
+    },
+    autoRun: s.viewKey !== undefined && view?.[s.viewKey[0]] === s.viewKey[1],
+    onStart: () => {
+      if (s.viewKey) onView?.({ [s.viewKey[0]]: s.viewKey[1] });
+    },
+  }));
+  const handles = useSweeps(defs);
+  return Object.fromEntries(sweepsFor(info.name).map((s) => [s.id, handles[`${info.name}:${s.id}`]!]));
+}
+
 export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, pictures }: Props) {
   const View = viewFor(info.name);
+  const sweeps = useViewSweeps(info, params, seed ?? 1, view, onView);
   const any = variants.some((v) => runs[v]);
   const pair = variants.includes('before') && variants.includes('after');
   const label = (m: MetricInfo): string => labelOf(info, m);
@@ -198,7 +227,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
       {controls}
       {pictures}
       {View && any && (
-        <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} />
+        <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} sweeps={sweeps} />
       )}
       {any && (
         <>

@@ -13,15 +13,15 @@ import { publishedFor } from '../model/provenance';
 import { layoutStrip, type StripLayout } from '../model/seedStrip';
 import { seedsCsv, seedsJson, spreadOf, valuesOf, varies, type SeedRuns } from '../model/spread';
 import { Axes } from '../views/common/Axes';
-import { labelWidth } from '../views/common/axis';
+import { labelWidth } from '../model/axis';
 import { ChartFigure } from '../views/common/ChartFigure';
 import { download } from '../views/common/export';
 import { GHOST, KERNEL_COLOR, KERNEL_SHORT, KERNEL_TEXT, MEASURED } from '../views/common/palette';
 import { fmtNum, fmtUnit } from '../model/format';
 import { headlineOf, labelOf } from '../views/registry';
 import { engine } from './engine';
-import { SweepButton } from './SweepButton';
-import { tracked, useSweep } from './useSweep';
+import { SweepButton } from '../views/common/SweepButton';
+import { tracked, useSweep, type SweepHandle } from './useSweep';
 
 export const SEEDS = 20;
 /** Strips drawn before "show all" (the rest are in the table). */
@@ -33,6 +33,8 @@ interface Props {
   seed: number;
   variation: string;
   disabled?: boolean;
+  /** the runs over the seeds (useSeeds, owned by the page) */
+  sweep: SweepHandle<SeedRuns>;
 }
 
 /** The published figure of a metric for a kernel, at exactly this setting. */
@@ -138,18 +140,29 @@ export function SeedStrips({ info, params, rows, metrics, exportName }: { info: 
   );
 }
 
-export function SeedsPanel({ info, params, seed, variation, disabled }: Props) {
-  const seeds = Array.from({ length: SEEDS }, (_, i) => seed + i);
-  const { rows, state, err, run, stop } = useSweep<number, SeedRuns>(
-    `seeds:${info.name}`,
-    seeds,
-    async (s, onRun) => {
+/**
+ * The page's setting over SEEDS consecutive seeds from the page's, each
+ * kernel, one run at a time through the worker. The page owns it: its rows
+ * feed this panel and the headline's spread of a noisy figure alike.
+ * `auto`: start by itself once the page's run is done (a headline that is
+ * one run of a noisy process is never shown alone).
+ */
+export function useSeeds(info: ExperimentInfo, params: Record<string, string>, seed: number, variation: string, auto = false): SweepHandle<SeedRuns> {
+  return useSweep<number, SeedRuns>({
+    id: `seeds:${info.name}`,
+    points: Array.from({ length: SEEDS }, (_, i) => seed + i),
+    runPoint: async (s, onRun) => {
       const runs: Partial<Record<Variant, RunResult>> = {};
       for (const variant of info.variants) runs[variant] = await tracked(engine.run({ experiment: info.name, variant, params, seed: s, variation }), onRun);
       return { seed: s, runs };
     },
-    JSON.stringify([params, seed, variation]),
-  );
+    setting: JSON.stringify([params, seed, variation]),
+    autoRun: auto,
+  });
+}
+
+export function SeedsPanel({ info, params, seed, variation, disabled, sweep }: Props) {
+  const { rows, state, err, run, stop } = sweep;
   const [all, setAll] = useState(false);
   const label = (m: string): string => labelOf(info, m);
   const vs = info.variants;
@@ -165,7 +178,7 @@ export function SeedsPanel({ info, params, seed, variation, disabled }: Props) {
     <section className="seeds-panel" data-testid="seeds-panel" data-state={state} data-done={rows.length}>
       <h2 className="seeds-title">Over {SEEDS} runs</h2>
       <div className="seeds-head">
-        <SweepButton state={state} done={rows.length} total={SEEDS} label={`Run ×${SEEDS}`} testId="run-seeds" onRun={() => void (disabled ? undefined : run())} onStop={stop} />
+        <SweepButton state={state} done={rows.length} total={SEEDS} label={`Run ×${SEEDS}`} testId="run-seeds" onRun={() => (disabled ? undefined : run())} onStop={stop} />
         {state === 'running' && (
           <div className="progress" role="progressbar" aria-label="seeds done" aria-valuemin={0} aria-valuemax={SEEDS} aria-valuenow={rows.length} data-testid="seeds-progress">
             <div className="progress-fill" style={{ width: `${(100 * rows.length) / SEEDS}%` }} />

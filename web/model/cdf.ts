@@ -7,7 +7,7 @@
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
 import { line } from 'd3-shape';
-import { axisTitle, logTicks, marginsFor } from '../views/common/axis';
+import { axisTitle, logTicks, marginsFor } from './axis';
 import { fmtNum, fmtUs } from './format';
 
 /** A point of a latency distribution: fraction p in (0,1) completes within us microseconds. */

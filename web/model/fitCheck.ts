@@ -8,7 +8,7 @@
  * the error chart. No drawing, no engine.
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
-import { logTicks, marginsFor, thinTicks, type ChartFrame } from '../views/common/axis';
+import { logTicks, marginsFor, thinTicks, type ChartFrame } from './axis';
 import type { PublishedRow } from '../engine/types';
 import { jobKey } from './fioJobs';
 import { readWhy } from './fioDetails';

@@ -8,7 +8,7 @@
  */
 import { scaleLinear } from 'd3-scale';
 import type { Variant } from '../engine/types';
-import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from '../views/common/axis';
+import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from './axis';
 import { spreadOf, type Spread } from './spread';
 
 export interface StripRow {

@@ -7,32 +7,74 @@
  * To add a view: write web/views/<name>/<Name>View.tsx exporting a component
  * that takes ViewProps, and add one line below, e.g.
  *   'qgroup-drop': { component: QgroupView, collect: { snapshots: ['tree:dropping'] } },
+ *
+ * Views only draw. What a view needs run besides the page's own runs (a
+ * sweep over a parameter, every measured job) is declared here as data
+ * (`sweeps`: the points, the runs of a point, the row a point gives); the
+ * app runs it (app/Results.tsx, app/useSweep.ts) and hands the view its
+ * rows, state and run / stop (ViewProps.sweeps). No file under web/views/
+ * imports the engine client, the runner or the sweep hook
+ * (web/layering.test.ts fails if one does).
  * An experiment also names its headline metrics (the page's big
  * before/after comparison and the panels) and human labels for its
  * metrics (LABELS); without them the page uses the first metrics and the
  * engine's help lines.
  */
 import type { ComponentType } from 'react';
-import type { CollectSpec, ExperimentInfo, MetricInfo } from '../engine/types';
+import type { CollectSpec, ExperimentInfo, MetricInfo, RunResult, RunSpec } from '../engine/types';
 import { metricLabel } from './common/labels';
-import { measuredJobs } from '../model/fioJobs';
+import { distinctJobs, jobParams, measuredPoints, type MeasuredFioPoint } from '../model/fitCheck';
+import { jobKey, measuredJobs } from '../model/fioJobs';
 import { publishedSetups } from '../model/params';
-import type { ViewProps } from './types';
+import type { ReplaySpec, ViewProps } from './types';
 import { droppingTree, lseekCursor } from './replay/pick';
-import type { ReplaySpec } from './replay/ReplaySection';
 import { BonnieView } from './bonnie/BonnieView';
 import { subvolTree } from './bonnie/pick';
 import { DeviceView } from './device/DeviceView';
 import { QgroupView } from './qgroup/QgroupView';
-import { SWEEP_THRESHOLDS } from './qgroup/model';
+import { SWEEP_THRESHOLDS, sweepRow } from './qgroup/model';
 import { ReceiveView } from './receive/ReceiveView';
 import { receivedTree } from './receive/pick';
 import { SparseCpView } from './sparsecp/SparseCpView';
+import { creationRow, sweepSpawns } from './sparsecp/model';
 import { TortureView } from './torture/TortureView';
 import { UntarView } from './untar/UntarView';
 
+/** What a sweep's functions are given: the page's experiment, parameters and seed. */
+export interface SweepContext {
+  info: ExperimentInfo;
+  params: Record<string, string>;
+  seed: number;
+}
+
+/**
+ * A sweep a view draws, as data: its points, the runs one point needs and
+ * the row the view draws from their results. The app runs the points one
+ * after another (each point's runs in order, each cancellable) and hands
+ * the view `sweeps[id]`: { rows, state, err, total, run, stop }.
+ */
+export interface SweepSpec<P = string, R = unknown> {
+  id: string;
+  /** the points for this setting ([]: the sweep does not apply) */
+  points(ctx: SweepContext): P[];
+  /** the runs of one point */
+  runs(point: P, ctx: SweepContext): RunSpec[];
+  /** the row the view draws, from the runs' results (in the order of `runs`) */
+  row(point: P, results: RunResult[], ctx: SweepContext): R;
+  /** what the rows depend on besides the points (default: every parameter and the seed) */
+  setting?(ctx: SweepContext): unknown;
+  /** The view state (v.* in the URL) that says the sweep was run: started
+   * by hand, it is written; a link that carries it runs the sweep by itself. */
+  viewKey?: [string, string];
+}
+
+/** A sweep spec whose point and row types are its own. */
+const sweep = <P, R>(s: SweepSpec<P, R>): SweepSpec<P, R> => s;
+
 export interface ViewEntry {
   component: ComponentType<ViewProps>;
+  /** Sweeps the view draws, run by the app (see SweepSpec). */
+  sweeps?: SweepSpec<any, any>[]; // each keeps its own point and row types
   /** Snapshots / trace the view needs from each finished run. */
   collect?: CollectSpec;
   /** Parameter sets the keyboard's next / previous step through on the
@@ -206,9 +248,41 @@ export const headlineOf = (info: ExperimentInfo): MetricInfo[] => {
   return names.map((n) => info.metricInfo.find((m) => m.name === n)).filter((m): m is MetricInfo => m !== undefined);
 };
 
+/** The device page's fit check: every fio job measured on the profile, the fitted model itself (variation off). */
+const FIT_CHECK = sweep<MeasuredFioPoint, { key: string; metrics: Record<string, number> }>({
+  id: 'fit-check',
+  points: ({ info, params }) => distinctJobs(measuredPoints(info.published, params.device ?? '')),
+  runs: (j, { params, seed }) => [{ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed, variation: 'off' }],
+  row: (j, [r]) => ({ key: jobKey(j), metrics: r?.metrics ?? {} }),
+  // the job's own parameters are the points; the rest of the form is the setting
+  setting: ({ params, seed }) => {
+    const { rw: _rw, bs: _bs, iodepth: _qd, numjobs: _nj, ...rest } = params;
+    return [rest, seed];
+  },
+});
+
+/** qgroup-drop: the patched kernel at each threshold of the RFC's table. */
+const THRESHOLD_SWEEP = sweep({
+  id: 'threshold',
+  points: () => SWEEP_THRESHOLDS,
+  runs: (t, { params, seed }) => [{ experiment: 'qgroup-drop', variant: 'after', params: { ...params, threshold: t }, seed }],
+  row: (t, [r]) => sweepRow(t, r?.metrics ?? {}),
+  setting: ({ params, seed }) => [{ ...params, threshold: undefined }, seed], // the sweep sets threshold itself
+  viewKey: ['sweep', '1'],
+});
+
+/** sparse-cp with delalloc left at cp: both kernels at a few creation speeds around the run's. */
+const CREATION_SWEEP = sweep({
+  id: 'creation',
+  points: ({ info, params }) => (params.state === 'delalloc' ? sweepSpawns(Number(params.spawn_us), Number(info.params.find((q) => q.name === 'spawn_us')?.default)) : []),
+  runs: (sp, { params, seed }) => (['before', 'after'] as const).map((variant) => ({ experiment: 'sparse-cp', variant, params: { ...params, spawn_us: sp }, seed })),
+  row: (sp, [b, a]) => creationRow(sp, b?.metrics ?? {}, a?.metrics ?? {}),
+  viewKey: ['sweep', '1'],
+});
+
 export const VIEWS: Record<string, ViewEntry> = {
   // → / ← walk the jobs fio measured on the profile, as the job picker lists them
-  fio: { component: DeviceView, steps: (info, v) => measuredJobs(info.published, v.device ?? '').map((j) => j.params) },
+  fio: { component: DeviceView, steps: (info, v) => measuredJobs(info.published, v.device ?? '').map((j) => j.params), sweeps: [FIT_CHECK] },
   bonnie: {
     component: BonnieView,
     replay: {
@@ -222,6 +296,7 @@ export const VIEWS: Record<string, ViewEntry> = {
   'qgroup-drop': {
     component: QgroupView,
     steps: () => SWEEP_THRESHOLDS.map((threshold) => ({ threshold })),
+    sweeps: [THRESHOLD_SWEEP],
     replay: {
       blurb: 'The cleaner drops each deleted subvolume leaf by leaf (op:drop steps): watch its tree turn to ghosts, the qgroup records pile up in the transaction, and the commit that accounts them; after the patch, the threshold commits part-way.',
       pickTree: droppingTree,
@@ -239,6 +314,7 @@ export const VIEWS: Record<string, ViewEntry> = {
   },
   'sparse-cp': {
     component: SparseCpView,
+    sweeps: [CREATION_SWEEP],
     replay: {
       blurb: "Each lseek locks the io_tree from its offset to EOF and walks every record in that range: before the series, the hole reads' UPTODATE records pile up ahead of cp's cursor; after it, the lock meets one record.",
       showIo: true,
@@ -273,6 +349,11 @@ export function viewFor(experiment: string): ComponentType<ViewProps> | null {
 /** What the experiment's view wants collected from each run (undefined: nothing). */
 export function collectFor(experiment: string): CollectSpec | undefined {
   return VIEWS[experiment]?.collect;
+}
+
+/** The sweeps the experiment's view draws (none: []). */
+export function sweepsFor(experiment: string): SweepSpec<unknown, unknown>[] {
+  return (VIEWS[experiment]?.sweeps ?? []) as SweepSpec<unknown, unknown>[];
 }
 
 /** The experiment's replay, if it has one. */

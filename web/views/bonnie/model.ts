@@ -9,7 +9,7 @@
  * log commits and the transaction kthread's commits). No drawing.
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
-import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
+import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from '../../model/axis';
 import { fmtNum } from '../../model/format';
 
 export const PHASES = ['seq_create', 'seq_stat', 'seq_delete', 'rand_create', 'rand_stat', 'rand_delete'] as const;

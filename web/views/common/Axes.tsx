@@ -4,7 +4,7 @@
  * for (ChartFrame.fontPx). Positions come from the caller's layout (axis.ts
  * helpers in the views' model files); this only draws them.
  */
-import { labelWidth, type ChartFrame } from './axis';
+import { labelWidth, type ChartFrame } from '../../model/axis';
 
 export interface AxesProps extends ChartFrame {
   /** the x title, with its unit (axisTitle) */

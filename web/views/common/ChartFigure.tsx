@@ -6,7 +6,7 @@
  * children with the chart theme.
  */
 import { useRef, useState, type ReactNode } from 'react';
-import { useWidth } from '../../app/useWidth';
+import { useWidth } from '../common/useWidth';
 import { downloadPng, downloadSvg } from './export';
 import { Legend, type LegendItem } from './Legend';
 import { useChartTheme, type ChartTheme } from './theme';

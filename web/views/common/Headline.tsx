@@ -10,12 +10,12 @@
 import { scaleLinear } from 'd3-scale';
 import type { ExperimentInfo, MetricInfo, RunResult, Variant } from '../../engine/types';
 import { publishedFor } from '../../model/provenance';
-import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from './axis';
+import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from '../../model/axis';
 import { Axes } from './Axes';
 import { ChartFigure } from './ChartFigure';
 import { fmtChange, fmtNum, fmtQty, fmtUnit, pickTimeUnit } from '../../model/format';
 import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_SHORT, KERNEL_TEXT, MEASURED } from './palette';
-import { pairDomain } from './scales';
+import { pairDomain } from '../../model/scales';
 
 export interface HeadlineBar {
   variant: Variant;

@@ -8,12 +8,12 @@ import { scaleLinear, scaleLog } from 'd3-scale';
 import { describe, expect, it } from 'vitest';
 import type { ExperimentInfo } from '../../engine/types';
 import { layoutCommits, longestCommitMs, readQgroupDetails } from '../qgroup/model';
-import { axisTitle, labelWidth, logTicks, marginsFor, scaleTicks, thinTicks } from './axis';
+import { axisTitle, labelWidth, logTicks, marginsFor, scaleTicks, thinTicks } from '../../model/axis';
 import { runCsv } from './export';
 import { layoutHeadline } from './Headline';
 import { labelFromHelp, metricLabel, patchName, seedName } from './labels';
 import { KERNEL_COLOR, KERNEL_ONLY, greys } from './palette';
-import { pairDomain, pairLogDomain } from './scales';
+import { pairDomain, pairLogDomain } from '../../model/scales';
 import { chartTheme } from './theme';
 import { fmtBytes, fmtMs, fmtNum, fmtQty, pickTimeUnit } from '../../model/format';
 

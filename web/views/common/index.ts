@@ -6,8 +6,8 @@
  * the projector theme). Every view draws with these.
  */
 export * from './palette';
-export * from './scales';
-export * from './axis';
+export * from '../../model/scales';
+export * from '../../model/axis';
 export * from './labels';
 export * from './theme';
 export { Axes } from './Axes';

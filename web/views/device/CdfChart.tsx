@@ -7,7 +7,7 @@
  * A <title> gets one string: React renders a title of several children
  * empty on the server (the snapshot test renders there).
  */
-import { useWidth } from '../../app/useWidth';
+import { useWidth } from '../common/useWidth';
 import { Axes, useChartTheme } from '../common';
 import { layoutCdf, formatUs, type CdfSeries, type MeasuredMarker } from '../../model/cdf';
 

@@ -10,11 +10,11 @@ import { readFioDetails, type MeasuredPoint } from '../../model/fioDetails';
 import { jobKey, measuredJobs } from '../../model/fioJobs';
 import { fmtNum, fmtPct } from '../../model/format';
 import { splitProfileNotes } from '../../model/profileNotes';
-import { Tag } from '../../app/Tag';
-import type { ViewProps } from '../types';
+import { Tag } from '../common/Tag';
+import { sweepOf, type ViewProps } from '../types';
 import { ChartFigure, GHOST, KERNEL_COLOR as VARIANT_COLOR, KERNEL_TEXT } from '../common';
 import { CdfChart } from './CdfChart';
-import { FitCheck } from './FitCheck';
+import { FitCheck, type FitRow } from './FitCheck';
 
 function Compare({ label, unit, sim, meas }: { label: string; unit: string; sim: number | undefined; meas: number | undefined }) {
   return (
@@ -50,7 +50,9 @@ function whyText(m: MeasuredPoint): string {
   return 'held out of the fit: a prediction';
 }
 
-export function DeviceView({ info, params, runs, previous, seed, onParams }: ViewProps) {
+export function DeviceView(props: ViewProps) {
+  const { info, params, runs, previous, seed, onParams } = props;
+  const fit = sweepOf<FitRow>(props, 'fit-check');
   const run: RunResult | undefined = runs.base;
   if (!run) return null;
   const pic = readFioDetails(run.details);
@@ -206,7 +208,7 @@ export function DeviceView({ info, params, runs, previous, seed, onParams }: Vie
           )}
         </div>
       </div>
-      <FitCheck rows={info.published} params={params} seed={seed ?? 1} onParams={onParams} />
+      {fit && <FitCheck rows={info.published} params={params} seed={seed ?? 1} sweep={fit} onParams={onParams} />}
     </section>
   );
 }

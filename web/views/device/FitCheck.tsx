@@ -1,19 +1,18 @@
 /*
- * FitCheck.tsx - "Check every measured point": run each fio job measured
- * on the profile through the worker and draw each point's error in IOPS,
+ * FitCheck.tsx - "Check every measured point": each fio job measured on
+ * the profile, run by the app (registry: FIT_CHECK), and draw each point's error in IOPS,
  * median and p99 against the measured drive, with the 15% band, fitted
  * points apart from those held out and those outside the model. The same
  * count the C test asserts, in the browser: a developer sees the whole fit,
  * misses included, and a click loads a point's job. Drawing only; the data
  * logic is in model/fitCheck.ts.
  */
-import { engine } from '../../app/engine';
-import { SweepButton } from '../../app/SweepButton';
-import { tracked, useSweep } from '../../app/useSweep';
-import { useWidth } from '../../app/useWidth';
+import { SweepButton } from '../common/SweepButton';
+import { useWidth } from '../common/useWidth';
 import type { PublishedRow } from '../../engine/types';
 import { jobKey, jobLabel } from '../../model/fioJobs';
 import { ColumnHeads } from '../SweepParts';
+import type { SweepHandle } from '../types';
 import {
   distinctJobs,
   jobParams,
@@ -44,29 +43,25 @@ const METRICS = [
   ['p99', 'p99 clat'],
 ] as const;
 
+/** A job's run: the fitted model itself, no drive state drawn (variation off). */
+export interface FitRow {
+  key: string;
+  metrics: Record<string, number>;
+}
+
 interface Props {
   rows: PublishedRow[];
   params: Record<string, string>;
   seed: number;
+  sweep: SweepHandle<FitRow>;
   onParams?: (params: Record<string, string>) => void;
 }
 
-export function FitCheck({ rows, params, seed, onParams }: Props) {
+export function FitCheck({ rows, params, seed, sweep, onParams }: Props) {
   const device = params.device ?? '';
   const points = measuredPoints(rows, device);
   const jobs = distinctJobs(points);
-  // the job's own parameters are the points; the rest of the form is the setting
-  const { rw: _rw, bs: _bs, iodepth: _qd, numjobs: _nj, ...rest } = params;
-  const { rows: done, state, err, run, stop } = useSweep(
-    'fit-check',
-    jobs,
-    async (j, onRun) => {
-      // the fitted model itself: no drive state drawn for the run (variation off)
-      const r = await tracked(engine.run({ experiment: 'fio', variant: 'base', params: { ...params, ...jobParams(j) }, seed, variation: 'off' }), onRun);
-      return { key: jobKey(j), metrics: r.metrics };
-    },
-    JSON.stringify([rest, seed]),
-  );
+  const { rows: done, state, err, run, stop } = sweep;
   const [box, boxWidth] = useWidth<HTMLDivElement>(900);
   const byJob = new Map(done.map((d) => [d.key, d.metrics]));
   const scored: ScoredPoint[] = points.filter((p) => byJob.has(jobKey(p))).map((p) => scorePoint(p, byJob.get(jobKey(p))!));
@@ -82,7 +77,7 @@ export function FitCheck({ rows, params, seed, onParams }: Props) {
       <figcaption>
         Every point measured on <code>{device}</code>: {points.length} points, {jobs.length} fio jobs, {fmtNum(Number(params.ios ?? 200000))} IOs each, random seed {seed}
         {Number(params.ios ?? 200000) === 200000 && seed === 1 ? ' (as the C test runs them)' : ' (the C test runs 200,000 IOs with seed 1, so its counts can differ)'}{' '}
-        <SweepButton state={state} done={done.length} total={jobs.length} label="Check every measured point" testId="fit-check-run" onRun={() => void run()} onStop={stop} />
+        <SweepButton state={state} done={done.length} total={jobs.length} label="Check every measured point" testId="fit-check-run" onRun={run} onStop={stop} />
       </figcaption>
       {selfCheck.pairs > 0 && (
         <p className="muted" data-testid="fit-check-replicates" data-pairs={selfCheck.pairs} data-within={selfCheck.within}>

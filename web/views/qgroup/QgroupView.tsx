@@ -4,18 +4,16 @@
  * one time scale, each kernel's commits (a bar per commit split into its
  * phases, accounting the darkest), the dirty-extent count rising and
  * falling, the dropped leaves shaded by the accounting call that took their
- * records, where the records come from, and a threshold sweep run through
- * the engine worker (its having run is in the URL, so a link shows it).
- * Drawing only: model.ts lays it all out.
+ * records, where the records come from, and the threshold sweep (declared
+ * in the registry and run by the app; its having run is in the URL, so a
+ * link shows it). Drawing only: model.ts lays it all out.
  */
-import { engine } from '../../app/engine';
-import { SweepButton } from '../../app/SweepButton';
-import { tracked, useSweep } from '../../app/useSweep';
-import { Tag } from '../../app/Tag';
+import { SweepButton } from '../common/SweepButton';
+import { Tag } from '../common/Tag';
 import { ColumnHeads, PointSeries } from '../SweepParts';
-import type { RunResult, Variant } from '../../engine/types';
+import type { Variant } from '../../engine/types';
 import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, NEUTRAL, fmtNum, type LegendItem } from '../common';
-import type { ViewProps } from '../types';
+import { sweepOf, type SweepHandle, type ViewProps } from '../types';
 import {
   PHASES,
   PHASE_COLOR,
@@ -28,7 +26,6 @@ import {
   layoutTree,
   longestCommitMs,
   readQgroupDetails,
-  sweepRow,
   type QgroupPicture,
   type SweepRow,
 } from './model';
@@ -242,18 +239,9 @@ function Breakdown({ pic }: { pic: QgroupPicture }) {
 const SWEEP_LEGEND = (series: { id: string; label: string; dash?: string }[]): LegendItem[] =>
   series.map((s) => ({ id: s.id, label: s.label, color: KERNEL_COLOR.after, shape: s.dash ? 'dash' : 'line' }));
 
-/** The threshold sweep: several runs of `after` through the worker. Its having run is in the URL (v.sweep=1). */
-function Sweep({ params, seed, view, onView }: { params: Record<string, string>; seed: number; view?: Record<string, string>; onView?: ViewProps['onView'] }) {
-  const { rows, state, err, run, stop } = useSweep(
-    'qgroup-threshold',
-    SWEEP_THRESHOLDS,
-    async (t: string, onRun): Promise<SweepRow> => {
-      const r: RunResult = await tracked(engine.run({ experiment: 'qgroup-drop', variant: 'after', params: { ...params, threshold: t }, seed }), onRun);
-      return sweepRow(t, r.metrics);
-    },
-    JSON.stringify([{ ...params, threshold: undefined }, seed]), // the sweep sets threshold itself
-    view?.sweep === '1',
-  );
+/** The threshold sweep: several runs of `after`, run by the app (registry: THRESHOLD_SWEEP). */
+function Sweep({ sweep }: { sweep: SweepHandle<SweepRow> }) {
+  const { rows, state, err, run, stop } = sweep;
   return (
     <ChartFigure
       testId="qg-sweep"
@@ -264,13 +252,10 @@ function Sweep({ params, seed, view, onView }: { params: Record<string, string>;
         <SweepButton
           state={state}
           done={rows.length}
-          total={SWEEP_THRESHOLDS.length}
+          total={sweep.total}
           label="Run sweep"
           testId="qg-sweep-run"
-          onRun={() => {
-            onView?.({ sweep: '1' });
-            void run();
-          }}
+          onRun={run}
           onStop={stop}
         />
       }
@@ -321,7 +306,9 @@ function Sweep({ params, seed, view, onView }: { params: Record<string, string>;
   );
 }
 
-export function QgroupView({ params, runs, seed, reference, view, onView }: ViewProps) {
+export function QgroupView(props: ViewProps) {
+  const { params, runs, reference } = props;
+  const sweep = sweepOf<SweepRow>(props, 'threshold');
   const variants = (['before', 'after'] as Variant[]).filter((v) => runs[v]);
   if (variants.length === 0) return null;
   const pics = variants.map((v) => [v, readQgroupDetails(runs[v]?.details)] as [Variant, QgroupPicture]);
@@ -341,7 +328,7 @@ export function QgroupView({ params, runs, seed, reference, view, onView }: View
         <TreePicture pic={main} variant={mainV} />
       </div>
       <Breakdown pic={main} />
-      <Sweep params={params} seed={seed ?? 1} view={view} onView={onView} />
+      {sweep && <Sweep sweep={sweep} />}
     </section>
   );
 }

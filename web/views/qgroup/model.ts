@@ -9,7 +9,7 @@
  */
 import { scaleBand, scaleLinear, scaleLog } from 'd3-scale';
 import { line } from 'd3-shape';
-import { axisTitle, logTicks, marginsFor, scaleTicks, thinTicks, type ChartFrame } from '../common/axis';
+import { axisTitle, logTicks, marginsFor, scaleTicks, thinTicks, type ChartFrame } from '../../model/axis';
 import { NEUTRAL, greys } from '../common/palette';
 import { fmtMs, fmtNum, pickTimeUnit } from '../../model/format';
 

@@ -8,7 +8,7 @@
  * where a few received files' extents sit on the disk. No drawing.
  */
 import { scaleBand, scaleLinear } from 'd3-scale';
-import { axisTitle, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
+import { axisTitle, marginsFor, scaleTicks, type ChartFrame } from '../../model/axis';
 import { fmtNum } from '../../model/format';
 
 export interface RcCmd {

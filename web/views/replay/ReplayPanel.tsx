@@ -10,7 +10,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { activePlayer } from '../../app/commands';
 import { testHook } from '../../app/testHook';
-import { useWidth } from '../../app/useWidth';
+import { useWidth } from '../common/useWidth';
 import type { Variant } from '../../engine/types';
 import { fmtNs, fmtNum } from '../../model/format';
 import { convert, cursorTime, endTime, formatCursor, parseCursor, positions, sides, startTime, step, type Cursor, type Sides, type Sync } from '../../model/playback';

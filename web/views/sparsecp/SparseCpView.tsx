@@ -9,17 +9,14 @@
  * after kernel, so only its panel changes.
  */
 import { useState } from 'react';
-import { engine } from '../../app/engine';
-import { SweepButton } from '../../app/SweepButton';
-import { tracked, useSweep } from '../../app/useSweep';
+import { SweepButton } from '../common/SweepButton';
 import { ColumnHeads, PointSeries } from '../SweepParts';
 import { publishedFor } from '../../model/provenance';
 import type { ExperimentInfo, Variant } from '../../engine/types';
-import type { ViewProps } from '../types';
+import { sweepOf, type SweepHandle, type ViewProps } from '../types';
 import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, MEASURED, NEUTRAL, fmtMs, fmtNum, fmtOrdinal } from '../common';
 import {
   callNear,
-  creationRow,
   fmtBytes,
   layoutCallChart,
   layoutCreationSweep,
@@ -146,26 +143,15 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
 
 /**
  * The delalloc state's creation-speed sweep: both kernels at a few spawn_us
- * around the run's, through the worker. How much delalloc is left at cp
+ * around the run's, run by the app (registry: CREATION_SWEEP). How much delalloc is left at cp
  * time depends on where creation ends against the flusher's ticks, and
  * cp's time on that; the published rows are drawn as lines, so one sees
  * which creation each of them needs and what the series changes at equal
  * creation.
  */
-function CreationSweep({ info, params, seed, view, onView }: { info: ExperimentInfo; params: Record<string, string>; seed: number; view?: Record<string, string>; onView?: ViewProps['onView'] }) {
+function CreationSweep({ info, params, sweep }: { info: ExperimentInfo; params: Record<string, string>; sweep: SweepHandle<CreationRow> }) {
   const spawns = sweepSpawns(Number(params.spawn_us), Number(info.params.find((q) => q.name === 'spawn_us')?.default));
-  const { rows, state, err, run, stop } = useSweep(
-    'sparsecp-creation',
-    spawns,
-    async (sp: string, onRun): Promise<CreationRow> => {
-      const p = { ...params, spawn_us: sp };
-      const b = await tracked(engine.run({ experiment: 'sparse-cp', variant: 'before', params: p, seed }), onRun);
-      const a = await tracked(engine.run({ experiment: 'sparse-cp', variant: 'after', params: p, seed }), onRun);
-      return creationRow(sp, b.metrics, a.metrics);
-    },
-    JSON.stringify([params, seed]),
-    view?.sweep === '1',
-  );
+  const { rows, state, err, run, stop } = sweep;
   // the published rows apply whatever spawn_us is: it is the lab's fitted
   // constant, not part of the published setup
   const { spawn_us: _spawn, ...setup } = params;
@@ -185,13 +171,10 @@ function CreationSweep({ info, params, seed, view, onView }: { info: ExperimentI
         <SweepButton
           state={state}
           done={rows.length}
-          total={spawns.length}
+          total={sweep.total}
           label="Run sweep"
           testId="sparsecp-sweep-run"
-          onRun={() => {
-            onView?.({ sweep: '1' });
-            void run();
-          }}
+          onRun={run}
           onStop={stop}
         />
       }
@@ -270,7 +253,9 @@ function CreationSweep({ info, params, seed, view, onView }: { info: ExperimentI
   );
 }
 
-export function SparseCpView({ info, params, runs, seed, reference, view, onView }: ViewProps) {
+export function SparseCpView(props: ViewProps) {
+  const { info, params, runs, reference, view, onView } = props;
+  const sweep = sweepOf<CreationRow>(props, 'creation');
   // the lseek cursor: in the URL on the experiment page (v.cursor), local in a lesson
   const [localCursor, setLocalCursor] = useState(0.25);
   const urlCursor = Number(view?.cursor);
@@ -309,7 +294,7 @@ export function SparseCpView({ info, params, runs, seed, reference, view, onView
         The strip is the file: grey, data in each stretch; dark above it, extents still delalloc when cp started; the black line, the cursor. Each lseek locks the io_tree from its offset to EOF;
         the records it walks are the ones ahead of the cursor.
       </p>
-      {params.state === 'delalloc' && <CreationSweep info={info} params={params} seed={seed ?? 1} view={view} onView={onView} />}
+      {sweep && sweep.total > 0 && <CreationSweep info={info} params={params} sweep={sweep} />}
     </section>
   );
 }

@@ -5,7 +5,7 @@
  * lseek against the offset, io_tree records over cp's run). No drawing.
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
-import { axisTitle, logTicks, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
+import { axisTitle, logTicks, marginsFor, scaleTicks, type ChartFrame } from '../../model/axis';
 import { fmtBytes, fmtNum, pickByteUnit, pickTimeUnit } from '../../model/format';
 
 export interface LseekCall {

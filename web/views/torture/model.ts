@@ -5,7 +5,7 @@
  * laid out for small charts. No drawing.
  */
 import { scaleLinear } from 'd3-scale';
-import { axisTitle, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
+import { axisTitle, marginsFor, scaleTicks, type ChartFrame } from '../../model/axis';
 import { PHASES, type Commit, type Phase } from '../qgroup/model';
 import { fmtBytes, fmtMs, fmtNum, pickByteUnit, pickTimeUnit } from '../../model/format';
 

@@ -9,7 +9,7 @@
  * written, inodes touched), the device's requests in flight. No drawing.
  */
 import { scaleLinear, scaleLog } from 'd3-scale';
-import { axisTitle, labelWidth, logTicks, marginsFor, scaleTicks, type ChartFrame } from '../common/axis';
+import { axisTitle, labelWidth, logTicks, marginsFor, scaleTicks, type ChartFrame } from '../../model/axis';
 import { fmtNum } from '../../model/format';
 
 export interface UtFile {
