@@ -171,8 +171,8 @@ test('qgroup-drop: the dropped subvolume and the qgroup records, at full size, w
   // the window is the drop, whole, in both kernels
   await expect(page.getByTestId('page-picture-window')).toContainText("drop's first step");
   // at the first divergence the patched kernel has committed its records, the other still holds them
-  const qb = Number(await page.getByTestId('replay-qg-before').getAttribute('data-records'));
-  const qa = Number(await page.getByTestId('replay-qg-after').getAttribute('data-records'));
+  const qb = Number(await page.getByTestId('page-qg-before').getAttribute('data-records'));
+  const qa = Number(await page.getByTestId('page-qg-after').getAttribute('data-records'));
   expect(qb).toBeGreaterThan(qa);
   await atEachSize(page, 'trees-qgroup-drop', '[data-testid="page-picture"]', 28);
 });
@@ -181,8 +181,8 @@ test('bonnie: the subvolume and the log tree at the create whose leaf clone wait
   const { page } = lab;
   await openPicture(lab, '#/exp/bonnie');
   await expect(page.getByTestId('page-picture-window')).toContainText('longest allocation');
-  await expect(page.locator('[data-testid="replay-before"] [data-testid="tree-view"]')).toHaveCount(2);
-  await expect(page.locator('[data-testid="replay-before"] [data-testid="tree-view"][data-tree="-6"]')).toHaveCount(1);
+  await expect(page.locator('[data-testid="page-before"] [data-testid="tree-view"]')).toHaveCount(2);
+  await expect(page.locator('[data-testid="page-before"] [data-testid="tree-view"][data-tree="-6"]')).toHaveCount(1);
   await atEachSize(page, 'trees-bonnie', '[data-testid="page-picture"]', 28);
 });
 

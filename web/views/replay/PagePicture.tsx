@@ -126,6 +126,7 @@ export function PagePicture({ spec, rec, view, onView, params }: Props) {
           pickTrees={spec.pickTrees}
           keys={false}
           windowNote={false}
+          testPrefix="page"
           initial={start > 0 ? { sync: 'op', pos: start } : undefined}
           at={view?.pat}
           onAt={onView ? (a) => onView({ pat: a ?? undefined }) : undefined}

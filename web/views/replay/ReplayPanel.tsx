@@ -42,6 +42,8 @@ export interface ReplayPanelProps {
   /** say that a recording is a window (default); off where the page says
    * which window it recorded */
   windowNote?: boolean;
+  /** the prefix of its test ids ("replay": replay-before, replay-play...) */
+  testPrefix?: string;
   /** draw the io_tree of the inode with the most records (sparse-cp) */
   showIo?: boolean;
   /** the URL's position, and where to put it (absent: not kept); `first`
@@ -70,7 +72,7 @@ function opCaption(tr: Trace, pos: number): string {
     return `lseek #${op.nth + 1}: ${w} from ${fmtNum(e.args.offset! / 1024)} KiB (inode ${e.args.ino})`;
   }
   if (name === 'drop') return `drop step #${op.nth + 1} of subvolume ${e.args.id} (${fmtNum(e.args.leaves_dropped!)} leaves dropped so far)`;
-  return `${name.replace(/_/g, ' ')} #${fmtNum(n)}`;
+  return `${name} #${fmtNum(n)}`;
 }
 
 function eventCaption(tr: Trace, pos: number): string {
@@ -92,7 +94,7 @@ function qgMaxOf(tr: Trace): number {
   return m;
 }
 
-function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, showIo, qgMax }: {
+function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, showIo, qgMax, tp }: {
   side: ReplaySide;
   replay: Replay;
   pos: number;
@@ -104,6 +106,7 @@ function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, 
   showIo: boolean;
   /** the scale of the qgroup records' gauge (both kernels' most) */
   qgMax: number;
+  tp: string;
 }) {
   const s = replay.stateAt(pos);
   const hasQg = useMemo(() => {
@@ -121,18 +124,18 @@ function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, 
   const ioSize = lseekSize ?? (io ? Math.max(0, ...[...io.recs.values()].map((r) => r.end + 1)) : 0);
   const ioNow = s.ioReqs.filter((r) => r.done > cursorT(side.trace, pos)).length;
   return (
-    <section className="replay-side" style={{ borderTopColor: KERNEL_COLOR[side.variant] }} data-testid={`replay-${side.variant}`} data-pos={pos}>
+    <section className="replay-side" style={{ borderTopColor: KERNEL_COLOR[side.variant] }} data-testid={`${tp}-${side.variant}`} data-pos={pos}>
       <h3 style={{ color: KERNEL_TEXT[side.variant] }}>
         {KERNEL_LABEL[side.variant]} <span className="replay-t">t = {fmtNs(cursorT(side.trace, pos))}</span>
       </h3>
-      <div className="replay-caption" data-testid={`replay-op-${side.variant}`}>
+      <div className="replay-caption" data-testid={`${tp}-op-${side.variant}`}>
         {opCaption(side.trace, pos)}
       </div>
-      <div className="replay-event muted" data-testid={`replay-event-${side.variant}`}>
+      <div className="replay-event muted" data-testid={`${tp}-event-${side.variant}`}>
         event {fmtNum(pos)} of {fmtNum(side.trace.n)}: {eventCaption(side.trace, pos)}
       </div>
       <div className="replay-queues">
-        <span data-testid={`replay-commit-${side.variant}`}>
+        <span data-testid={`${tp}-commit-${side.variant}`}>
           {s.commit ? (
             <b>
               commit {s.commit.transid}: {PHASES[s.commit.phase] ?? `phase ${s.commit.phase}`}
@@ -142,7 +145,7 @@ function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, 
           )}
         </span>
         {hasQg && (
-          <span className="replay-qg" data-testid={`replay-qg-${side.variant}`} data-records={s.qgRecords}>
+          <span className="replay-qg" data-testid={`${tp}-qg-${side.variant}`} data-records={s.qgRecords}>
             qgroup records in the transaction: <b>{fmtNum(s.qgRecords)}</b>
             {qgMax > 0 && (
               <svg className="qg-gauge" width={Math.max(60, width - 20)} height={12} aria-hidden="true">
@@ -164,7 +167,7 @@ function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, 
         <>
           <label className="replay-tree-pick">
             tree{' '}
-            <select value={tree.id} onChange={(e) => onTree(Number(e.target.value))} data-testid={`replay-tree-${side.variant}`}>
+            <select value={tree.id} onChange={(e) => onTree(Number(e.target.value))} data-testid={`${tp}-tree-${side.variant}`}>
               {choices.map((c) => (
                 <option key={c.tree.h} value={c.tree.id}>
                   {c.name} ({fmtNum(c.blocks)} blocks)
@@ -184,7 +187,7 @@ function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, 
 
 const cursorT = (tr: Trace, pos: number): number => (pos > 0 ? tr.tmax[Math.min(pos, tr.n) - 1]! : tr.fromNs);
 
-export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: startAt, windowNote: sayWindow = true, showIo = false, at, onAt, children }: ReplayPanelProps) {
+export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: startAt, windowNote: sayWindow = true, testPrefix: tp = 'replay', showIo = false, at, onAt, children }: ReplayPanelProps) {
   const a = runs[0]!;
   const b = runs[1];
   const S: Sides = useMemo(() => sides(a.trace, b?.trace), [a.trace, b?.trace]);
@@ -205,8 +208,9 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
   const divergence = useMemo(() => (b ? firstDivergence(a.trace, b.trace) : -1), [a.trace, b]);
   const qgMax = useMemo(() => Math.max(0, ...runs.map((r) => qgMaxOf(r.trace))), [runs]);
   useEffect(() => {
-    testHook().replayDivergence = divergence;
-  }, [divergence]);
+    // the page's own picture player is not "the open replay"
+    if (keys) testHook().replayDivergence = divergence;
+  }, [divergence, keys]);
 
   // the URL keeps the cursor while it is not playing
   const onAtRef = useRef(onAt);
@@ -277,28 +281,28 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
     .map((r) => `${r.variant}: a window from ${fmtNs(r.trace.fromNs)} to ${fmtNs(r.trace.lastNs)}, ${fmtNum(r.trace.unkept)} later events not kept`);
 
   return (
-    <div className="replay" ref={boxRef} data-testid="replay" data-sync={cursor.sync} data-at={formatCursor(cursor)}>
+    <div className="replay" ref={boxRef} data-testid={tp} data-sync={cursor.sync} data-at={formatCursor(cursor)}>
       {children}
       <div className="player" role="group" aria-label="Playback">
         <div className="player-buttons">
-          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'op')} title="Previous operation (shift+←)" data-testid="replay-prev-op">
+          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'op')} title="Previous operation (shift+←)" data-testid={`${tp}-prev-op`}>
             ◀◀ op
           </button>
-          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'event')} title="Previous event (←)" data-testid="replay-prev">
+          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'event')} title="Previous event (←)" data-testid={`${tp}-prev`}>
             ◀
           </button>
-          <button type="button" className="btn-mini btn-play" onClick={() => setPlaying((p) => !p)} title="Play / pause (space)" data-testid="replay-play" aria-pressed={playing}>
+          <button type="button" className="btn-mini btn-play" onClick={() => setPlaying((p) => !p)} title="Play / pause (space)" data-testid={`${tp}-play`} aria-pressed={playing}>
             {playing ? '⏸ pause' : '▶ play'}
           </button>
-          <button type="button" className="btn-mini" onClick={() => doStep(1, 'event')} title="Next event (→)" data-testid="replay-next">
+          <button type="button" className="btn-mini" onClick={() => doStep(1, 'event')} title="Next event (→)" data-testid={`${tp}-next`}>
             ▶
           </button>
-          <button type="button" className="btn-mini" onClick={() => doStep(1, 'op')} title="Next operation (shift+→)" data-testid="replay-next-op">
+          <button type="button" className="btn-mini" onClick={() => doStep(1, 'op')} title="Next operation (shift+→)" data-testid={`${tp}-next-op`}>
             op ▶▶
           </button>
           <label className="player-speed">
             speed{' '}
-            <select value={speed} onChange={(e) => setSpeed(Number(e.target.value))} data-testid="replay-speed">
+            <select value={speed} onChange={(e) => setSpeed(Number(e.target.value))} data-testid={`${tp}-speed`}>
               {SPEEDS.map((x) => (
                 <option key={x} value={x}>
                   {x} events/s
@@ -308,10 +312,10 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
           </label>
           {b && (
             <span className="player-sync" role="radiogroup" aria-label="Hold the two kernels">
-              <button type="button" className={`btn-mini${cursor.sync === 'time' ? ' on' : ''}`} aria-pressed={cursor.sync === 'time'} onClick={() => setSync('time')} data-testid="replay-sync-time" title="Both kernels at the same simulated time">
+              <button type="button" className={`btn-mini${cursor.sync === 'time' ? ' on' : ''}`} aria-pressed={cursor.sync === 'time'} onClick={() => setSync('time')} data-testid={`${tp}-sync-time`} title="Both kernels at the same simulated time">
                 one clock
               </button>
-              <button type="button" className={`btn-mini${cursor.sync === 'op' ? ' on' : ''}`} aria-pressed={cursor.sync === 'op'} onClick={() => setSync('op')} data-testid="replay-sync-op" title="Both kernels at the same (n-th) operation">
+              <button type="button" className={`btn-mini${cursor.sync === 'op' ? ' on' : ''}`} aria-pressed={cursor.sync === 'op'} onClick={() => setSync('op')} data-testid={`${tp}-sync-op`} title="Both kernels at the same (n-th) operation">
                 same operation
               </button>
             </span>
@@ -325,7 +329,7 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
                 setPlaying(false);
                 setCursor({ sync: 'op', pos: divergence + 1 });
               }}
-              data-testid="replay-diverge"
+              data-testid={`${tp}-diverge`}
               title={divergence < 0 ? 'The two runs did the same things' : 'Both kernels at the first event where they differ'}
             >
               first divergence
@@ -340,22 +344,22 @@ export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: s
           value={sliderVal}
           onChange={(e) => onSlider(Number(e.target.value))}
           aria-label="Position: the first run's events"
-          data-testid="replay-scrub"
+          data-testid={`${tp}-scrub`}
         />
-        <div className="player-readout" data-testid="replay-readout">
+        <div className="player-readout" data-testid={`${tp}-readout`}>
           t = {fmtNs(tNow)} of {fmtNs(t1)}
           {cursor.sync === 'op' ? ' · aligned on the same operation' : ' · one clock'}
           {b && divergence >= 0 && P.a === divergence + 1 && ' · the first event where the kernels differ'}
         </div>
         {sayWindow && windowNote.length > 0 && (
-          <p className="notice" data-testid="replay-window">
+          <p className="notice" data-testid={`${tp}-window`}>
             Recorded as a window (the run is larger than a recording keeps): {windowNote.join('; ')}.
           </p>
         )}
       </div>
       <div className={`replay-sides${twoCols ? ' two' : ''}`}>
         {runs.map((r, i) => (
-          <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} pickTrees={pickTrees} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} qgMax={qgMax} />
+          <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} pickTrees={pickTrees} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} qgMax={qgMax} tp={tp} />
         ))}
       </div>
       <TreeLegend />

@@ -33,6 +33,9 @@ interface PanelProps {
   variant: Variant;
   d: SparseDetails;
   cpMs: number | undefined;
+  /** the run's count_range_bits calls that started at the cached state, and those that could not */
+  stateHits?: number;
+  stateMisses?: number;
   cursor: number; // fraction of the file
   usMax: number;
   recMax: number;
@@ -62,7 +65,7 @@ export function cachedText(call: { cacheHit: number; cacheMiss: number; searchRe
   return 'no delalloc search';
 }
 
-function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, reference }: PanelProps) {
+function Panel({ info, variant, d, cpMs, stateHits, stateMisses, cursor, usMax, recMax, params, reference }: PanelProps) {
   const color = KERNEL_COLOR[variant];
   const curOff = cursor * d.fileBytes;
   const ci = callNear(d.calls, curOff);
@@ -82,6 +85,12 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
       note={
         <>
           delalloc extents when cp started {fmtNum(d.summary.delalloc_extents_at_cp)} · most io_tree records {fmtNum(d.summary.iotree_records_max)} · file written in {fmtNum(d.summary.create_s)} s
+          {stateHits !== undefined && (
+            <span data-testid={`sparsecp-state-hits-${variant}`}>
+              {' '}
+              · cached-state hits {fmtNum(stateHits)}, misses {fmtNum(stateMisses ?? 0)}
+            </span>
+          )}
           {d.stride > 1 ? ` · every ${fmtOrdinal(d.stride)} call shown` : ''}
         </>
       }
@@ -287,7 +296,7 @@ export function SparseCpView(props: ViewProps) {
       </label>
       <div className="pair-grid">
         {variants.map((v, i) => (
-          <Panel key={v} info={info} variant={v} d={data[i] ?? first} cpMs={runs[v]?.metrics.cp_ms} cursor={cursor} usMax={usMax} recMax={recMax} params={params} reference={v === reference} />
+          <Panel key={v} info={info} variant={v} d={data[i] ?? first} cpMs={runs[v]?.metrics.cp_ms} stateHits={runs[v]?.metrics.state_cache_hits} stateMisses={runs[v]?.metrics.state_cache_misses} cursor={cursor} usMax={usMax} recMax={recMax} params={params} reference={v === reference} />
         ))}
       </div>
       <p className="muted prose">
