@@ -42,6 +42,8 @@ interface Props {
   controls?: ReactNode;
   /** the page's Run ×20 (useSeeds): the headline draws it when its published figure is a mean with a spread */
   seeds?: SweepHandle<SeedRuns>;
+  /** the page's recorded picture (drawn when its recording arrives), between the controls and the view */
+  pictures?: ReactNode;
 }
 
 const dim = (emphasis: Emphasis, v: Variant): boolean => emphasis !== 'none' && v !== 'base' && v !== emphasis;
@@ -209,7 +211,7 @@ function useViewSweeps(info: ExperimentInfo, params: Record<string, string>, see
   return Object.fromEntries(sweepsFor(info.name).map((s) => [s.id, handles[`${info.name}:${s.id}`]!]));
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, seeds }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, seeds, pictures }: Props) {
   const View = viewFor(info.name);
   const sweeps = useViewSweeps(info, params, seed ?? 1, view, onView);
   const any = variants.some((v) => runs[v]);
@@ -239,6 +241,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
       )}
       {pair && !any && <div className="panel-empty muted">{running ? 'Running…' : <>Not run yet: press Run (<kbd>r</kbd>).</>}</div>}
       {controls}
+      {pictures}
       {View && any && (
         <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} sweeps={sweeps} />
       )}

@@ -369,7 +369,7 @@ static void rc_zoom_range(rc_ctx *c)
  * the n-th one. */
 static void rc_rec_op(sim *s, task *t, const char *name, uint64_t n)
 {
-	if (!sim_recording(s))
+	if (!sim_recording_ops(s))
 		return;
 	char kind[32];
 	snprintf(kind, sizeof kind, "op:%s", name);

@@ -218,10 +218,14 @@ static void sc_record(sc_ctx *c, task *t, const lseek_info *li)
 	if (c->d->io.nrecords > c->iotree_max)
 		c->iotree_max = c->d->io.nrecords;
 	sc_series(c, t->clock, (double)c->d->io.nrecords);
-	if (c->smp_seen++ % c->smp_stride == 0) {
+	/* decimated by pairs of calls, cp's SEEK_DATA and its SEEK_HOLE: a
+	 * stride over single calls (a power of two) kept only SEEK_DATAs */
+	if ((c->smp_seen++ / 2) % c->smp_stride == 0) {
 		if (c->nsmp == SC_SAMPLES) {
-			for (int i = 0; i < SC_SAMPLES / 2; i++)
-				c->smp[i] = c->smp[2 * i];
+			for (int i = 0; i < SC_SAMPLES / 4; i++) {
+				c->smp[2 * i] = c->smp[4 * i];
+				c->smp[2 * i + 1] = c->smp[4 * i + 1];
+			}
 			c->nsmp = SC_SAMPLES / 2;
 			c->smp_stride *= 2;
 		}
@@ -550,6 +554,7 @@ static void sc_details(struct lab_run *r, strbuf *sb)
 	js_kint(sb, "hole_bytes", (int64_t)c->hole);
 	js_key(sb, "lseeks");
 	js_obj(sb);
+	/* every stride-th pair of calls (SEEK_DATA, SEEK_HOLE) */
 	js_kint(sb, "stride", (int64_t)c->smp_stride);
 	js_key(sb, "calls");
 	js_arr(sb);

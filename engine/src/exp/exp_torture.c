@@ -575,7 +575,7 @@ void tort_want_commit(tort *c, int why)
 static void rec_op(tort *c, task *t, const char *name)
 {
 	sim *s = c->fs->sim;
-	if (!sim_recording(s))
+	if (!sim_recording_ops(s))
 		return;
 	char kind[32];
 	snprintf(kind, sizeof kind, "op:%s", name);

@@ -681,7 +681,7 @@ static int ut_tar_step(sim *s, task *t)
 		}
 		/* the header: parse it, build the path, and so on */
 		c->rec_left -= UT_BLOCK;
-		if (sim_recording(s)) {
+		if (sim_recording_ops(s)) {
 			/* a replay steps the untar entry by entry and aligns the
 			 * kernels on the n-th one */
 			const int64_t a[] = { (int64_t)c->ei };

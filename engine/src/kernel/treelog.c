@@ -69,6 +69,20 @@ static void tl_blk_free(void *ctx, bt_tree *tr, bt_node *n)
 		n->keep_mem = 1;
 }
 
+/* Recording (sim.h): the log trees as they are, when a recording starts
+ * while a log is open (its blocks would otherwise be known only once
+ * changed). A log tree shares no block: each gets an epoch of its own. */
+static void tl_rec_dump(sim *s, void *ctx)
+{
+	treelog *tl = ctx;
+	(void)s;
+	for (int i = 0; i < tl->nroots; i++) {
+		bt_tree *lt = &tl->roots[i].log;
+		if (lt->root && lt->fs)
+			bt_rec_dump(lt, ++lt->fs->check_epoch);
+	}
+}
+
 /* Create the log state; validates the configuration. */
 int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 		   treelog **out)
@@ -119,6 +133,11 @@ int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 	tl->s_fsync_ms = sim_series_id(s, "fsync_ms");
 	tl->c_fsync = sim_counter_id(s, "fsyncs");
 	tl->c_log_commit = sim_counter_id(s, "log_commits");
+	if (sim_rec_dumper(s, tl_rec_dump, tl)) {
+		free(tl->recs);
+		free(tl);
+		return LAB_ENOMEM;
+	}
 	*out = tl;
 	return 0;
 }
@@ -128,6 +147,7 @@ void treelog_destroy(treelog *tl)
 {
 	if (!tl)
 		return;
+	sim_rec_dumper_remove(tl->sim, tl);
 	for (int i = 0; i < tl->nroots; i++) {
 		/* memory only: the file system may be gone already */
 		tl->roots[i].log.rec_h = 0;
