@@ -91,7 +91,7 @@ export interface ExperimentInfo {
   metrics: string[];
   metricInfo: MetricInfo[];
   published: PublishedRow[];
-  /** The patches it exposes (absent from an engine without a patch table). */
+  /** The patches it exposes (list --json's `patches`: engine/src/kernel/patches.def). */
   patches?: PatchInfo[];
   /** The kernel each variant runs ("6.1", "6.2": patches.def's kernels). */
   kernels?: Partial<Record<Variant, string>>;
