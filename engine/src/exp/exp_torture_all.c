@@ -485,9 +485,8 @@ void tort_op_subvol_delete(tort *c, task *t)
 	char name[16];
 	snprintf(name, sizeof name, "s%u", c->svname[slot]);
 	(void)t;
-	/* the deleted subvolume's cached inodes go: their pages and data
-	 * state with them */
-	fs_root_prune_inodes(c->fs, c->sv[slot]);
+	/* subvol_delete evicts its cached inodes (their pages and data state
+	 * with them) */
 	int rc = subvol_delete(&c->sc, &c->h, c->sv[slot], name);
 	if (rc)
 		return tort_note_error(c, "subvolume delete", rc);

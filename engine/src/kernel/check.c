@@ -97,6 +97,9 @@ typedef struct walk {
 	u64v data_refs;  /* one entry per file extent item (distinct leaves) */
 	u64v blocks;     /* distinct tree blocks: bytenr */
 	int fails;
+	/* the tree of a deleted subvolume, which btrfs_drop_snapshot may be
+	 * part way through (check_tree) */
+	int dropping;
 	/* in-order state for file extent overlap within one tree */
 	uint64_t last_ino, last_end;
 } walk;
@@ -186,13 +189,16 @@ static void check_node(walk *w, const bt_tree *tr, const bt_node *n, const bt_ke
 	if (n->nritems > (int)BT_NODE_PTRS)
 		fail(w, "tree %llu: node %llu has %d pointers", (unsigned long long)tr->id,
 		     (unsigned long long)n->bytenr, n->nritems);
-	for (int i = 0; i < n->nritems; i++) {
+	for (int i = 0, kept = 0; i < n->nritems; i++) {
 		const bt_node *c = n->ptrs[i].child;
 		if (!c) {
-			fail(w, "tree %llu: node %llu null child", (unsigned long long)tr->id,
-			     (unsigned long long)n->bytenr);
+			/* the drop's walk has been through this slot */
+			if (!w->dropping || kept)
+				fail(w, "tree %llu: node %llu null child", (unsigned long long)tr->id,
+				     (unsigned long long)n->bytenr);
 			continue;
 		}
+		kept = 1;
 		if (c->level != n->level - 1)
 			fail(w, "tree %llu: node %llu level %d has a child of level %d",
 			     (unsigned long long)tr->id, (unsigned long long)n->bytenr, n->level, c->level);
@@ -205,10 +211,16 @@ static void check_node(walk *w, const bt_tree *tr, const bt_node *n, const bt_ke
 	}
 }
 
-static void check_tree(walk *w, const bt_tree *tr)
+/* Walk tree tr. dropping: tr is a deleted subvolume's, which the cleaner
+ * may be part way through (btrfs_drop_snapshot): the pointers its walk has
+ * dropped, a prefix of each node on its path, are gone and what is left is
+ * walked, as btrfs check starts a dead root's walk at its drop_progress;
+ * anywhere else a missing child is damage. */
+static void check_tree(walk *w, const bt_tree *tr, int dropping)
 {
 	if (!tr->root)
 		return;
+	w->dropping = dropping;
 	w->last_ino = UINT64_MAX;
 	w->last_end = 0;
 	check_node(w, tr, tr->root, NULL, NULL, tr->root->generation, 1);
@@ -508,6 +520,16 @@ static void check_inode_cb(struct inode *in, void *ctx)
 	w->fails += check_inode_item(w->fs, in);
 }
 
+/* A deleted subvolume keeps no inode in memory (btrfs_delete_subvolume
+ * evicts them: btrfs_prune_dentries); its tree is the cleaner's and is
+ * not searched. */
+static void check_dead_inode_cb(struct inode *in, void *ctx)
+{
+	walk *w = ctx;
+	fail(w, "inode %llu of deleted root %llu still in memory", (unsigned long long)in->ino,
+	     (unsigned long long)in->root->id);
+}
+
 int check_fs(fs_info *fs)
 {
 	walk w;
@@ -515,12 +537,12 @@ int check_fs(fs_info *fs)
 	w.fs = fs;
 	w.epoch = ++fs->check_epoch;
 	fs->accounting_off++;
-	check_tree(&w, &fs->root_tree);
-	check_tree(&w, &fs->extent_tree);
-	check_tree(&w, &fs->csum_tree);
+	check_tree(&w, &fs->root_tree, 0);
+	check_tree(&w, &fs->extent_tree, 0);
+	check_tree(&w, &fs->csum_tree, 0);
 	for (int i = 0; i < fs->nroots; i++)
 		if (!fs->roots[i]->deleted && fs->roots[i]->tree.root)
-			check_tree(&w, &fs->roots[i]->tree);
+			check_tree(&w, &fs->roots[i]->tree, fs->roots[i]->dead);
 	if (w.tree_refs.oom || w.data_refs.oom || w.blocks.oom) {
 		fail(&w, "checker out of memory");
 	} else {
@@ -537,7 +559,8 @@ int check_fs(fs_info *fs)
 	}
 	for (int i = 0; i < fs->nroots; i++)
 		if (!fs->roots[i]->deleted)
-			fs_inode_foreach(fs->roots[i], check_inode_cb, &w);
+			fs_inode_foreach(fs->roots[i],
+					 fs->roots[i]->dead ? check_dead_inode_cb : check_inode_cb, &w);
 	free(w.tree_refs.v);
 	free(w.data_refs.v);
 	free(w.blocks.v);

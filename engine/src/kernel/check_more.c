@@ -51,8 +51,11 @@ static void qrefs_tree(qrefs *a, const bt_node *n, uint64_t root)
 {
 	qrefs_push(a, n->bytenr, BT_NODESIZE, root);
 	if (n->level) {
+		/* a deleted subvolume's pointers that the drop has been through
+		 * are gone (check_fs judges where one may be missing) */
 		for (int i = 0; i < n->nritems; i++)
-			qrefs_tree(a, n->ptrs[i].child, root);
+			if (n->ptrs[i].child)
+				qrefs_tree(a, n->ptrs[i].child, root);
 		return;
 	}
 	for (int i = 0; i < n->nritems; i++) {

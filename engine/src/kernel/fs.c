@@ -535,6 +535,10 @@ static void inode_prune(struct inode *in, void *ctx)
 void fs_root_prune_inodes(fs_info *fs, struct btrfs_root *root)
 {
 	fs_inode_foreach(root, inode_prune, fs);
+	/* btrfs_drop_inode says 1 for a root whose refs are 0, so iput
+	 * evicts each at once; btrfs_evict_inode then leaves its items (no
+	 * truncate, no orphan: the cleaner drops the whole tree) */
+	inode_table_free(fs, &root->inodes);
 }
 
 /* ---------------------------------------------------------------- commit */

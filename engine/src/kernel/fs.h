@@ -334,8 +334,9 @@ void fs_inodes_reread(fs_info *fs);
 void fs_inode_evict_hooks(fs_info *fs, struct inode *in);
 /* A subvolume being deleted: its cached inodes leave memory
  * (btrfs_delete_subvolume -> btrfs_prune_dentries -> evict): the evict
- * hooks run for each, in ascending ino order; their items stay (the
- * cleaner drops the tree). */
+ * hooks run for each, in ascending ino order, and each is freed; their
+ * items stay (the cleaner drops the tree). Nothing may hold one of them
+ * (an open file: the callers refuse the delete then). */
 void fs_root_prune_inodes(fs_info *fs, struct btrfs_root *root);
 
 /* Tree block allocation for btree.c: allocate a metadata block, report it

@@ -223,7 +223,13 @@ int subvol_delete(subvol_ctx *sc, trans_handle *h, struct btrfs_root *root,
 	if (rc)
 		return rc;
 	br_set_height(&sc->q->br, root->id, bt_tree_height(&root->tree));
-	return dead_add(sc, root);
+	rc = dead_add(sc, root);
+	if (rc)
+		return rc;
+	/* btrfs_prune_dentries: its cached inodes leave memory; nothing may
+	 * look one up in the tree the cleaner is about to free */
+	fs_root_prune_inodes(fs, root);
+	return 0;
 }
 
 /* ---- the drop ------------------------------------------------------------ */

@@ -94,8 +94,8 @@ int subvol_snapshot(subvol_ctx *sc, task *t, struct btrfs_root *src,
 /* Delete a subvolume inside handle h (models btrfs_delete_subvolume):
  * remove its DIR_ITEM/DIR_INDEX in the parent directory and its
  * ROOT_REF/ROOT_BACKREF, update the parent directory inode, set the root's
- * refs to 0, add an orphan item for it, and queue it for the cleaner.
- * A snapshot left unlinked by subvol_snapshot has no name (name may be
+ * refs to 0, add an orphan item for it, queue it for the cleaner, and
+ * evict its cached inodes (btrfs_prune_dentries). A snapshot left unlinked by subvol_snapshot has no name (name may be
  * NULL): only the orphan item and the queueing. */
 int subvol_delete(subvol_ctx *sc, trans_handle *h, struct btrfs_root *root,
 		  const char *name);
