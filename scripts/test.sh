@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh - `npm test`: install what is missing, build, then run
 # every suite: C unit tests (ASan+UBSan), the fuzzers' seed corpus
-# replayed (engine/fuzz/), the headless CLI checks on both
+# replayed (engine/fuzz/; with CI=true also a minute of fuzzing per
+# target), the headless CLI checks on both
 # builds, the tree oracle against btrfs-progs (inside the C suite), that
 # the committed device fit is what engine/tools/fit-device.mjs writes, the
 # docs (their paths, commands and parameters exist; the tables generated
@@ -25,6 +26,13 @@ suite() {
 
 suite "C unit tests (native, ASan+UBSan)" make -s -C engine test
 suite "fuzz corpus replay (libFuzzer targets, ASan+UBSan)" make -s -C engine fuzz-replay
+total=8
+# CI also fuzzes each target for a minute from the committed corpus (a
+# finding fails the run; its input is in build/fuzz/crashes/)
+if [ "${CI:-}" = true ]; then
+  suite "fuzz (60 s per target)" node scripts/fuzz.mjs --per-target 60
+  total=9
+fi
 suite "headless CLI (WASM and native)" node --test cli/
 suite "device fit (the committed profiles are the script's)" node --test engine/tools/
 suite "docs (paths, commands, parameters; generated tables current)" node --test scripts/
@@ -32,7 +40,6 @@ suite "TypeScript (strict)" npx tsc -p tsconfig.json --noEmit
 suite "Vitest" npx vitest run
 suite "Playwright (Debian chromium)" npx playwright test
 
-total=8
 echo "suites: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'failed suite: %s\n' "${failed[@]}"
