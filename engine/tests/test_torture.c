@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bdev.h"
 #include "check_more.h"
@@ -608,6 +609,73 @@ static void test_power_cut_new_ancestor(void)
 	lab_close(r);
 }
 
+/*
+ * Fuzz finding torture-fsync-in-flight-1: a file fsynced in this
+ * transaction, written again and fsynced again; a power cut while the
+ * second fsync is in flight found the newer extents in the replayed log,
+ * not the ones the first fsync saw. That is allowed: the second fsync has
+ * copied the inode into the log (btrfs_log_inode) and another fsync's log
+ * sync wrote the whole log tree with it (it waits for the copy: the
+ * log_writers count). The check accepts the newer state exactly while an
+ * fsync of the file that has begun its copy is in flight, and reports the
+ * same image without one. Runs the corpus input as its script.
+ */
+static void test_power_cut_fsync_in_flight(void)
+{
+	FILE *f = fopen("fuzz/corpus/torture/torture-fsync-in-flight-1", "rb");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	static uint8_t data[4096];
+	size_t size = fread(data, 1, sizeof data, f);
+	fclose(f);
+	CHECK(size > 3 && (data[0] & 1));
+	char params[64];
+	snprintf(params, sizeof params, "ops=200000\nmix=all\nsubvols=%u", 1 + data[1] % 8);
+	lab_run *r = open_run(params, data[2]);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	tort *c = r->ctx;
+	c->script = data + 3;
+	c->script_len = size - 3;
+	int done = 0, seen = 0;
+	while (!done && lab_step(r, 1, &done) == 0) {
+		for (int i = 0; i < TS_MAX_FSYNC && !seen; i++) {
+			tfsync *w = &c->fsw[i];
+			int k = w->busy && w->f.state >= TLS_COPY ? tort_find(c, w->sv, w->ino) : -1;
+			tent *e = k >= 0 ? &c->ents[k] : NULL;
+			struct inode *in = e ? fs_inode_get(c->sv[w->sv], w->ino) : NULL;
+			if (!in || e->is_dir || e->dur_trans != c->fs->transid ||
+			    tl_tree_extents_hash(c->fs, in) == e->dur_hash)
+				continue;
+			tl_image im;
+			CHECK_EQ(treelog_replay(c->tl, c->sv[w->sv], &im), 0);
+			const tl_img_inode *ii = tl_image_inode(&im, w->ino);
+			int newer = ii && ii->size == in->size &&
+				    tl_image_extents_hash(ii) == tl_tree_extents_hash(c->fs, in);
+			tl_image_free(&im);
+			if (!newer)
+				continue;
+			seen = 1;
+			uint64_t f0 = c->failures;
+			tort_power_cut_check(c);
+			CHECK_EQ(c->failures, f0);
+			w->busy = 0; /* the same image with no fsync in flight */
+			tort_power_cut_check(c);
+			w->busy = 1;
+			CHECK(c->failures > f0);
+			CHECK(strstr(c->first_error, "replayed with size") != NULL);
+			c->failures = f0;
+			c->first_error[0] = 0;
+		}
+	}
+	CHECK(done);
+	CHECK(seen);
+	CHECK_EQ(c->failures, 0);
+	lab_close(r);
+}
+
 /* At every power cut of a few mix=all runs, the replay read in part
  * (treelog_replay_some, what the cut check uses) agrees with the whole
  * replay on its scope, for every subvolume, asked for every live file of
@@ -671,6 +739,7 @@ static void test_power_cut_partial(void)
 int main(void)
 {
 	test_power_cut_new_ancestor();
+	test_power_cut_fsync_in_flight();
 	test_power_cut_partial();
 	test_power_cut();
 	test_params();

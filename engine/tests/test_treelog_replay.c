@@ -376,6 +376,53 @@ static int script_step(sim *s, task *t)
 		make_durable(w, find(w, "u2"));
 		make_durable(w, find(w, "wd"));
 		break;
+	case 23: /* m/n made and committed */
+		r = vfs_mkdir(w->fs, t, w->root, top, "m", &in);
+		add(w, "m", top, in, 1);
+		if (!r)
+			r = vfs_create(w->fs, t, w->root, find(w, "m")->in->ino, "n", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 7000);
+		if (!r)
+			add(w, "n", find(w, "m")->in->ino, in, 0);
+		if (!r)
+			r = vio_sync(w->fs, t);
+		if (!r)
+			r = fs_commit(w->fs, t);
+		for (int i = 0; i < w->nf; i++)
+			make_durable(w, &w->f[i]);
+		break;
+	case 24: /* k made in the top directory and fsynced with it as its
+		  * parent: the top directory is logged in this transaction */
+		r = vfs_create(w->fs, t, w->root, top, "k", 0644, &in);
+		d = add(w, "k", top, in, 0);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 3000);
+		if (!r)
+			r = do_fsync_parent(w, t, in, fs_inode_get(w->root, top), &f);
+		make_durable(w, d);
+		break;
+	case 25: /* m, not logged, renamed out of the logged top directory
+		  * into wd as m2: its name leaves the top directory's log, and
+		  * its new one goes in at the rename (btrfs_log_new_name logs
+		  * an inode whose old directory was logged) */
+		r = vfs_rename(w->fs, t, w->root, top, "m", find(w, "wd")->in->ino, "m2");
+		if (!r)
+			add(w, "m2", find(w, "wd")->in->ino, find(w, "m")->in, 1);
+		find(w, "m")->in = NULL;
+		break;
+	case 26: /* another file's fsync syncs the log: m2 and the committed
+		  * file n below it are there after a cut (fuzz finding
+		  * torture-rename-ancestor-1: the replay removed m from the
+		  * top directory, n with it) */
+		r = vfs_create(w->fs, t, w->root, top, "z2", 0644, &in);
+		d = add(w, "z2", top, in, 0);
+		if (!r)
+			r = do_fsync(w, t, in, &f);
+		make_durable(w, d);
+		make_durable(w, find(w, "m"));
+		make_durable(w, find(w, "m2"));
+		break;
 	default:
 		return TASK_DONE;
 	}
@@ -414,8 +461,8 @@ static void run_sequence(int prealloc)
 	task_spawn(w.s, "script", script_step, &w, 0);
 	CHECK(sim_run(w.s, 10000000, SIMTIME_MAX));
 	CHECK_EQ(w.err, 0);
-	CHECK_EQ(w.step, 23);
-	CHECK_EQ(w.cuts, 24);
+	CHECK_EQ(w.step, 27);
+	CHECK_EQ(w.cuts, 28);
 	/* most cuts found a synced log to replay */
 	CHECK(w.replayed_cuts >= 9);
 	treelog_destroy(w.tl);

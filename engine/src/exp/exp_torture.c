@@ -420,9 +420,11 @@ static void op_rename(tort *c, task *t)
 		return; /* moving a directory below itself: refused, as it should be */
 	if (rc)
 		return tort_note_error(c, "rename", rc);
+	uint64_t od = e->dir;
 	e->dir = nd;
 	e->name = n;
 	e->dur_trans = 0; /* its fsynced name is the old one */
+	tort_note_rename(c, e, od);
 }
 
 /* unlink(2) of a file, rmdir(2) of an empty directory. */

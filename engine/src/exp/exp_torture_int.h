@@ -152,6 +152,8 @@ void tort_op_subvol_delete(tort *c, task *t);
 /* an entry about to be unlinked: remember it if it was logged in the
  * running transaction */
 void tort_note_unlink(tort *c, const tent *e);
+/* A rename of e done: the new directories above it its new name logs. */
+void tort_note_rename(tort *c, tent *e, uint64_t old_dir);
 /* A power cut now (every fifth finished fsync does one): each subvolume
  * replayed from its last commit and synced log (treelog_replay) against
  * what the fsyncs made durable; failures count as check failures. */

@@ -166,7 +166,8 @@ typedef struct fs_hooks {
 	void (*on_unlink)(void *ctx, task *t, struct inode *dir, struct inode *inode,
 			  uint64_t index, int for_rename);
 	/* a rename gave inode its new name in dir: models btrfs_log_new_name */
-	void (*on_new_name)(void *ctx, task *t, struct inode *inode, struct inode *dir);
+	void (*on_new_name)(void *ctx, task *t, struct inode *inode, struct inode *old_dir,
+			    struct inode *dir);
 	/* an inode is being evicted (unlinked, last link gone) */
 	void (*on_inode_evict)(void *ctx, struct inode *inode);
 	/* the commit is about to run refs / has finished (transid committed) */

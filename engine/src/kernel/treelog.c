@@ -291,14 +291,24 @@ static void tl_hook_unlink(void *ctx, task *t, struct inode *dir, struct inode *
  * the ref, its logged inode item kept), with the directories made in this
  * transaction above it that the log lacks or must log again
  * (log_all_new_ancestors, need_log_inode), so the next log sync, by any
- * fsync of the root, keeps it and what lies below it named. A rename
- * whose inode the log does not hold is left to tl_hook_unlink's rules.
+ * fsync of the root, keeps it and what lies below it named. An inode
+ * the log does not hold is logged so too (its inode item and the new
+ * name) when the directory it left is in the log: tl_hook_unlink took
+ * its name from that directory's logged entries, and a log synced so
+ * would have the replay remove it, whatever lies below (btrfs_log_new_name
+ * logs it unless neither it nor old_dir was logged in this transaction;
+ * fuzz finding torture-rename-ancestor-1). Other renames are left to
+ * tl_hook_unlink's rules.
  */
-static void tl_hook_new_name(void *ctx, task *t, struct inode *in, struct inode *dir)
+static void tl_hook_new_name(void *ctx, task *t, struct inode *in, struct inode *old_dir,
+			     struct inode *dir)
 {
 	treelog *tl = ctx;
 	fs_info *fs = in->root->fs;
-	if (!fs || inode_log_get(in).logged_trans != fs->transid)
+	if (!fs)
+		return;
+	int logged = inode_log_get(in).logged_trans == fs->transid;
+	if (!logged && (!old_dir || inode_log_get(old_dir).logged_trans != fs->transid))
 		return;
 	tl_root *lr = NULL;
 	for (int i = 0; i < tl->nroots; i++)
@@ -306,7 +316,17 @@ static void tl_hook_new_name(void *ctx, task *t, struct inode *in, struct inode 
 			lr = &tl->roots[i];
 	if (!lr || !lr->log.root)
 		return;
-	int r = tl_log_ref(tl, t, lr, in->root, in, dir->ino);
+	int r = 0;
+	if (!logged) {
+		/* LOG_INODE_EXISTS: its inode item (the refs follow) */
+		bt_item ii = tl_inode_item(in);
+		r = tl_log_put(tl, t, lr, &ii, 1);
+		inode_log *l = r ? NULL : fs_inode_log(fs, in);
+		if (l)
+			l->logged_trans = fs->transid;
+	}
+	if (!r)
+		r = tl_log_ref(tl, t, lr, in->root, in, dir->ino);
 	for (struct inode *d = dir; !r && d && d->ino != BTRFS_FIRST_FREE_OBJECTID && d != in;
 	     d = fs_inode_get(in->root, d->parent)) {
 		if (d->generation == fs->transid &&

@@ -627,7 +627,7 @@ static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t 
 	}
 	for (int i = 0; !r && i < fs->nhooks; i++)
 		if (fs->hooks[i].on_new_name)
-			fs->hooks[i].on_new_name(fs->hooks[i].ctx, t, in, nd);
+			fs->hooks[i].on_new_name(fs->hooks[i].ctx, t, in, od, nd);
 	if (nd != od)
 		dir_unlock(t, nd);
 	dir_unlock(t, od);
