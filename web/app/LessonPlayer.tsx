@@ -17,7 +17,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import type { PreviousRun } from '../views/types';
-import { evaluateStep, judgePrediction, parseGuess, statMetrics, type SeedMetrics, type StepMetrics } from '../model/lessonChecks';
+import { evaluateStep, judgePrediction, parseGuess, predictionMetrics, statMetrics, type SeedMetrics, type StepMetrics } from '../model/lessonChecks';
 import type { Lesson } from '../model/lessonFormat';
 import { nonDefault, withDefaults } from '../model/params';
 import { checkStepClaims } from '../model/lessonClaims';
@@ -99,11 +99,12 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const seedRuns = ranStep === i ? sessionSeedRuns.get(lesson.id)?.[i] : undefined;
   // the numbers the text states about the run, checked on the run drawn
   const unitOf = (m: string): string => info?.metricInfo.find((x) => x.name === m)?.unit ?? '';
-  const claims = here ? checkStepClaims(s, i, all, unitOf) : [];
+  const claims = here ? checkStepClaims(s, i, all, unitOf, seedsAll) : [];
   // a step that runs one kernel shows the other beside it, same setup, as a pinned reference
   const refSpec = info ? referenceSpec(s, info) : null;
   const guessValue = s.prediction ? parseGuess(guess, s.prediction.unit) : null;
-  const verdict = here && s.prediction && submitted !== null ? judgePrediction(s.prediction, submitted, here) : null;
+  const predicted = here && s.prediction ? predictionMetrics(s.prediction, i, all, seedsAll) : undefined;
+  const verdict = predicted && s.prediction && submitted !== null ? judgePrediction(s.prediction, submitted, predicted) : null;
   const ran = here !== undefined;
 
   const run = async (): Promise<void> => {
@@ -163,7 +164,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
     setAll(acc);
     setRanStep(i);
     testHook().lessonChecks[`${lesson.id}/${i}`] = evaluateStep(s, i, acc, seedAcc).map((o) => o.pass);
-    testHook().lessonClaims[`${lesson.id}/${i}`] = checkStepClaims(s, i, acc, (m) => info.metricInfo.find((x) => x.name === m)?.unit ?? '').map((c) => ({ text: c.claim.text, ok: c.ok, shown: c.shown }));
+    testHook().lessonClaims[`${lesson.id}/${i}`] = checkStepClaims(s, i, acc, (m) => info.metricInfo.find((x) => x.name === m)?.unit ?? '', seedAcc).map((c) => ({ text: c.claim.text, ok: c.ok, shown: c.shown }));
   };
 
   const next = (): void => onStep(Math.min(n - 1, i + 1));
