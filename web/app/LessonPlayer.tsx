@@ -364,7 +364,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
         )}
         {info && seedRuns && seedRuns.length > 0 && (
           <p className="muted prose" data-testid="lesson-seeds-note">
-            The numbers below are the median of the {seedRuns.length} runs, as the checks and the text read them; the pictures are seed {s.scenario.seed}&apos;s run.
+            The numbers below are the median of the {seedRuns.length} runs, as the checks and the text read them where they name no other statistic (a standard deviation, a maximum); the pictures are seed {s.scenario.seed}&apos;s run.
           </p>
         )}
         {info && (
