@@ -28,9 +28,11 @@ const NEXT_EMPHASIS: Record<Emphasis, Emphasis> = { none: 'before', before: 'aft
 /** Is the key event coming from a place where the user types (and does that field hand ← / → to the page)? */
 const keyPlace = (t: EventTarget | null): KeyPlace =>
   t instanceof HTMLElement && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable)
-    ? t.dataset.stepKeys === 'on'
-      ? 'step-field'
-      : 'field'
+    ? t.dataset.stepKeys === 'all'
+      ? 'idle-field'
+      : t.dataset.stepKeys === 'on'
+        ? 'step-field'
+        : 'field'
     : 'page';
 
 /**

@@ -71,6 +71,8 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const [seedAt, setSeedAt] = useState<number | null>(null);
   // the guess as it stood when the step ran (or was last submitted with Enter): what the verdict judges
   const [submitted, setSubmitted] = useState<number | null>(null);
+  // ... as it was typed: while the field still holds it, the projector's keys (f, c, ?) work from the field
+  const [judgedText, setJudgedText] = useState<string | null>(null);
   // Enter with no number in the field: say so rather than run without a guess
   const [needGuess, setNeedGuess] = useState(false);
   const field = useRef<HTMLInputElement>(null);
@@ -79,6 +81,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
     runner.reset();
     setRanStep(null);
     setSubmitted(null);
+    setJudgedText(null);
     setNeedGuess(false);
     if (column.current) column.current.scrollTop = 0;
     // → from the field lands here with the field still focused: give the page its keys back (f, r, e...); digits still reach the field
@@ -110,6 +113,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const run = async (): Promise<void> => {
     if (!info || runner.state.status === 'running') return;
     setSubmitted(guessValue);
+    setJudgedText(guess);
     setNeedGuess(false);
     const acc = [...all];
     for (const d of stepDeps(lesson, i)) {
@@ -175,8 +179,10 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
       setNeedGuess(true);
       return;
     }
-    if (ran) setSubmitted(guessValue);
-    else void run();
+    if (ran) {
+      setSubmitted(guessValue);
+      setJudgedText(guess);
+    } else void run();
   };
   /** A digit typed anywhere on the step goes to its prediction field (a lecture's keyboard flow). */
   const typeGuess = (key: string): boolean => {
@@ -210,8 +216,9 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
           value={guess}
           placeholder="your guess"
           aria-describedby="prediction-hint"
-          // ← / → step the lesson from here once the guess is in (or the field is empty): App's key handler
-          data-step-keys={ran || guess.trim() === '' ? 'on' : undefined}
+          // ← / → step the lesson from here once the guess is in (or the field is empty), and f, c, ? work
+          // while there is nothing to edit (empty, or the judged guess as typed): App's key handler
+          data-step-keys={guess.trim() === '' || (ran && guess === judgedText) ? 'all' : ran ? 'on' : undefined}
           onChange={(e) => {
             setGuess(e.target.value);
             setNeedGuess(false);
