@@ -157,8 +157,8 @@ static uint64_t wbio_complete(dinode *d, dbio *db, task *t)
 }
 
 /* data_opts.release_idle_x: free d's writeback state once d is clean and
- * nothing holds or waits on it (the extent maps are a cache of the fs
- * tree). */
+ * nothing holds or waits on it (the extent maps are a cache: the file
+ * extent items live in the fs tree). */
 static void release_idle_x(dinode *d, simtime_t now)
 {
 	dinode_x *x = d->x;
