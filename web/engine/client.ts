@@ -37,6 +37,11 @@ export class EngineClient {
     this.makeWorker = makeWorker;
   }
 
+  /** Has a worker now (started, not crashed or stopped)? */
+  get live(): boolean {
+    return this.worker !== null;
+  }
+
   /** The live worker, started on first use (or after a crash). */
   private ensureWorker(): WorkerLike {
     if (this.worker) return this.worker;
