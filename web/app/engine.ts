@@ -9,6 +9,7 @@ import wasmUrl from '../../build/wasm/lab.wasm?url';
 import type { WorkerLike } from '../engine/client';
 import { EnginePool, poolSize } from '../engine/pool';
 import type { ModuleMessage } from '../engine/protocol';
+import { testHook } from './testHook';
 
 /** Compile the engine once; null if this browser cannot (each worker then loads it itself). */
 function compileEngine(): Promise<WebAssembly.Module | null> {
@@ -28,3 +29,13 @@ export const engine = new EnginePool((i) => {
   void compiledEngine.then((module) => w.postMessage({ type: 'module', module } satisfies ModuleMessage));
   return w as unknown as WorkerLike;
 }, poolSize(nav?.hardwareConcurrency, nav?.deviceMemory));
+
+testHook().workers = engine.size;
+
+// Before React renders anything: the workers start and instantiate the
+// module as it compiles, and the registry is asked for (App's list() gets
+// this answer), so a page's first run finds its engines ready.
+if (typeof Worker !== 'undefined') {
+  engine.warm(Math.min(engine.size, 2));
+  engine.list().catch(() => {});
+}

@@ -42,6 +42,11 @@ export class EngineClient {
     return this.worker !== null;
   }
 
+  /** Start the worker now (it loads the engine before its first request arrives). */
+  start(): void {
+    this.ensureWorker();
+  }
+
   /** The live worker, started on first use (or after a crash). */
   private ensureWorker(): WorkerLike {
     if (this.worker) return this.worker;

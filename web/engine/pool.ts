@@ -83,9 +83,20 @@ export class EnginePool implements Engine {
     for (let i = 0; i < this.size; i++) this.slots.push({ client: new EngineClient(() => makeWorker(i)), job: null, idleTimer: null });
   }
 
-  /** The registry (from the first worker, which the page's first run then finds warm). */
+  private listed: Promise<ExperimentInfo[]> | null = null;
+
+  /** The registry (from the first worker), asked once; asked again after a failure. */
   list(): Promise<ExperimentInfo[]> {
-    return this.slots[0]!.client.list();
+    this.listed ??= this.slots[0]!.client.list().catch((e: unknown) => {
+      this.listed = null;
+      throw e;
+    });
+    return this.listed;
+  }
+
+  /** Start `n` workers now (default: all), so the first runs find their engines loaded. */
+  warm(n = this.size): void {
+    for (const s of this.slots.slice(0, n)) s.client.start();
   }
 
   /** lab_estimate (nothing runs): an idle worker's answer, else the first's, between its slices. */

@@ -26,7 +26,7 @@ async function loadBridge(): Promise<Bridge> {
   return Bridge.create(createLabModule as unknown as LabFactory, await res.arrayBuffer());
 }
 
-const handle = createWorkerCore(loadBridge, (msg: WorkerResponse) => self.postMessage(msg));
+const handle = createWorkerCore(loadBridge, (msg: WorkerResponse) => self.postMessage(msg), { eager: true });
 self.onmessage = (ev: MessageEvent<WorkerRequest | ModuleMessage>) => {
   const msg = ev.data;
   if (isModuleMessage(msg)) gotModule(msg.module);
