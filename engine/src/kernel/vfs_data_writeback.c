@@ -163,12 +163,11 @@ static void release_idle_x(dinode *d, simtime_t now)
 {
 	dinode_x *x = d->x;
 	if (!x || !d->fs->o.release_idle_x || !d->fs->fsi || !vd_clean(d) || x->wb_bio ||
-	    x->writes || x->wb_task || x->wb_waiters.len || x->nfe || x->lseek_lock_until > now ||
+	    x->writes || x->wb_task || x->wb_waiters.len || x->lseek_lock_until > now ||
 	    x->wb_lock_until > now || d->reads)
 		return;
 	emap_destroy(&x->em);
 	ordered_destroy(&x->oe);
-	free(x->fe);
 	lab_pool_free(&d->fs->x_pool, x);
 	d->x = NULL;
 }
