@@ -482,6 +482,9 @@ int sim_rec_next(const sim *s, sim_rec_it *it, sim_rec_ev *ev);
 uint64_t sim_rec_kept(const sim *s);
 uint64_t sim_rec_unkept(const sim *s);
 
+/* A recorded kind's name ("?" for none; tests). */
+const char *sim_trace_kind_name(const sim *s, int kind);
+
 /* Iterators for serialisation (exp.c / lab.c). */
 struct strbuf;
 /* The recording from event number `since` on (sim.c documents the
