@@ -20,6 +20,7 @@ import { Header } from './Header';
 import { HelpOverlay } from './HelpOverlay';
 import { Home } from './Home';
 import { LessonPlayer } from './LessonPlayer';
+import { SandboxPage } from './SandboxPage';
 import { isStringRecord, loadJson } from './storage';
 import { testHook } from './testHook';
 
@@ -119,7 +120,7 @@ export function App() {
 
   // A new page or lesson step opens at its top, not at the scroll position
   // of the one before (→ in a lesson used to land mid-text).
-  const pageKey = route.page === 'lesson' ? `lesson/${route.id}/${route.step}` : route.page === 'experiment' ? `exp/${route.name}` : 'home';
+  const pageKey = route.page === 'lesson' ? `lesson/${route.id}/${route.step}` : route.page === 'experiment' ? `exp/${route.name}` : route.page === 'sandbox' ? 'sandbox' : 'home';
   useEffect(() => {
     window.scrollTo(0, 0);
   }, [pageKey]);
@@ -170,7 +171,20 @@ export function App() {
   }, [go]);
 
   let page: React.ReactNode;
-  if (route.page === 'experiment') {
+  if (route.page === 'sandbox') {
+    page = (
+      <SandboxPage
+        script={route.script}
+        at={route.at}
+        compare={route.compare}
+        params={route.params}
+        onChange={(next, push) => go({ ...view, route: { page: 'sandbox', params: route.params, ...next } }, !push)}
+      />
+    );
+  } else if (route.page === 'experiment' && route.name === 'sandbox') {
+    // the sandbox has its own page (a script, not a form)
+    page = <ErrorBanner error="The sandbox has its own page: open #/sandbox." />;
+  } else if (route.page === 'experiment') {
     const info = experiments?.find((e) => e.name === route.name);
     page = info ? (
       <ExperimentPage
