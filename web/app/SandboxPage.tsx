@@ -6,7 +6,7 @@
  * the run's recording (views/sandbox/SandboxTrees over the replay's
  * TreeView). Step back and forth through the commands (the ◀ ▶ buttons,
  * or ← → outside the box); "compare kernels" runs the script on 6.1 and
- * on 6.9 and marks the first command where they differ. The script, the
+ * on 6.2 and marks the first command where they differ. The script, the
  * command shown and the comparison are in the URL.
  *
  * Each new command reruns the whole script (a fresh file system is the
@@ -22,6 +22,7 @@ import {
   EXAMPLE,
   firstDifference,
   MAX_COMMANDS,
+  SANDBOX_OP_KINDS,
   sandboxDetails,
   scriptParam,
   scriptPaths,
@@ -31,6 +32,7 @@ import {
   type SandboxDetails,
 } from '../model/sandbox';
 import { KERNEL_COLOR } from '../views/common';
+import { TREE_KINDS } from '../views/replay/pageRecording';
 import { SandboxTrees } from '../views/sandbox/SandboxTrees';
 import { ErrorBanner } from './ErrorBanner';
 import { testHook } from './testHook';
@@ -45,7 +47,7 @@ interface Props {
 }
 
 /** The kernels of the experiment's variants (exp_sandbox.c). */
-const KERNEL_NAME: Record<Variant, string> = { before: 'kernel 6.1', after: 'kernel 6.9', base: 'kernel' };
+const KERNEL_NAME: Record<Variant, string> = { before: 'kernel 6.1', after: 'kernel 6.2', base: 'kernel' };
 
 interface Shown {
   script: string[];
@@ -56,7 +58,8 @@ interface Shown {
 function summary(c: SandboxCmd | undefined): string {
   if (!c || !c.ran) return 'not run';
   const parts: string[] = [];
-  const cows = Object.values(c.cows ?? {}).reduce((a, b) => a + b, 0);
+  // the log's "COWs" are the blocks its syncs wrote: said as log blocks
+  const cows = Object.entries(c.cows ?? {}).reduce((a, [k, v]) => a + (k === 'log' ? 0 : v), 0);
   const items = c.items ? Object.entries(c.items).filter(([, v]) => v !== 0) : [];
   const sgn = (v: number): string => `${v > 0 ? '+' : '−'}${Math.abs(v)}`;
   if (cows) parts.push(`${cows} COW`);
@@ -90,7 +93,8 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
       const t0 = performance.now();
       const res = await runner.run(
         vs.map((variant) => ({ experiment: 'sandbox', variant, params: { ...params, script: scriptParam(cmds) }, seed: 1 })),
-        { record: { fromNs: 0, maxEvents: RECORD_EVENTS } },
+        // the trees and the commands only: a smaller recording, a quicker redraw
+        { record: { fromNs: 0, maxEvents: RECORD_EVENTS, only: [...TREE_KINDS, ...SANDBOX_OP_KINDS] } },
       );
       if (!res) return false;
       drawFrom.current = performance.now();
@@ -300,7 +304,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
                 data-testid="sandbox-compare"
                 onChange={(e) => onChange({ script: cmds.length ? cmds : script, compare: e.target.checked, at }, false)}
               />{' '}
-              compare kernels (6.1 · 6.9)
+              compare kernels (6.1 · 6.2)
             </label>
             <button type="button" className="btn-quiet" onClick={exportScript} disabled={!n}>
               export
@@ -399,7 +403,7 @@ function CmdFacts({ c, other }: { c: SandboxCmd; other?: SandboxCmd }) {
           <tr>
             <th />
             <th>6.1</th>
-            <th>6.9</th>
+            <th>6.2</th>
           </tr>
         </thead>
       )}
@@ -419,16 +423,29 @@ function CmdFacts({ c, other }: { c: SandboxCmd; other?: SandboxCmd }) {
 
 function Powercut({ d }: { d: SandboxDetails }) {
   const files = d.powercut?.files ?? [];
+  // each file a line when it was fsynced or is there; the others counted
+  const shown = files.filter((f) => f.fsynced || f.found).slice(0, 40);
+  const gone = files.filter((f) => !f.fsynced && !f.found);
   return (
     <div className="sandbox-powercut" data-testid="sandbox-powercut">
       <strong>After the power cut</strong> (the last commit, then the log replayed, as a mount does):
       <ul>
-        {files.map((f) => (
+        {shown.map((f) => (
           <li key={f.path}>
             <code>{f.path}</code>: {f.found ? `${fmtNum(f.found_size ?? 0)} bytes` : 'not there'} ({f.verdict}; {fmtNum(f.size_now)} bytes before the cut
             {f.fsynced ? `, ${fmtNum(f.fsync_size ?? 0)} at its fsync` : ''})
           </li>
         ))}
+        {gone.length > 0 && (
+          <li data-testid="sandbox-powercut-gone">
+            {fmtNum(gone.length)} file{gone.length === 1 ? '' : 's'} not there, none fsynced since the last commit:{' '}
+            {gone
+              .slice(0, 6)
+              .map((f) => f.path)
+              .join(', ')}
+            {gone.length > 6 ? ', …' : ''}
+          </li>
+        )}
         {files.length === 0 && <li>no files</li>}
       </ul>
     </div>

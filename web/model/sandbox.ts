@@ -51,6 +51,12 @@ export interface SandboxDetails {
   quota: number;
 }
 
+/** The recorded kinds of the commands (exp_sandbox.c: "op:" + sb_op_names, spaces as _). */
+export const SANDBOX_OP_KINDS = [
+  'pwrite', 'pread', 'truncate', 'fsync', 'fdatasync', 'seek', 'mkdir', 'touch', 'rm', 'mv', 'sync',
+  'subvolume_create', 'subvolume_snapshot', 'subvolume_delete', 'quota_enable', 'powercut',
+].map((o) => `op:${o}`);
+
 /** The largest script the engine takes (SB_MAX_CMDS). */
 export const MAX_COMMANDS = 256;
 

@@ -277,8 +277,13 @@ int lab_estimate(const char *experiment, const char *params, double *work,
 			     e->takes_script ? &r.script : NULL);
 	if (!rc)
 		rc = exp_parse_params(e, NULL, r.p, err, sizeof err);
-	if (!rc)
+	if (!rc) {
+		/* the defaults' work: without the text input either */
+		char *script = r.script;
+		r.script = NULL;
 		*default_work = e->estimate(&r);
+		r.script = script;
+	}
 	if (!rc)
 		rc = exp_parse_params(e, rest.buf ? rest.buf : "", r.p, err, sizeof err);
 	sb_free(&rest);

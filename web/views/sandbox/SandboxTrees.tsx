@@ -8,6 +8,7 @@
 import { useMemo } from 'react';
 import { findTree, Replay, type ReplayState, type TreeInfo } from '../../model/replay';
 import { opPositions, type Trace } from '../../model/trace';
+import { treeName } from '../../model/treeLayout';
 import type { SandboxCmd, TreeName } from '../../model/sandbox';
 import { KERNEL_COLOR } from '../common';
 import type { Variant } from '../../engine/types';
@@ -79,7 +80,7 @@ export function SandboxTrees({ variant, label, trace, at, cmd, trees, width, dif
             {list.length === 0 ? (
               <p className="muted">{name === 'log' ? 'no log tree (none since the last commit)' : 'empty'}</p>
             ) : (
-              list.map((t) => <TreeView key={`${t.fs}:${t.id}`} state={s} tree={t} width={width} tasks={trace.tasks} label={`${variant} ${name} tree ${t.id}`} />)
+              list.map((t) => <TreeView key={`${t.fs}:${t.id}`} state={s} tree={t} width={width} tasks={trace.tasks} label={treeName(t.id)} />)
             )}
           </div>
         );
