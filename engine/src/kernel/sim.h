@@ -208,6 +208,9 @@ uint64_t sim_cpu_scale(sim *s, uint64_t ns);
 /* Schedule fn(arg) at an absolute time (>= now). Returns 0 or LAB_ENOMEM. */
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg);
 
+/* A trace kind's registered name ("?" if none; test_record_window). */
+const char *sim_trace_kind_name(const sim *s, int kind);
+
 /* Process at most max_events events, none later than `until`.
  * Returns 1 when the queue is empty or sim_stop() was called, else 0. */
 int sim_run(sim *s, uint64_t max_events, simtime_t until);
@@ -481,9 +484,6 @@ typedef struct sim_rec_it {
 int sim_rec_next(const sim *s, sim_rec_it *it, sim_rec_ev *ev);
 uint64_t sim_rec_kept(const sim *s);
 uint64_t sim_rec_unkept(const sim *s);
-
-/* A recorded kind's name ("?" for none; tests). */
-const char *sim_trace_kind_name(const sim *s, int kind);
 
 /* Iterators for serialisation (exp.c / lab.c). */
 struct strbuf;

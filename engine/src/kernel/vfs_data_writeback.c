@@ -157,12 +157,12 @@ static uint64_t wbio_complete(dinode *d, dbio *db, task *t)
 }
 
 /* data_opts.release_idle_x: free d's writeback state once d is clean and
- * nothing holds or waits on it (tree mode only: there the extent maps are
- * a cache and no file extent item lives in x). */
+ * nothing holds or waits on it (the extent maps are a cache: the file
+ * extent items live in the fs tree). */
 static void release_idle_x(dinode *d, simtime_t now)
 {
 	dinode_x *x = d->x;
-	if (!x || !d->fs->o.release_idle_x || !d->fs->fsi || !vd_clean(d) || x->wb_bio ||
+	if (!x || !d->fs->o.release_idle_x || !vd_clean(d) || x->wb_bio ||
 	    x->writes || x->wb_task || x->wb_waiters.len || x->lseek_lock_until > now ||
 	    x->wb_lock_until > now || d->reads)
 		return;
