@@ -13,8 +13,8 @@ import { publishedFor, relError } from '../model/provenance';
 import type { Emphasis } from '../model/urlState';
 import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT } from '../views/common/palette';
 import { Headline } from '../views/common/Headline';
-import { headlineOf, labelOf, sweepsFor, viewFor, type SweepContext } from '../views/registry';
-import type { PreviousRun, SweepHandle, ViewProps } from '../views/types';
+import { headlineOf, labelOf, noisyOf, sweepsFor, viewFor, type SweepContext } from '../views/registry';
+import type { PreviousRun, SeedSpread, SweepHandle, ViewProps } from '../views/types';
 import { engine } from './engine';
 import { RunExport } from './RunExport';
 import { tracked, useSweeps, type SweepDef } from './useSweep';
@@ -38,6 +38,8 @@ interface Props {
   onView?: ViewProps['onView'];
   /** drawn between the headline comparison and the mechanism pictures (the page's patch switches) */
   controls?: ReactNode;
+  /** the page's runs over the seeds: a noisy headline figure is drawn with its median and band */
+  spread?: SeedSpread;
 }
 
 const dim = (emphasis: Emphasis, v: Variant): boolean => emphasis !== 'none' && v !== 'base' && v !== emphasis;
@@ -84,7 +86,7 @@ function RunFoot({ run, variant }: { run: RunResult; variant?: Variant }) {
 const differs = (m: MetricInfo, variants: Variant[], runs: Partial<Record<Variant, RunResult>>): boolean =>
   new Set(variants.filter((v) => runs[v]).map((v) => fmtNum(runs[v]?.metrics[m.name]))).size > 1;
 
-export function MetricsTable({ info, params, variants, runs, emphasis, reference }: Omit<Props, 'stale' | 'onParams' | 'previous'>) {
+export function MetricsTable({ info, params, variants, runs, emphasis, reference }: Omit<Props, 'stale' | 'onParams' | 'previous' | 'spread'>) {
   const [all, setAll] = useState(false);
   const pair = variants.includes('before') && variants.includes('after');
   const shown = variants.filter((v) => runs[v] || !reference);
@@ -205,7 +207,7 @@ function useViewSweeps(info: ExperimentInfo, params: Record<string, string>, see
   return Object.fromEntries(sweepsFor(info.name).map((s) => [s.id, handles[`${info.name}:${s.id}`]!]));
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, spread }: Props) {
   const View = viewFor(info.name);
   const sweeps = useViewSweeps(info, params, seed ?? 1, view, onView);
   const any = variants.some((v) => runs[v]);
@@ -213,7 +215,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
   const label = (m: MetricInfo): string => labelOf(info, m);
   return (
     <div className={`results${stale ? ' results-stale' : ''}`} data-testid="results" data-running={running ? '1' : '0'}>
-      {pair && any && <Headline info={info} params={params} runs={runs} metrics={headlineOf(info)} label={label} reference={reference} running={running} />}
+      {pair && any && <Headline info={info} params={params} runs={runs} metrics={headlineOf(info)} label={label} reference={reference} running={running} noisy={noisyOf(info, params)} spread={spread} seed={seed} />}
       {!pair && (
         <div className={`panels panels-${variants.length}`}>
           {variants.map((v) => (

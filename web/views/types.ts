@@ -9,6 +9,7 @@
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import type { ReplayState, TreeInfo } from '../model/replay';
 import type { Trace } from '../model/trace';
+import type { SeedRuns } from '../model/spread';
 import type { Emphasis } from '../model/urlState';
 
 export type SweepState = 'idle' | 'running' | 'done' | 'stopped' | 'error';
@@ -73,4 +74,13 @@ export interface ViewProps {
 /** A view's sweep by id, its rows typed as the registry's `row` makes them. */
 export function sweepOf<R>(props: Pick<ViewProps, 'sweeps'>, id: string): SweepHandle<R> | undefined {
   return props.sweeps?.[id] as SweepHandle<R> | undefined;
+}
+
+/** The page's runs over the seeds (app/SeedsPanel.tsx useSeeds), for a noisy figure's spread. */
+export interface SeedSpread {
+  rows: SeedRuns[];
+  state: SweepState;
+  total: number;
+  /** start it (absent: the page cannot, as in a lesson) */
+  run?: () => void;
 }

@@ -4,12 +4,23 @@
  * at their ends, the published figures as black diamonds, and the change
  * in words ("4.07× less"). A kernel that is only a pinned reference (a
  * lesson step runs the other) is drawn hollow and says so. The experiment's
- * other headline numbers follow in one line. Layout is pure
- * (layoutHeadline); the component draws it.
+ * other headline numbers follow.
+ *
+ * A figure that is one run of a noisy process (a maximum latency) is never
+ * shown alone: its bars are the medians of the page's runs over 20 seeds,
+ * each with its 5-95% band and this run as a dot, and the change in words
+ * is the medians'; until the seeds have run, the page says it is one run
+ * and states no direction. The other noisy headline figures are drawn as
+ * strips over the seeds (a dot per run, band, median, published line).
+ * Layout is pure (layoutHeadline, model/seedStrip.ts); the component draws it.
  */
 import { scaleLinear } from 'd3-scale';
 import type { ExperimentInfo, MetricInfo, RunResult, Variant } from '../../engine/types';
+import { seedSpread, SPREAD_MIN } from '../../model/noisy';
+import { layoutStrip } from '../../model/seedStrip';
 import { publishedFor } from '../../model/provenance';
+import type { SeedSpread } from '../types';
+import { SpreadStrip } from './SpreadStrip';
 import { axisTitle, labelWidth, marginsFor, scaleTicks, type ChartFrame } from '../../model/axis';
 import { Axes } from './Axes';
 import { ChartFigure } from './ChartFigure';
@@ -29,6 +40,9 @@ export interface HeadlineBar {
   labelX: number;
   labelInside: boolean;
   published: { x: number; value: number; source: string }[];
+  /** the value is a median over the seeds: its 5-95% band and this run, in px */
+  band: { x0: number; x1: number } | null;
+  run: { x: number; value: number } | null;
 }
 
 export interface HeadlineLayout extends ChartFrame {
@@ -50,14 +64,19 @@ function unitScale(m: MetricInfo, max: number): { unit: string; per: number } {
  * every value drawn, published ones included), a row each; the label
  * column on the left is the y axis.
  */
-export function layoutHeadline(
-  m: MetricInfo,
-  values: { variant: Variant; value: number; published: { value: number; source: string }[] }[],
-  width: number,
-  fontPx: number,
-  rowPx = fontPx * 2.6,
-): HeadlineLayout {
-  const all = values.flatMap((v) => [v.value, ...v.published.map((p) => p.value)]);
+export interface HeadlineValue {
+  variant: Variant;
+  /** the bar: this run's value, or the median over the seeds (then band and run are given) */
+  value: number;
+  published: { value: number; source: string }[];
+  /** 5-95% over the seeds */
+  band?: [number, number];
+  /** this run's value, where the bar is a median */
+  run?: number;
+}
+
+export function layoutHeadline(m: MetricInfo, values: HeadlineValue[], width: number, fontPx: number, rowPx = fontPx * 2.6): HeadlineLayout {
+  const all = values.flatMap((v) => [v.value, ...v.published.map((p) => p.value), ...(v.band ?? []), ...(v.run !== undefined ? [v.run] : [])]);
   const baseMs = fmtUnit(m.unit) === 's' ? 1000 : 1;
   const us = unitScale(m, Math.max(...all.filter(Number.isFinite), 0) * baseMs);
   const k = baseMs / us.per; // metric's unit -> drawn unit
@@ -66,6 +85,7 @@ export function layoutHeadline(
   const valuePx = fontPx * 1.15;
   // room on the right for the longest value label, drawn after the longest bar
   const right = Math.round(Math.max(...texts.map((t) => labelWidth(t, valuePx))) + fontPx);
+  // (a band past the bar's end moves the label right: the scale's domain includes the band, so the label stays within the margin)
   const margin = marginsFor(fontPx, labels, { yTitle: false, top: Math.round(fontPx * 0.5), right });
   const height = Math.round(margin.top + margin.bottom + rowPx * values.length);
   const x = scaleLinear()
@@ -82,8 +102,11 @@ export function layoutHeadline(
     const hit = published.filter((p) => p.x > x1 - 8 && p.x < x1 + w + fontPx).map((p) => p.x + 9);
     // inside: end just before the bar's end, or before a diamond sitting on that stretch
     const near = published.filter((p) => p.x > x1 - w - fontPx && p.x < x1 + 9).map((p) => p.x - 9);
-    const labelX = inside ? Math.min(x1, ...near) - fontPx * 0.4 : Math.max(x1, ...hit) + fontPx * 0.4;
-    return { variant: v.variant, value: v.value, y: margin.top + rowPx * i + rowPx * 0.15, h: rowPx * 0.7, x0, x1, label, labelX, labelInside: inside, published };
+    const band = v.band ? { x0: x(v.band[0] * k), x1: x(v.band[1] * k) } : null;
+    // outside the bar, a label starts after its band too
+    const labelX = inside ? Math.min(x1, ...near) - fontPx * 0.4 : Math.max(x1, band?.x1 ?? x1, ...hit) + fontPx * 0.4;
+    const run = v.run !== undefined && Number.isFinite(v.run) ? { x: x(v.run * k), value: v.run } : null;
+    return { variant: v.variant, value: v.value, y: margin.top + rowPx * i + rowPx * 0.15, h: rowPx * 0.7, x0, x1, label, labelX, labelInside: inside, published, band, run };
   });
   return {
     width,
@@ -105,40 +128,82 @@ interface Props {
   label: (m: MetricInfo) => string;
   reference?: Variant;
   running?: boolean;
+  /** is a metric one run of a noisy process here (registry: noisyOf) */
+  noisy?: (metric: string) => boolean;
+  /** the page's runs over the seeds, for a noisy figure's median and band */
+  spread?: SeedSpread;
+  /** the page's random seed: its dot among the seeds' */
+  seed?: number;
 }
 
-export function Headline({ info, params, runs, metrics, label, reference, running }: Props) {
+/** Where the spread stands, for a noisy figure without one yet. */
+function spreadStatus(spread: SeedSpread | undefined): string {
+  if (!spread || spread.total === 0) return 'one run of a noisy process: its spread over 20 runs is under "Over 20 runs"';
+  if (spread.state === 'running') return `one run of a noisy process; its spread over ${spread.total} runs: ${spread.rows.length} of ${spread.total} done`;
+  return `one run of a noisy process; run it ${spread.total} times for its spread`;
+}
+
+export function Headline({ info, params, runs, metrics, label, reference, running, noisy = () => false, spread, seed }: Props) {
   const head = metrics[0];
   const variants = (['before', 'after'] as Variant[]).filter((v) => info.variants.includes(v) && runs[v]);
   if (!head || variants.length === 0) return null;
-  const rows = variants.map((v) => ({
-    variant: v,
-    value: runs[v]?.metrics[head.name] ?? NaN,
-    published: v === reference ? [] : publishedFor(info.published, head.name, v, info.params, params).filter((p) => p.differs.length === 0).map((p) => ({ value: p.row.value, source: p.row.source })),
-  }));
-  const b = runs.before?.metrics[head.name];
-  const a = runs.after?.metrics[head.name];
-  const change = b !== undefined && a !== undefined ? fmtChange(b, a) : null;
+  const headNoisy = noisy(head.name);
+  const sp = (v: Variant, m: string) => (spread ? seedSpread(spread.rows, v, m) : null);
+  const medians = headNoisy && variants.every((v) => v === reference || sp(v, head.name));
+  const rows: HeadlineValue[] = variants.map((v) => {
+    const runValue = runs[v]?.metrics[head.name] ?? NaN;
+    const s = medians && v !== reference ? sp(v, head.name) : null;
+    return {
+      variant: v,
+      value: s ? s.p50 : runValue,
+      ...(s ? { band: [s.p5, s.p95] as [number, number], run: runValue } : {}),
+      published: v === reference ? [] : publishedFor(info.published, head.name, v, info.params, params).filter((p) => p.differs.length === 0).map((p) => ({ value: p.row.value, source: p.row.source })),
+    };
+  });
+  const b = rows.find((r) => r.variant === 'before')?.value;
+  const a = rows.find((r) => r.variant === 'after')?.value;
+  // a noisy figure states a direction only from its medians
+  const change = b !== undefined && a !== undefined && (!headNoisy || medians) ? fmtChange(b, a) : null;
+  const n = spread?.rows.length ?? 0;
+  const others = metrics.slice(1);
+  const plain = others.filter((m) => !noisy(m.name));
+  const noisyOthers = others.filter((m) => noisy(m.name));
+  const legend = [
+    ...(rows.some((r) => r.published.length > 0) ? [{ label: 'published (the patch’s own measurement)', color: MEASURED, shape: 'diamond' as const }] : []),
+    ...(medians
+      ? [
+          { label: `5-95% of the ${n} runs (random seeds ${spread!.rows[0]?.seed ?? 1} to ${spread!.rows[n - 1]?.seed ?? n}); the bar is their median`, color: '#000', shape: 'whisker' as const, id: 'band' },
+          { label: `this run (random seed ${seed ?? 1})`, color: '#000', shape: 'dot' as const, id: 'run' },
+        ]
+      : []),
+  ];
   return (
     <ChartFigure
       testId="headline"
       className="headline-figure"
       exportName={`${info.name}-${head.name}`}
-      data={{ metric: head.name, running: running ? '1' : '0' }}
+      data={{ metric: head.name, running: running ? '1' : '0', spread: headNoisy ? (medians ? 'median' : 'one-run') : 'none' }}
       title={
         <>
           <span className="headline-metric" title={`${head.name}: ${head.help}`}>
             {label(head)}
           </span>
+          {medians && <span className="headline-basis"> · median of {n} runs</span>}
           {change && (
             <span className="headline-change" data-testid="headline-change">
               {' '}
               · after: {change}
             </span>
           )}
+          {headNoisy && !medians && (
+            <span className="headline-basis" data-testid="headline-one-run">
+              {' '}
+              · {spreadStatus(spread)}
+            </span>
+          )}
         </>
       }
-      legend={rows.some((r) => r.published.length > 0) ? [{ label: 'published (the patch’s own measurement)', color: MEASURED, shape: 'diamond' }] : undefined}
+      legend={legend.length ? legend : undefined}
     >
       {(width, theme) => {
         // in focus mode the pair is the picture the room looks at: tall bars
@@ -164,8 +229,22 @@ export function Headline({ info, params, runs, metrics, label, reference, runnin
                       strokeWidth={ref ? 3 : 0}
                       strokeDasharray={ref ? '8 5' : undefined}
                     >
-                      <title>{`${KERNEL_LABEL[bar.variant]}${ref ? ' (reference)' : ''}: ${bar.label}`}</title>
+                      <title>{`${KERNEL_LABEL[bar.variant]}${ref ? ' (reference)' : ''}: ${bar.band ? 'median ' : ''}${bar.label}`}</title>
                     </rect>
+                    {bar.band && (
+                      // along the bar's foot, clear of its value label
+                      <g data-testid={`headline-band-${bar.variant}`}>
+                        <line x1={bar.band.x0} x2={bar.band.x1} y1={bar.y + bar.h * 0.88} y2={bar.y + bar.h * 0.88} stroke="#000" strokeWidth={Math.max(2, theme.fontPx * 0.14)} />
+                        <line x1={bar.band.x0} x2={bar.band.x0} y1={bar.y + bar.h * 0.7} y2={bar.y + bar.h * 1.06} stroke="#000" strokeWidth={2} />
+                        <line x1={bar.band.x1} x2={bar.band.x1} y1={bar.y + bar.h * 0.7} y2={bar.y + bar.h * 1.06} stroke="#000" strokeWidth={2} />
+                        <title>{`5-95% of ${n} runs`}</title>
+                      </g>
+                    )}
+                    {bar.run && (
+                      <circle cx={bar.run.x} cy={bar.y + bar.h * 0.88} r={Math.max(4, theme.fontPx * 0.28)} fill="#fff" stroke="#000" strokeWidth={2} data-testid={`headline-run-${bar.variant}`}>
+                        <title>{`this run (random seed ${seed ?? 1}): ${fmtQty(bar.run.value, head.unit)}`}</title>
+                      </circle>
+                    )}
                     <text
                       className={bar.labelInside && !ref ? 'value-label value-inside' : 'value-label'}
                       x={bar.labelX}
@@ -188,9 +267,9 @@ export function Headline({ info, params, runs, metrics, label, reference, runnin
                 );
               })}
             </svg>
-            {metrics.length > 1 && (
+            {plain.length > 0 && (
               <p className="headline-more">
-                {metrics.slice(1).map((m) => (
+                {plain.map((m) => (
                   <span key={m.name} className="headline-pair" title={`${m.name}: ${m.help}`}>
                     {label(m)}:{' '}
                     {variants.map((v, i) => (
@@ -205,9 +284,92 @@ export function Headline({ info, params, runs, metrics, label, reference, runnin
                 ))}
               </p>
             )}
+            {noisyOthers.length > 0 && (
+              <NoisyOthers metrics={noisyOthers} info={info} params={params} runs={runs} variants={variants} label={label} spread={spread} seed={seed} width={width} fontPx={theme.fontPx} reference={reference} />
+            )}
           </>
         );
       }}
     </ChartFigure>
+  );
+}
+
+/**
+ * The other headline figures that are one run of a noisy process: with the
+ * seeds run, a strip each (medians and bands, the published line, this run
+ * outlined) and the medians in words; without, this run's values marked as
+ * one run, with no arrow between them.
+ */
+function NoisyOthers({ metrics, info, params, runs, variants, label, spread, seed, width, fontPx, reference }: {
+  metrics: MetricInfo[];
+  info: ExperimentInfo;
+  params: Record<string, string>;
+  runs: Partial<Record<Variant, RunResult>>;
+  variants: Variant[];
+  label: (m: MetricInfo) => string;
+  spread?: SeedSpread;
+  seed?: number;
+  width: number;
+  fontPx: number;
+  reference?: Variant;
+}) {
+  const n = spread?.rows.length ?? 0;
+  if (!spread || n < SPREAD_MIN)
+    return (
+      <p className="headline-more" data-testid="headline-noisy-one-run">
+        {metrics.map((m) => (
+          <span key={m.name} className="headline-pair" title={`${m.name}: ${m.help}`}>
+            {label(m)}:{' '}
+            {variants.map((v, i) => (
+              <span key={v}>
+                {i > 0 && ', '}
+                {KERNEL_SHORT[v]}{' '}
+                <strong style={{ color: KERNEL_TEXT[v] }} data-variant={v} data-testid={`value-${v}-${m.name}`}>
+                  {fmtQty(runs[v]?.metrics[m.name], m.unit)}
+                </strong>
+              </span>
+            ))}
+          </span>
+        ))}
+        <span className="headline-pair muted">(each one run of a noisy process: {spreadStatus(spread).replace(/^one run of a noisy process[;:] /, '')})</span>
+      </p>
+    );
+  // two strips a row where they fit
+  const cols = width >= 760 ? 2 : 1;
+  const w = Math.floor((width - (cols - 1) * fontPx) / cols);
+  const pub = (m: string, v: Variant) => (v === reference ? undefined : publishedFor(info.published, m, v, info.params, params).find((p) => p.differs.length === 0)?.row.value);
+  return (
+    <div className="headline-strips" data-testid="headline-noisy-strips" style={{ display: 'grid', gridTemplateColumns: `repeat(${cols}, 1fr)`, gap: `0 ${fontPx}px` }}>
+      {metrics.map((m) => {
+        const meds = variants.map((v) => seedSpread(spread.rows, v, m.name)?.p50);
+        const L = layoutStrip(
+          variants.map((v) => ({
+            variant: v,
+            values: spread.rows.map((r) => ({ seed: r.seed, value: r.runs[v]?.metrics[m.name] ?? NaN })).filter((x) => Number.isFinite(x.value)),
+            published: pub(m.name, v),
+          })),
+          w,
+          fontPx,
+          label(m),
+          fmtUnit(m.unit),
+        );
+        return (
+          <div key={m.name} data-testid={`headline-strip-${m.name}`}>
+            <div className="headline-strip-title" title={`${m.name}: ${m.help}`}>
+              {label(m)}, median of {n} runs:{' '}
+              {variants.map((v, i) => (
+                <span key={v}>
+                  {i > 0 && ' → '}
+                  <strong style={{ color: KERNEL_TEXT[v] }} data-variant={v} data-testid={`median-${v}-${m.name}`}>
+                    {fmtQty(meds[i], m.unit)}
+                  </strong>
+                </span>
+              ))}
+            </div>
+            <SpreadStrip layout={L} unit={m.unit} current={seed} />
+          </div>
+        );
+      })}
+    </div>
   );
 }
