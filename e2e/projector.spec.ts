@@ -135,6 +135,10 @@ test('any chart exports as SVG and PNG, any run as CSV and JSON', async ({ lab }
   expect(text).toContain('xmlns="http://www.w3.org/2000/svg"');
   expect(text).toContain('longest accounting call (ms)'); // the axis title, with its unit
   expect(text).toMatch(/style="fill:/); // styles inlined: it looks the same outside the page
+  // it says what it shows on its own: the figure's title, its legend, where it came from
+  expect(text).toMatch(/class="export-title"[^>]*>longest accounting call · after: [\d.]+× less</);
+  expect(text).toMatch(/class="export-legend"[^>]*>published \(the patch’s own measurement\)</);
+  expect(text).toMatch(/class="export-footer"[^>]*>btrfs patch lab · simulated · http:\/\/localhost:\d+\/#\/exp\/qgroup-drop/);
   const png = await get(() => fig.getByTestId('export-png').click());
   expect(png.name).toBe('qgroup-drop-account_max_ms.png');
   expect([...png.body.subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');

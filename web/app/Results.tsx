@@ -226,7 +226,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
       {pair && !any && <div className="panel-empty muted">{running ? 'Running…' : <>Not run yet: press Run (<kbd>r</kbd>).</>}</div>}
       {controls}
       {View && any && (
-        <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} sweeps={sweeps} />
+        <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} sweeps={sweeps} spread={spread} />
       )}
       {any && (
         <>

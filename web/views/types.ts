@@ -69,6 +69,8 @@ export interface ViewProps {
   onView?: (patch: Record<string, string | undefined>) => void;
   /** The sweeps the registry declares for this view, by id, run by the app. */
   sweeps?: Record<string, SweepHandle<unknown>>;
+  /** The page's runs over the seeds, when it has them: a noisy figure the view shows goes with its spread. */
+  spread?: SeedSpread;
 }
 
 /** A view's sweep by id, its rows typed as the registry's `row` makes them. */

@@ -60,10 +60,12 @@ export function SpreadStrip({ layout: l, unit, current }: { layout: StripLayout;
               <line x1={row.published.x} x2={row.published.x} y1={row.y - l.rowHeight / 2 + 2} y2={row.y + l.rowHeight / 2 - 2} stroke={MEASURED} strokeWidth={2} strokeDasharray="5 3" />
               {(() => {
                 const text = `published ${fmtNum(row.published.value)}`;
+                // smaller than the ticks, but never under a projector's 24 px
+                const labelPx = l.fontPx >= 24 ? l.fontPx : l.fontPx * 0.8;
                 // the label stays inside the chart: left of a line near the right edge
-                const left = row.published.x + labelWidth(text, l.fontPx * 0.8) + l.fontPx > l.width - l.margin.right / 2;
+                const left = row.published.x + labelWidth(text, labelPx) + l.fontPx > l.width - l.margin.right / 2;
                 return (
-                  <text x={row.published.x} y={row.y - l.rowHeight / 2 + 2} dy="0.9em" dx={left ? '-0.3em' : '0.3em'} textAnchor={left ? 'end' : 'start'} fontSize={l.fontPx * 0.8} fill={MEASURED}>
+                  <text x={row.published.x} y={row.y - l.rowHeight / 2 + 2} dy="0.9em" dx={left ? '-0.3em' : '0.3em'} textAnchor={left ? 'end' : 'start'} fontSize={labelPx} fill={MEASURED}>
                     {text}
                   </text>
                 );

@@ -227,7 +227,7 @@ export function layoutSpace(d: UntarDetails, width: number, height: number, font
     window: windowBand(d, x),
     reached,
     xTitle: axisTitle('time since tar started', 's'),
-    yTitle: axisTitle('metadata reserved', 'GiB'),
+    yTitle: axisTitle('reserved', 'GiB'),
   };
 }
 
@@ -282,7 +282,7 @@ export function layoutCycleRate(runs: { key: string; d: UntarDetails }[], width:
     }),
     window: runs[0] ? windowBand(runs[0].d, x) : null,
     xTitle: axisTitle('time since tar started', 's'),
-    yTitle: axisTitle('reclaim cycles', 'per s'),
+    yTitle: axisTitle('cycles', 'per s'),
   };
 }
 
