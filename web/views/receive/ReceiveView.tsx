@@ -67,7 +67,7 @@ function TimelinePanel({ run, xMaxMs, reference }: { run: Run; xMaxMs: number; r
       legend={[
         ...OP_GROUPS.filter((g) => g.ops.some((op) => present.has(op))).map((g) => ({ id: g.key, label: g.label, color: g.color, shape: 'box' as const, outline: g.color === '#ffffff' ? NEUTRAL.dark : undefined })),
         { id: 'wait', label: 'the truncate waiting for the tail page', color: color },
-        { id: 'io', label: 'a disk request, submission to completion (bottom lane)', color: NEUTRAL.strong },
+        { id: 'io', label: 'a disk request, submission to completion (bottom lane)', color: NEUTRAL.mid },
       ]}
       testId={`receive-timeline-${v}`}
       className={reference ? 'figure-reference' : undefined}
@@ -108,7 +108,7 @@ function TimelinePanel({ run, xMaxMs, reference }: { run: Run; xMaxMs: number; r
             ))}
             <rect x={L.margin.left} y={L.disk.y} width={width - L.margin.left - L.margin.right} height={L.disk.h} fill={NEUTRAL.faint} />
             {L.ios.map((io, i) => (
-              <rect key={`io${i}`} x={io.x} y={L.disk.y + 2} width={io.w} height={L.disk.h - 4} fill={NEUTRAL.strong} data-testid={`receive-io-${v}`}>
+              <rect key={`io${i}`} x={io.x} y={L.disk.y + 2} width={io.w} height={L.disk.h - 4} fill={NEUTRAL.mid} data-testid={`receive-io-${v}`}>
                 <title>{`disk ${io.op}`}</title>
               </rect>
             ))}
@@ -255,7 +255,7 @@ export function ReceiveView({ info, params, runs, reference }: ViewProps) {
       </div>
       <p className="muted prose receive-legend-note">
         Each row is a file of the stream, each bar a command as <code>btrfs receive</code> replays it, in stream order (hover a bar for its command); in the kernel&apos;s colour, the truncate
-        waiting for the file&apos;s tail page. The bottom lane is the destination disk: each black bar a request, from submission to completion.
+        waiting for the file&apos;s tail page. The bottom lane is the destination disk: each grey bar a request, from submission to completion.
       </p>
 
       <div className="pair-grid">
