@@ -192,6 +192,10 @@ describe('export', () => {
     expect(L.items.length).toBe(3);
     expect(L.footerY).toBeGreaterThan(Math.max(...L.items.map((i) => i.y)));
     expect(L.height).toBeGreaterThan(L.footerY);
+    // a link longer than the chart is cut into lines that fit
+    const F = exportLayout({ ...frame, footer: `btrfs patch lab · simulated · http://localhost:4403/#/exp/untar?${'p.scale=0.05&'.repeat(8)}` }, 400, 300);
+    expect(F.footer.length).toBeGreaterThan(1);
+    for (const l of F.footer) expect(labelWidth(l.text, 11)).toBeLessThanOrEqual(400);
     // no frame parts, no room taken
     expect(exportLayout({ title: '', legend: [], footer: '' }, 400, 300).chartsY).toBe(12);
   });

@@ -62,8 +62,13 @@ export function exportLayout(frame: Pick<ExportFrame, 'title' | 'footer'> & { le
     return at;
   });
   const legendBottom = items.length ? y + F.legend * 0.6 : chartsY + chartsHeight;
+  // the source: words wrapped, a link too long for a line cut into lines
+  const perLine = Math.max(10, Math.floor(inner / labelWidth('0', F.footer)));
+  const footerLines = wrapText(frame.footer, F.footer, inner).flatMap((l) => (l.length > perLine ? (l.match(new RegExp(`.{1,${perLine}}`, 'g')) ?? [l]) : [l]));
   const footerY = legendBottom + F.pad + F.footer;
-  return { titleLines: titleLines.map((t, i) => ({ text: t, x: F.pad, y: F.pad + F.title * (1 + i * 1.3) })), chartsY, items, footerY, height: Math.ceil(footerY + F.pad * 0.5) };
+  const footer = footerLines.map((text, i) => ({ text, x: F.pad, y: footerY + i * F.footer * 1.3 }));
+  const bottom = footer.length ? footer[footer.length - 1]!.y : legendBottom;
+  return { titleLines: titleLines.map((t, i) => ({ text: t, x: F.pad, y: F.pad + F.title * (1 + i * 1.3) })), chartsY, items, footerY, footer, height: Math.ceil(bottom + F.pad * 0.5) };
 }
 
 /** The frame of a figure on the page: its title's text, its legend's items and the page's address. */
@@ -156,7 +161,7 @@ export function svgText(svgs: SVGSVGElement[], frame?: ExportFrame): string {
       } else if (it.glyph) text(at.x + 4, at.y, it.glyph, F.legend, { 'font-weight': '700' });
       text(at.x + F.swatch, at.y, at.text, F.legend, { class: 'export-legend' });
     });
-    text(F.pad, L.footerY, frame.footer, F.footer, { style: `font-family:'DejaVu Sans', sans-serif;font-size:${F.footer}px;fill:#5b6472`, class: 'export-footer' });
+    for (const l of L.footer) text(l.x, l.y, l.text, F.footer, { style: `font-family:'DejaVu Sans', sans-serif;font-size:${F.footer}px;fill:#5b6472`, class: 'export-footer' });
   }
   return `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(root)}`;
 }

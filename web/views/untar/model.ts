@@ -384,28 +384,32 @@ export function layoutQueue(d: UntarDetails, width: number, fontPx: number, dom:
   const m = { top: Math.round(fontPx * 0.3), right: Math.round(tickW + fontPx * 0.9), bottom: Math.round(fontPx * 3), left: Math.round(fontPx * 0.6) };
   const x = scaleLinear().domain([0, dom.ms]).range([m.left, width - m.right]);
   let y = m.top;
-  const lane = (key: LaneKey, label: string, h: number): QueueLane => {
-    const l = { key, label, y: y + cap, h, ticks: [] as { y: number; label: string }[] };
+  // a caption runs the chart's width; a narrow chart (1024 px, a projector) takes the short one
+  const fits = (t: string): boolean => labelWidth(t, fontPx) <= width - m.left - fontPx * 0.3;
+  const lane = (key: LaneKey, label: string, short: string, h: number): QueueLane => {
+    const l = { key, label: fits(label) ? label : short, y: y + cap, h, ticks: [] as { y: number; label: string }[] };
     y = l.y + h + gap;
     return l;
   };
-  const space = lane('space', axisTitle('metadata reserved − the limit', 'MiB'), sh);
-  const writer = lane('writer', 'tar, parked on its ticket', lh);
-  const cycles = lane('cycles', axisTitle('pages per reclaim cycle', 'log'), ch);
-  const device = lane('device', 'device: requests in flight', dh);
+  const space = lane('space', axisTitle('metadata reserved − the limit', 'MiB'), axisTitle('reserved − limit', 'MiB'), sh);
+  const writer = lane('writer', 'tar, parked on its ticket', 'tar parked', lh);
+  const cycles = lane('cycles', axisTitle('pages per reclaim cycle', 'log'), axisTitle('pages a cycle', 'log'), ch);
+  const device = lane('device', 'device: requests in flight', 'requests in flight', dh);
   const height = y - gap + m.bottom;
+  // a lane's top tick label sits inside its lane, clear of the caption above
+  const inset = fontPx * 0.6;
 
-  const sy = room.range([space.y + space.h, space.y + fontPx * 0.3]);
+  const sy = room.range([space.y + space.h, space.y + inset]);
   space.ticks = scaleTicks(sy, 'y', space.h, fontPx).map((t) => ({ y: t.pos, label: t.label }));
   const base = cycles.y + ch;
   const py = scaleLog()
     .domain([1, Math.max(2, dom.pagesMax)])
-    .range([base, cycles.y + fontPx * 0.3])
+    .range([base, cycles.y + inset])
     .clamp(true);
   cycles.ticks = logTicks(py, 'y', ch, fontPx).map((t) => ({ y: t.pos, label: t.label }));
   const iy = scaleLinear()
     .domain([0, dom.inflightMax])
-    .range([device.y + dh, device.y + 2]);
+    .range([device.y + dh, device.y + inset]);
   device.ticks = [0, dom.inflightMax].map((v) => ({ y: iy(v), label: fmtNum(v) }));
 
   const clampX = (ms: number): number => x(Math.min(dom.ms, Math.max(0, ms)));
