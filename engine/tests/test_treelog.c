@@ -60,6 +60,7 @@ static void world_init(world *w, uint64_t seed, double p_slow, int prealloc,
 	patch_set(&w->fs.opts.patches, P_001_PREALLOC_SCRATCH_EB, prealloc);
 	w->fs.generation = 1;
 	w->fs.transid = 2;
+	w->fs.sim = w->s; /* as fs_mount sets it: the log's reads charge its tasks */
 	w->root.id = 5;
 	w->root.fs = &w->fs;
 	w->root.tree.id = 5;

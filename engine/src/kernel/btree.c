@@ -1,7 +1,8 @@
 /*
  * btree.c - the copy-on-write B-tree (see btree.h for the model).
  *
- * This file: block memory, locks, COW, search, insert/delete, iteration.
+ * This file: keys, recording, locks, COW, search, insert/delete, iteration.
+ * btree_mem.c: block memory and allocation.
  * btree_split.c: leaf and node splits, pushes and merges.
  * btree_walk.c: tree life cycle, whole-tree walks, snapshots for the UI.
  *
@@ -97,289 +98,6 @@ void btx_rec_lock_moves(bt_tree *tr, const bt_path *p, int level, const bt_node 
 		return;
 	bt_rec_unlock(tr, p->t, p->nodes[level], p->locks[level]);
 	bt_rec_lock(tr, p->t, to, p->locks[level], 0);
-}
-
-/* ------------------------------------------------------------ node memory */
-
-/*
- * Node arrays come in the few sizes btx_node_reserve's growth steps make,
- * and every COW allocates one and frees another of a leaf's size (KiBs:
- * malloc's slow path, a tenth of a bonnie run). Freed arrays wait on a
- * free list per size for the next node of that size. Bounded: past
- * ARR_POOL_BYTES, or for a size not among the first ARR_CLASSES seen,
- * they go back to free(). Memory only: contents are never relied on.
- */
-#define ARR_CLASSES 64
-#define ARR_POOL_BYTES (2u << 20)
-#define ARR_SLOTS 128        /* hash table of the classes: a power of 2 */
-static struct arr_class {
-	size_t bytes;        /* 0: free slot */
-	void *free;          /* linked through the first word */
-} arr_pool[ARR_SLOTS];
-static int arr_nclasses;
-static size_t arr_pooled;
-
-/* Open addressing: a scan of the classes cost more than the rest of a
- * COW's block bookkeeping. */
-static struct arr_class *arr_class_of(size_t bytes)
-{
-	size_t i = (size_t)(((uint64_t)bytes * 0x9e3779b97f4a7c15ull) >> 57) & (ARR_SLOTS - 1);
-	while (arr_pool[i].bytes) {
-		if (arr_pool[i].bytes == bytes)
-			return &arr_pool[i];
-		i = (i + 1) & (ARR_SLOTS - 1);
-	}
-	if (arr_nclasses >= ARR_CLASSES)
-		return NULL;
-	arr_nclasses++;
-	arr_pool[i].bytes = bytes;
-	return &arr_pool[i];
-}
-
-static void *arr_get(size_t bytes)
-{
-	struct arr_class *c = arr_class_of(bytes);
-	if (c && c->free) {
-		void *p = c->free;
-		memcpy(&c->free, p, sizeof(void *));
-		arr_pooled -= bytes;
-		return p;
-	}
-	return lab_malloc(bytes);
-}
-
-static void arr_put(void *p, size_t bytes)
-{
-	if (!p)
-		return;
-	struct arr_class *c = bytes >= sizeof(void *) && arr_pooled + bytes <= ARR_POOL_BYTES
-		? arr_class_of(bytes) : NULL;
-	if (!c) {
-		free(p);
-		return;
-	}
-	memcpy(p, &c->free, sizeof(void *));
-	c->free = p;
-	arr_pooled += bytes;
-}
-
-/*
- * Block shells (struct bt_node) likewise: every COW makes one and the
- * commit frees the one it replaced, which in malloc costs more than the
- * block's bookkeeping. Freed shells wait on a free list, linked through
- * dnext. Its bound is above what a commit interval defers (a bonnie
- * interval: ~10^5 shells; at 65536, 70% of the shells were malloc'ed
- * afresh): shells come back only from the deferred list, and new ones
- * are taken from the list first, so keeping them all never raises the
- * peak of live + deferred + pooled shells.
- */
-#define NODE_POOL_MAX (1u << 20)
-static bt_node *node_pool;
-static size_t node_pooled;
-
-static bt_node *node_get(void)
-{
-	bt_node *n = node_pool;
-	if (!n)
-		return lab_calloc(1, sizeof(*n));
-	node_pool = n->dnext;
-	node_pooled--;
-	memset(n, 0, sizeof(*n));
-	return n;
-}
-
-static void node_put(bt_node *n)
-{
-	if (node_pooled >= NODE_POOL_MAX) {
-		free(n);
-		return;
-	}
-	n->dnext = node_pool;
-	node_pool = n;
-	node_pooled++;
-}
-
-void bt_arr_pool_drain(void)
-{
-	while (node_pool) {
-		bt_node *n = node_pool;
-		node_pool = n->dnext;
-		free(n);
-	}
-	node_pooled = 0;
-	for (int i = 0; i < ARR_SLOTS; i++) {
-		for (void *p = arr_pool[i].free, *nx; p; p = nx) {
-			memcpy(&nx, p, sizeof(void *));
-			free(p);
-		}
-		arr_pool[i].free = NULL;
-	}
-	arr_pooled = 0;
-}
-
-/* Drop n's arrays (the entries they hold are gone). */
-static void node_arrays_put(bt_node *n)
-{
-	size_t total = (size_t)(n->head + n->cap);
-	arr_put(n->items ? n->items - n->head : NULL, total * sizeof(bt_item));
-	arr_put(n->ptrs ? n->ptrs - n->head : NULL, total * sizeof(bt_ptr));
-	n->items = NULL;
-	n->ptrs = NULL;
-	n->head = 0;
-}
-
-/* A block's entry array as bytes: items of a leaf, key pointers of a
- * node; every array operation below works on either. */
-static inline size_t node_esz(const bt_node *n)
-{
-	return n->level ? sizeof(bt_ptr) : sizeof(bt_item);
-}
-
-static inline char *node_arr(const bt_node *n)
-{
-	return n->level ? (char *)n->ptrs : (char *)n->items;
-}
-
-static inline void node_set_arr(bt_node *n, char *arr)
-{
-	if (n->level)
-		n->ptrs = (bt_ptr *)(void *)arr;
-	else
-		n->items = (bt_item *)(void *)arr;
-}
-
-/* Make room for `need` entries in n's array. Returns 0 or LAB_ENOMEM. */
-int btx_node_reserve(bt_node *n, int need)
-{
-	if (need <= n->cap)
-		return 0;
-	size_t esz = node_esz(n);
-	char *arr = node_arr(n);
-	int total = n->head + n->cap;
-	/* the entries kept: realloc's copy, up to what n holds */
-	size_t keep = n->nritems > 0 ? (size_t)(n->nritems < n->cap ? n->nritems : n->cap) : 0;
-	if (need <= total) {
-		/* room before the entries: slide them back to the start */
-		char *base = arr - (size_t)n->head * esz;
-		memmove(base, arr, keep * esz);
-		arr = base;
-	} else {
-		/* grow by 1/8: leaves are many and long-lived, slack is memory */
-		int cap = total ? total : 8;
-		while (cap < need)
-			cap += cap / 8 + 4;
-		if (n->level) {
-			int max = (int)BT_NODE_PTRS;
-			if (cap > max)
-				cap = max > need ? max : need;
-		}
-		char *a = arr_get((size_t)cap * esz);
-		if (!a)
-			return LAB_ENOMEM;
-		if (keep && arr)
-			memcpy(a, arr, keep * esz);
-		if (arr)
-			arr_put(arr - (size_t)n->head * esz, (size_t)total * esz);
-		arr = a;
-		total = cap;
-	}
-	node_set_arr(n, arr);
-	n->head = 0;
-	n->cap = total;
-	return 0;
-}
-
-/* Delete entries [slot, slot + nr) of n's array (nritems not yet updated):
- * whichever side of them is shorter moves. */
-static void node_del_entries(bt_node *n, int slot, int nr)
-{
-	size_t esz = node_esz(n);
-	char *arr = node_arr(n);
-	int after = n->nritems - slot - nr;
-	if (slot < after) {
-		memmove(arr + (size_t)nr * esz, arr, (size_t)slot * esz);
-		node_set_arr(n, arr + (size_t)nr * esz);
-		n->head += nr;
-		n->cap -= nr;
-	} else {
-		memmove(arr + (size_t)slot * esz, arr + (size_t)(slot + nr) * esz, (size_t)after * esz);
-	}
-}
-
-/* Open a gap of nr entries at `slot` of n's array (room reserved, nritems
- * not yet updated): into the room before the entries if there is enough
- * and that moves fewer. */
-static void node_ins_entries(bt_node *n, int slot, int nr)
-{
-	size_t esz = node_esz(n);
-	char *arr = node_arr(n);
-	int after = n->nritems - slot;
-	if (n->head >= nr && slot < after) {
-		memmove(arr - (size_t)nr * esz, arr, (size_t)slot * esz);
-		node_set_arr(n, arr - (size_t)nr * esz);
-		n->head -= nr;
-		n->cap += nr;
-	} else {
-		memmove(arr + (size_t)(slot + nr) * esz, arr + (size_t)slot * esz, (size_t)after * esz);
-	}
-}
-
-void btx_node_free_mem(bt_node *n)
-{
-	node_arrays_put(n);
-	node_put(n);
-}
-
-/* Allocate a new block at `level` for tree tr in the running transaction
- * (models btrfs_alloc_tree_block). mrefs starts at 1: the caller links it. */
-bt_node *btx_node_new(bt_tree *tr, int level, task *t)
-{
-	fs_info *fs = tr->fs;
-	uint64_t bytenr;
-	if (tr->priv ? tr->priv->alloc(tr->priv->ctx, tr, level, &bytenr)
-		     : fs_tree_block_alloc(fs, tr, level, &bytenr))
-		return NULL;
-	bt_node *n = node_get();
-	if (!n)
-		return NULL;
-	fs_charge(fs, t, ALLOC_NS_FIND);
-	n->bytenr = bytenr;
-	n->generation = btx_gen(tr);
-	n->owner = tr->id;
-	n->level = level;
-	n->mrefs = 1;
-	if (level)
-		n->used = 0;
-	btx_rec_blk(tr, t, n);
-	return n;
-}
-
-/* Put a dead block on the deferred list: its memory stays readable (commit
- * roots, stale paths) until bt_release_deferred at the commit. */
-void btx_node_defer(fs_info *fs, bt_node *n)
-{
-	assert(!n->dead);
-	n->dead = 1;
-	n->dnext = fs->deferred;
-	fs->deferred = n;
-	if (!fs->opts.keep_commit_roots && !n->keep_mem) {
-		/* nobody reads the old copy: keep only the shell (bytenr, gen) */
-		node_arrays_put(n);
-		n->nritems = 0;
-		n->cap = 0;
-		n->used = 0;
-	}
-}
-
-void bt_release_deferred(fs_info *fs)
-{
-	bt_node *n = fs->deferred;
-	fs->deferred = NULL;
-	while (n) {
-		bt_node *next = n->dnext;
-		btx_node_free_mem(n);
-		n = next;
-	}
 }
 
 /* ---------------------------------------------------------- cost, locks */
@@ -780,6 +498,161 @@ uint32_t btx_leaf_space_used(const bt_node *n, int start, int nr)
 }
 
 
+/* ------------------------------------------------- read-only search */
+
+/* The compares a halving binary search of n keys makes when its answer
+ * (the first key >= the key searched) is pos: key[mid] < key exactly when
+ * mid < pos, so its path follows from pos alone. */
+static int halving_steps(int n, int pos)
+{
+	int lo = 0, hi = n, k = 0;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		int lt = mid < pos;
+		k++;
+		lo = lt ? mid + 1 : lo;
+		hi = lt ? hi : mid;
+	}
+	return k;
+}
+
+/* A read lock on n for a read-only path: the wait counted, recorded. */
+static void rpath_lock(bt_tree *tr, task *t, bt_node *n, bt_rpath *p)
+{
+	simtime_t before = t->clock;
+	simlock_read(&n->lock, t);
+	bt_rec_lock(tr, t, n, BT_LOCK_READ, t->clock - before);
+	p->lock_wait += t->clock - before;
+	p->leaf_locked_at = t->clock;
+}
+
+static void rpath_unlock(bt_tree *tr, task *t, bt_node *n)
+{
+	simlock_read_release(&n->lock, t->clock);
+	bt_rec_unlock(tr, t, n, BT_LOCK_READ);
+}
+
+bt_node *bt_search_read(bt_tree *tr, bt_node *root, task *t, const bt_key *key, int *hints,
+			bt_rpath *p)
+{
+	p->has_next = 0;
+	p->lock_wait = 0;
+	p->leaf_locked_at = 0;
+	p->top = root ? root->level : 0;
+	p->nodes[0] = NULL;
+	p->slots[0] = 0;
+	bt_node *n = root;
+	if (!n)
+		return NULL;
+	if (t)
+		rpath_lock(tr, t, n, p);
+	for (;;) {
+		int level = n->level;
+		int h = hints ? hints[level] : n->search_hint, slot;
+		int exact = n->level ? !search_keys((const char *)n->ptrs, sizeof(bt_ptr),
+						    n->nritems, key, &h, &slot)
+				     : !search_keys((const char *)n->items, sizeof(bt_item),
+						    n->nritems, key, &h, &slot);
+		if (hints)
+			hints[level] = h;
+		if (t)
+			task_cpu(tr->fs->sim, t,
+				 BT_NS_NODE_VISIT +
+					 (uint64_t)halving_steps(n->nritems, slot) * BT_NS_BSEARCH_STEP);
+		if (level == 0) {
+			p->nodes[0] = n;
+			p->slots[0] = slot;
+			return n;
+		}
+		/* the pointer covering key: the last one with a key <= it */
+		int i = exact || slot == 0 ? slot : slot - 1;
+		p->nodes[level] = n;
+		p->slots[level] = i;
+		if (i + 1 < n->nritems) {
+			p->next_key = n->ptrs[i + 1].key;
+			p->has_next = 1;
+		}
+		bt_node *c = n->ptrs[i].child;
+		if (t) {
+			rpath_lock(tr, t, c, p);
+			rpath_unlock(tr, t, n);
+		}
+		n = c;
+	}
+}
+
+void bt_rpath_unlock(bt_tree *tr, task *t, bt_rpath *p)
+{
+	rpath_unlock(tr, t, p->nodes[0]);
+}
+
+const bt_item *bt_rpath_item(bt_rpath *p)
+{
+	while (p->slots[0] >= p->nodes[0]->nritems) {
+		int l = 1;
+		while (l <= p->top && p->slots[l] + 1 >= p->nodes[l]->nritems)
+			l++;
+		if (l > p->top)
+			return NULL;
+		p->slots[l]++;
+		for (; l > 0; l--) {
+			p->nodes[l - 1] = p->nodes[l]->ptrs[p->slots[l]].child;
+			p->slots[l - 1] = 0;
+		}
+	}
+	return &p->nodes[0]->items[p->slots[0]];
+}
+
+const bt_item *bt_rpath_prev(bt_rpath *p)
+{
+	if (p->slots[0] > 0)
+		return &p->nodes[0]->items[--p->slots[0]];
+	int l = 1;
+	while (l <= p->top && p->slots[l] == 0)
+		l++;
+	if (l > p->top)
+		return NULL;
+	p->slots[l]--;
+	for (; l > 0; l--) {
+		bt_node *c = p->nodes[l]->ptrs[p->slots[l]].child;
+		p->nodes[l - 1] = c;
+		p->slots[l - 1] = c->nritems - 1;
+	}
+	return p->slots[0] >= 0 ? &p->nodes[0]->items[p->slots[0]] : NULL;
+}
+
+int bt_items_lower(const bt_item *items, int n, const bt_key *key)
+{
+	int h = 0, slot;
+	search_keys((const char *)items, sizeof(bt_item), n, key, &h, &slot);
+	return slot;
+}
+
+int bt_items_upper(const bt_item *items, int from, int n, const bt_key *key)
+{
+	if (from >= n || bt_key_cmp(&items[n - 1].key, key) <= 0)
+		return n;
+	/* the answer is in [lo, hi]; a run from `from` is mostly short (a
+	 * file's items) or ends the leaf (a directory's): gallop from from */
+	int lo = from, hi = n - 1;
+	for (int d = 1; lo + d - 1 < hi; d *= 2) {
+		int i = lo + d - 1;
+		if (bt_key_cmp(&items[i].key, key) > 0) {
+			hi = i;
+			break;
+		}
+		lo = i + 1;
+	}
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (bt_key_cmp(&items[mid].key, key) > 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 int bt_search(bt_tree *tr, bt_path *p, const bt_key *key, int ins_len, int cow)
 {
 	task *t = p->t;
@@ -881,7 +754,7 @@ int btx_insert_ptr(bt_tree *tr, bt_node *n, int slot, const bt_key *key, bt_node
 	int r = btx_node_reserve(n, n->nritems + 1);
 	if (r)
 		return r;
-	node_ins_entries(n, slot, 1);
+	btx_node_ins_entries(n, slot, 1);
 	n->ptrs[slot].key = *key;
 	n->ptrs[slot].child = child;
 	n->ptrs[slot].gen = child->generation;
@@ -899,7 +772,7 @@ int btx_insert_ptr(bt_tree *tr, bt_node *n, int slot, const bt_key *key, bt_node
  * an emptied node). */
 void btx_del_ptr(bt_tree *tr, bt_node *n, int slot)
 {
-	node_del_entries(n, slot, 1);
+	btx_node_del_entries(n, slot, 1);
 	n->nritems--;
 	n->used = (uint32_t)n->nritems * BT_KEY_PTR_SIZE;
 	if (btx_rec(tr)) {
@@ -954,7 +827,7 @@ int bt_insert(bt_tree *tr, task *t, const bt_key *key, uint32_t size,
 		return r;
 	}
 	uint32_t moved = l->nritems ? (uint32_t)((uint64_t)l->used * (uint64_t)(l->nritems - slot) / (uint64_t)l->nritems) : 0;
-	node_ins_entries(l, slot, 1);
+	btx_node_ins_entries(l, slot, 1);
 	bt_item *ni = &l->items[slot];
 	if (it)
 		*ni = *it;
@@ -1020,7 +893,7 @@ int bt_insert_items(bt_tree *tr, task *t, const bt_item *items, int nr)
 		return r;
 	}
 	uint32_t moved = l->nritems ? (uint32_t)((uint64_t)l->used * (uint64_t)(l->nritems - slot) / (uint64_t)l->nritems) : 0;
-	node_ins_entries(l, slot, k);
+	btx_node_ins_entries(l, slot, k);
 	memcpy(&l->items[slot], items, (size_t)k * sizeof(bt_item));
 	l->nritems += k;
 	l->used += bytes;
@@ -1050,7 +923,7 @@ static void del_leaf(bt_tree *tr, bt_path *p, bt_node *leaf)
 		if (parent == tr->root) {
 			/* the tree became empty: the root turns into a leaf */
 			parent->level = 0;
-			node_arrays_put(parent);
+			btx_node_arrays_put(parent);
 			parent->cap = 0;
 			parent->used = 0;
 			btx_rec_blk(tr, p->t, parent);
@@ -1070,7 +943,7 @@ int bt_del_items(bt_tree *tr, bt_path *p, int nr)
 		return LAB_EINVAL;
 	}
 	uint32_t bytes = btx_leaf_space_used(leaf, slot, nr);
-	node_del_entries(leaf, slot, nr);
+	btx_node_del_entries(leaf, slot, nr);
 	leaf->nritems -= nr;
 	leaf->used -= bytes;
 	btx_rec_blk(tr, p->t, leaf);
@@ -1232,4 +1105,3 @@ int bt_next_item(bt_tree *tr, bt_path *p)
 		return 0;
 	return bt_next_leaf(tr, p);
 }
-

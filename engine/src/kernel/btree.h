@@ -215,6 +215,50 @@ void bt_path_release(bt_path *p);
  */
 int bt_search(bt_tree *tr, bt_path *p, const bt_key *key, int ins_len, int cow);
 
+/*
+ * The read-only search: from root down to the leaf that holds key or
+ * would hold it, for readers that change nothing (btrfs_search_slot with
+ * no insert and no COW: btrfs_search_forward's descent for the log's
+ * copy, the checker's lookups). Fills p: slots[0] the first slot of the
+ * leaf with a key >= key (may be nritems), slots[level] the pointer
+ * covering key, and next_key the first key of the next leaf (has_next 0 on
+ * the rightmost one). Returns the leaf, NULL for an empty tree.
+ * Without a task (t NULL) it reads memory only: no lock, no cost, nothing
+ * written (tr may be NULL). With a task each block is read-locked by t
+ * before its parent is released (lock coupling) and the leaf stays
+ * locked (bt_rpath_unlock releases it); p->lock_wait is the time t waited
+ * for them, p->leaf_locked_at when it got the leaf; each block's visit is
+ * charged to t: BT_NS_NODE_VISIT plus BT_NS_BSEARCH_STEP per compare of a
+ * halving binary search over the block (nothing is counted in tr's or the
+ * file system's visit counters). hints (may be NULL): per level, the slot
+ * the caller's last search found there, where this one starts looking
+ * (updated; it saves host time only).
+ */
+typedef struct bt_rpath {
+	bt_node *nodes[BT_MAX_LEVEL];
+	int slots[BT_MAX_LEVEL];
+	int top;                  /* the root's level */
+	bt_key next_key;
+	int has_next;
+	uint64_t lock_wait;
+	simtime_t leaf_locked_at;
+} bt_rpath;
+bt_node *bt_search_read(bt_tree *tr, bt_node *root, task *t, const bt_key *key, int *hints,
+			bt_rpath *p);
+/* Release the leaf a bt_search_read with a task left locked. */
+void bt_rpath_unlock(bt_tree *tr, task *t, bt_rpath *p);
+/* On a path searched without a task: the item at the path, moving on to
+ * the next leaf past a leaf's end (NULL past the last item; slots[0]++
+ * steps), and the item before the path's position (moving to the previous
+ * leaf; NULL before the first). */
+const bt_item *bt_rpath_item(bt_rpath *p);
+const bt_item *bt_rpath_prev(bt_rpath *p);
+/* In a sorted array of n items (a leaf's, or a copy of one): the first
+ * index with a key >= key, and the first index at or after `from` with a
+ * key > key (n when none). */
+int bt_items_lower(const bt_item *items, int n, const bt_key *key);
+int bt_items_upper(const bt_item *items, int from, int n, const bt_key *key);
+
 /* Insert an item of `size` data bytes with payload copied from *it (its key
  * and size fields are overwritten by key and size). Returns 0, 1 if the key
  * already exists (nothing inserted), or a negative LAB_E*. If p is not NULL

@@ -1,6 +1,6 @@
 /*
- * btree_int.h - helpers shared by btree.c, btree_split.c and btree_walk.c
- * (not part of the B-tree API: see btree.h).
+ * btree_int.h - helpers shared by btree.c, btree_mem.c, btree_split.c and
+ * btree_walk.c (not part of the B-tree API: see btree.h).
  */
 #ifndef BTREE_INT_H
 #define BTREE_INT_H
@@ -20,8 +20,14 @@ static inline uint64_t btx_gen(const bt_tree *tr)
 	return tr->priv ? tr->priv_gen : tr->fs->transid;
 }
 
-/* block memory */
+/* block memory (btree_mem.c) */
 int btx_node_reserve(bt_node *n, int need);
+/* Open a gap of nr entries at slot of n's array (room reserved), or close
+ * the nr entries at slot; nritems not yet updated. */
+void btx_node_ins_entries(bt_node *n, int slot, int nr);
+void btx_node_del_entries(bt_node *n, int slot, int nr);
+/* Give n's entry arrays back (to the pool). */
+void btx_node_arrays_put(bt_node *n);
 void btx_node_free_mem(bt_node *n);
 bt_node *btx_node_new(bt_tree *tr, int level, task *t);
 void btx_node_defer(struct fs_info *fs, bt_node *n);

@@ -408,96 +408,22 @@ void check_incr_rebuild(fs_info *fs)
 	sh->full_builds++;
 }
 
-/* ---- in-memory lookups (no cost accounting, no locks) ----------------- */
-
-typedef struct mpath {
-	const bt_node *n[BT_MAX_LEVEL];
-	int s[BT_MAX_LEVEL];
-	int top;
-} mpath;
-
-/* Descend to the first item >= k (slot may be one past the leaf's end). */
-static void m_search(const bt_node *root, const bt_key *k, mpath *p)
-{
-	const bt_node *n = root;
-	p->top = n->level;
-	for (;;) {
-		int lo = 0, hi = n->nritems;
-		if (n->level == 0) {
-			while (lo < hi) {
-				int mid = (lo + hi) / 2;
-				if (bt_key_cmp(&n->items[mid].key, k) < 0)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			p->n[0] = n;
-			p->s[0] = lo;
-			return;
-		}
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-			if (bt_key_cmp(&n->ptrs[mid].key, k) <= 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		int slot = lo ? lo - 1 : 0;
-		p->n[n->level] = n;
-		p->s[n->level] = slot;
-		n = n->ptrs[slot].child;
-	}
-}
-
-/* The item at the path, moving to the next leaf past a leaf's end. */
-static const bt_item *m_item(mpath *p)
-{
-	while (p->s[0] >= p->n[0]->nritems) {
-		int l = 1;
-		while (l <= p->top && p->s[l] + 1 >= p->n[l]->nritems)
-			l++;
-		if (l > p->top)
-			return NULL;
-		p->s[l]++;
-		for (; l > 0; l--) {
-			p->n[l - 1] = p->n[l]->ptrs[p->s[l]].child;
-			p->s[l - 1] = 0;
-		}
-	}
-	return &p->n[0]->items[p->s[0]];
-}
-
-/* The item before the path's position, or NULL. */
-static const bt_item *m_prev(mpath *p)
-{
-	if (p->s[0] > 0)
-		return &p->n[0]->items[--p->s[0]];
-	int l = 1;
-	while (l <= p->top && p->s[l] == 0)
-		l++;
-	if (l > p->top)
-		return NULL;
-	p->s[l]--;
-	for (; l > 0; l--) {
-		const bt_node *c = p->n[l]->ptrs[p->s[l]].child;
-		p->n[l - 1] = c;
-		p->s[l - 1] = c->nritems - 1;
-	}
-	return p->s[0] >= 0 ? &p->n[0]->items[p->s[0]] : NULL;
-}
+/* ---- in-memory lookups (bt_search_read without a task: no cost, no
+ * locks) -------------------------------------------------------------- */
 
 /* The extent item of bytenr in the extent tree, or NULL. */
 static const bt_item *ext_item(fs_info *fs, uint64_t bytenr)
 {
 	if (!fs->extent_tree.root)
 		return NULL;
-	mpath p;
+	bt_rpath p;
 	bt_key k = bt_mkkey(bytenr, 0, 0);
-	m_search(fs->extent_tree.root, &k, &p);
-	for (const bt_item *it = m_item(&p); it && it->key.objectid == bytenr; it = m_item(&p)) {
+	bt_search_read(NULL, fs->extent_tree.root, NULL, &k, NULL, &p);
+	for (const bt_item *it = bt_rpath_item(&p); it && it->key.objectid == bytenr;
+	     it = bt_rpath_item(&p)) {
 		if (it->key.type == BTRFS_EXTENT_ITEM_KEY || it->key.type == BTRFS_METADATA_ITEM_KEY)
 			return it;
-		p.s[0]++;
+		p.slots[0]++;
 	}
 	return NULL;
 }
@@ -507,10 +433,10 @@ static uint64_t data_extent_end(fs_info *fs, uint64_t pos)
 {
 	if (!fs->extent_tree.root)
 		return 0;
-	mpath p;
+	bt_rpath p;
 	bt_key k = bt_mkkey(pos, 255, ~0ull);
-	m_search(fs->extent_tree.root, &k, &p);
-	for (const bt_item *it = m_prev(&p); it; it = m_prev(&p)) {
+	bt_search_read(NULL, fs->extent_tree.root, NULL, &k, NULL, &p);
+	for (const bt_item *it = bt_rpath_prev(&p); it; it = bt_rpath_prev(&p)) {
 		if (it->key.type == BTRFS_EXTENT_ITEM_KEY)
 			return it->key.objectid + it->key.offset > pos ? it->key.objectid + it->key.offset
 								       : 0;
@@ -525,15 +451,15 @@ static int csum_overlaps(fs_info *fs, uint64_t a, uint64_t b)
 {
 	if (!fs->csum_tree.root)
 		return 0;
-	mpath p;
+	bt_rpath p;
 	bt_key k = bt_mkkey(BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, a);
-	m_search(fs->csum_tree.root, &k, &p);
-	mpath q = p;
-	const bt_item *it = m_prev(&q);
+	bt_search_read(NULL, fs->csum_tree.root, NULL, &k, NULL, &p);
+	bt_rpath q = p;
+	const bt_item *it = bt_rpath_prev(&q);
 	if (it && it->key.type == BTRFS_EXTENT_CSUM_KEY &&
 	    it->key.offset + (uint64_t)(it->size / SZ_CSUM_PER_SECTOR) * SECTORSIZE > a)
 		return 1;
-	it = m_item(&p);
+	it = bt_rpath_item(&p);
 	return it && it->key.type == BTRFS_EXTENT_CSUM_KEY && it->key.offset < b;
 }
 
@@ -668,15 +594,16 @@ static void visit(pass *p, const bt_tree *tr, const bt_node *n, const bt_key *lo
 			     ULL(n->bytenr), used);
 		/* the pairs across its edges, with the unchanged neighbours */
 		if (n->nritems && tr->root) {
-			mpath m;
-			m_search(tr->root, &n->items[0].key, &m);
-			const bt_item *prev = m.n[0] == n ? m_prev(&m) : NULL;
+			bt_rpath m;
+			bt_search_read(NULL, tr->root, NULL, &n->items[0].key, NULL, &m);
+			const bt_item *prev = m.nodes[0] == n ? bt_rpath_prev(&m) : NULL;
 			if (prev)
 				fe_pair(p, tr, prev, &n->items[0]);
-			m_search(tr->root, &n->items[n->nritems - 1].key, &m);
-			if (m.n[0] == n) {
-				m.s[0]++;
-				fe_pair(p, tr, &n->items[n->nritems - 1], m_item(&m));
+			bt_search_read(NULL, tr->root, NULL, &n->items[n->nritems - 1].key, NULL,
+				       &m);
+			if (m.nodes[0] == n) {
+				m.slots[0]++;
+				fe_pair(p, tr, &n->items[n->nritems - 1], bt_rpath_item(&m));
 			}
 		}
 		if (tr == &p->fs->extent_tree || tr == &p->fs->csum_tree)
@@ -766,9 +693,10 @@ static void check_ext_leaf(pass *p, const bt_node *n)
 	uint64_t prev_end = 0;
 	int have_prev = 0;
 	if (n->nritems) {
-		mpath m;
-		m_search(fs->extent_tree.root, &n->items[0].key, &m);
-		for (const bt_item *it = m.n[0] == n ? m_prev(&m) : NULL; it; it = m_prev(&m)) {
+		bt_rpath m;
+		bt_search_read(NULL, fs->extent_tree.root, NULL, &n->items[0].key, NULL, &m);
+		for (const bt_item *it = m.nodes[0] == n ? bt_rpath_prev(&m) : NULL; it;
+		     it = bt_rpath_prev(&m)) {
 			if (it->key.type == BTRFS_EXTENT_ITEM_KEY ||
 			    it->key.type == BTRFS_METADATA_ITEM_KEY) {
 				prev_end = it->key.objectid + (it->key.type == BTRFS_METADATA_ITEM_KEY
@@ -805,11 +733,12 @@ static void check_ext_leaf(pass *p, const bt_node *n)
 	}
 	/* and the first extent item after it */
 	if (n->nritems && have_prev) {
-		mpath m;
-		m_search(fs->extent_tree.root, &n->items[n->nritems - 1].key, &m);
-		if (m.n[0] == n) {
-			m.s[0]++;
-			for (const bt_item *it = m_item(&m); it; m.s[0]++, it = m_item(&m)) {
+		bt_rpath m;
+		bt_search_read(NULL, fs->extent_tree.root, NULL, &n->items[n->nritems - 1].key, NULL,
+			       &m);
+		if (m.nodes[0] == n) {
+			m.slots[0]++;
+			for (const bt_item *it = bt_rpath_item(&m); it; m.slots[0]++, it = bt_rpath_item(&m)) {
 				if (it->key.type == BTRFS_EXTENT_ITEM_KEY ||
 				    it->key.type == BTRFS_METADATA_ITEM_KEY) {
 					if (it->key.objectid < prev_end)
@@ -831,9 +760,9 @@ static void check_csum_leaf(pass *p, const bt_node *n)
 	fs_info *fs = p->fs;
 	uint64_t cend = 0;
 	if (n->nritems) {
-		mpath m;
-		m_search(fs->csum_tree.root, &n->items[0].key, &m);
-		const bt_item *it = m.n[0] == n ? m_prev(&m) : NULL;
+		bt_rpath m;
+		bt_search_read(NULL, fs->csum_tree.root, NULL, &n->items[0].key, NULL, &m);
+		const bt_item *it = m.nodes[0] == n ? bt_rpath_prev(&m) : NULL;
 		if (it && it->key.type == BTRFS_EXTENT_CSUM_KEY)
 			cend = it->key.offset + (uint64_t)(it->size / SZ_CSUM_PER_SECTOR) * SECTORSIZE;
 	}
@@ -860,11 +789,12 @@ static void check_csum_leaf(pass *p, const bt_node *n)
 	}
 	/* and the first checksum item after it */
 	if (n->nritems) {
-		mpath m;
-		m_search(fs->csum_tree.root, &n->items[n->nritems - 1].key, &m);
-		if (m.n[0] == n) {
-			m.s[0]++;
-			const bt_item *it = m_item(&m);
+		bt_rpath m;
+		bt_search_read(NULL, fs->csum_tree.root, NULL, &n->items[n->nritems - 1].key, NULL,
+			       &m);
+		if (m.nodes[0] == n) {
+			m.slots[0]++;
+			const bt_item *it = bt_rpath_item(&m);
 			if (it && it->key.type == BTRFS_EXTENT_CSUM_KEY && it->key.offset < cend)
 				fail(p, "csum item %llu overlaps the previous one", ULL(it->key.offset));
 		}
@@ -877,10 +807,10 @@ static void check_inode_gone(pass *p, uint64_t tree, uint64_t ino)
 	struct btrfs_root *root = fs_root_lookup(p->fs, tree);
 	if (!root || root->deleted || !root->tree.root || !fs_inode_get(root, ino))
 		return;
-	mpath m;
+	bt_rpath m;
 	bt_key k = bt_mkkey(ino, BTRFS_INODE_ITEM_KEY, 0);
-	m_search(root->tree.root, &k, &m);
-	const bt_item *it = m_item(&m);
+	bt_search_read(NULL, root->tree.root, NULL, &k, NULL, &m);
+	const bt_item *it = bt_rpath_item(&m);
 	if (!it || it->key.objectid != ino || it->key.type != BTRFS_INODE_ITEM_KEY)
 		fail(p, "inode %llu of root %llu has no inode item", ULL(ino), ULL(tree));
 }

@@ -37,7 +37,7 @@
  * kmem_cache_alloc/free plus rebalancing. [estimate: ~50 ns] */
 #define C_EIO_ALLOC_NS 50
 
-/* ---- extent-buffer memory, log tree, send/receive (ebmem.c, treelog.c,
+/* ---- extent-buffer memory, log tree, send/receive (ebmem.c, treelog*.c,
  * send.c) ------------------------------------------------------------ */
 
 /* The eb struct from its slab cache (kmem_cache_zalloc, GFP_NOFS) plus

@@ -30,7 +30,7 @@
  * A transaction commit runs every node (btrfs_run_delayed_items) before it
  * waits for the writers and again once they left. An fsync of a directory
  * logs the directory's delayed items straight from its node (6.1+,
- * "btrfs: use delayed items when logging a directory"; treelog.c).
+ * "btrfs: use delayed items when logging a directory"; treelog_copy.c).
  *
  * Attached to an fs (fs->slot[FS_SLOT_DELAYED]) the VFS operations and
  * fs_inode_update use it; without one they change the tree directly, as

@@ -22,9 +22,9 @@
  * own step otherwise. Each call does one unit of work (one leaf copied,
  * one wait), so other tasks interleave at leaf granularity.
  *
- * The subvolume tree is read through its bt_node structures (btree.h)
- * with read-lock coupling on each block's simlock, as
- * btrfs_search_forward does; writers (creates, finish_ordered_io) that
+ * The subvolume tree is read with btree.h's read-only search
+ * (bt_search_read: read-lock coupling on each block's simlock, as
+ * btrfs_search_forward does); writers (creates, finish_ordered_io) that
  * need a leaf write-locked wait on the same simlocks.
  *
  * The log tree is a real B-tree per logged root (bt_tree with private
