@@ -138,7 +138,7 @@ interface Props {
 
 /** Where the spread stands, for a noisy figure without one yet. */
 function spreadStatus(spread: SeedSpread | undefined): string {
-  if (!spread || spread.total === 0) return 'one run of a noisy process: its spread over 20 runs is under "Over 20 runs"';
+  if (!spread || spread.total === 0) return 'one run of a noisy process: its spread over 20 runs is on the experiment\'s page (Run ×20)';
   if (spread.state === 'running') return `one run of a noisy process; its spread over ${spread.total} runs: ${spread.rows.length} of ${spread.total} done`;
   return `one run of a noisy process; run it ${spread.total} times for its spread`;
 }
