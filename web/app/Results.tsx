@@ -9,6 +9,7 @@
 import { useState, type ReactNode } from 'react';
 import type { ExperimentInfo, MetricInfo, RunResult, Variant } from '../engine/types';
 import { fmtChange, fmtNs, fmtNum, fmtPct, fmtUnit } from '../model/format';
+import { seedSpread } from '../model/noisy';
 import { publishedFor, relError } from '../model/provenance';
 import type { Emphasis } from '../model/urlState';
 import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT } from '../views/common/palette';
@@ -86,7 +87,20 @@ function RunFoot({ run, variant }: { run: RunResult; variant?: Variant }) {
 const differs = (m: MetricInfo, variants: Variant[], runs: Partial<Record<Variant, RunResult>>): boolean =>
   new Set(variants.filter((v) => runs[v]).map((v) => fmtNum(runs[v]?.metrics[m.name]))).size > 1;
 
-export function MetricsTable({ info, params, variants, runs, emphasis, reference }: Omit<Props, 'stale' | 'onParams' | 'previous' | 'spread'>) {
+/**
+ * The change column's words for a metric. A noisy one (one run of a noisy
+ * process) states a direction only from its medians over the seeds, and
+ * says so; without them it says it is one run.
+ */
+function changeText(m: MetricInfo, runs: Partial<Record<Variant, RunResult>>, noisy: boolean, spread: SeedSpread | undefined): string {
+  if (!noisy) return fmtChange(runs.before?.metrics[m.name], runs.after?.metrics[m.name]);
+  const b = spread ? seedSpread(spread.rows, 'before', m.name) : null;
+  const a = spread ? seedSpread(spread.rows, 'after', m.name) : null;
+  return b && a ? `${fmtChange(b.p50, a.p50)} (medians of ${spread!.rows.length} runs)` : 'one run: no direction';
+}
+
+export function MetricsTable({ info, params, variants, runs, emphasis, reference, spread }: Omit<Props, 'stale' | 'onParams' | 'previous'>) {
+  const noisy = noisyOf(info, params);
   const [all, setAll] = useState(false);
   const pair = variants.includes('before') && variants.includes('after');
   const shown = variants.filter((v) => runs[v] || !reference);
@@ -135,7 +149,11 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
                   )}
                 </td>
               ))}
-              {pair && <td className="num">{fmtChange(runs.before?.metrics[m.name], runs.after?.metrics[m.name])}</td>}
+              {pair && (
+                <td className="num" data-testid={`change-${m.name}`} title={noisy(m.name) ? 'one run of a noisy process: its direction is read from the medians over the seeds' : undefined}>
+                  {changeText(m, runs, noisy(m.name), spread)}
+                </td>
+              )}
               <td className="pub">
                 {pubs.length === 0 ? (
                   <span className="muted">–</span>
@@ -245,7 +263,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
             </p>
             <RunExport info={info} params={params} seed={seed ?? 1} runs={runs} />
           </div>
-          <MetricsTable info={info} params={params} variants={variants} runs={runs} emphasis={emphasis} reference={reference} />
+          <MetricsTable info={info} params={params} variants={variants} runs={runs} emphasis={emphasis} reference={reference} spread={spread} />
         </>
       )}
     </div>
