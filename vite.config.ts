@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import react from '@vitejs/plugin-react';
 import type { Plugin } from 'vite';
+import { lessonSchema } from './lessons/schema/plugin.ts';
 
 const repo = fileURLToPath(new URL('.', import.meta.url));
 
@@ -27,7 +28,7 @@ const csp = (): Plugin => ({
 export default defineConfig({
   root: 'web',
   base: './',
-  plugins: [react(), csp()],
+  plugins: [react(), csp(), lessonSchema()],
   server: { fs: { allow: [repo] } },
   worker: { format: 'es' },
   build: {

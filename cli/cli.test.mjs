@@ -268,6 +268,15 @@ test('fidelity --json lists published beside simulated, within tolerance', () =>
   assert.deepEqual(failures, []);
 });
 
+test('fidelity tags each row FIT or predicted; seed 003 has one FIT', () => {
+  const rows = JSON.parse(lab('native', ['fidelity', '--experiment', 'receive', '--json']).out);
+  assert.deepEqual(rows.map((r) => [r.variant, r.fit]), [['before', false], ['after', true]]);
+  const t = lab('native', ['fidelity', '--experiment', 'receive']).out.trimEnd().split('\n');
+  assert.match(t[0], / fit +source/);
+  assert.match(t[1], /^receive +before .* predicted /);
+  assert.match(t[2], /^receive +after .* FIT /);
+});
+
 test('fidelity table: each row names its whole setup (no params cut short)', () => {
   const r = lab('native', ['fidelity', '--experiment', 'fio']);
   assert.equal(r.status, 0, r.err);
@@ -328,8 +337,13 @@ test('list names every source of variation with its distribution and where it co
   assert.ok(Array.isArray(list.variation) && list.variation.length > 0);
   for (const v of list.variation) {
     assert.match(v.name, /^[a-z_]+$/);
-    assert.ok(['level', 'jitter', 'phase', 'stream'].includes(v.kind), v.name);
-    assert.ok(['uniform', 'lognormal', 'lognormal-mean1', 'mechanism'].includes(v.dist), v.name);
+    assert.ok(['level', 'jitter', 'phase', 'stream', 'build'].includes(v.kind), v.name);
+    assert.ok(['uniform', 'lognormal', 'lognormal-mean1', 'mechanism', 'per-drive'].includes(v.dist), v.name);
+    // a per-drive level: each calibrated drive's sigmas, each with its own source
+    if (v.dist === 'per-drive') {
+      assert.ok(v.drives.length >= 3, v.name);
+      for (const d of v.drives) assert.match(d.source, /\[measured[^\]]*\]/, `${v.name} ${d.profile}`);
+    }
     assert.equal(typeof v.on, 'boolean');
     // a magnitude comes from a measurement, a paper or kernel/hardware
     // documentation; a stream adds none (its mechanism's constants, in

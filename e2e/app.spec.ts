@@ -2,7 +2,7 @@
  * End-to-end: the built app in chromium. The page loads cleanly and stays on
  * localhost; a device run draws its chart; bad input gets a clear message
  * and the page keeps working; the URL reproduces the view; the keyboard
- * actions work; the first lesson's checks pass in the browser.
+ * actions work. (The lessons are played by lessons-play.spec.ts.)
  */
 import { expect, test } from './fixtures';
 
@@ -231,40 +231,6 @@ test('a long run can be cancelled and the page keeps working', async ({ lab }) =
   await page.getByTestId('param-ios').fill('20000');
   await page.getByTestId('run').click();
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
-});
-
-test("the first lesson's checks all pass in the browser", async ({ lab }) => {
-  const { page } = lab;
-  await lab.open('#/lesson/ssd-4k-write');
-  const steps = await page.locator('.step-dot').count();
-  expect(steps).toBeGreaterThan(1);
-  for (let i = 0; i < steps; i++) {
-    await test.step(`step ${i + 1}`, async () => {
-      await expect(page).toHaveURL(i === 0 ? /lesson\/ssd-4k-write$/ : new RegExp(`step=${i}`));
-      const prediction = page.getByTestId('prediction');
-      if (await prediction.count()) {
-        // typed the way people type numbers: a separator and a multiplier
-        await prediction.fill(i % 2 ? '50' : '1,500');
-        await prediction.press('Enter'); // Enter in the guess field runs the step
-        await prediction.blur();
-      } else await page.keyboard.press('r');
-      await expect(page.getByTestId('checks')).toBeVisible();
-      const checks = page.getByTestId('check');
-      expect(await checks.count()).toBeGreaterThan(0);
-      await expect(page.locator('[data-testid="check"][data-pass="false"]')).toHaveCount(0);
-      await expect(page.getByTestId('why')).toBeVisible();
-      if (await prediction.count()) {
-        await expect(page.getByTestId('verdict')).toContainText(i % 2 ? 'your 50' : 'your 1,500');
-        await prediction.fill('1.5k');
-        await expect(page.getByTestId('verdict')).toContainText('your 1,500');
-        await prediction.blur(); // arrow keys move the caret while the field has focus
-      }
-      if (i < steps - 1) await page.keyboard.press('ArrowRight');
-    });
-  }
-  const all = await page.evaluate(() => window.__lab?.lessonChecks ?? {});
-  expect(Object.keys(all)).toHaveLength(steps);
-  expect(Object.values(all).flat().every(Boolean)).toBe(true);
 });
 
 test('the device page compares the measured drive with itself where a job was measured twice', async ({ lab }) => {

@@ -3,9 +3,9 @@
  * phase's latency histogram (both kernels, the slowest marked), the
  * slowest operation of a phase lane by lane (before: the clone allocated
  * inside a leaf's read lock; after: none), and where each kernel
- * allocated its extent buffers; the lesson plays through.
+ * allocated its extent buffers. (Its lesson is played by lessons-play.spec.ts.)
  */
-import { expect, playLesson, test } from './fixtures';
+import { expect, test } from './fixtures';
 
 test('bonnie: allocations inside leaf locks before, none after; the histograms and the slowest operation', async ({ lab }) => {
   test.setTimeout(180_000);
@@ -50,16 +50,3 @@ test('bonnie: allocations inside leaf locks before, none after; the histograms a
   expect(lab.consoleErrors).toEqual([]);
 });
 
-test('the bonnie lesson plays through with every check passing, the diff beside the picture', async ({ lab }) => {
-  test.setTimeout(600_000);
-  const { page } = lab;
-  const steps = await playLesson(lab, 'bonnie', 'bonnie-view', {
-    each: async (i) => {
-      if (process.env.SCREENSHOTS) await page.screenshot({ path: `test-results/shots/lesson-bonnie-${i + 1}-1280.png`, fullPage: true });
-      if (i !== 1) return;
-      await expect(page.getByTestId('diff')).toContainText('scratch_eb');
-    },
-  });
-  expect(steps).toBe(5);
-  expect(lab.consoleErrors).toEqual([]);
-});

@@ -111,6 +111,8 @@ test('→ in a lesson opens the next step at its top', async ({ lab }) => {
   await lab.open('#/lesson/qgroup-drop');
   await page.getByTestId('run').click();
   await expect(page.getByTestId('checks')).toBeVisible();
+  // over the lesson's text: the picture column beside it scrolls on its own
+  await page.mouse.move(100, 400);
   await page.mouse.wheel(0, 1500);
   await expect.poll(() => page.evaluate(() => window.scrollY)).toBeGreaterThan(500);
   await page.locator('body').click({ position: { x: 5, y: 5 } });

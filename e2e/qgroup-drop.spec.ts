@@ -1,17 +1,9 @@
 /*
- * qgroup-drop.spec.ts - seed 002 in the browser: the lesson "One big
- * commit or five small ones?" runs step by step with every check passing,
- * and the experiment page draws the commit timeline and runs the threshold
- * sweep through the engine worker.
+ * qgroup-drop.spec.ts - seed 002 in the browser: the experiment page draws
+ * the commit timeline and runs the threshold sweep through the engine
+ * worker. (Its lesson is played by lessons-play.spec.ts.)
  */
-import { expect, playLesson, test } from './fixtures';
-
-test("the qgroup-drop lesson's checks all pass in the browser", async ({ lab }) => {
-  test.setTimeout(180_000);
-  expect(await playLesson(lab, 'qgroup-drop', 'qgroup-view', { guess: (i) => (i === 0 ? '700' : '5') })).toBe(5);
-  expect(lab.consoleErrors).toEqual([]);
-  expect(lab.external).toEqual([]);
-});
+import { expect, test } from './fixtures';
 
 test('the qgroup-drop page draws the commits and runs the threshold sweep', async ({ lab }) => {
   test.setTimeout(180_000);

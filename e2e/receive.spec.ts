@@ -5,7 +5,7 @@
  * type and the extent layout (two extents per file before, one after); a
  * page-aligned size draws no wait in either kernel.
  */
-import { expect, playLesson, test } from './fixtures';
+import { expect, test } from './fixtures';
 
 test('receive: tail-page waits before, none after; two extents per file before, one after', async ({ lab }) => {
   const { page } = lab;
@@ -41,18 +41,26 @@ test('receive: tail-page waits before, none after; two extents per file before, 
   expect(lab.consoleErrors).toEqual([]);
 });
 
-test('the receive lesson plays through with every check passing, the diff beside the picture', async ({ lab }) => {
+test('receive: the headline draws Run ×20 of both kernels beside the published mean ± one sd', async ({ lab }) => {
   test.setTimeout(180_000);
   const { page } = lab;
-  const steps = await playLesson(lab, 'receive', 'receive-view', {
-    each: async (i) => {
-      if (i !== 0) return;
-      await expect(page.getByTestId('diff')).toContainText('skip_writeback');
-      await expect(page.getByTestId('receive-wait-before').first()).toBeVisible();
-      if (process.env.SCREENSHOTS) await page.screenshot({ path: 'test-results/shots/lesson-receive-1280.png', fullPage: true });
-    },
-  });
-  expect(steps).toBe(5);
+  // at the seed's size the published means are drawn with their sd
+  await lab.open('#/exp/receive');
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
+  await expect(page.getByTestId('headline-published-sd-before')).toHaveCount(1);
+  await expect(page.getByTestId('headline-published-sd-after')).toHaveCount(1);
+  if (process.env.SHOT_DIR) await page.getByTestId('headline').screenshot({ path: `${process.env.SHOT_DIR}/receive-headline.png` });
+  // Run ×20 from the headline, at a small size
+  await lab.open('#/exp/receive?p.scale=0.02');
+  await page.getByTestId('run').click();
+  await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done');
+  await expect(page.getByTestId('headline-seeds-before')).toHaveCount(0);
+  await page.getByTestId('headline-run-seeds').click();
+  await expect(page.getByTestId('headline-seeds-before')).toHaveAttribute('data-n', '20', { timeout: 150_000 });
+  await expect(page.getByTestId('headline-seeds-after')).toHaveAttribute('data-n', '20');
+  await expect(page.getByTestId('headline-seeds-before').locator('circle')).toHaveCount(20);
+  if (process.env.SHOT_DIR) await page.getByTestId('headline').screenshot({ path: `${process.env.SHOT_DIR}/receive-headline-seeds.png` });
   expect(lab.consoleErrors).toEqual([]);
 });
 

@@ -1,10 +1,9 @@
 /*
  * sparse-cp end to end: the experiment page draws both panels, toggling a
- * single patch re-runs and redraws the after panel only, and the lesson
- * "cp and the lseek that walked too far" plays through with every check
- * passing in the browser.
+ * single patch re-runs and redraws the after panel only. (Its lesson is
+ * played by lessons-play.spec.ts.)
  */
-import { expect, playLesson, test } from './fixtures';
+import { expect, test } from './fixtures';
 
 test('sparse-cp: before and after panels; turning 1/9 off redraws the after panel', async ({ lab }) => {
   const { page } = lab;
@@ -62,10 +61,6 @@ test('sparse-cp delalloc: the creation sweep runs both kernels and draws the pub
   await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
   await expect(page.getByTestId('sparsecp-sweep')).toHaveAttribute('data-state', 'idle');
   await expect(page.getByTestId('sparsecp-sweep-row')).toHaveCount(0);
-});
-
-test('the sparse-cp lesson plays through with every check passing', async ({ lab }) => {
-  expect(await playLesson(lab, 'sparse-cp', 'sparsecp-view')).toBeGreaterThan(3);
 });
 
 test('sparse-cp: → and ← step through the published setups (the three cache states), each run', async ({ lab }) => {

@@ -1,8 +1,10 @@
 /*
  * Every lesson, replayed headless against the real engine (cf. Learn Git
- * Branching's solution replays): each file validates against the engine's
- * registry, each step's scenario runs through the WASM bridge, and each
- * check, evaluated by the same module the lesson player uses, passes.
+ * Branching's solution replays): each file validates against the schema and
+ * the engine's registry, each step's scenario runs through the WASM bridge,
+ * each check, evaluated by the same module the lesson player uses, passes,
+ * every number the text states is the run's, and no step shows its answer
+ * before its run (e2e/lessons-play.spec.ts reads the page itself).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +12,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Bridge } from '../web/engine/bridge';
 import { loadNodeBridge } from '../web/engine/node';
 import { parseLesson, type LessonContext } from '../web/model/lessonFormat';
-import { checkStepClaims } from '../web/model/lessonClaims';
+import { checkStepClaims, withoutClaimMarks } from '../web/model/lessonClaims';
+import { spoilersIn } from '../web/model/lessonSpoilers';
 import { runLessonHeadless, runLessonSteps, stepSpecs } from '../web/model/lessonRun';
 import { evaluateMoment } from '../web/model/moments';
 import type { Variant } from '../web/engine/types';
@@ -59,6 +62,17 @@ describe('lessons', () => {
           .map((c) => `step ${i + 1}: "${c.claim.text}" (${c.claim.variant}.${c.claim.metric}) but the run gives ${c.shown}${c.problem ? `: ${c.problem}` : ''}`),
       );
       expect(wrong).toEqual([]);
+      // Nothing before the run gives its answer: what the step shows before it (its title, setting, what to
+      // watch for, the question, the diff's code) holds no rendering of the value the student predicts.
+      // (e2e/lesson-play.spec.ts reads the page itself, at every width and in focus mode.)
+      const spoiled = lesson.steps.flatMap((s, i) => {
+        const p = s.prediction;
+        const value = p && metrics[i]?.[p.variant]?.[p.metric];
+        if (!p || value === undefined) return [];
+        const before = [lesson.title, s.title, withoutClaimMarks(s.text), withoutClaimMarks(s.watch), p.prompt, s.diff?.title ?? '', s.diff?.text ?? ''].join('\n');
+        return spoilersIn(before, value, p.unit).map((x) => `step ${i + 1}: "${x.shown}" shows ${p.variant}.${p.metric} = ${value} before the run`);
+      });
+      expect(spoiled).toEqual([]);
       // and the claims can fail: every number off by 60% is caught
       const off = lesson.steps.flatMap((s, i) =>
         checkStepClaims(s, i, metrics.map((m) => Object.fromEntries(Object.entries(m).map(([v, r]) => [v, Object.fromEntries(Object.entries(r ?? {}).map(([k, x]) => [k, x * 1.6 + 1]))]))), unitOf(s.scenario.experiment)),

@@ -2,7 +2,10 @@
 // never asserts):
 //
 //  1. a classroom-scale run with recording on, WASM under Node: engine run
-//     + the trace's JSON + decoding it (goal: <= 0.5 s each);
+//     + the trace's JSON + decoding it (goal: <= 0.5 s each), for every
+//     experiment whose page has a replay, at the classroom setting the page
+//     records (web/views/registry.ts), each of its variants (the engine's
+//     registry);
 //  2. scrubbing a recording of >= 100,000 events in Chromium (the built app
 //     in `vite preview`, driven by Playwright): a drag along the scrubber and
 //     random jumps, one position per frame (goal: >= 50 frames a second).
@@ -15,8 +18,28 @@ import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { callCli } from '../cli/lab.mjs';
+
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const fmt = (x, d = 1) => Number(x).toFixed(d);
+
+/** [experiment, variant, params] of every replay the pages offer: the
+ * views' registry says which experiments have one and at what classroom
+ * setting (loaded through Vite, as the app is built), the engine's which
+ * variants each runs. */
+async function replayCases(M) {
+  const { runnerImport } = await import('vite');
+  const { module } = await runnerImport(join(root, 'web/views/registry.ts'), { root, configFile: false, logLevel: 'error' });
+  const list = callCli(M, ['lab', 'list', '--json']);
+  if (list.status !== 0) throw new Error(`lab list: ${list.err}`);
+  const variants = new Map(JSON.parse(list.out).experiments.map((e) => [e.name, e.variants]));
+  return Object.entries(module.VIEWS).flatMap(([exp, view]) => {
+    const classroom = view.replay?.classroom;
+    if (!classroom || !variants.has(exp)) return [];
+    const params = Object.entries(classroom).map(([k, v]) => `${k}=${v}`).join('\n');
+    return variants.get(exp).map((variant) => [exp, variant, params]);
+  });
+}
 
 /** 1. recording cost, classroom scale */
 export async function benchRecording(loadEngine) {
@@ -28,12 +51,7 @@ export async function benchRecording(loadEngine) {
     M.stringToUTF8(s, p, n);
     return p;
   };
-  const cases = [
-    ['sparse-cp', 'before', 'file_mib=8\nstate=cold'],
-    ['sparse-cp', 'after', 'file_mib=8\nstate=cold'],
-    ['qgroup-drop', 'before', 'subvols=2\nfiles=256\nthreshold=64'],
-    ['torture', 'base', 'ops=400'],
-  ];
+  const cases = await replayCases(M);
   console.log('\nReplay: a classroom-scale run recorded, WASM under Node (run + trace JSON + parse; goal <= 0.5 s each):');
   for (const [exp, variant, params] of cases) {
     let best = Infinity;

@@ -4,7 +4,9 @@
 # replayed (engine/fuzz/), the headless CLI checks on both
 # builds, the tree oracle against btrfs-progs (inside the C suite), that
 # the committed device fit is what engine/tools/fit-device.mjs writes, the
-# TypeScript typecheck, Vitest, and Playwright in Debian's Chromium.
+# docs (their paths, commands and parameters exist; the tables generated
+# from the engine are current), the TypeScript typecheck, Vitest, and
+# Playwright in Debian's Chromium.
 # Every suite runs even if an earlier one failed, so one run shows all
 # failures; the exit status is non-zero if any failed.
 set -uo pipefail
@@ -25,11 +27,12 @@ suite "C unit tests (native, ASan+UBSan)" make -s -C engine test
 suite "fuzz corpus replay (libFuzzer targets, ASan+UBSan)" make -s -C engine fuzz-replay
 suite "headless CLI (WASM and native)" node --test cli/
 suite "device fit (the committed profiles are the script's)" node --test engine/tools/
+suite "docs (paths, commands, parameters; generated tables current)" node --test scripts/
 suite "TypeScript (strict)" npx tsc -p tsconfig.json --noEmit
 suite "Vitest" npx vitest run
 suite "Playwright (Debian chromium)" npx playwright test
 
-total=7
+total=8
 echo "suites: $((total - ${#failed[@]})) passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'failed suite: %s\n' "${failed[@]}"

@@ -118,6 +118,28 @@ int lab_result_json(lab_run *run, char **out);
 int lab_record(lab_run *run, double from_ns, uint32_t max_events);
 
 /*
+ * lab_record with options, one KEY=VALUE a line (lab_open's form):
+ *   max_events=N   as lab_record (default LAB_RECORD_MAX)
+ *   from_ns=T      as lab_record (default 0)
+ *   from_op=KIND   start instead when the run's nth operation of KIND
+ *   nth=N          ("op:lseek", "op:drop"... trace_kinds.def) starts, N
+ *                  from 0 (default 0): the structures are listed at that
+ *                  moment and that operation is the first event after the
+ *                  listing, so a window can sit where a page's story is
+ *                  without knowing its time; the same rule gives both
+ *                  kernels the same moment of their own runs
+ *   only=a,b,c     keep only these kinds (the listing's included); the
+ *                  others are neither kept nor counted as left out
+ * LAB_EINVAL for an unknown key or a bad value; otherwise as lab_record.
+ */
+int lab_record_opts(lab_run *run, const char *opts);
+
+/* Where a recording is: 0 not asked, 1 waiting for its start (a time or
+ * an operation), 2 recording, 3 full (the window is complete: a caller
+ * that wants only the recording can stop stepping). */
+int lab_record_state(const lab_run *run);
+
+/*
  * The recording from its event number `since` on, plus the sampled time
  * series and counters: {"trace":{"recording","from_ns","complete","kept",
  * "unkept","max_events","last_ns","kinds":[{"name","args"}],"tasks":[..],

@@ -242,6 +242,42 @@ static uint64_t run_one(const char *mix, int what, uint64_t at, uint64_t every, 
 	return found;
 }
 
+/* As run_one, stepped on to the first whole check after commit `at`;
+ * returns the failures found by then. */
+static uint64_t run_full(const char *mix, int what, uint64_t at, uint64_t every, const char *expect)
+{
+	char params[128];
+	snprintf(params, sizeof params, "ops=1000000\nsubvols=3\nmix=%s\nfull_check_every=%llu", mix,
+		 (unsigned long long)every);
+	lab_run *r = NULL;
+	char *msg = NULL;
+	CHECK_EQ(lab_open("torture", "base", params, 7, 0, &r, &msg), 0);
+	lab_free(msg);
+	if (!r)
+		return 0;
+	tort *c = r->ctx;
+	inj in = { c, what, at, 0, 0, 0, 0 };
+	fs_hooks h;
+	memset(&h, 0, sizeof h);
+	h.ctx = &in;
+	h.on_commit_start = corrupt;
+	CHECK_EQ(fs_hooks_register(c->fs, &h), 0);
+	int done = 0;
+	uint64_t full = 0;
+	while (!done && (c->commits <= at || c->full_checks == full) && lab_step(r, 1, &done) == 0)
+		if (c->commits <= at)
+			full = c->full_checks;
+	CHECK(in.done);
+	CHECK(c->full_checks > full);
+	uint64_t found = c->failures - in.fails_before;
+	if (expect && !reported(c->fs, expect)) {
+		fprintf(stderr, "expected '%s'; the checker said: %s\n", expect, c->fs->check_msg[0]);
+		CHECK(0);
+	}
+	lab_close(r);
+	return found;
+}
+
 int main(void)
 {
 	static const struct {
@@ -274,18 +310,18 @@ int main(void)
 		CHECK(incr);
 	}
 	/* damage where no transaction looked: not the incremental check's to
-	 * see; the next full one (every 4 commits here) finds it */
+	 * see; the next full one finds it */
 	int incr = 0;
 	uint64_t f = run_one("files", C_OLDLEAF, 121, 1000000, NULL, &incr);
 	CHECK_EQ(f, 0);
 	CHECK(incr);
-	f = run_one("files", C_OLDLEAF, 123, 4, "keys out of order", &incr);
+	f = run_full("files", C_OLDLEAF, 123, 4, "keys out of order");
 	CHECK(f > 0);
-	CHECK(!incr); /* commit 124: a full check */
 
 	/* a long mixed run, incremental checks only between full ones: the
 	 * record follows snapshots, their drops, sends, remounts, subvolume
 	 * deletes without a false report; both cadences agree */
+	uint64_t fulls[2] = { 0, 0 };
 	for (int every = 1; every <= 1000; every *= 1000) {
 		char params[96];
 		snprintf(params, sizeof params, "ops=30000\nsubvols=4\nmix=all\nfull_check_every=%d", every);
@@ -305,8 +341,19 @@ int main(void)
 		       (unsigned long long)(c ? c->failures : 0), c && c->failures ? ": " : "",
 		       c && c->failures ? c->first_error : "");
 		CHECK(c && c->failures == 0);
-		CHECK(c && (every == 1 ? ic == 0 : ic > 10 * c->full_checks));
+		CHECK(c && ic > c->full_checks);
+		/* the whole checks' walks stay a bounded share of the checking:
+		 * each waits for TS_FULL_SPACING times its predecessor's walk
+		 * of incremental checking (the last one is forced) */
+		uint64_t checked = 0, walked = 0;
+		if (c)
+			check_incr_work(c->fs, &checked, &walked);
+		CHECK(c && c->full_walked <= checked / TS_FULL_SPACING + walked);
+		fulls[every > 1] = c ? c->full_checks : 0;
 		lab_close(r);
 	}
+	/* a shorter cadence asks for more of them */
+	CHECK(fulls[0] > fulls[1]);
+	CHECK(fulls[1] >= 1);
 	T_DONE();
 }

@@ -6,14 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bdev.h"
-#include "fs.h"
-#include "items.h"
-#include "vfs.h"
-#include "lab.h"
 #include "lseek.h"
 #include "t.h"
-#include "vfs_data.h"
+#include "t_data.h"
 
 #define PG 4096ull
 
@@ -25,10 +20,8 @@ static int idle_step(sim *s, task *t)
 }
 
 typedef struct env {
+	t_data m;         /* the file system, on the "ideal" device */
 	sim *s;
-	bdev *dev;
-	dfs fs;
-	patchset kernel;  /* the stand-alone file system's patches */
 	dinode *d;
 	task *t;
 } env;
@@ -37,25 +30,23 @@ typedef struct env {
  * and 9/9 together (no 1/9: no hole is read here) */
 static void env_init(env *e, const data_opts *o, int mask)
 {
-	e->s = sim_create(1, 0);
-	bdev_create(e->s, "ideal", &e->dev);
-	patch_kernel("6.1", &e->kernel);
-	patch_set(&e->kernel, P_004_DELALLOC_EARLY_EXIT, mask & 1);
-	patch_set(&e->kernel, P_004_SKIP_DELALLOC_SEARCHES, (mask >> 1) & 1);
-	patch_set(&e->kernel, P_004_ORDERED_SEARCH, (mask >> 2) & 1);
-	patch_set(&e->kernel, P_004_COUNT_RANGE_BITS_CACHED, (mask >> 3) & 1);
-	patch_set(&e->kernel, P_004_LSEEK_CACHED_STATE, (mask >> 3) & 1);
-	dfs_init(&e->fs, e->s, e->dev, o, &e->kernel);
-	dfs_inode_new(&e->fs, &e->d);
+	patchset kernel;
+	patch_kernel("6.1", &kernel);
+	patch_set(&kernel, P_004_DELALLOC_EARLY_EXIT, mask & 1);
+	patch_set(&kernel, P_004_SKIP_DELALLOC_SEARCHES, (mask >> 1) & 1);
+	patch_set(&kernel, P_004_ORDERED_SEARCH, (mask >> 2) & 1);
+	patch_set(&kernel, P_004_COUNT_RANGE_BITS_CACHED, (mask >> 3) & 1);
+	patch_set(&kernel, P_004_LSEEK_CACHED_STATE, (mask >> 3) & 1);
+	t_data_mount(&e->m, 1, "ideal", &kernel, o);
+	e->s = e->m.s;
+	e->d = t_data_file(&e->m);
 	e->t = task_spawn(e->s, "user", idle_step, NULL, 0);
 	sim_run(e->s, 10, SIMTIME_MAX);
 }
 
 static void env_free(env *e)
 {
-	dfs_destroy(&e->fs);
-	bdev_destroy(e->dev);
-	sim_destroy(e->s);
+	t_data_unmount(&e->m);
 }
 
 /* Write every extent in `pages` (1 = data) with the user task. */
@@ -95,8 +86,7 @@ static int page_has_data(dinode *d, uint64_t p)
 		return 1;
 	if (ordered_lookup_range(vd_oe_r(d), off, PG, NULL) >= 0)
 		return 1;
-	uint64_t i = vd_fe_first_after(d, off);
-	return i < vd_nfe(d) && d->x->fe[i].off <= off;
+	return t_data_mapped(d, off);
 }
 
 static int check_all_offsets(env *e, dfile *f)
@@ -307,58 +297,8 @@ static void test_p3_skip(void)
 	CHECK(descents[1] < descents[0]);
 }
 
-/*
- * The data path models the fs tree's file extent items as full leaves of
- * FE_PER_LEAF items (appends start new leaves). Check that against the
- * metadata engine's B-tree: insert the same items through its API and
- * count the leaves and the height.
- */
-static void test_leaf_model_matches_btree(void)
-{
-	sim *s = sim_create(7, 0);
-	fs_info *fs = NULL;
-	CHECK_EQ(fs_mount(s, NULL, NULL, &fs), 0);
-	struct btrfs_root *root = fs_root_lookup(fs, 5);
-	struct inode *in = NULL;
-	CHECK_EQ(vfs_create(fs, NULL, root, 256, "sparse", 0644, &in), 0);
-	uint64_t before_leaves, nodes, items;
-	bt_count_blocks(&root->tree, &before_leaves, &nodes, &items);
-	enum { N = 3000 };
-	for (int i = 0; i < N; i++) {
-		uint64_t b = 0;
-		CHECK_EQ(alloc_extent(&fs->alloc, ALLOC_DATA, PG, &b), 0);
-		if (fs_file_extent_insert(fs, NULL, in, (uint64_t)i * 2 * PG, PG, b, PG, FE_REG)) {
-			CHECK(0);
-			break;
-		}
-	}
-	uint64_t leaves;
-	bt_count_blocks(&root->tree, &leaves, &nodes, &items);
-	uint64_t model = (N + FE_PER_LEAF - 1) / FE_PER_LEAF;
-	/* the B-tree also holds the directory's and the inode's items */
-	CHECK(leaves >= model && leaves <= model + before_leaves + 1);
-	CHECK_EQ(bt_tree_height(&root->tree), 2);
-	/* the iteration lseek would do sees the same items in order */
-	fe_iter it;
-	fe_info fe;
-	int n = 0, order_bad = 0;
-	uint64_t last = 0;
-	for (int r = fe_iter_first(fs, NULL, in, 0, &it, &fe); r == 0; r = fe_iter_next(fs, &it, &fe)) {
-		if (n && fe.file_off != last + 2 * PG)
-			order_bad++;
-		last = fe.file_off;
-		n++;
-	}
-	fe_iter_end(&it);
-	CHECK_EQ(n, N);
-	CHECK_EQ(order_bad, 0);
-	fs_unmount(fs);
-	sim_destroy(s);
-}
-
 int main(void)
 {
-	test_leaf_model_matches_btree();
 	test_results_all_switches();
 	test_switch_effects();
 	test_p2_early_exit();

@@ -6,12 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bdev.h"
 #include "emap.h"
-#include "lab.h"
 #include "pagecache.h"
 #include "t.h"
-#include "vfs_data.h"
+#include "t_data.h"
 
 #define PG 4096ull
 
@@ -94,22 +92,22 @@ static data_opts opts(void)
 /* A data path on a fresh device with one inode holding `extents` 4 KiB
  * extents, each followed by a 4 KiB hole, all still delalloc. */
 typedef struct fx {
+	t_data m;         /* the file system: 6.1, with or without 1/9 */
 	sim *s;
-	bdev *dev;
-	dfs fs;
-	patchset kernel;  /* 6.1, with or without 1/9 */
+	dfs *fs;
 	dinode *d;
 	task *t;
 } fx;
 
 static void fx_open(fx *f, const char *device, const data_opts *o, int p1, int extents)
 {
-	f->s = sim_create(1, 0);
-	bdev_create(f->s, device, &f->dev);
-	patch_kernel("6.1", &f->kernel);
-	patch_set(&f->kernel, P_004_NO_HOLE_UPTODATE, p1);
-	dfs_init(&f->fs, f->s, f->dev, o, &f->kernel);
-	dfs_inode_new(&f->fs, &f->d);
+	patchset kernel;
+	patch_kernel("6.1", &kernel);
+	patch_set(&kernel, P_004_NO_HOLE_UPTODATE, p1);
+	t_data_mount(&f->m, 1, device, &kernel, o);
+	f->s = f->m.s;
+	f->fs = f->m.fs;
+	f->d = t_data_file(&f->m);
 	f->t = task_spawn(f->s, "user", idle_step, NULL, 0);
 	sim_run(f->s, 10, SIMTIME_MAX);
 	for (int i = 0; i < extents; i++)
@@ -118,9 +116,7 @@ static void fx_open(fx *f, const char *device, const data_opts *o, int p1, int e
 
 static void fx_close(fx *f)
 {
-	dfs_destroy(&f->fs);
-	bdev_destroy(f->dev);
-	sim_destroy(f->s);
+	t_data_unmount(&f->m);
 }
 
 /* Dirty data is written back by the flusher only once it is older than
@@ -132,7 +128,7 @@ static void test_writeback_expiry(void)
 	fx x;
 	fx_open(&x, "nvme-dc", &o, 1, 50);
 	sim *s = x.s;
-	dfs *fs = &x.fs;
+	dfs *fs = x.fs;
 	dinode *d = x.d;
 	CHECK_EQ(d->io.nrecords, 50); /* holes keep the extents apart */
 	CHECK_EQ(d->delalloc_bytes, 50 * PG);
@@ -142,7 +138,7 @@ static void test_writeback_expiry(void)
 	CHECK_EQ(d->pc.dirty, 50); /* 1 s tick: not expired */
 	sim_run(s, 1000000, 3500 * NS_PER_MS);
 	CHECK_EQ(d->pc.dirty, 0);
-	CHECK_EQ(vd_nfe(d), 50);
+	CHECK_EQ(t_data_items(d), 50);
 	CHECK_EQ(d->delalloc_bytes, 0);
 	CHECK_EQ(vd_outstanding(d), 0);
 	CHECK_EQ(d->io.nrecords, 0);
@@ -168,7 +164,7 @@ static uint64_t flushed_dirty_at(simtime_t jiffy, simtime_t until)
 	fx x;
 	fx_open(&x, "ideal", &o, 1, 50);
 	sim *s = x.s;
-	dfs *fs = &x.fs;
+	dfs *fs = x.fs;
 	dinode *d = x.d;
 	dfs_start_flusher(fs);
 	sim_run(s, 10000000, until);
@@ -196,13 +192,13 @@ static uint64_t hole_records_after_read(int p1, uint64_t *records_ahead)
 	fx x;
 	fx_open(&x, "ideal", &o, p1, 4096);
 	sim *s = x.s;
-	dfs *fs = &x.fs;
+	dfs *fs = x.fs;
 	dinode *d = x.d;
 	task *t = x.t;
 	vd_writeback_start(d, 1);
 	sim_run(s, 10000000, SIMTIME_MAX);
 	CHECK(vd_clean(d));
-	dfs_remount(fs);
+	t_data_remount(&x.m, t);
 	CHECK_EQ(d->pc.present, 0);
 	dfile f;
 	dfile_open(&f, d, 1);
@@ -261,18 +257,18 @@ static void test_fsync_truncate(void)
 	sim_run(s, 1000000, SIMTIME_MAX);
 	t->clock = sim_now(s);
 	CHECK_EQ(vd_fsync(d, t), 0);
-	CHECK_EQ(vd_nfe(d), 10);
+	CHECK_EQ(t_data_items(d), 10);
 	CHECK_EQ(d->nbytes, 10 * PG);
 	/* a truncate inside the data: items past it go */
 	CHECK_EQ(vd_truncate(d, t, 9 * PG), 0);
-	CHECK_EQ(vd_nfe(d), 5);
+	CHECK_EQ(t_data_items(d), 5);
 	CHECK_EQ(d->nbytes, 5 * PG);
 	CHECK_EQ(d->i_size, 9 * PG);
 	CHECK_EQ(vd_em_r(d)->n, 5 + 4); /* data and hole maps below the new end */
 	/* growing makes a hole */
 	CHECK_EQ(vd_truncate(d, t, 100 * PG), 0);
 	CHECK_EQ(d->i_size, 100 * PG);
-	CHECK_EQ(vd_nfe(d), 5);
+	CHECK_EQ(t_data_items(d), 5);
 	CHECK_EQ(vd_check(d), 0);
 	fx_close(&x);
 }

@@ -8,11 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bdev.h"
-#include "lab.h"
 #include "pagecache.h"
 #include "t.h"
-#include "vfs_data.h"
+#include "t_data.h"
 
 #define PG 4096ull
 
@@ -23,7 +21,7 @@ static int idle_step(sim *s, task *t)
 	return TASK_BLOCKED;
 }
 
-/* The stand-alone file system's kernel: 6.1, with or without 1/9 */
+/* The file system's kernel: 6.1, with or without 1/9 */
 static patchset kernel_p1(int p1)
 {
 	patchset ps;
@@ -60,9 +58,9 @@ static uint64_t read_all(dfs *fs, dinode *d, task *t, uint64_t npages)
 			t->clock = sim_now(fs->s);
 		}
 		int inflight = 0;
-		dfs_inodes_compact(fs);
+		dinode *const *in = dfs_inodes(fs);
 		for (int k = 0; k < fs->ninodes; k++)
-			inflight += fs->inodes[k]->reads != NULL;
+			inflight += in[k]->reads != NULL;
 		if (!inflight && fs->pcg.cached > peak)
 			peak = fs->pcg.cached;
 	}
@@ -85,63 +83,59 @@ static void fill(dfs *fs, dinode *d, task *t, uint64_t n)
  * evicted is a miss (and a device read) the next time. */
 static void test_eviction(void)
 {
-	sim *s = sim_create(1, 0);
-	bdev *dev;
-	bdev_create(s, "nvme-dc", &dev);
-	dfs fs;
 	data_opts o = opts(256 * PG, 1ull << 40);
 	patchset kernel = kernel_p1(1);
-	dfs_init(&fs, s, dev, &o, &kernel);
+	t_data m;
+	t_data_mount(&m, 1, "nvme-dc", &kernel, &o);
+	sim *s = m.s;
+	dfs *fs = m.fs;
 	dinode *a, *b;
-	dfs_inode_new(&fs, &a);
-	dfs_inode_new(&fs, &b);
+	a = t_data_file(&m);
+	b = t_data_file(&m);
 	task *t = task_spawn(s, "user", idle_step, NULL, 0);
 	sim_run(s, 10, SIMTIME_MAX);
-	fill(&fs, a, t, 200);
-	fill(&fs, b, t, 200);
-	CHECK_EQ(fs.pcg.cached, a->pc.present + b->pc.present);
-	dfs_remount(&fs);
-	CHECK_EQ(fs.pcg.cached, 0);
-	CHECK_EQ(fs.pcg.dirty + fs.pcg.writeback, 0);
+	fill(fs, a, t, 200);
+	fill(fs, b, t, 200);
+	CHECK_EQ(fs->pcg.cached, a->pc.present + b->pc.present);
+	t_data_remount(&m, t);
+	CHECK_EQ(fs->pcg.cached, 0);
+	CHECK_EQ(fs->pcg.dirty + fs->pcg.writeback, 0);
 	/* (b's writes evicted clean pages of a already; count from here) */
-	uint64_t ev0 = fs.pages_evicted;
+	uint64_t ev0 = fs->pages_evicted;
 	int64_t cv0 = sim_counter(s, "pages_evicted");
 	CHECK(ev0 > 0);
 
 	/* a fits; then b pushes a's pages out, not its own */
-	uint64_t peak = read_all(&fs, a, t, 200);
+	uint64_t peak = read_all(fs, a, t, 200);
 	CHECK_EQ(peak, 200);
-	CHECK_EQ(fs.pages_evicted, ev0);
-	peak = read_all(&fs, b, t, 200);
+	CHECK_EQ(fs->pages_evicted, ev0);
+	peak = read_all(fs, b, t, 200);
 	CHECK(peak <= 256);
-	CHECK_EQ(fs.pcg.cached, 256);
+	CHECK_EQ(fs->pcg.cached, 256);
 	CHECK_EQ(b->pc.present, 200);
 	CHECK_EQ(a->pc.present, 56);
-	CHECK_EQ(fs.pages_evicted - ev0, 144);
+	CHECK_EQ(fs->pages_evicted - ev0, 144);
 	CHECK_EQ(sim_counter(s, "pages_evicted") - cv0, 144);
 	/* the lowest pages of a went: page 0 is a miss and a device read */
 	CHECK(!(pc_flags(&a->pc, 0) & PG_PRESENT));
 	CHECK(pc_flags(&a->pc, 199) & PG_PRESENT);
-	uint64_t misses = fs.cache_misses, reads = fs.data_reads;
-	read_all(&fs, a, t, 1);
-	CHECK_EQ(fs.cache_misses, misses + 1);
-	CHECK(fs.data_reads > reads);
+	uint64_t misses = fs->cache_misses, reads = fs->data_reads;
+	read_all(fs, a, t, 1);
+	CHECK_EQ(fs->cache_misses, misses + 1);
+	CHECK(fs->data_reads > reads);
 	/* now b is the least recently used: its pages make the room */
-	CHECK(fs.pcg.cached <= 256);
+	CHECK(fs->pcg.cached <= 256);
 	CHECK(b->pc.present < 200);
 	CHECK(pc_flags(&a->pc, 0) & PG_PRESENT);
 	/* a hit on a cached page reads nothing */
-	misses = fs.cache_misses;
-	reads = fs.data_reads;
-	read_all(&fs, a, t, 1);
-	CHECK_EQ(fs.cache_misses, misses);
-	CHECK_EQ(fs.data_reads, reads);
+	misses = fs->cache_misses;
+	reads = fs->data_reads;
+	read_all(fs, a, t, 1);
+	CHECK_EQ(fs->cache_misses, misses);
+	CHECK_EQ(fs->data_reads, reads);
 	CHECK_EQ(vd_check(a), 0);
 	CHECK_EQ(vd_check(b), 0);
-	dfs_destroy(&fs);
-	CHECK_EQ(fs.pcg.cached, 0);
-	bdev_destroy(dev);
-	sim_destroy(s);
+	t_data_unmount(&m);
 }
 
 /* Before patch 1/9 a hole page read leaves an UPTODATE record; evicting
@@ -150,15 +144,14 @@ static void test_eviction(void)
  * (data at even pages) with a cache of ram_pages (0: no limit). */
 static uint64_t uptodate_records(uint64_t ram_pages)
 {
-	sim *s = sim_create(1, 0);
-	bdev *dev;
-	bdev_create(s, "nvme-dc", &dev);
-	dfs fs;
 	data_opts o = opts(ram_pages * PG, 1ull << 40);
 	patchset kernel = kernel_p1(0);
-	dfs_init(&fs, s, dev, &o, &kernel);
+	t_data m;
+	t_data_mount(&m, 1, "nvme-dc", &kernel, &o);
+	sim *s = m.s;
+	dfs *fs = m.fs;
 	dinode *d;
-	dfs_inode_new(&fs, &d);
+	d = t_data_file(&m);
 	task *t = task_spawn(s, "user", idle_step, NULL, 0);
 	sim_run(s, 10, SIMTIME_MAX);
 	for (uint64_t i = 0; i < 200; i++)
@@ -166,15 +159,13 @@ static uint64_t uptodate_records(uint64_t ram_pages)
 	vd_writeback_start(d, 1);
 	sim_run(s, 10000000, SIMTIME_MAX);
 	t->clock = sim_now(s);
-	dfs_remount(&fs);
-	read_all(&fs, d, t, 399);
+	t_data_remount(&m, t);
+	read_all(fs, d, t, 399);
 	sim_run(s, 10000000, SIMTIME_MAX);
 	uint64_t n = d->io.recs_with[3];
 	CHECK_EQ(eio_check(&d->io), 0);
-	CHECK(!ram_pages || fs.pcg.cached <= ram_pages);
-	dfs_destroy(&fs);
-	bdev_destroy(dev);
-	sim_destroy(s);
+	CHECK(!ram_pages || fs->pcg.cached <= ram_pages);
+	t_data_unmount(&m);
 	return n;
 }
 
@@ -192,36 +183,33 @@ static void test_evict_io_tree(void)
  * limit until writeback makes them clean. */
 static void test_dirty_not_evicted(void)
 {
-	sim *s = sim_create(1, 0);
-	bdev *dev;
-	bdev_create(s, "nvme-dc", &dev);
-	dfs fs;
 	data_opts o = opts(64 * PG, 1ull << 40);
 	patchset kernel = kernel_p1(1);
-	dfs_init(&fs, s, dev, &o, &kernel);
+	t_data m;
+	t_data_mount(&m, 1, "nvme-dc", &kernel, &o);
+	sim *s = m.s;
+	dfs *fs = m.fs;
 	dinode *d;
-	dfs_inode_new(&fs, &d);
+	d = t_data_file(&m);
 	task *t = task_spawn(s, "user", idle_step, NULL, 0);
 	sim_run(s, 10, SIMTIME_MAX);
 	for (uint64_t i = 0; i < 100; i++)
 		vd_write(d, t, i * PG, PG);
-	CHECK_EQ(fs.pcg.cached, 100);
-	CHECK_EQ(fs.pcg.dirty, 100);
-	CHECK_EQ(fs.pages_evicted, 0);
+	CHECK_EQ(fs->pcg.cached, 100);
+	CHECK_EQ(fs->pcg.dirty, 100);
+	CHECK_EQ(fs->pages_evicted, 0);
 	vd_writeback_start(d, 1);
 	sim_run(s, 10000000, SIMTIME_MAX);
-	CHECK_EQ(fs.pcg.dirty + fs.pcg.writeback, 0);
+	CHECK_EQ(fs->pcg.dirty + fs->pcg.writeback, 0);
 	t->clock = sim_now(s);
 	/* the next write's shrink evicts the clean ones, lowest first */
 	vd_write(d, t, 100 * PG, PG);
-	CHECK_EQ(fs.pcg.cached, 64);
-	CHECK_EQ(fs.pages_evicted, 37);
+	CHECK_EQ(fs->pcg.cached, 64);
+	CHECK_EQ(fs->pages_evicted, 37);
 	CHECK(!(pc_flags(&d->pc, 36) & PG_PRESENT));
 	CHECK(pc_flags(&d->pc, 37) & PG_PRESENT);
 	CHECK(pc_flags(&d->pc, 100) & PG_DIRTY);
-	dfs_destroy(&fs);
-	bdev_destroy(dev);
-	sim_destroy(s);
+	t_data_unmount(&m);
 }
 
 /* A writer of n pages, one per step, parking when vd_write says so. */
@@ -268,26 +256,23 @@ static int writer_step(sim *s, task *t)
 /* Run a writer of n pages against ram / dirty limits; fills *w. */
 static void run_writer(uint64_t ram, uint64_t dirty, uint64_t n, writer *w, dfs *out)
 {
-	sim *s = sim_create(1, 0);
-	bdev *dev;
-	bdev_create(s, "nvme-dc", &dev);
-	dfs fs;
 	data_opts o = opts(ram, dirty);
 	patchset kernel = kernel_p1(1);
-	dfs_init(&fs, s, dev, &o, &kernel);
+	t_data m;
+	t_data_mount(&m, 1, "nvme-dc", &kernel, &o);
+	sim *s = m.s;
+	dfs *fs = m.fs;
 	memset(w, 0, sizeof(*w));
-	dfs_inode_new(&fs, &w->d);
+	w->d = t_data_file(&m);
 	w->n = n;
 	task_spawn(s, "writer", writer_step, w, 0);
 	sim_run(s, 100000000, SIMTIME_MAX);
 	CHECK_EQ(w->next, n);
 	CHECK_EQ(vd_check(w->d), 0);
-	*out = fs;
-	out->inodes = NULL; /* freed below */
+	*out = *fs;
+	out->inode_arr = NULL; /* freed below */
 	out->ninodes = 0;
-	dfs_destroy(&fs);
-	bdev_destroy(dev);
-	sim_destroy(s);
+	t_data_unmount(&m);
 }
 
 /* Past dirty_ratio the writer parks until writeback completions bring
@@ -337,26 +322,23 @@ static void test_below_limits(void)
 	uint64_t miss[2], evicted[2];
 	simtime_t end[2];
 	for (int k = 0; k < 2; k++) {
-		sim *s = sim_create(1, 0);
-		bdev *dev;
-		bdev_create(s, "nvme-dc", &dev);
-		dfs fs;
 		data_opts o = opts(k ? 8192 * PG : 0, 0);
 		patchset kernel = kernel_p1(1);
-	dfs_init(&fs, s, dev, &o, &kernel);
+		t_data m;
+		t_data_mount(&m, 1, "nvme-dc", &kernel, &o);
+		sim *s = m.s;
+		dfs *fs = m.fs;
 		dinode *d;
-		dfs_inode_new(&fs, &d);
+		d = t_data_file(&m);
 		task *t = task_spawn(s, "user", idle_step, NULL, 0);
 		sim_run(s, 10, SIMTIME_MAX);
-		fill(&fs, d, t, 1000);
-		dfs_remount(&fs);
-		read_all(&fs, d, t, 1000);
-		miss[k] = fs.cache_misses;
-		evicted[k] = fs.pages_evicted;
+		fill(fs, d, t, 1000);
+		t_data_remount(&m, t);
+		read_all(fs, d, t, 1000);
+		miss[k] = fs->cache_misses;
+		evicted[k] = fs->pages_evicted;
 		end[k] = t->clock;
-		dfs_destroy(&fs);
-		bdev_destroy(dev);
-		sim_destroy(s);
+		t_data_unmount(&m);
 	}
 	CHECK_EQ(miss[0], miss[1]);
 	CHECK_EQ(evicted[1], 0);
@@ -367,17 +349,16 @@ static void test_below_limits(void)
  * writes the oldest dirty inode back itself before returning. */
 static void test_throttle_sync(void)
 {
-	sim *s = sim_create(1, 0);
-	bdev *dev;
-	bdev_create(s, "nvme-dc", &dev);
-	dfs fs;
 	data_opts o = opts(1024 * PG, 0);
 	patchset kernel = kernel_p1(1);
-	dfs_init(&fs, s, dev, &o, &kernel);
-	fs.sync_io = 1;
+	t_data m;
+	t_data_mount(&m, 1, "nvme-dc", &kernel, &o);
+	sim *s = m.s;
+	dfs *fs = m.fs;
+	fs->sync_io = 1;
 	dinode *a, *b;
-	dfs_inode_new(&fs, &a);
-	dfs_inode_new(&fs, &b);
+	a = t_data_file(&m);
+	b = t_data_file(&m);
 	task *t = task_spawn(s, "user", idle_step, NULL, 0);
 	sim_run(s, 10, SIMTIME_MAX);
 	for (uint64_t i = 0; i < 150; i++)
@@ -387,23 +368,21 @@ static void test_throttle_sync(void)
 	int bad = 0;
 	for (uint64_t i = 0; i < 300; i++) {
 		bad += vd_write(b, t, i * PG, PG) != 0;
-		uint64_t p = fs.pcg.dirty + fs.pcg.writeback;
+		uint64_t p = fs->pcg.dirty + fs->pcg.writeback;
 		if (p > peak)
 			peak = p;
 	}
 	CHECK_EQ(bad, 0);
-	CHECK(fs.throttled >= 1);
-	CHECK(fs.throttle_ns > 0);
+	CHECK(fs->throttled >= 1);
+	CHECK(fs->throttle_ns > 0);
 	CHECK(peak <= 204);
 	/* a, dirtied first, was written back first and completely */
 	CHECK_EQ(a->pc.dirty, 0);
-	CHECK_EQ(vd_nfe(a), 1);
+	CHECK_EQ(t_data_items(a), 1);
 	CHECK(sim_counter(s, "dirty_throttle_ns") > 0);
 	CHECK_EQ(vd_check(a), 0);
 	CHECK_EQ(vd_check(b), 0);
-	dfs_destroy(&fs);
-	bdev_destroy(dev);
-	sim_destroy(s);
+	t_data_unmount(&m);
 }
 
 int main(void)

@@ -188,7 +188,7 @@ static void test_reachable(void)
 
 /* ------------------------------------------------ kernels, as documented */
 
-/* README.md "Patches and kernels" lists each kernel's patches; so does
+/* README.md, "Where is patch X?", lists each kernel's patches; so does
  * this table (what base adds to, plus its own). */
 static const struct {
 	const char *name;

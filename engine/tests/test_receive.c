@@ -16,6 +16,7 @@
 #include "sim.h"
 #include "t.h"
 #include "t_lab.h"
+#include "variation.h"
 
 /* The seed's files: before, each waits for its tail page and ends in two
  * extents; after, none waits and each is one extent. 4097 bytes is the
@@ -23,7 +24,10 @@
 static void test_unaligned(const char *size)
 {
 	char p[128];
-	snprintf(p, sizeof p, "files_per_writer=300\nwriters=3\nfile_bytes=%s", size);
+	/* one build speed for both kernels (cpu_build off): the commands the
+	 * patch does not touch then cost the same in both */
+	snprintf(p, sizeof p, "files_per_writer=300\nwriters=3\nfile_bytes=%s\nvariation=-cpu_build",
+		 size);
 	t_res b = t_run("receive", "before", p, 3);
 	t_res a = t_run("receive", "after", p, 3);
 	CHECK_EQ(t_metric(&b, "files"), 300);
@@ -52,14 +56,17 @@ static void test_unaligned(const char *size)
 }
 
 /* The controls: a page-aligned size has an empty wait range, so the two
- * kernels do exactly the same; a tiny file's tail becomes an inline
- * extent with no IO. */
+ * kernels do exactly the same on builds of one speed (cpu_build off: with
+ * it on, before and after are two builds whose CPU work differs by their
+ * levels, a few percent); a tiny file's tail becomes an inline extent
+ * with no IO. */
 static void test_controls(void)
 {
 	const char *sizes[] = { "8192", "4096", "65536" };
 	for (int i = 0; i < 3; i++) {
 		char p[128];
-		snprintf(p, sizeof p, "files_per_writer=200\nwriters=2\nfile_bytes=%s", sizes[i]);
+		snprintf(p, sizeof p, "files_per_writer=200\nwriters=2\nfile_bytes=%s\nvariation=-cpu_build",
+			 sizes[i]);
 		t_res b = t_run("receive", "before", p, 4);
 		t_res a = t_run("receive", "after", p, 4);
 		for (int k = 0; k < b.e->nmetrics; k++)
@@ -79,17 +86,21 @@ static void test_controls(void)
 }
 
 /* Linear in the number of files: the extra time per file is the same at
- * 150 and 600 files. */
+ * 150 and 600 files (on builds of one speed: the patch's own effect). */
 static void test_linear(void)
 {
 	double per[2];
-	const char *p[2] = { "files_per_writer=150\nwriters=2", "files_per_writer=600\nwriters=2" };
+	const char *p[2] = { "files_per_writer=150\nwriters=2\nvariation=-cpu_build",
+			     "files_per_writer=600\nwriters=2\nvariation=-cpu_build" };
 	for (int i = 0; i < 2; i++) {
 		t_res b = t_run("receive", "before", p[i], 5);
 		t_res a = t_run("receive", "after", p[i], 5);
 		per[i] = (t_metric(&b, "receive_s") - t_metric(&a, "receive_s")) / t_metric(&b, "files");
 	}
-	CHECK_NEAR(per[1], per[0], 0.02);
+	/* within 5%: the transaction kthread's and the flusher's ticks fall
+	 * differently at each size (variation off: 0.455, 0.474 and 0.465 ms
+	 * a file at 150, 600 and 1200 files) */
+	CHECK_NEAR(per[1], per[0], 0.05);
 }
 
 /* Same seed, same result; the writer count changes the source (files
@@ -177,32 +188,50 @@ static void test_vm_profile(void)
 }
 
 /*
- * Run to run: over 20 random seeds (every source of variation at its
- * default, variation.def) the receive before the patch spreads several
- * times more than after it, as the seed's 5 runs did (sd 2.53 s vs
- * 0.32 s): before, 20,000 synchronous writes each carry the device's
- * luck (and the run's device level); after, the receive waits for no IO.
- * At a tenth of the seed's files, to keep the test short.
+ * Run to run: over 20 seeds the receive before the patch spreads more
+ * than after it, as the seed's 5 runs did (sd 2.53 s vs 0.32 s): before,
+ * 20,000 synchronous writes each carry the run's device state (the host
+ * drive's level, variation.def device_state); after, the receive waits
+ * for no IO. With one build for every seed (cpu_build off, as the seed's
+ * 5 runs of one kernel) the after's spread is near nothing and the
+ * before's many times it; with every source on, each seed is two new
+ * builds and both move with their CPU levels, the before more. At a tenth
+ * of the seed's files, to keep the test short.
  */
-static void test_spread(void)
+static void spread_sd(const char *params, double sd[2], double mean[2])
 {
 	enum { N = 20 };
-	double sd[2];
 	const char *v[2] = { "before", "after" };
 	for (int k = 0; k < 2; k++) {
-		double x[N], mean = 0, var = 0;
+		double x[N], m = 0, var = 0;
 		for (int i = 0; i < N; i++) {
-			t_res r = t_run("receive", v[k], "scale=0.1", (uint32_t)i + 1);
+			t_res r = t_run("receive", v[k], params, (uint32_t)i + 1);
 			x[i] = t_metric(&r, "receive_s");
-			mean += x[i] / N;
+			m += x[i] / N;
 		}
 		for (int i = 0; i < N; i++)
-			var += (x[i] - mean) * (x[i] - mean) / (N - 1);
+			var += (x[i] - m) * (x[i] - m) / (N - 1);
 		sd[k] = var > 0 ? dm_pow(var, 0.5) : 0;
-		fprintf(stderr, "20 seeds, 2,000 files, %s: mean %.4f s, sd %.4f s\n", v[k], mean, sd[k]);
+		mean[k] = m;
+		fprintf(stderr, "20 seeds, 2,000 files, %s (%s): mean %.4f s, sd %.4f s\n", v[k],
+			params, m, sd[k]);
 	}
-	CHECK(sd[0] > 0);
-	CHECK(sd[0] > 3 * sd[1]);
+}
+
+static void test_spread(void)
+{
+	double sd[2], mean[2];
+	spread_sd("scale=0.1\nvariation=-cpu_build", sd, mean);
+	CHECK(sd[0] > 10 * sd[1]);
+	/* the before's spread is its device time's: ~0.45 ms a tail write,
+	 * 0.37 ms of it the host drive's, at the drive's write sigma */
+	double rd, wr;
+	CHECK(var_device_sigma("consumer-ssd", &rd, &wr));
+	double dev_s = 2000 * 0.37e-3;
+	CHECK(sd[0] > 0.4 * wr * dev_s && sd[0] < 2.5 * wr * dev_s);
+	spread_sd("scale=0.1", sd, mean);
+	CHECK(sd[0] > sd[1] && sd[1] > 0);
+	CHECK(sd[1] / mean[1] < 0.06); /* the build level's 2.5% */
 }
 
 int main(void)

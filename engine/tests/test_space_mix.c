@@ -82,9 +82,9 @@ static void check_holdings(env *e)
 {
 	dfs *df = vio_dfs(e->fs);
 	int bad = 0;
-	dfs_inodes_compact(df);
+	dinode *const *in = dfs_inodes(df);
 	for (int i = 0; i < df->ninodes; i++) {
-		const dinode *d = df->inodes[i];
+		const dinode *d = in[i];
 		if (!d->sp_gone && (d->sp_data_held != d->delalloc_bytes || d->sp_pending))
 			bad++;
 	}

@@ -132,9 +132,45 @@ static void test_snapshot(void)
 	lab_close(r);
 }
 
+/* What writes delalloc back while the creation loop runs, besides the
+ * flusher's expiry: each 4 KiB range between holes is its own outstanding
+ * extent holding 256 KiB of metadata reservation, so on a small device the
+ * loop reaches the overcommit limit and reclaim flushes delalloc (its
+ * pwrites wait on tickets); and with little memory the background
+ * threshold writes back before the expiry does. */
+static void test_creation_writeback(void)
+{
+	/* no expiry in reach: 1024 ranges, each holding 256 KiB */
+	t_res a = t_run("sparse-cp", "after", "file_mib=8\nstate=delalloc\ndirty_expire_s=3600", 1);
+	CHECK_EQ(t_metric(&a, "delalloc_extents_at_cp"), 1024);
+	CHECK_NEAR(t_metric(&a, "meta_reserved_mib_at_cp"), 1024 * 0.25, 0.01);
+	CHECK_EQ(t_metric(&a, "creation_ticket_waits"), 0);
+	/* a 2 GiB device: 8192 ranges would hold 2 GiB, the limit is far
+	 * lower: tickets, reclaim flushing */
+	t_res s2 = t_run("sparse-cp", "after", "file_mib=64\nstate=delalloc\ndirty_expire_s=3600\nfs_gib=2", 1);
+	t_res big = t_run("sparse-cp", "after", "file_mib=64\nstate=delalloc\ndirty_expire_s=3600", 1);
+	fprintf(stderr, "64 MiB, no expiry: delalloc at cp %.0f extents (%.0f MiB reserved) on 256 GiB, "
+		"%.0f (%.0f MiB, %.0f ticket waits, %.0f flushes) on 2 GiB\n",
+		t_metric(&big, "delalloc_extents_at_cp"), t_metric(&big, "meta_reserved_mib_at_cp"),
+		t_metric(&s2, "delalloc_extents_at_cp"), t_metric(&s2, "meta_reserved_mib_at_cp"),
+		t_metric(&s2, "creation_ticket_waits"), t_metric(&s2, "flushes"));
+	CHECK_EQ(t_metric(&big, "delalloc_extents_at_cp"), 8192);
+	CHECK_EQ(t_metric(&big, "creation_ticket_waits"), 0);
+	CHECK(t_metric(&s2, "creation_ticket_waits") > 0);
+	CHECK(t_metric(&s2, "flushes") > 0);
+	CHECK(t_metric(&s2, "delalloc_extents_at_cp") < 0.5 * 8192);
+	CHECK(t_metric(&s2, "meta_reserved_mib_at_cp") < 0.5 * t_metric(&big, "meta_reserved_mib_at_cp"));
+	/* 512 MiB of RAM: the background threshold (~49 MiB of dirty pages)
+	 * writes the file back long before all 32768 ranges are written */
+	t_res lo = t_run("sparse-cp", "after", "file_mib=256\nstate=delalloc\ndirty_expire_s=3600\nram_gib=0.5", 1);
+	CHECK(t_metric(&lo, "flushes") > 0);
+	CHECK(t_metric(&lo, "delalloc_extents_at_cp") < 32768 / 2);
+}
+
 int main(void)
 {
 	test_snapshot();
+	test_creation_writeback();
 	test_published_rows();
 	test_cold_gain_is_patch_1();
 	test_shapes();

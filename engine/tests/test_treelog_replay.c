@@ -1,6 +1,7 @@
 /* test_treelog_replay.c - the log tree after a power cut: a small fsync
  * sequence on a real file system (creates, writes, fsyncs of files and
- * directories, unlinks, a truncate, a commit), the power cut at every
+ * directories, unlinks, a truncate, a commit, fsyncs below directories
+ * made in the same transaction), the power cut at every
  * step, the log replayed over the committed tree (treelog_replay), and
  * the mounted result compared with what the sequence made durable: every
  * fsynced file whole, nothing that was neither fsynced nor committed. */
@@ -17,7 +18,7 @@
 #include "vfs.h"
 #include "vfs_io.h"
 
-#define NF 8
+#define NF 28
 
 /* What the sequence made durable for one name: present or not, and the
  * file's size and extents as the last fsync or commit saw them. */
@@ -25,6 +26,7 @@ typedef struct durable {
 	const char *name;
 	uint64_t dir;          /* the directory's ino */
 	struct inode *in;      /* live inode (NULL: unlinked) */
+	uint64_t ino;          /* its inode number */
 	int present;           /* durable: the name exists */
 	uint64_t size, hash;   /* durable: its size and extents */
 	int isdir;
@@ -101,18 +103,53 @@ static void cut(world *w)
 	/* every inode the mount finds has a name or is the top directory */
 	for (int i = 0; i < im.ninodes; i++)
 		CHECK(im.inodes[i].nlink > 0 || im.inodes[i].ino == BTRFS_FIRST_FREE_OBJECTID);
+	/* the partial replay agrees with it on its scope: for the log's
+	 * inodes alone, with the files of the sequence asked for (the
+	 * directories above them come in as the names lead there), and with
+	 * every name of the sequence */
+	uint64_t want[NF];
+	int nwant = 0, nfiles = 0;
+	for (int i = 0; i < w->nf; i++)
+		if (w->f[i].ino && !w->f[i].isdir)
+			want[nwant++] = w->f[i].ino;
+	nfiles = nwant;
+	for (int i = 0; i < w->nf; i++)
+		if (w->f[i].ino && w->f[i].isdir)
+			want[nwant++] = w->f[i].ino;
+	for (int pass = 0; pass < 3; pass++) {
+		tl_image part;
+		uint64_t where = 0;
+		int n = pass == 0 ? 0 : pass == 1 ? nfiles : nwant;
+		CHECK_EQ(treelog_replay_some(w->tl, w->root, want, n, &part), 0);
+		int agree = tl_image_agree(&im, &part, &where);
+		if (!agree)
+			fprintf(stderr, "step %d: partial replay differs at inode %llu\n", w->step,
+				(unsigned long long)where);
+		CHECK(agree);
+		CHECK_EQ(part.replayed, im.replayed);
+		/* what was asked for is in its scope, and so are the
+		 * directories above (here: the top one, once anything is) */
+		for (int i = 0; i < n; i++) {
+			int in = 0;
+			for (int k = 0; k < part.nscope; k++)
+				in |= part.scope[k] == want[i];
+			CHECK(in);
+		}
+		tl_image_free(&part);
+	}
 	tl_image_free(&im);
 }
 
-/* fsync(2) on t, to the end: the data, then the log. */
-static int do_fsync(world *w, task *t, struct inode *in, tl_fsync *f)
+/* fsync(2) on t, to the end: the data, then the log (with parent: the
+ * parent directory logged too). */
+static int do_fsync_parent(world *w, task *t, struct inode *in, struct inode *parent, tl_fsync *f)
 {
 	if ((in->mode & S_IFMT_) == S_IFREG_) {
 		int r = vio_fsync(w->fs, t, in);
 		if (r)
 			return r < 0 ? r : LAB_ESTATE;
 	}
-	CHECK_EQ(treelog_fsync_init(f, w->root, in, 0), 0);
+	CHECK_EQ(treelog_fsync_init_parent(f, w->root, in, 0, parent), 0);
 	int r;
 	do
 		r = treelog_fsync_step(w->tl, t, f);
@@ -122,6 +159,11 @@ static int do_fsync(world *w, task *t, struct inode *in, tl_fsync *f)
 	return r < 0 ? r : f->error;
 }
 
+static int do_fsync(world *w, task *t, struct inode *in, tl_fsync *f)
+{
+	return do_fsync_parent(w, t, in, NULL, f);
+}
+
 static durable *add(world *w, const char *name, uint64_t dir, struct inode *in, int isdir)
 {
 	durable *d = &w->f[w->nf++];
@@ -129,6 +171,7 @@ static durable *add(world *w, const char *name, uint64_t dir, struct inode *in, 
 	d->name = name;
 	d->dir = dir;
 	d->in = in;
+	d->ino = in ? in->ino : 0;
 	d->isdir = isdir;
 	return d;
 }
@@ -232,6 +275,107 @@ static int script_step(sim *s, task *t)
 		r = do_fsync(w, t, fs_inode_get(w->root, top), &f);
 		make_durable(w, find(w, "b"));
 		break;
+	case 15: /* new directories p/q, p/r and s, a file s/h: none logged */
+		r = vfs_mkdir(w->fs, t, w->root, top, "p", &in);
+		add(w, "p", top, in, 1);
+		if (!r)
+			r = vfs_mkdir(w->fs, t, w->root, find(w, "p")->in->ino, "q", &in);
+		if (!r)
+			add(w, "q", find(w, "p")->in->ino, in, 1);
+		if (!r)
+			r = vfs_mkdir(w->fs, t, w->root, find(w, "p")->in->ino, "r", &in);
+		if (!r)
+			add(w, "r", find(w, "p")->in->ino, in, 1);
+		if (!r)
+			r = vfs_mkdir(w->fs, t, w->root, top, "s", &in);
+		if (!r)
+			add(w, "s", top, in, 1);
+		if (!r)
+			r = vfs_create(w->fs, t, w->root, find(w, "s")->in->ino, "h", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 8000);
+		if (!r)
+			add(w, "h", find(w, "s")->in->ino, in, 0);
+		break;
+	case 16: /* fsync(q): p, made in this transaction above it, is logged
+		  * with its name (log_all_new_ancestors) and comes back with
+		  * q; r and s, logged by nobody, do not */
+		r = do_fsync(w, t, find(w, "q")->in, &f);
+		make_durable(w, find(w, "q"));
+		make_durable(w, find(w, "p"));
+		break;
+	case 17: /* fsync(h): its new directory s comes back with it */
+		r = do_fsync(w, t, find(w, "h")->in, &f);
+		make_durable(w, find(w, "h"));
+		make_durable(w, find(w, "s"));
+		break;
+	case 18: /* x/y made and committed */
+		r = vfs_mkdir(w->fs, t, w->root, top, "x", &in);
+		add(w, "x", top, in, 1);
+		if (!r)
+			r = vfs_create(w->fs, t, w->root, find(w, "x")->in->ino, "y", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 6000);
+		if (!r)
+			add(w, "y", find(w, "x")->in->ino, in, 0);
+		if (!r)
+			r = vio_sync(w->fs, t);
+		if (!r)
+			r = fs_commit(w->fs, t);
+		for (int i = 0; i < w->nf; i++)
+			make_durable(w, &w->f[i]);
+		break;
+	case 19: /* y unlinked, x removed, the top directory fsynced: its
+		  * logged range drops x, and y's committed name goes with x
+		  * (the link counts' cascade) */
+		r = vfs_unlink(w->fs, t, w->root, find(w, "x")->in->ino, "y");
+		find(w, "y")->in = NULL;
+		if (!r)
+			r = vfs_rmdir(w->fs, t, w->root, top, "x");
+		find(w, "x")->in = NULL;
+		if (!r)
+			r = do_fsync(w, t, fs_inode_get(w->root, top), &f);
+		make_durable(w, find(w, "x"));
+		make_durable(w, find(w, "y"));
+		break;
+	case 20: /* a new directory u, a file v in it, fsync(v) logging u as
+		  * its parent: u is logged with its name (the parent pass
+		  * copies its ref), so v has a path after a cut */
+		r = vfs_mkdir(w->fs, t, w->root, top, "u", &in);
+		add(w, "u", top, in, 1);
+		if (!r)
+			r = vfs_create(w->fs, t, w->root, find(w, "u")->in->ino, "v", 0644, &in);
+		if (!r)
+			r = vio_write(w->fs, t, in, 0, 9000);
+		if (!r)
+			add(w, "v", find(w, "u")->in->ino, in, 0);
+		if (!r)
+			r = do_fsync_parent(w, t, in, find(w, "u")->in, &f);
+		make_durable(w, find(w, "u"));
+		make_durable(w, find(w, "v"));
+		break;
+	case 21: /* u renamed into a new directory wd as u2: until the log is
+		  * synced again a cut finds the old name */
+		r = vfs_mkdir(w->fs, t, w->root, top, "wd", &in);
+		add(w, "wd", top, in, 1);
+		if (!r)
+			r = vfs_rename(w->fs, t, w->root, top, "u", find(w, "wd")->in->ino, "u2");
+		if (!r)
+			add(w, "u2", find(w, "wd")->in->ino, find(w, "u")->in, 1);
+		find(w, "u")->in = NULL;
+		break;
+	case 22: /* another file's fsync syncs the log: u's new name went
+		  * into it at the rename (btrfs_log_new_name) with wd, made
+		  * in this transaction above it; v keeps its path */
+		r = vfs_create(w->fs, t, w->root, top, "z", 0644, &in);
+		d = add(w, "z", top, in, 0);
+		if (!r)
+			r = do_fsync(w, t, in, &f);
+		make_durable(w, d);
+		make_durable(w, find(w, "u"));
+		make_durable(w, find(w, "u2"));
+		make_durable(w, find(w, "wd"));
+		break;
 	default:
 		return TASK_DONE;
 	}
@@ -270,8 +414,8 @@ static void run_sequence(int prealloc)
 	task_spawn(w.s, "script", script_step, &w, 0);
 	CHECK(sim_run(w.s, 10000000, SIMTIME_MAX));
 	CHECK_EQ(w.err, 0);
-	CHECK_EQ(w.step, 15);
-	CHECK_EQ(w.cuts, 16);
+	CHECK_EQ(w.step, 23);
+	CHECK_EQ(w.cuts, 24);
 	/* most cuts found a synced log to replay */
 	CHECK(w.replayed_cuts >= 9);
 	treelog_destroy(w.tl);

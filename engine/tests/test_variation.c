@@ -128,11 +128,17 @@ static const source_case cases[] = {
 	 * the work it does */
 	{ V_SYSCALL, "sparse-cp", "after", "state=cached\nfile_mib=4\n",
 	  { "cp_ms" }, { "lseek_calls", "tree_nodes_visited", "cache_hits" } },
-	/* the drive's state: reads' latency and rate, writes untouched */
-	{ V_DEVICE_READ, "fio", "base", "rw=randread\nios=4000\n",
+	/* the drive's state: reads' and writes' latency and rate */
+	{ V_DEVICE_STATE, "fio", "base", "rw=randread\nios=4000\n",
 	  { "clat_p50_us", "iops" }, { NULL } },
-	{ V_DEVICE_WRITE, "fio", "base", "rw=randwrite\niodepth=32\nios=20000\n",
+	{ V_DEVICE_STATE, "fio", "base", "rw=randwrite\niodepth=32\nios=20000\n",
 	  { "clat_p50_us", "iops" }, { NULL } },
+	/* a virtual disk: its host drive's state moves its synchronous writes */
+	{ V_DEVICE_STATE, "fio", "base", "device=vm-ssd\nrw=randwrite\nios=400\n",
+	  { "clat_p50_us" }, { NULL } },
+	/* the build's CPU speed: the accounting's time, not what it does */
+	{ V_CPU_BUILD, "qgroup-drop", "after", "subvols=2\nfiles=64\nthreshold=64\n",
+	  { "account_avg_ms" }, { "account_calls", "dirty_extents" } },
 };
 
 /* A source that does not apply leaves a run exactly as with it off. */
@@ -142,8 +148,9 @@ typedef struct inert_case {
 } inert_case;
 
 static const inert_case inert[] = {
-	{ V_DEVICE_READ, "fio", "base", "rw=randwrite\nios=4000\n" },
-	{ V_DEVICE_WRITE, "fio", "base", "rw=randread\nios=4000\n" },
+	/* no drive state for a profile that is not fitted */
+	{ V_DEVICE_STATE, "fio", "base", "device=hdd\nios=400\n" },
+	{ V_DEVICE_STATE, "fio", "base", "device=ideal\nios=4000\n" },
 	{ V_PROC_START, "fio", "base", "ios=4000\n" },
 	{ V_PROC_START, "qgroup-drop", "after", "subvols=2\nfiles=64\n" },
 	{ V_TIMER_PHASE, "fio", "base", "ios=4000\n" },
@@ -212,7 +219,23 @@ static void test_distributions(void)
 			CHECK_NEAR(sum / n, 1.0, 0.003);
 			CHECK_NEAR(sqrt(sl2 / n - (sl / n) * (sl / n)), d->b, 0.01);
 			sim_destroy(s);
-		} else if (d->kind == VK_LEVEL) {
+		} else if (d->kind == VK_LEVEL && d->dist == VD_PER_DRIVE) {
+			/* a standard normal z per run, 0 at seed 1 */
+			double sum = 0, ss = 0;
+			const int n = 2000;
+			for (int k = 0; k < n; k++) {
+				sim *s = sim_create((uint64_t)k + 1, 0);
+				CHECK_EQ(var_attach(s, (uint64_t)k + 1, (var_mask)1 << i), 0);
+				double z = var_z(s, (var_id)i);
+				if (k == 0)
+					CHECK(z == 0.0);
+				sum += z;
+				ss += z * z;
+				sim_destroy(s);
+			}
+			CHECK(fabs(sum / n) < 0.08); /* 3.5 sd of a mean of 2000 */
+			CHECK_NEAR(sqrt(ss / n - (sum / n) * (sum / n)), 1.0, 0.06);
+		} else if (d->kind == VK_LEVEL || d->kind == VK_BUILD) {
 			double v[401];
 			for (int k = 0; k < 401; k++) {
 				sim *s = sim_create((uint64_t)k + 1, 0);
@@ -357,6 +380,111 @@ static void test_seeds_run(void)
 	seeds_free(&sr);
 }
 
+/* A level is the run's: the same seed draws the same level, seed 1 draws
+ * the fitted one (1), and a build level differs between the two kernels
+ * of one seed while the device's state does not. */
+static void test_levels_per_run(void)
+{
+	var_mask all = var_default_mask();
+	for (uint64_t seed = 1; seed <= 12; seed++) {
+		sim *a = sim_create(seed, 0), *b = sim_create(seed, 0), *c = sim_create(seed, 0);
+		CHECK_EQ(var_attach_build(a, seed, all, 0x10), 0);
+		CHECK_EQ(var_attach_build(b, seed, all, 0x10), 0);
+		CHECK_EQ(var_attach_build(c, seed, all, 0x11), 0);
+		CHECK(var_level(a, V_CPU_BUILD) == var_level(b, V_CPU_BUILD));
+		CHECK(var_z(a, V_DEVICE_STATE) == var_z(b, V_DEVICE_STATE));
+		CHECK(var_z(a, V_DEVICE_STATE) == var_z(c, V_DEVICE_STATE));
+		if (seed == 1) {
+			CHECK(var_level(a, V_CPU_BUILD) == 1.0 && var_level(c, V_CPU_BUILD) == 1.0);
+			CHECK(var_z(a, V_DEVICE_STATE) == 0.0);
+		} else {
+			CHECK(var_level(a, V_CPU_BUILD) != var_level(c, V_CPU_BUILD));
+			CHECK(var_z(a, V_DEVICE_STATE) != 0.0);
+		}
+		sim_destroy(a);
+		sim_destroy(b);
+		sim_destroy(c);
+	}
+	/* the per-drive sigmas: a line for each fitted drive, none for the
+	 * hand-written ones */
+	double rd, wr;
+	CHECK(var_device_sigma("consumer-ssd", &rd, &wr) && rd > 0 && wr > 0);
+	CHECK(var_device_sigma("nvme-dc", &rd, &wr) && rd > 0 && wr > 0);
+	CHECK(var_device_sigma("consumer-nvme", &rd, &wr) && rd > 0 && wr > 0);
+	CHECK(!var_device_sigma("hdd", &rd, &wr) && rd == 0 && wr == 0);
+	CHECK(!var_device_sigma("vm-ssd", &rd, &wr));
+}
+
+/* The device's levels over many seeds are the documented distribution:
+ * the consumer-ssd's write level (and a vm-ssd's host's) has the log-sd
+ * of its VAR_DEVICE line, median 1. Seen through what a run gives: the
+ * QD1 write latency of fio, whose other draws are the device's own. */
+static void test_device_level_distribution(void)
+{
+	double rd, wr;
+	CHECK(var_device_sigma("consumer-ssd", &rd, &wr));
+	const int n = 400;
+	double sl = 0, sl2 = 0;
+	for (int k = 0; k < n; k++) {
+		sim *s = sim_create((uint64_t)k + 2, 0);
+		CHECK_EQ(var_attach(s, (uint64_t)k + 2, (var_mask)1 << V_DEVICE_STATE), 0);
+		double l = wr * var_z(s, V_DEVICE_STATE); /* log of the write level */
+		sl += l;
+		sl2 += l * l;
+		sim_destroy(s);
+	}
+	double mean = sl / n, sd = sqrt(sl2 / n - mean * mean);
+	CHECK(fabs(mean) < 3 * wr / sqrt((double)n));
+	CHECK_NEAR(sd / wr, 1.0, 0.1);
+	/* and the run sees it: a vm-ssd QD1 write's median moves with the
+	 * host drive's level, the same z giving the same latency */
+	res a = run("fio", "base", "device=vm-ssd\nrw=randwrite\nios=300\nvariation=off,device_state", 5);
+	res b = run("fio", "base", "device=vm-ssd\nrw=randwrite\nios=300\nvariation=off,device_state", 5);
+	res o = run("fio", "base", "device=vm-ssd\nrw=randwrite\nios=300\nvariation=off", 5);
+	CHECK(M(&a, "clat_p50_us") == M(&b, "clat_p50_us"));
+	sim *s5 = sim_create(5, 0);
+	CHECK_EQ(var_attach(s5, 5, (var_mask)1 << V_DEVICE_STATE), 0);
+	double z5 = var_z(s5, V_DEVICE_STATE);
+	sim_destroy(s5);
+	/* the device share of that latency (host write + flush, ~370 of ~690
+	 * us) moves by exp(wr z): the ratio lies between 1 and that factor */
+	double f = dm_exp(wr * z5), ratio = M(&a, "clat_p50_us") / M(&o, "clat_p50_us");
+	CHECK(z5 != 0.0);
+	if (f > 1)
+		CHECK(ratio > 1.0 && ratio < f);
+	else
+		CHECK(ratio < 1.0 && ratio > f);
+}
+
+/* The build's CPU level: charges scale with it, small ones included (the
+ * roundings carry), and level 1 leaves every charge as it is. */
+static void test_cpu_level(void)
+{
+	sim *s = sim_create(3, 0);
+	task *t = task_spawn(s, "t", NULL, NULL, 0);
+	CHECK(t != NULL);
+	sim_set_cpu_level(s, 1.03);
+	for (int k = 0; k < 100000; k++)
+		task_cpu(s, t, 8);
+	CHECK_NEAR((double)t->clock, 824000.0, 1.0);
+	uint64_t c0 = t->clock;
+	task_cpu(s, t, 1000000000);
+	CHECK_NEAR((double)(t->clock - c0), 1.03e9, 1.0);
+	sim_set_cpu_level(s, 1.0);
+	c0 = t->clock;
+	task_cpu(s, t, 7);
+	CHECK_EQ(t->clock - c0, 7);
+	sim_destroy(s);
+	/* a run's level: qgroup's accounting time (CPU alone) scales by the
+	 * after build's level of that seed */
+	const char *p = "subvols=2\nfiles=64\nthreshold=64\nvariation=off,cpu_build\n";
+	const char *q = "subvols=2\nfiles=64\nthreshold=64\nvariation=off\n";
+	res on = run("qgroup-drop", "after", p, 7), off = run("qgroup-drop", "after", q, 7);
+	CHECK(M(&on, "account_avg_ms") != M(&off, "account_avg_ms"));
+	CHECK_NEAR(M(&on, "account_avg_ms") / M(&off, "account_avg_ms"), 1.0, 0.12);
+	CHECK(M(&on, "account_calls") == M(&off, "account_calls"));
+}
+
 int main(void)
 {
 	test_parse();
@@ -370,5 +498,8 @@ int main(void)
 	test_off_is_todays_run();
 	test_spread();
 	test_seeds_run();
+	test_levels_per_run();
+	test_device_level_distribution();
+	test_cpu_level();
 	T_DONE();
 }

@@ -600,7 +600,7 @@ const bdev_point bdev_points[] = {
 		const params = `device=${p.profile}\\nrw=${p.rw}\\nbs=${p.bs}\\niodepth=${p.iodepth}\\nnumjobs=${p.numjobs}`;
 		const src = `${p.source}${p.fit ? '' : ` [not fitted: ${p.heldReason}]`}`;
 		for (const [i, [m, v]] of [['iops', p.iops], ['clat_p50_us', p.p50], ['clat_p99_us', p.p99]].entries()) {
-			o += `\t{ "base", "${params}", ${cstr(m)}, ${num(v)}, ${cstr(src)}, ${p.tol ? num(p.tol[i]) : '-1.0'} },\n`;
+			o += `\t{ "base", "${params}", ${cstr(m)}, ${num(v)}, ${cstr(src)}, ${p.tol ? num(p.tol[i]) : '-1.0'}, 0, ${p.fit ? 1 : 0} },\n`;
 			rows++;
 		}
 	}

@@ -7,7 +7,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { LabError, type ExperimentInfo } from '../engine/types';
 import { loadLessons } from '../lessons';
-import { actionFor, type ActionContext } from '../model/actions';
+import { actionFor, type ActionContext, type KeyPlace } from '../model/actions';
 import { nonDefault } from '../model/params';
 import { formatHash, parseHash, type Emphasis, type ViewState } from '../model/urlState';
 import { ChartThemeContext, chartTheme, useWindowWidth } from '../views/common/theme';
@@ -25,9 +25,13 @@ import { testHook } from './testHook';
 
 const NEXT_EMPHASIS: Record<Emphasis, Emphasis> = { none: 'before', before: 'after', after: 'none' };
 
-/** Is the key event coming from a place where the user types? */
-const inField = (t: EventTarget | null): boolean =>
-  t instanceof HTMLElement && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable);
+/** Is the key event coming from a place where the user types (and does that field hand ← / → to the page)? */
+const keyPlace = (t: EventTarget | null): KeyPlace =>
+  t instanceof HTMLElement && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable)
+    ? t.dataset.stepKeys === 'on'
+      ? 'step-field'
+      : 'field'
+    : 'page';
 
 /**
  * The view state from the location. An experiment link without parameters
@@ -129,6 +133,11 @@ export function App() {
     const ctx: ActionContext = {
       run: () => commands.current.run?.(),
       cancel: () => commands.current.cancel?.(),
+      leaveField: () => {
+        const a = document.activeElement;
+        if (a instanceof HTMLElement && keyPlace(a) !== 'page') a.blur();
+      },
+      typeGuess: (k) => commands.current.typeGuess?.(k) ?? false,
       next: () => commands.current.next?.(),
       prev: () => commands.current.prev?.(),
       cycleEmphasis: () => go({ ...viewRef.current, emphasis: NEXT_EMPHASIS[viewRef.current.emphasis] }, true),
@@ -152,7 +161,7 @@ export function App() {
     };
     const onKey = (e: KeyboardEvent): void => {
       if (e.defaultPrevented || e.isComposing) return;
-      const a = actionFor(e, inField(e.target));
+      const a = actionFor(e, keyPlace(e.target));
       if (!a) return;
       if (a.perform(ctx, e) !== false) e.preventDefault();
     };
@@ -246,7 +255,7 @@ export function App() {
             ))}
             {page}
           </main>
-          {help && <HelpOverlay onClose={() => setHelp(false)} />}
+          {help && <HelpOverlay lessons={lessonLoad.lessons} onClose={() => setHelp(false)} />}
         </div>
       </ChartThemeContext.Provider>
     </PageCommandsContext.Provider>

@@ -16,6 +16,9 @@ import { ErrorBanner } from './ErrorBanner';
 import { ParamForm } from './ParamForm';
 import { collectFor, headlineNoisy, replayFor, stepsFor } from '../views/registry';
 import { ReplaySection } from './ReplaySection';
+import { PagePicture } from '../views/replay/PagePicture';
+import { PAGE_RECORDINGS } from '../views/replay/pageRecording';
+import { usePageRecording } from './usePageRecording';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { engine } from './engine';
@@ -67,6 +70,9 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   const changed = Object.keys(nonDefault(info.params, values)).length + (seed !== 1 ? 1 : 0);
   const { state } = runner;
   const replaySpec = replayFor(info.name);
+  // the trees / lseeks the patch acts on, recorded once the runs are in
+  const pageSpec = PAGE_RECORDINGS[info.name];
+  const pageRec = usePageRecording(pageSpec, state);
   const stale = state.key !== null && state.key !== specKey(specs);
 
   // a long run waiting for the user's go (below)
@@ -248,7 +254,8 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
           onParams={runWith}
           view={view}
           onView={onView}
-          spread={spreadNeeded ? { rows: seeds.rows, state: seeds.state, total: seeds.total, run: seeds.run } : undefined}
+          spread={{ rows: seeds.rows, state: seeds.state, total: seeds.total, run: seeds.run, stop: seeds.stop }}
+          pictures={pageSpec && !invalid && <PagePicture spec={pageSpec} rec={pageRec} view={view} onView={onView} params={values} />}
           controls={<PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onSet={(param, value) => runWith({ [param]: value })} />}
         />
         {replaySpec && !invalid && (

@@ -1,4 +1,5 @@
-/* Header.tsx - the brand, navigation (the patches by number; the device and the lessons), the emphasis badge and the focus / contrast / help buttons. */
+/* Header.tsx - the brand, navigation (the patches by number; the device and the lessons, each by its short name, its title on hover), the emphasis badge and the focus / contrast / help buttons. */
+import { useLayoutEffect, useRef } from 'react';
 import type { ExperimentInfo } from '../engine/types';
 import type { Lesson } from '../model/lessonFormat';
 import type { Route } from '../model/urlState';
@@ -24,8 +25,19 @@ export function Header({ experiments, lessons, route, badge, contrast, onHelp, o
     </a>
   );
   const patches = patchExperiments(experiments);
+  // the header stays on top: what else stays in view (a lesson's picture column) sits below it
+  const ref = useRef<HTMLElement>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el || typeof ResizeObserver === 'undefined') return;
+    const set = (): void => document.documentElement.style.setProperty('--header-h', `${Math.ceil(el.getBoundingClientRect().height)}px`);
+    set();
+    const ro = new ResizeObserver(set);
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
   return (
-    <header className="top chrome">
+    <header className="top chrome" ref={ref}>
       <a href="#/" className="brand" data-testid="nav-home">
         <span className="brand-mark" aria-hidden="true">
           ▦
@@ -47,13 +59,14 @@ export function Header({ experiments, lessons, route, badge, contrast, onHelp, o
             ),
           )}
         </span>
-        <span className="nav-group">
+        <span className="nav-group nav-group-lessons">
           {link('exp/fio', 'The device', 'nav-device')}
           {lessons.length > 0 && (
-            <>
+            // the lessons by name (the title on hover and in the keys overlay)
+            <span className="nav-lessons" role="group" aria-label="Lessons">
               <span className="nav-label nav-label-sep">Lessons</span>
-              {lessons.map((l, i) => link(`lesson/${l.id}`, <>{i + 1}</>, `nav-lesson-${l.id}`, l.title))}
-            </>
+              {lessons.map((l) => link(`lesson/${l.id}`, l.short, `nav-lesson-${l.id}`, `Lesson: ${l.title}`))}
+            </span>
           )}
         </span>
       </nav>

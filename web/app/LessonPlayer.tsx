@@ -1,10 +1,20 @@
 /*
- * LessonPlayer.tsx - play a lesson step by step: read the step, predict a
- * number, run the step's scenario, see the picture and the checks, then read
- * why. Checks are evaluated by model/lessonChecks (the same code the
- * headless lesson test uses). Predictions persist in localStorage.
+ * LessonPlayer.tsx - play a lesson step by step: read the setting and what
+ * to watch for, predict a number, run the step's scenario, see the picture
+ * and the checks, then look at its numbers and read why. Nothing from the
+ * run is on screen before it: the "look at" and "why" (which state its
+ * figures), the checks, the verdict and the diff's notes on the picture
+ * appear once the step has run. Checks are evaluated by model/lessonChecks
+ * (the same code the headless lesson test uses). Guesses persist in
+ * localStorage; the verdict judges the guess as it stood when the step ran.
+ *
+ * Layout (styles.css "lessons"): from 1200 px, the reading on the left and,
+ * on the right, a column that stays in view (it scrolls on its own): the
+ * question, its field and the run first, then the checks and pictures, so
+ * the question is above the fold and a diff note can bring its marks into
+ * view without moving the note. Narrower, and in focus mode, one column.
  */
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import type { PreviousRun } from '../views/types';
 import { evaluateStep, judgePrediction, parseGuess, statMetrics, type SeedMetrics, type StepMetrics } from '../model/lessonChecks';
@@ -59,9 +69,20 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const [seedsAll, setSeedsAll] = useState<SeedMetrics>(() => sessionSeeds.get(lesson.id) ?? []);
   // which of the step's seeds is running (a step over seeds)
   const [seedAt, setSeedAt] = useState<number | null>(null);
+  // the guess as it stood when the step ran (or was last submitted with Enter): what the verdict judges
+  const [submitted, setSubmitted] = useState<number | null>(null);
+  // Enter with no number in the field: say so rather than run without a guess
+  const [needGuess, setNeedGuess] = useState(false);
+  const field = useRef<HTMLInputElement>(null);
+  const column = useRef<HTMLDivElement>(null);
   useEffect(() => {
     runner.reset();
     setRanStep(null);
+    setSubmitted(null);
+    setNeedGuess(false);
+    if (column.current) column.current.scrollTop = 0;
+    // → from the field lands here with the field still focused: give the page its keys back (f, r, e...); digits still reach the field
+    if (field.current && document.activeElement === field.current) field.current.blur();
   }, [lesson.id, i]); // a new step starts from a clean run
 
   // The previous step's run of the same experiment, shown as a ghost for comparison.
@@ -82,10 +103,13 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   // a step that runs one kernel shows the other beside it, same setup, as a pinned reference
   const refSpec = info ? referenceSpec(s, info) : null;
   const guessValue = s.prediction ? parseGuess(guess, s.prediction.unit) : null;
-  const verdict = here && s.prediction && guessValue !== null ? judgePrediction(s.prediction, guessValue, here) : null;
+  const verdict = here && s.prediction && submitted !== null ? judgePrediction(s.prediction, submitted, here) : null;
+  const ran = here !== undefined;
 
   const run = async (): Promise<void> => {
-    if (!info) return;
+    if (!info || runner.state.status === 'running') return;
+    setSubmitted(guessValue);
+    setNeedGuess(false);
     const acc = [...all];
     for (const d of stepDeps(lesson, i)) {
       const ds = lesson.steps[d]!;
@@ -144,7 +168,24 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
 
   const next = (): void => onStep(Math.min(n - 1, i + 1));
   const prev = (): void => onStep(Math.max(0, i - 1));
-  usePageCommands({ run: () => void run(), cancel: runner.cancel, next, prev });
+  /** Enter in the field: judge the guess; run the step if it has not run yet. */
+  const submit = (): void => {
+    if (guessValue === null) {
+      setNeedGuess(true);
+      return;
+    }
+    if (ran) setSubmitted(guessValue);
+    else void run();
+  };
+  /** A digit typed anywhere on the step goes to its prediction field (a lecture's keyboard flow). */
+  const typeGuess = (key: string): boolean => {
+    if (!s.prediction || !field.current || ran) return false;
+    field.current.focus();
+    setGuess(guess + key);
+    setNeedGuess(false);
+    return true;
+  };
+  usePageCommands({ run: () => void run(), cancel: runner.cancel, next, prev, typeGuess });
 
   const labLink = info
     ? formatHash({
@@ -154,14 +195,63 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
       })
     : '#/';
 
+  const predict = s.prediction && (
+    <div className="predict" data-testid="predict">
+      <label htmlFor="prediction">{s.prediction.prompt}</label>
+      <div className="predict-row">
+        <input
+          id="prediction"
+          ref={field}
+          data-testid="prediction"
+          type="text"
+          inputMode="decimal"
+          autoComplete="off"
+          value={guess}
+          placeholder="your guess"
+          aria-describedby="prediction-hint"
+          // ← / → step the lesson from here once the guess is in (or the field is empty): App's key handler
+          data-step-keys={ran || guess.trim() === '' ? 'on' : undefined}
+          onChange={(e) => {
+            setGuess(e.target.value);
+            setNeedGuess(false);
+          }}
+          onKeyDown={(e) => {
+            if (e.key !== 'Enter') return;
+            e.preventDefault();
+            submit();
+          }}
+        />
+        {s.prediction.unit && <span className="unit">{s.prediction.unit}</span>}
+      </div>
+      {guess.trim() !== '' && guessValue === null ? (
+        <div className="field-error" id="prediction-hint">
+          Type a positive number, such as 1500, 1,500 or 1.5k.
+        </div>
+      ) : needGuess ? (
+        <div className="field-error" id="prediction-hint" data-testid="need-guess">
+          Type your guess first (or press <kbd>r</kbd> outside the field to run without one).
+        </div>
+      ) : (
+        <div className="field-help" id="prediction-hint">
+          {ran ? 'Change it and press Enter to judge another guess.' : <>Type your guess, then press <kbd>Enter</kbd> to run.</>}
+        </div>
+      )}
+      {verdict && (
+        <div className={`verdict verdict-${verdict.verdict}`} data-testid="verdict" data-actual={verdict.actual} role="status">
+          {verdict.message}
+        </div>
+      )}
+    </div>
+  );
+
   return (
-    <div className="lesson" data-testid={`lesson-${lesson.id}`}>
-      <section className="lesson-text">
+    <div className="lesson" data-testid={`lesson-${lesson.id}`} data-ran={ran ? 'yes' : 'no'}>
+      <div className="lesson-text">
         <div className="exp-kicker">
           lesson{lesson.seed !== '-' ? ` · patch ${lesson.seed}` : ''} · {lesson.title}
         </div>
         <nav className="steps" aria-label="Lesson steps">
-          <button type="button" className="btn-quiet" onClick={prev} disabled={i === 0} data-testid="step-prev">
+          <button type="button" className="btn-quiet" onClick={prev} disabled={i === 0} data-testid="step-prev" title="Previous step (←)">
             ← <span className="sr">Previous</span>
           </button>
           {lesson.steps.map((st, k) => (
@@ -171,54 +261,29 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
               className={`step-dot${k === i ? ' step-dot-on' : ''}${sessionMetrics.get(lesson.id)?.[k] ? ' step-dot-done' : ''}`}
               onClick={() => onStep(k)}
               aria-current={k === i ? 'step' : undefined}
+              aria-label={`Step ${k + 1}: ${st.title}`}
               title={st.title}
             >
               {k + 1}
             </button>
           ))}
-          <button type="button" className="btn-quiet" onClick={next} disabled={i === n - 1} data-testid="step-next">
+          <button type="button" className="btn-quiet" onClick={next} disabled={i === n - 1} data-testid="step-next" title="Next step (→)">
             <span className="sr">Next</span> →
           </button>
         </nav>
         <h1 data-testid="step-title">
           <span className="step-no">{i + 1}.</span> {s.title}
         </h1>
-        <div className="lesson-prose">
+        <div className="lesson-prose lesson-setting" data-testid="setting">
           <Markdown text={s.text} />
         </div>
-        <div className="look">
-          <strong>Look at:</strong> <Markdown text={s.look} className="md-inline" />
-        </div>
-        {s.prediction && (
-          <div className="predict">
-            <label htmlFor="prediction">{s.prediction.prompt}</label>
-            <div className="predict-row">
-              <input
-                id="prediction"
-                data-testid="prediction"
-                type="text"
-                inputMode="decimal"
-                value={guess}
-                placeholder="your guess"
-                aria-describedby="prediction-hint"
-                onChange={(e) => setGuess(e.target.value)}
-                onKeyDown={(e) => {
-                  if (e.key === 'Enter') void run();
-                }}
-              />
-              {s.prediction.unit && <span className="unit">{s.prediction.unit}</span>}
-            </div>
-            <div className="field-help" id="prediction-hint">
-              Type your guess, then press Enter to run.
-            </div>
-            {guess.trim() !== '' && guessValue === null && (
-              <div className="field-error">Type a positive number, such as 1500, 1,500 or 1.5k.</div>
-            )}
-            {verdict && (
-              <div className={`verdict verdict-${verdict.verdict}`} data-testid="verdict">
-                {verdict.message}
-              </div>
-            )}
+        {ran ? (
+          <div className="look" data-testid="look">
+            <strong>Look at:</strong> <Markdown text={s.look} className="md-inline" />
+          </div>
+        ) : (
+          <div className="look watch" data-testid="watch">
+            <strong>Watch for:</strong> <Markdown text={s.watch} className="md-inline" />
           </div>
         )}
         {outcomes && (
@@ -228,12 +293,27 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
           </div>
         )}
         {s.diff && (
-          <div className="lesson-prose">
-            <DiffView title={s.diff.title} text={s.diff.text} notes={s.diff.notes ?? []} />
+          <div className="lesson-prose lesson-diff">
+            {/* the notes say what each hunk changes in the picture: there is one once the step has run */}
+            <DiffView key={`${lesson.id}/${i}`} title={s.diff.title} text={s.diff.text} notes={ran ? (s.diff.notes ?? []) : []} />
+            {!ran && (s.diff.notes ?? []).length > 0 && <p className="muted diff-later">Run the step to see what each hunk changes in the picture.</p>}
           </div>
         )}
-      </section>
-      <section className="lesson-picture">
+      </div>
+      <div className="lesson-picture" ref={column}>
+        <div className="lesson-ask">
+          {predict}
+          <RunBar
+            status={runner.state.status}
+            progress={runner.state.progress}
+            current={runner.state.current}
+            invalid={!info}
+            stale={false}
+            onRun={() => void run()}
+            onCancel={runner.cancel}
+            label="Run this step"
+          />
+        </div>
         <div className="scenario">
           <code>
             {[
@@ -244,16 +324,6 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
           </code>{' '}
           <a href={labLink}>open in the lab →</a>
         </div>
-        <RunBar
-          status={runner.state.status}
-          progress={runner.state.progress}
-          current={runner.state.current}
-          invalid={!info}
-          stale={false}
-          onRun={() => void run()}
-          onCancel={runner.cancel}
-          label="Run this step"
-        />
         {seedAt !== null && s.scenario.seeds && (
           <p className="muted" data-testid="lesson-seed-at">
             seed {seedAt} ({s.scenario.seed + s.scenario.seeds - seedAt} of {s.scenario.seeds})
@@ -310,7 +380,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             {...(refSpec ? { reference: refSpec.variant } : {})}
           />
         )}
-      </section>
+      </div>
     </div>
   );
 }

@@ -39,8 +39,11 @@ interface Props {
   onView?: ViewProps['onView'];
   /** drawn between the headline comparison and the mechanism pictures (the page's patch switches) */
   controls?: ReactNode;
-  /** the page's runs over the seeds: a noisy headline figure is drawn with its median and band */
+  /** the page's one Run ×20 (useSeeds): a noisy figure's median and band,
+   * a published mean's sd beside the model's spread, the view's spreads */
   spread?: SeedSpread;
+  /** the page's recorded picture (drawn when its recording arrives), between the controls and the view */
+  pictures?: ReactNode;
 }
 
 const dim = (emphasis: Emphasis, v: Variant): boolean => emphasis !== 'none' && v !== 'base' && v !== emphasis;
@@ -225,7 +228,7 @@ function useViewSweeps(info: ExperimentInfo, params: Record<string, string>, see
   return Object.fromEntries(sweepsFor(info.name).map((s) => [s.id, handles[`${info.name}:${s.id}`]!]));
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, spread }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, spread, pictures }: Props) {
   const View = viewFor(info.name);
   const sweeps = useViewSweeps(info, params, seed ?? 1, view, onView);
   const any = variants.some((v) => runs[v]);
@@ -243,6 +246,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
       )}
       {pair && !any && <div className="panel-empty muted">{running ? 'Running…' : <>Not run yet: press Run (<kbd>r</kbd>).</>}</div>}
       {controls}
+      {pictures}
       {View && any && (
         <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} sweeps={sweeps} spread={spread} />
       )}

@@ -10,6 +10,8 @@ export interface PageCommands {
   cancel?: () => void;
   next?: () => void;
   prev?: () => void;
+  /** A digit typed outside any field: a lesson step puts it in its prediction field (false: none). */
+  typeGuess?: (key: string) => boolean;
 }
 
 /** A replay's playback, while one is open on the page (arrows and space drive it). */

@@ -45,6 +45,8 @@ export interface LabModule {
   _lab_progress(run: Ptr): number;
   _lab_result_json(run: Ptr, out: Ptr): number;
   _lab_record(run: Ptr, fromNs: number, maxEvents: number): number;
+  _lab_record_opts(run: Ptr, opts: Ptr): number;
+  _lab_record_state(run: Ptr): number;
   _lab_trace_json(run: Ptr, since: number, out: Ptr): number;
   _lab_snapshot_json(run: Ptr, what: Ptr, out: Ptr): number;
   _lab_check(run: Ptr): number;
@@ -270,6 +272,33 @@ export class Bridge {
     this.check(this.m._lab_record(run.ptr, fromNs, Math.max(1, Math.min(maxEvents, 0xffffffff)) >>> 0), 'lab_record');
   }
 
+  /** Record with options (lab_record_opts): a time or an operation to
+   * start at, a bound, the kinds to keep. */
+  recordSpec(run: RunHandle, spec: RecordSpec): void {
+    if (!spec.fromOp && !spec.only) return this.record(run, spec.fromNs ?? 0, spec.maxEvents ?? RECORD_EVENTS);
+    const lines = [`max_events=${Math.max(1, Math.min(Math.floor(spec.maxEvents ?? RECORD_EVENTS), 1_000_000))}`];
+    if (spec.fromOp) lines.push(`from_op=${spec.fromOp.kind}`, `nth=${Math.max(0, Math.floor(spec.fromOp.nth))}`);
+    else if (spec.fromNs) lines.push(`from_ns=${Math.max(0, Math.floor(spec.fromNs))}`);
+    if (spec.only && spec.only.length) lines.push(`only=${spec.only.join(',')}`);
+    const p = this.str(lines.join('\n'));
+    try {
+      this.check(this.m._lab_record_opts(run.ptr, p), 'lab_record_opts');
+    } finally {
+      this.m._free(p);
+    }
+  }
+
+  /** 0 not asked, 1 waiting for its start, 2 recording, 3 full. */
+  recordState(run: RunHandle): number {
+    return this.m._lab_record_state(run.ptr);
+  }
+
+  /** A run stopped once its recording was full: the recording, no metrics. */
+  stoppedResult(run: RunHandle, wallMs: number): RunResult {
+    const recording = decodeTrace((this.trace(run, 0) as { trace: RawTrace }).trace);
+    return { metrics: {}, simNs: recording.lastNs, events: 0, details: {}, wallMs, recording, stopped: true };
+  }
+
   /** Trace events after `since` and the sampled series (experiment-defined JSON). */
   trace(run: RunHandle, since: number): unknown {
     return JSON.parse(this.withOut((o) => this.m._lab_trace_json(run.ptr, since, o), 'lab_trace_json'));
@@ -302,9 +331,9 @@ export class Bridge {
     const t0 = now();
     const h = this.open(spec);
     try {
-      if (record) this.record(h, record.fromNs ?? 0, record.maxEvents ?? RECORD_EVENTS);
+      if (record) this.recordSpec(h, record);
       while (!this.step(h, slice)) {
-        /* keep stepping */
+        if (record?.stopWhenFull && this.recordState(h) === 3) return this.stoppedResult(h, now() - t0);
       }
       const r = this.result(h, now() - t0);
       if (record) r.recording = decodeTrace((this.trace(h, 0) as { trace: RawTrace }).trace);

@@ -43,6 +43,11 @@ export interface PublishedRow {
   tolerance: number;
   /** One run of a noisy quantity: judged against the spread of 20 seeds, not one run. */
   noisy?: boolean;
+  /** A constant was fitted on this row (FIT); otherwise the row is a prediction. */
+  fit?: boolean;
+  /** A mean's row: the published standard deviation over `runs` runs. */
+  sd?: number;
+  runs?: number;
 }
 
 /** A patch an experiment exposes, as `list --json` declares it (engine/src/kernel/patches.def). */
@@ -86,7 +91,7 @@ export interface ExperimentInfo {
   metrics: string[];
   metricInfo: MetricInfo[];
   published: PublishedRow[];
-  /** The patches it exposes (absent from an engine without a patch table). */
+  /** The patches it exposes (list --json's `patches`: engine/src/kernel/patches.def). */
   patches?: PatchInfo[];
   /** The kernel each variant runs ("6.1", "6.2": patches.def's kernels). */
   kernels?: Partial<Record<Variant, string>>;
@@ -124,6 +129,16 @@ export interface CollectSpec {
 export interface RecordSpec {
   fromNs?: number;
   maxEvents?: number;
+  /** Start instead at the run's nth (from 0) operation of this kind
+   * ("op:lseek", "op:drop"...): the engine lists the structures at that
+   * moment (lab_record_opts from_op / nth). The same rule gives both
+   * kernels the same moment of their own runs. */
+  fromOp?: { kind: string; nth: number };
+  /** Keep only these kinds of event (the listing's included). */
+  only?: string[];
+  /** Stop the run once the window is full: the result then carries the
+   * recording only (`stopped`, no metrics): for a picture, not a result. */
+  stopWhenFull?: boolean;
 }
 
 /** A recording's default bound: a classroom-scale run fits whole. */
@@ -141,6 +156,9 @@ export interface RunResult {
   trace?: unknown;
   /** The recorded events, decoded (model/trace.ts), when `record` was asked. */
   recording?: Trace;
+  /** The run was stopped once its recording was full (RecordSpec
+   * stopWhenFull): metrics and details are empty. */
+  stopped?: boolean;
 }
 
 /** An engine error as plain data (it crosses the worker boundary). */

@@ -8,7 +8,7 @@
 import type { Bridge, RunHandle } from './bridge';
 import { MsgType, type CancelRequest, type EstimateRequest, type ListRequest, type RunRequest, type WorkerRequest, type WorkerResponse } from './protocol';
 import { decodeTrace, type RawTrace } from '../model/trace';
-import { LabError, RECORD_EVENTS, labCodesObject, labError, type CollectSpec, type RunResult } from './types';
+import { LabError, labCodesObject, labError, type CollectSpec, type RunResult } from './types';
 
 export type Post = (msg: WorkerResponse) => void;
 
@@ -66,7 +66,7 @@ export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post):
     const h = b.open(req.spec);
     try {
       const rec = req.collect?.record;
-      if (rec) b.record(h, rec.fromNs ?? 0, rec.maxEvents ?? RECORD_EVENTS);
+      if (rec) b.recordSpec(h, rec);
       let budget = 5000; // events per slice, adapted to the host's speed
       for (let slices = 1; ; slices++) {
         const s0 = now();
@@ -74,6 +74,11 @@ export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post):
         const took = now() - s0;
         if (done) {
           post({ id: req.id, type: MsgType.RunDone, result: collect(b, h, b.result(h, now() - t0), req.collect) });
+          return;
+        }
+        // a picture's recording: the rest of the run is not needed
+        if (rec?.stopWhenFull && b.recordState(h) === 3) {
+          post({ id: req.id, type: MsgType.RunDone, result: b.stoppedResult(h, now() - t0) });
           return;
         }
         // Aim the next slice at the target time, changing by at most 4x.

@@ -9,6 +9,10 @@
 export interface ActionContext {
   run(): void;
   cancel(): void;
+  /** Leave the text field that has focus (Esc in a field). */
+  leaveField(): void;
+  /** A digit typed outside a field: into the lesson step's prediction field; false when there is none. */
+  typeGuess(key: string): boolean;
   next(): void;
   prev(): void;
   cycleEmphasis(): void;
@@ -40,6 +44,10 @@ export interface Action {
   keys: string[];
   /** Applies even while typing in a form field (only Escape does). */
   inFields?: boolean;
+  /** Applies in a field that hands these keys to the page (a lesson's
+   * prediction field once its step has run, or while it is empty:
+   * data-step-keys="on"), for the keys this test accepts. */
+  inStepField?: (e: KeyLike) => boolean;
   test(e: KeyLike): boolean;
   /** false: not handled after all (the key keeps its default) */
   perform(ctx: ActionContext, e: KeyLike): void | boolean;
@@ -52,18 +60,28 @@ export const ACTIONS: readonly Action[] = [
   { id: 'run', label: 'Run the experiment (or this lesson step)', keys: ['r'], test: key('r', 'R'), perform: (c) => c.run() },
   {
     id: 'cancel',
-    label: 'Cancel the run / close this help',
+    label: 'Leave the field you are typing in / cancel the run / close this help',
     keys: ['Esc'],
     inFields: true,
     test: key('Escape'),
     perform: (c) => {
-      if (!c.closeOverlay()) c.cancel();
+      if (c.closeOverlay()) return;
+      c.leaveField();
+      c.cancel();
     },
   },
   {
+    id: 'guess',
+    label: 'A lesson step: type your guess (a digit goes to the prediction field), then Enter runs the step',
+    keys: ['0–9', 'Enter'],
+    test: (e) => plain(e) && /^[0-9]$/.test(e.key),
+    perform: (c, e) => c.typeGuess(e.key),
+  },
+  {
     id: 'next',
-    label: 'Next lesson step; on an experiment page, its next setup (published setup, threshold, or measured job). While a replay is open, → steps it instead (n still steps the setups)',
+    label: 'Next lesson step (also from the prediction field once the step has run); on an experiment page, its next setup (published setup, threshold, or measured job). While a replay is open, → steps it instead (n still steps the setups)',
     keys: ['→', 'n'],
+    inStepField: key('ArrowRight'),
     test: key('ArrowRight', 'n', 'N'),
     perform: (c, e) => (e.key === 'ArrowRight' ? c.arrow(1, !!e.shiftKey) : c.next()),
   },
@@ -71,6 +89,7 @@ export const ACTIONS: readonly Action[] = [
     id: 'prev',
     label: 'Previous lesson step; on an experiment page, its previous setup. While a replay is open, ← steps it back (p still steps the setups)',
     keys: ['←', 'p'],
+    inStepField: key('ArrowLeft'),
     test: key('ArrowLeft', 'p', 'P'),
     perform: (c, e) => (e.key === 'ArrowLeft' ? c.arrow(-1, !!e.shiftKey) : c.prev()),
   },
@@ -82,11 +101,19 @@ export const ACTIONS: readonly Action[] = [
   { id: 'help', label: 'Show or hide this help', keys: ['?'], test: (e) => !e.ctrlKey && !e.metaKey && e.key === '?', perform: (c) => c.toggleHelp() },
 ];
 
+/** Where a key event comes from: the page, a text field, or a field that hands ← / → to the page. */
+export type KeyPlace = 'page' | 'field' | 'step-field';
+
 /**
- * The action a key event triggers, or null. `inField` says whether the event
- * comes from a text field (where only actions marked inFields apply).
+ * The action a key event triggers, or null. In a text field only actions
+ * marked inFields apply; in a step field also those whose inStepField
+ * accepts the key. (A boolean `where` is the old form: true = a field.)
  */
-export function actionFor(e: KeyLike, inField: boolean, actions: readonly Action[] = ACTIONS): Action | null {
-  for (const a of actions) if ((!inField || a.inFields) && a.test(e)) return a;
+export function actionFor(e: KeyLike, where: KeyPlace | boolean, actions: readonly Action[] = ACTIONS): Action | null {
+  const place: KeyPlace = where === true ? 'field' : where === false ? 'page' : where;
+  for (const a of actions) {
+    const applies = place === 'page' || a.inFields || (place === 'step-field' && !!a.inStepField?.(e));
+    if (applies && a.test(e)) return a;
+  }
   return null;
 }

@@ -13,6 +13,8 @@ export interface DiffLine {
   newNo?: number;
 }
 
+const num = (side: 'old' | 'new', x: number): Partial<DiffLine> => (Number.isNaN(x) ? {} : side === 'old' ? { oldNo: x } : { newNo: x });
+
 /** Parse unified diff text into numbered, classified lines. */
 export function parseDiff(text: string): DiffLine[] {
   const out: DiffLine[] = [];
@@ -23,14 +25,15 @@ export function parseDiff(text: string): DiffLine[] {
       out.push({ kind: 'file', text: raw });
       continue;
     }
-    const h = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(raw);
-    if (h) {
-      o = Number(h[1]);
-      n = Number(h[2]);
+    // a hunk header; an excerpt's header may name its function without line numbers ("@@ btrfs_truncate() @@"): its lines are then unnumbered
+    if (raw.startsWith('@@')) {
+      const h = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(raw);
+      o = h ? Number(h[1]) : NaN;
+      n = h ? Number(h[2]) : NaN;
       out.push({ kind: 'hunk', text: raw });
-    } else if (raw.startsWith('+')) out.push({ kind: 'add', text: raw.slice(1), newNo: n++ });
-    else if (raw.startsWith('-')) out.push({ kind: 'del', text: raw.slice(1), oldNo: o++ });
-    else if (raw.startsWith(' ') || raw === '') out.push({ kind: 'ctx', text: raw.slice(1), oldNo: o++, newNo: n++ });
+    } else if (raw.startsWith('+')) out.push({ kind: 'add', text: raw.slice(1), ...num('new', n++) });
+    else if (raw.startsWith('-')) out.push({ kind: 'del', text: raw.slice(1), ...num('old', o++) });
+    else if (raw.startsWith(' ') || raw === '') out.push({ kind: 'ctx', text: raw.slice(1), ...num('old', o++), ...num('new', n++) });
     else out.push({ kind: 'meta', text: raw });
   }
   return out;

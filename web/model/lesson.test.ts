@@ -12,12 +12,14 @@ const ctx: LessonContext = {
 const good = (): Lesson => ({
   id: 'demo',
   title: 'Demo',
+  short: 'Demo',
   seed: '-',
   summary: 'A demo.',
   steps: [
     {
       title: 'One',
       text: 'Run it.',
+      watch: 'The line.',
       look: 'The line.',
       why: 'Because.',
       scenario: { experiment: 'fio', variants: ['base'], params: { device: 'nvme-dc' }, seed: 1 },
@@ -27,6 +29,7 @@ const good = (): Lesson => ({
     {
       title: 'Two',
       text: 'Again.',
+      watch: 'x',
       look: 'x',
       why: 'y',
       scenario: { experiment: 'fio', variants: ['base'], params: { device: 'consumer-ssd' }, seed: 1 },
@@ -60,6 +63,48 @@ describe('lesson validator', () => {
     expect(errs.some((e) => e.startsWith('steps[0].prediction.factor'))).toBe(true);
   });
 
+  it('the schema words its problems: a typo, a missing field, a mark key', () => {
+    const l = good() as unknown as Record<string, any>;
+    l.steps[0].lok = 'typo';
+    delete l.steps[1].watch;
+    l.steps[0].diff = { title: 'd', text: '@@ -1 +1 @@\n-a\n+b\n', notes: [{ hunk: 0, text: 'n', picture: ['ok', 'Not A Key'] }] };
+    const errs = validateLesson(l);
+    expect(errs).toContain('steps[0].lok: is not a field here (a typo?)');
+    expect(errs).toContain('steps[1].watch: is missing');
+    expect(errs).toContain("steps[0].diff.notes[0].picture: must be a key of the picture's marks (a-z, 0-9, -), or a list of them");
+  });
+
+  it('nothing from the run before it: the setting and what to watch for state only earlier steps', () => {
+    const l = good();
+    l.steps[0]!.text = 'The median is [[9 µs|base.clat_p50_us]].';
+    l.steps[1]!.watch = 'Against [[9 µs|base.clat_p50_us@0]] of step 1, and [[45 µs|base.clat_p50_us]] now.';
+    l.steps[0]!.prediction!.prompt = 'More than [[9 µs|base.clat_p50_us]]?';
+    const errs = validateLesson(l);
+    expect(errs.filter((e) => e.includes('is shown before the run'))).toHaveLength(3);
+    expect(errs.some((e) => e.startsWith('steps[1].watch claim 2'))).toBe(true);
+    expect(errs.some((e) => e.startsWith('steps[1].watch claim 1'))).toBe(false);
+    // the same numbers after the run are fine
+    const ok = good();
+    ok.steps[1]!.look = 'Against [[9 µs|base.clat_p50_us@0]] of step 1, and [[45 µs|base.clat_p50_us]] now.';
+    expect(validateLesson(ok)).toEqual([]);
+  });
+
+  it('a diff with notes says what every hunk changes in the picture', () => {
+    const l = good();
+    l.steps[0]!.diff = { title: 'd', text: '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n@@ -9 +9 @@\n-c\n+d\n', notes: [{ hunk: 0, text: 'the line', picture: 'line' }] };
+    expect(validateLesson(l)).toEqual(['steps[0].diff.notes: no note for hunk 1: say what each hunk changes in the picture']);
+    l.steps[0]!.diff.notes!.push({ hunk: 1, text: 'nothing drawn' }, { hunk: 2, text: 'no such hunk' });
+    expect(validateLesson(l)).toEqual(["steps[0].diff.notes[2].hunk: must be the index of one of the diff's 2 hunks (0-based)"]);
+  });
+
+  it('the schema compiles in strict mode, and every lesson file names it', async () => {
+    const { lessonSchemaModule } = await import('../../lessons/schema/plugin');
+    expect(lessonSchemaModule()).toMatch(/export const tree/);
+    const { readdirSync, readFileSync } = await import('node:fs');
+    for (const f of readdirSync('lessons').filter((n) => n.endsWith('.json')))
+      expect(JSON.parse(readFileSync(`lessons/${f}`, 'utf8')).$schema, f).toBe('./schema/lesson.schema.json');
+  });
+
   it('knows metric names when given the engine registry', () => {
     const l = good();
     l.steps[0]!.checks[0]!.metric = 'latency';
@@ -69,7 +114,7 @@ describe('lesson validator', () => {
 
   it('throws one error listing everything, or on bad JSON', () => {
     expect(() => parseLesson('{', 'x.json')).toThrow(/x.json: not valid JSON/);
-    expect(() => parseLesson('{"id":"a"}', 'x.json')).toThrow(/x.json has 4 problem\(s\)/);
+    expect(() => parseLesson('{"id":"a"}', 'x.json')).toThrow(/x.json has 5 problem\(s\)/);
   });
 });
 

@@ -33,8 +33,8 @@ export function claimsIn(text: string): Claim[] {
   return out;
 }
 
-/** Every claim of a step: its text, what to look at, and why. */
-export const stepClaims = (s: LessonStep): Claim[] => [...claimsIn(s.text), ...claimsIn(s.look), ...claimsIn(s.why)];
+/** Every claim of a step: its setting, what to watch for and look at, and why. */
+export const stepClaims = (s: LessonStep): Claim[] => [...claimsIn(s.text), ...claimsIn(s.watch ?? ''), ...claimsIn(s.look), ...claimsIn(s.why)];
 
 /** A text with its claims written as the student reads them. */
 export const withoutClaimMarks = (text: string): string => text.replace(CLAIM_RE, (_m, t: string) => t);

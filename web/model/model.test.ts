@@ -26,19 +26,36 @@ describe('actions table', () => {
   it('Escape closes the overlay first, then cancels', () => {
     const ctx: ActionContext = {
       run: vi.fn(), cancel: vi.fn(), next: vi.fn(), prev: vi.fn(), cycleEmphasis: vi.fn(), toggleFocus: vi.fn(), toggleContrast: vi.fn(), toggleHelp: vi.fn(),
-      closeOverlay: vi.fn().mockReturnValueOnce(true).mockReturnValueOnce(false), arrow: vi.fn(), playPause: vi.fn(),
+      closeOverlay: vi.fn().mockReturnValueOnce(true).mockReturnValueOnce(false), arrow: vi.fn(), playPause: vi.fn(), leaveField: vi.fn(), typeGuess: vi.fn(),
     };
     const esc = actionFor(ev('Escape'), false);
     esc?.perform(ctx, ev('Escape'));
     expect(ctx.cancel).not.toHaveBeenCalled();
+    expect(ctx.leaveField).not.toHaveBeenCalled();
     esc?.perform(ctx, ev('Escape'));
     expect(ctx.cancel).toHaveBeenCalledTimes(1);
+    // ... and leaves the field it was typed in
+    expect(ctx.leaveField).toHaveBeenCalledTimes(1);
+  });
+
+  it('a lesson prediction field hands ← / → to the page (not n / p, not r); digits go to the field', () => {
+    expect(actionFor(ev('ArrowRight'), 'step-field')?.id).toBe('next');
+    expect(actionFor(ev('ArrowLeft'), 'step-field')?.id).toBe('prev');
+    expect(actionFor(ev('ArrowRight'), 'field')).toBeNull();
+    for (const k of ['n', 'p', 'r', 'f', '5']) expect(actionFor(ev(k), 'step-field'), k).toBeNull();
+    expect(actionFor(ev('Escape'), 'step-field')?.id).toBe('cancel');
+    expect(actionFor(ev('7'), 'page')?.id).toBe('guess');
+    expect(actionFor(ev('7'), 'field')).toBeNull();
+    const ctx = { typeGuess: vi.fn().mockReturnValue(false) } as unknown as ActionContext;
+    // no prediction on the page: not handled, the key keeps its default
+    expect(actionFor(ev('7'), 'page')?.perform(ctx, ev('7'))).toBe(false);
+    expect(ctx.typeGuess).toHaveBeenCalledWith('7');
   });
 
   it('arrows go to the replay when one is open (shift: by operation), n / p to the setups; space plays', () => {
     const ctx: ActionContext = {
       run: vi.fn(), cancel: vi.fn(), next: vi.fn(), prev: vi.fn(), cycleEmphasis: vi.fn(), toggleFocus: vi.fn(), toggleContrast: vi.fn(), toggleHelp: vi.fn(),
-      closeOverlay: vi.fn(), arrow: vi.fn(), playPause: vi.fn().mockReturnValue(false),
+      closeOverlay: vi.fn(), arrow: vi.fn(), playPause: vi.fn().mockReturnValue(false), leaveField: vi.fn(), typeGuess: vi.fn().mockReturnValue(false),
     };
     const right = { ...ev('ArrowRight'), shiftKey: true };
     actionFor(right, false)?.perform(ctx, right);
@@ -85,6 +102,13 @@ describe('unified diff', () => {
     expect(d[4]).toMatchObject({ kind: 'del', text: 'old', oldNo: 11 });
     expect(d[5]).toMatchObject({ kind: 'add', text: 'new', newNo: 11 });
     expect(d[6]).toMatchObject({ oldNo: 12, newNo: 12 });
+  });
+  it("an excerpt's hunk header that names only its function: a hunk, its lines unnumbered", () => {
+    const d = parseDiff('--- a/f.c\n+++ b/f.c\n@@ btrfs_truncate() @@\n ctx\n-old\n+new\n@@ -5,1 +5,1 @@\n-x\n+y\n');
+    expect(d.map((l) => l.kind)).toEqual(['file', 'file', 'hunk', 'ctx', 'del', 'add', 'hunk', 'del', 'add']);
+    expect(d[3]!.oldNo).toBeUndefined();
+    expect(d[5]!.newNo).toBeUndefined();
+    expect(d[8]).toMatchObject({ newNo: 5 });
   });
 });
 

@@ -43,15 +43,6 @@ describe('patchToggles', () => {
     ]);
     expect(t[0]?.href).toBe(commitUrl('0123456789ab'));
   });
-
-  it('an engine without a patch table gets toggles from its switch parameters', () => {
-    const e = info([]);
-    delete e.patches;
-    e.params = [{ name: 'p1', type: 'bool', default: 1, help: 'after: 1/9, no UPTODATE record' } as ExperimentInfo['params'][number]];
-    const t = patchToggles(e, {});
-    expect(t).toHaveLength(1);
-    expect(t[0]).toMatchObject({ param: 'p1', series: '1/9', on: true, fixed: null });
-  });
 });
 
 describe('patchExperiments', () => {

@@ -4,11 +4,10 @@
  * engine's patch table), each with its place in its series, its commit
  * title, whether the after kernel has it (its switch parameter's value),
  * and where to read its diff: upstream when the commit is on file, else
- * the lesson step that shows it. An engine without a patch table still
- * gets toggles for its switch parameters ("after: 1/9, ..." in their help).
- * Pure; the page draws it (app/PatchToggles.tsx).
+ * the lesson step that shows it. Pure; the page draws it
+ * (app/PatchToggles.tsx).
  */
-import type { ExperimentInfo, ParamInfo, PatchInfo } from '../engine/types';
+import type { ExperimentInfo, PatchInfo } from '../engine/types';
 import type { Lesson } from './lessonFormat';
 
 export interface PatchToggle {
@@ -48,13 +47,6 @@ export function lessonDiffLink(lessons: Lesson[], seed: string): string | null {
   return null;
 }
 
-/** A switch parameter without a patch table: "after: 1/9, reading a hole leaves no EXTENT_UPTODATE record". */
-function fromParam(p: ParamInfo): { series: string; help: string } | null {
-  if (p.type !== 'bool') return null;
-  const m = /^after:\s*([0-9+/]+)?,?\s*(.*)$/.exec(p.help);
-  return m ? { series: m[1] ?? '', help: m[2] ?? '' } : null;
-}
-
 /** Whether an enum switch's value (and the kernel preset) applies the patch. */
 function enumOn(sv: NonNullable<PatchInfo['switch_values']>, value: string, kernel: string): boolean {
   const x = sv[value];
@@ -69,7 +61,7 @@ export function patchToggles(info: ExperimentInfo, values: Record<string, string
     const p = param(name);
     return values[name] ?? (p ? String(p.default) : '');
   };
-  if (info.patches && info.patches.length > 0)
+  if (info.patches)
     return info.patches.map((p) => {
       const sw = param(p.switch);
       const common = {
@@ -86,10 +78,7 @@ export function patchToggles(info: ExperimentInfo, values: Record<string, string
         return { ...common, on: enumOn(p.switch_values, text(sw.name), text('kernel')), choices: sw.values ?? [], value: text(sw.name) };
       return { ...common, on: p.switch ? truthy(values[p.switch]) : p.applied?.after !== false };
     });
-  return info.params.flatMap((p) => {
-    const f = fromParam(p);
-    return f ? [{ key: p.name, series: f.series, title: f.help, help: p.help, param: p.name, on: truthy(values[p.name]), fixed: null, href: lessonLink, hrefLabel: 'the diff, in the lesson' }] : [];
-  });
+  return [];
 }
 
 /** The experiments that reproduce a seed's patch, in seed order (000 first):

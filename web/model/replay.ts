@@ -92,6 +92,9 @@ export interface IoInode {
   ino: number;
   recs: Map<number, IoRec>;
   lockPass: LockPass | null;
+  /** the record an open file's cached state points at (lseek's delalloc
+   * searches, eio_count), as of its last search; null: none (6.1) */
+  cached: { start: number; end: number; at: number } | null;
   /** ordered extents in flight: start -> len */
   ordered: Map<number, number>;
 }
@@ -168,7 +171,7 @@ function kindIds(tr: Trace) {
     tree: k('tree'), root: k('root'), blk: k('blk'), link: k('link'), unlink: k('unlink'), move: k('move'),
     cow: k('cow'), split: k('split'), free: k('free'), unref: k('unref'), search: k('search'), visit: k('visit'),
     lock: k('lock'), unlock: k('unlock'), treeEnd: k('tree_end'), commitPhase: k('commit_phase'), commit: k('commit'), fs: k('fs'),
-    qg: k('qg_record'), eio: k('eio'), eioDel: k('eio_del'), eioReset: k('eio_reset'), lockPass: k('eio_lock_pass'),
+    qg: k('qg_record'), eio: k('eio'), eioDel: k('eio_del'), eioReset: k('eio_reset'), lockPass: k('eio_lock_pass'), eioCount: k('eio_count'),
     oeAdd: k('oe_add'), oeDone: k('oe_done'), io: k('io'), ticket: k('space_ticket'), grant: k('space_grant'),
   };
 }
@@ -237,7 +240,7 @@ export class Replay {
     const key = ioKey(fs, ino);
     let v = s.io.get(key);
     if (!v) {
-      v = { fs, ino, recs: new Map(), lockPass: null, ordered: new Map() };
+      v = { fs, ino, recs: new Map(), lockPass: null, cached: null, ordered: new Map() };
       s.io.set(key, v);
     }
     return v;
@@ -443,6 +446,11 @@ export class Replay {
       case K.lockPass: {
         const v = this.io(s, a(0), a(1));
         s.io.set(ioKey(a(0), a(1)), { ...v, lockPass: { start: a(2), end: a(3), records: a(4), at: i } });
+        return;
+      }
+      case K.eioCount: {
+        const v = this.io(s, a(0), a(1));
+        s.io.set(ioKey(a(0), a(1)), { ...v, cached: a(6) >= 0 ? { start: a(6), end: a(7), at: i } : null });
         return;
       }
       case K.oeAdd: {

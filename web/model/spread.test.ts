@@ -109,8 +109,8 @@ describe('a lesson check over seeds', () => {
   });
   it('the format: seeds, atLeast, stat, variation', () => {
     const lesson = (scenario: Record<string, unknown>, check: Record<string, unknown>) => ({
-      id: 'd', title: 'D', seed: '-', summary: 'S',
-      steps: [{ title: 'T', text: 'x', look: 'x', why: 'x', scenario: { experiment: 'e', variants: ['before', 'after'], params: {}, seed: 1, ...scenario }, checks: [{ label: 'l', metric: 'ms', variant: 'after', op: 'lt', value: 1, ...check }] }],
+      id: 'd', title: 'D', short: 'D', seed: '-', summary: 'S',
+      steps: [{ title: 'T', text: 'x', watch: 'x', look: 'x', why: 'x', scenario: { experiment: 'e', variants: ['before', 'after'], params: {}, seed: 1, ...scenario }, checks: [{ label: 'l', metric: 'ms', variant: 'after', op: 'lt', value: 1, ...check }] }],
     });
     expect(validateLesson(lesson({ seeds: 20 }, { atLeast: 18 }))).toEqual([]);
     expect(validateLesson(lesson({ seeds: 20, variation: 'off' }, { stat: 'p95' }))).toEqual([]);

@@ -207,3 +207,31 @@ export function firstDivergence(a: Trace, b: Trace): number {
   }
   return a.n === b.n ? -1 : n;
 }
+
+/** Whether events i of a and j of b are the same (kind, task name,
+ * arguments; not the time). */
+function sameEvent(a: Trace, i: number, b: Trace, j: number): boolean {
+  if (a.kinds[a.kind[i]!]!.name !== b.kinds[b.kind[j]!]!.name) return false;
+  const la = a.off[i + 1]! - a.off[i]!;
+  if (la !== b.off[j + 1]! - b.off[j]!) return false;
+  for (let q = 0; q < la; q++) if (a.args[a.off[i]! + q] !== b.args[b.off[j]! + q]) return false;
+  return true;
+}
+
+/**
+ * The first event where two recordings differ after their listings: each
+ * is walked from its first operation (the listings of a window that starts
+ * mid-run differ, since the kernels' structures do by then). Returns the
+ * index of that event in each, or null when they agree to the end of one.
+ */
+export function firstDivergenceFromOps(a: Trace, b: Trace): { a: number; b: number } | null {
+  const first = (t: Trace): number => {
+    for (let i = 0; i < t.n; i++) if (t.kinds[t.kind[i]!]!.op) return i;
+    return -1;
+  };
+  let i = first(a);
+  let j = first(b);
+  if (i < 0 || j < 0) return null;
+  for (; i < a.n && j < b.n; i++, j++) if (!sameEvent(a, i, b, j)) return { a: i, b: j };
+  return null;
+}

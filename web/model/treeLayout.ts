@@ -29,6 +29,9 @@ export interface TreeLayoutOptions {
   focus?: number;
   /** px from one level's row to the next (default 56) */
   levelGap?: number;
+  /** block heights (default 26 for a leaf, 20 for a node) */
+  leafHeight?: number;
+  nodeHeight?: number;
 }
 
 export interface LaidNode {
@@ -159,13 +162,25 @@ export function layoutTree(s: ReplayState, tree: TreeInfo, opts: TreeLayoutOptio
   const maxLeaves = Math.max(8, Math.floor(opts.maxLeaves ?? width / 16));
   const path = s.paths.get(tree.h);
   const onPath = new Set(path ? path.visited : []);
-  // default focus: the deepest block of the current search, else the leaf
+  // default focus: the deepest block of the current search, or the leaf
+  // locked since (a leaf read-locked while it is copied), else the leaf
   // changed last
   let focus = opts.focus ?? -1;
-  if (focus < 0 && path && path.visited.length) {
-    const last = path.visited[path.visited.length - 1]!;
-    const sp = w.span.get(blockKey(fs, last));
-    if (sp) focus = Math.floor((sp[0] + sp[1]) / 2);
+  if (focus < 0) {
+    let at = -1;
+    if (path && path.visited.length) {
+      const sp = w.span.get(blockKey(fs, path.visited[path.visited.length - 1]!));
+      if (sp) {
+        focus = Math.floor((sp[0] + sp[1]) / 2);
+        at = path.at;
+      }
+    }
+    const leafAt = new Map(w.leaves.map((b, i) => [b.bytenr, i]));
+    for (const l of s.locks)
+      if (l.fs === fs && l.at > at && leafAt.has(l.bytenr)) {
+        at = l.at;
+        focus = leafAt.get(l.bytenr)!;
+      }
   }
   if (focus < 0) {
     let best = -1;
@@ -231,8 +246,10 @@ export function layoutTree(s: ReplayState, tree: TreeInfo, opts: TreeLayoutOptio
     }
     let minGap = Infinity;
     for (let i = 1; i < drawn.length; i++) minGap = Math.min(minGap, drawn[i]!.x - drawn[i - 1]!.x);
-    const bw = Math.max(3, Math.min(level === 0 ? 64 : 72, (Number.isFinite(minGap) ? minGap : width) * 0.82));
-    const bh = level === 0 ? 26 : 20;
+    const bh = level === 0 ? (opts.leafHeight ?? 26) : (opts.nodeHeight ?? 20);
+    // a block at most about three of its heights wide (a few wide blocks
+    // are still blocks), else 82% of the spacing of its neighbours
+    const bw = Math.max(3, Math.min(Math.max(level === 0 ? 64 : 72, bh * 3), (Number.isFinite(minGap) ? minGap : width) * 0.82));
     for (const { b, x } of drawn) {
       const key = blockKey(fs, b.bytenr);
       const lk = lockBy.get(key);

@@ -40,6 +40,7 @@ import { SparseCpView } from './sparsecp/SparseCpView';
 import { creationRow, sweepSpawns } from './sparsecp/model';
 import { TortureView } from './torture/TortureView';
 import { UntarView } from './untar/UntarView';
+import { fillPoints, fillRow } from './untar/fill';
 
 /** What a sweep's functions are given: the page's experiment, parameters and seed. */
 export interface SweepContext {
@@ -299,6 +300,16 @@ const CREATION_SWEEP = sweep({
   viewKey: ['sweep', '1'],
 });
 
+/** untar: both kernels with more and more of the device in chunks (when does it bite?). */
+const FILL_SWEEP = sweep({
+  id: 'fill',
+  points: ({ params }) => fillPoints(Number(params.fs_gib), Number(params.fs_used_gib)),
+  runs: (used, { params, seed }) => (['before', 'after'] as const).map((variant) => ({ experiment: 'untar', variant, params: { ...params, fs_used_gib: used }, seed })),
+  row: (used, [b, a]) => fillRow(used, b?.metrics ?? {}, a?.metrics ?? {}),
+  setting: ({ params, seed }) => [{ ...params, fs_used_gib: undefined }, seed], // the sweep sets fs_used_gib itself
+  viewKey: ['sweep', 'fill'],
+});
+
 export const VIEWS: Record<string, ViewEntry> = {
   // → / ← walk the jobs fio measured on the profile, as the job picker lists them
   fio: { component: DeviceView, steps: (info, v) => measuredJobs(info.published, v.device ?? '').map((j) => j.params), sweeps: [FIT_CHECK] },
@@ -343,11 +354,12 @@ export const VIEWS: Record<string, ViewEntry> = {
   },
   untar: {
     component: UntarView,
+    sweeps: [FILL_SWEEP],
     replay: {
       blurb:
         'tar entry by entry (op:extract, op:mkdir): the fs tree growing by four items per file, each file\'s io_tree turning DELALLOC, and, once the metadata limit is reached, reclaim\'s flushes clearing it: a few files per cycle before the fix, hundreds after.',
       showIo: true,
-      classroom: { scale: '0.004', fs_gib: '1' },
+      classroom: { scale: '0.004', fs_gib: '1', fs_used_gib: '0' },
     },
   },
   torture: {

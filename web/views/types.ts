@@ -85,4 +85,5 @@ export interface SeedSpread {
   total: number;
   /** start it (absent: the page cannot, as in a lesson) */
   run?: () => void;
+  stop?: () => void;
 }

@@ -23,7 +23,7 @@
 static const char usage[] =
 	"usage: lab list [--json]\n"
 	"       lab run EXPERIMENT [--variant before|after|both] [--set KEY=VALUE]... [--seed N] [--seeds N] [--json]\n"
-	"       lab fidelity [--experiment NAME] [--json]\n";
+	"       lab fidelity [--experiment NAME] [--json | --markdown]\n";
 
 static double wall_ms_now(void)
 {
@@ -495,6 +495,20 @@ out:
 
 /* ------------------------------------------------------------ fidelity */
 
+/* A Markdown table cell: '|' escaped, a newline a space (docs/fidelity.md
+ * is written from these rows by scripts/docs.mjs). */
+static void md_cell(strbuf *sb, const char *s)
+{
+	sb_puts(sb, " ");
+	for (; *s; s++) {
+		if (*s == '|')
+			sb_puts(sb, "\\|");
+		else
+			sb_putc(sb, *s == '\n' ? ' ' : *s);
+	}
+	sb_puts(sb, " |");
+}
+
 /* The runs behind the published rows, each setup run once: a point row's
  * one run of the deterministic model (seed 1, every source of variation
  * off), a noisy row's FIDELITY_SEEDS seeds with the sources on. */
@@ -541,7 +555,26 @@ static fid_cache *fid_run(fid_cache *c, int *nc, const lab_exp *e, const publish
 	return n;
 }
 
-static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
+static void fid_md_row(strbuf *out, const char *exp, const published_row *row, const char *params,
+		       const char *published, const char *simulated, double error, const char *range)
+{
+	char errtxt[32];
+	snprintf(errtxt, sizeof errtxt, "%+.1f%%", error * 100);
+	sb_puts(out, "|");
+	md_cell(out, exp);
+	md_cell(out, row->variant);
+	md_cell(out, params);
+	md_cell(out, row->metric);
+	md_cell(out, published);
+	md_cell(out, simulated);
+	md_cell(out, errtxt);
+	md_cell(out, row->fit ? "FIT" : "predicted");
+	md_cell(out, range);
+	md_cell(out, row->source);
+	sb_putc(out, '\n');
+}
+
+static int cmd_fidelity(const char *only, int json, int md, strbuf *out, strbuf *err)
 {
 	int total = 0;
 	for (int i = 0; i < exp_count(); i++)
@@ -569,9 +602,12 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 	}
 	if (json)
 		js_arr(out);
+	else if (md)
+		sb_puts(out, "| experiment | variant | params | metric | published | simulated | error | fit | "
+			     "5-95% of 20 seeds | source |\n|---|---|---|---|---:|---:|---:|---|---|---|\n");
 	else
-		sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %8s  %s%s\n", "experiment", "variant", pw,
-			  "params", "metric", "published", "simulated", "error",
+		sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %8s  %-9s  %s%s\n", "experiment", "variant",
+			  pw, "params", "metric", "published", "simulated", "error", "fit",
 			  any_noisy ? "5-95% of 20 seeds (noisy rows)   " : "", "source");
 	for (int i = 0; i < exp_count(); i++) {
 		const lab_exp *e = exp_get(i);
@@ -625,6 +661,7 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 							       row->value <= sp.p95);
 					js_kint(out, "seeds", sp.n);
 				}
+				js_kbool(out, "fit", row->fit);
 				js_kstr(out, "source", row->source);
 				js_obj_end(out);
 			} else {
@@ -646,9 +683,14 @@ static int cmd_fidelity(const char *only, int json, strbuf *out, strbuf *err)
 					sb_puts(&rg, sp.p5 <= row->value && row->value <= sp.p95 ? "] inside"
 												: "] outside");
 				}
-				sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %+7.1f%%  %-*s%s\n", e->name,
-					  row->variant, pw, ps.buf ? ps.buf : "", row->metric, a.buf, b.buf,
-					  error * 100, any_noisy ? 34 : 0, rg.buf ? rg.buf : "", row->source);
+				if (md)
+					fid_md_row(out, e->name, row, ps.buf ? ps.buf : "", a.buf, b.buf, error,
+						   rg.buf ? rg.buf : "");
+				else
+					sb_printf(out, "%-12s %-8s %-*s %-20s %12s %12s %+7.1f%%  %-9s  %-*s%s\n",
+						  e->name, row->variant, pw, ps.buf ? ps.buf : "", row->metric, a.buf,
+						  b.buf, error * 100, row->fit ? "FIT" : "predicted", any_noisy ? 34 : 0,
+						  rg.buf ? rg.buf : "", row->source);
 				sb_free(&rg);
 				sb_free(&a);
 				sb_free(&b);
@@ -695,19 +737,24 @@ int lab_cli(int argc, const char *const *argv, char **out, char **err)
 	} else if (!strcmp(argv[1], "run")) {
 		status = cmd_run(argc - 2, argv + 2, &o, &e);
 	} else if (!strcmp(argv[1], "fidelity")) {
-		int json = 0;
+		int json = 0, md = 0;
 		const char *only = NULL;
 		status = 0;
 		for (int i = 2; i < argc && status == 0; i++) {
 			if (!strcmp(argv[i], "--json"))
 				json = 1;
+			else if (!strcmp(argv[i], "--markdown"))
+				md = 1;
 			else if (!strcmp(argv[i], "--experiment") && i + 1 < argc)
 				only = argv[++i];
 			else
-				status = bad(&e, "fidelity takes --experiment NAME and --json, not", argv[i]);
+				status = bad(&e, "fidelity takes --experiment NAME and --json or --markdown, not",
+					     argv[i]);
 		}
+		if (status == 0 && json && md)
+			status = bad(&e, "fidelity prints --json or --markdown, not both", NULL);
 		if (status == 0)
-			status = cmd_fidelity(only, json, &o, &e);
+			status = cmd_fidelity(only, json, md, &o, &e);
 	} else {
 		status = bad(&e, "unknown command (list, run, fidelity)", argv[1]);
 	}

@@ -705,6 +705,11 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 		js_knum(out, "tolerance", r->tolerance);
 		if (r->noisy)
 			js_kbool(out, "noisy", 1);
+		js_kbool(out, "fit", r->fit);
+		if (r->runs > 0) {
+			js_knum(out, "sd", r->sd);
+			js_kint(out, "runs", r->runs);
+		}
 		js_obj_end(out);
 	}
 	js_arr_end(out);

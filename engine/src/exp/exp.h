@@ -76,6 +76,12 @@ typedef struct published_row {
 			       * tolerance >= 0 asserts "inside", < 0 reports it.
 			       * 0: compared with one run of the deterministic
 			       * model (seed 1, every source of variation off). */
+	int fit;              /* 1: a constant was fitted on this row (costs.h,
+			       * a device profile, a FIT input): `lab fidelity`
+			       * tags it FIT; 0: the row is a prediction */
+	double sd;            /* the published standard deviation of the figure
+			       * over `runs` runs (a mean's row); 0: none */
+	int runs;
 } published_row;
 
 struct lab_run;

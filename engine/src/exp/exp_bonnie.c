@@ -132,14 +132,14 @@ static const metric_desc bn_metrics[] = {
  * inside the model's 5-95% range over 20 seeds. The stat ("Read") rows
  * are reported only: the patch cannot touch them. */
 static const published_row bn_published[] = {
-	{ "before", "", "seq_create_lat_ms", 411, "seed 001, before: Sequential Create Latency 411ms", 0, 1 },
-	{ "after", "", "seq_create_lat_ms", 320, "seed 001, after: Sequential Create Latency 320ms", 0, 1 },
-	{ "before", "", "seq_delete_lat_ms", 119, "seed 001, before: Sequential Delete Latency 119ms", 0, 1 },
-	{ "after", "", "seq_delete_lat_ms", 77.779, "seed 001, after: Sequential Delete Latency 77779us", 0, 1 },
-	{ "before", "", "rand_create_lat_ms", 617, "seed 001, before: Random Create Latency 617ms", 0, 1 },
-	{ "after", "", "rand_create_lat_ms", 518, "seed 001, after: Random Create Latency 518ms", 0, 1 },
-	{ "before", "", "rand_delete_lat_ms", 110, "seed 001, before: Random Delete Latency 110ms", 0, 1 },
-	{ "after", "", "rand_delete_lat_ms", 86.389, "seed 001, after: Random Delete Latency 86389us", 0, 1 },
+	{ "before", "", "seq_create_lat_ms", 411, "seed 001, before: Sequential Create Latency 411ms", 0, 1, 1 },
+	{ "after", "", "seq_create_lat_ms", 320, "seed 001, after: Sequential Create Latency 320ms", 0, 1, 1 },
+	{ "before", "", "seq_delete_lat_ms", 119, "seed 001, before: Sequential Delete Latency 119ms", 0, 1, 1 },
+	{ "after", "", "seq_delete_lat_ms", 77.779, "seed 001, after: Sequential Delete Latency 77779us", 0, 1, 1 },
+	{ "before", "", "rand_create_lat_ms", 617, "seed 001, before: Random Create Latency 617ms", 0, 1, 1 },
+	{ "after", "", "rand_create_lat_ms", 518, "seed 001, after: Random Create Latency 518ms", 0, 1, 1 },
+	{ "before", "", "rand_delete_lat_ms", 110, "seed 001, before: Random Delete Latency 110ms", 0, 1, 1 },
+	{ "after", "", "rand_delete_lat_ms", 86.389, "seed 001, after: Random Delete Latency 86389us", 0, 1, 1 },
 	{ "before", "", "seq_stat_lat_ms", 11.914, "seed 001, before: Sequential Read Latency 11914us", -1, 1 },
 	{ "after", "", "seq_stat_lat_ms", 11.237, "seed 001, after: Sequential Read Latency 11237us", -1, 1 },
 	{ "before", "", "rand_stat_lat_ms", 10.296, "seed 001, before: Random Read Latency 10296us", -1, 1 },
@@ -224,6 +224,10 @@ typedef struct bn_ctx {
 	simtime_t ph0[PX_N], ph1[PX_N];
 	uint64_t nops[PX_N];
 	uint64_t alloc_locked_max, leaf_hold_max;
+	/* where each maximum happened: the timed phase (-1 none) and the
+	 * operation's number in it, the moment a page records (details) */
+	int alloc_max_px, hold_max_px;
+	uint64_t alloc_max_i, hold_max_i;
 } bn_ctx;
 
 static int bn_timed(int phase)
@@ -269,10 +273,16 @@ static void bn_on_leaf(void *ctx, const tl_leaf_ev *ev)
 {
 	bn_ctx *c = ctx;
 	uint64_t hold = ev->released - ev->locked_at;
-	if (hold > c->leaf_hold_max)
+	if (hold > c->leaf_hold_max) {
 		c->leaf_hold_max = hold;
-	if (ev->alloc_ns > c->alloc_locked_max)
+		c->hold_max_px = bn_timed(c->phase);
+		c->hold_max_i = c->i;
+	}
+	if (ev->alloc_ns > c->alloc_locked_max) {
 		c->alloc_locked_max = ev->alloc_ns;
+		c->alloc_max_px = bn_timed(c->phase);
+		c->alloc_max_i = c->i;
+	}
 	if (c->cur.nleaf < BN_MAX_LEAVES)
 		c->cur.leaf[c->cur.nleaf++] = *ev;
 }
@@ -458,11 +468,20 @@ static void bn_op_done(bn_ctx *c, task *t, int px)
 	c->i++;
 }
 
-/* Start of the next operation (or the end of the phase: returns 0). */
-static int bn_op_begin(bn_ctx *c, task *t)
+/* Start of the next operation (or the end of the phase: returns 0).
+ * Recording: it is an "op:<phase>" numbered in its phase (a replay steps
+ * bonnie operation by operation; a recording can start at the n-th). */
+static int bn_op_begin(bn_ctx *c, sim *s, task *t)
 {
 	if (c->i >= c->files)
 		return 0;
+	int px = bn_timed(c->phase);
+	if (px >= 0 && sim_recording_ops(s)) {
+		char kind[32];
+		snprintf(kind, sizeof kind, "op:%s", px_name[px]);
+		const int64_t a[] = { (int64_t)c->i, (int64_t)c->order[c->i] };
+		sim_rec(s, sim_trace_kind_args(s, kind, "n,file"), t, 2, a);
+	}
 	/* its scalars and counts (bn_op puts them first): the arrays are
 	 * read only up to their counts, and clearing all 2.9 KB of them
 	 * every operation was ~1% of a run */
@@ -691,7 +710,7 @@ static int bn_proc_step(sim *s, task *t)
 	case BP_RAND_STAT:
 	case BP_SEQ_DELETE:
 	case BP_RAND_DELETE:
-		if (c->op == OS_START && !bn_op_begin(c, t)) {
+		if (c->op == OS_START && !bn_op_begin(c, s, t)) {
 			bn_next_phase(c, c->phase + 1);
 			return TASK_RUN;
 		}
@@ -745,6 +764,7 @@ static int bn_setup(struct lab_run *r)
 	if (!c)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
 	r->ctx = c;
+	c->alloc_max_px = c->hold_max_px = -1;
 	double scale = exp_param(r, "scale");
 	double n = exp_param(r, "files") * scale;
 	c->files = n < 1 ? 1 : (uint64_t)(n + 0.5);
@@ -989,6 +1009,28 @@ static void bn_details(struct lab_run *r, strbuf *sb)
 	js_kint(sb, "ram_bytes", (int64_t)c->mem->cfg.ram_bytes);
 	js_kint(sb, "cache_limit_bytes", (int64_t)vio_dfs(c->fs)->o.ram_bytes);
 	js_kbool(sb, "prealloc_scratch", fs_patch_on(c->fs, P_001_PREALLOC_SCRATCH_EB));
+	/* the operations a recording of the page starts at (lab_record_opts
+	 * from_op / nth): the longest allocation under a leaf's read lock and
+	 * the longest leaf hold */
+	js_key(sb, "moments");
+	js_obj(sb);
+	const struct { const char *k; int px; uint64_t i, ns; } mo[] = {
+		{ "alloc_locked", c->alloc_max_px, c->alloc_max_i, c->alloc_locked_max },
+		{ "leaf_hold", c->hold_max_px, c->hold_max_i, c->leaf_hold_max },
+	};
+	for (int k = 0; k < 2; k++) {
+		if (mo[k].px < 0 || !mo[k].ns)
+			continue;
+		char op[32];
+		snprintf(op, sizeof op, "op:%s", px_name[mo[k].px]);
+		js_key(sb, mo[k].k);
+		js_obj(sb);
+		js_kstr(sb, "op", op);
+		js_kint(sb, "nth", (int64_t)mo[k].i);
+		js_knum(sb, "ms", (double)mo[k].ns / 1e6);
+		js_obj_end(sb);
+	}
+	js_obj_end(sb);
 	js_key(sb, "phases");
 	js_obj(sb);
 	for (int p = 0; p < PX_N; p++) {

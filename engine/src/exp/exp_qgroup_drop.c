@@ -100,9 +100,9 @@ static const metric_desc qd_metrics[] = {
  * "infinite" row); `after` at 4K is the RFC's chosen value. */
 static const published_row qd_published[] = {
 	{ "before", "", "account_calls", 1, "seed 002, row infinite", 0 },
-	{ "before", "", "account_avg_ms", 770.74, "seed 002, row infinite", 0.25 },
+	{ "before", "", "account_avg_ms", 770.74, "seed 002, row infinite", 0.25, 0, 1 },
 	{ "after", "threshold=4096", "account_calls", 5, "seed 002, row 4K", 0 },
-	{ "after", "threshold=4096", "account_avg_ms", 146.41, "seed 002, row 4K", 0.25 },
+	{ "after", "threshold=4096", "account_avg_ms", 146.41, "seed 002, row 4K", 0.25, 0, 1 },
 	/* Not printed in the RFC but implied by it: 5 calls at 4K take
 	 * 16,385..20,480 records (this row's tolerance spans that range). */
 	{ "after", "threshold=4096", "dirty_extents", 18432.5,

@@ -8,8 +8,22 @@
  *   cold      after unmount + mount: nothing cached, cp's reads go
  *             through readahead.
  * The file is written as the seed's script does: one xfs_io process per
- * extent (a process start, open, pwrite, close), while the flusher wakes
- * every wb_interval_s and writes back data older than dirty_expire_s.
+ * extent (a process start, open, pwrite, close). What writes delalloc back
+ * while that loop runs (6.1):
+ *   - the flusher's kupdate writeback, per inode: the file is dirtied at
+ *     its first write (dirtied_when), and the first periodic wakeup (every
+ *     wb_interval_s, rounded on the timer wheel) that finds it dirty for
+ *     dirty_expire_s writes the whole inode; the pass catches up with the
+ *     loop, the file is clean, and the next pwrite dirties it afresh: a
+ *     flush every 30-35 s, and what is delalloc at cp time is what was
+ *     written since the last one;
+ *   - background writeback past 10% of the dirtyable memory of ram_gib
+ *     (and throttling past 20%);
+ *   - space reclaim: each 4 KiB range between holes is its own
+ *     outstanding extent holding 256 KiB of metadata reservation until it
+ *     is written back, so on a small test device (fs_gib) the loop reaches
+ *     the overcommit limit and the reclaim worker's shrink_delalloc writes
+ *     back delalloc while the pwrite waits on its ticket.
  *
  * The file lives in a real miniature btrfs (fs_mount, vfs_create): the
  * data path is attached to it (vfs_io.h), so writeback's ordered-extent
@@ -31,6 +45,7 @@
 #include "lab.h"
 #include "fs.h"
 #include "lseek.h"
+#include "space_fs.h"
 #include "trans.h"
 #include "vfs.h"
 #include "vfs_data.h"
@@ -57,6 +72,13 @@ static const param_desc sc_params[] = {
 	  "flusher wakeup period (vm.dirty_writeback_centisecs)" },
 	{ "spawn_us", PT_FLOAT, C_PROC_NS / 1000.0, 0, 1e6, 0, NULL, "us",
 	  "cost of each xfs_io process of the creation loop (fork, exec, exit)" },
+	{ "fs_gib", PT_INT, 256, 1, 65536, 0, NULL, "GiB",
+	  "size of the test device (the seed's /dev/sdh, its size not stated; mkfs.btrfs -f on "
+	  "all of it, DUP metadata): a 4 KiB extent holds 256 KiB of metadata reservation until "
+	  "written back, and under ~60 GiB the creation loop reaches the overcommit limit" },
+	{ "ram_gib", PT_FLOAT, 16, 0.5, 4096, 0, NULL, "GiB",
+	  "memory of the seed's box (not stated): the dirty limits as the kernel computes them "
+	  "(background 10%, throttling 20% of the dirtyable memory)" },
 	/* then the series' switches, from sc_patches */
 };
 
@@ -86,6 +108,10 @@ static const metric_desc sc_metrics[] = {
 	{ "iotree_records_max", "count", "most records in the io_tree during cp" },
 	{ "lseek_wait_ms", "ms", "time lseeks waited for locked ranges (reads or writeback in flight)" },
 	{ "flushes", "count", "writeback passes started (flusher and sync)" },
+	{ "meta_reserved_mib_at_cp", "MiB",
+	  "metadata reserved (bytes_may_use) when cp started: 256 KiB per delalloc extent" },
+	{ "creation_ticket_waits", "count",
+	  "pwrites of the creation loop that waited for a metadata ticket (reclaim flushed delalloc)" },
 };
 
 /*
@@ -103,10 +129,10 @@ static const published_row sc_published[] = {
 	 * changes cp by <1%, so the before row is reported, not asserted (a
 	 * 6% slower creation, spawn_us=2050, gives it) */
 	{ "before", "state=delalloc", "cp_ms", 16574, "seed 004, 128M, cached and delalloc (reported: at equal creation the series changes cp by <1%; a 6% slower creation, spawn_us=2050, gives it)", -1, 1 },
-	{ "after", "state=delalloc", "cp_ms", 6277, "seed 004, 128M, cached and delalloc (spawn_us fitted on it, the median over seeds)", 0, 1 },
-	{ "before", "state=cached", "cp_ms", 122, "seed 004, 128M, cached and no delalloc", 0.25 },
-	{ "after", "state=cached", "cp_ms", 109, "seed 004, 128M, cached and no delalloc", 0.25 },
-	{ "before", "state=cold", "cp_ms", 20144, "seed 004, 128M, without data/metadata cached", 0.25 },
+	{ "after", "state=delalloc", "cp_ms", 6277, "seed 004, 128M, cached and delalloc (spawn_us fitted on it, the median over seeds)", 0, 1, 1 },
+	{ "before", "state=cached", "cp_ms", 122, "seed 004, 128M, cached and no delalloc", 0.25, 0, 1 },
+	{ "after", "state=cached", "cp_ms", 109, "seed 004, 128M, cached and no delalloc", 0.25, 0, 1 },
+	{ "before", "state=cold", "cp_ms", 20144, "seed 004, 128M, without data/metadata cached", 0.25, 0, 1 },
 	{ "after", "state=cold", "cp_ms", 210, "seed 004, 128M, without data/metadata cached", 0.25 },
 };
 
@@ -128,7 +154,12 @@ typedef struct sc_ctx {
 	trans_mgr tm;
 	int tm_ready;
 	dfs *fs;                /* its data path (vfs_io.h) */
+	struct inode *in;       /* the file */
 	dinode *d;
+	int in_write;           /* an xfs_io process started, its pwrite not done
+				 * (parked on a metadata ticket) */
+	uint64_t parks;         /* pwrites that waited for a ticket */
+	uint64_t may_use_at_cp;
 	dfile f;
 	task *user;
 	int state;              /* 0 delalloc, 1 cached, 2 cold */
@@ -187,10 +218,14 @@ static void sc_record(sc_ctx *c, task *t, const lseek_info *li)
 	if (c->d->io.nrecords > c->iotree_max)
 		c->iotree_max = c->d->io.nrecords;
 	sc_series(c, t->clock, (double)c->d->io.nrecords);
-	if (c->smp_seen++ % c->smp_stride == 0) {
+	/* decimated by pairs of calls, cp's SEEK_DATA and its SEEK_HOLE: a
+	 * stride over single calls (a power of two) kept only SEEK_DATAs */
+	if ((c->smp_seen++ / 2) % c->smp_stride == 0) {
 		if (c->nsmp == SC_SAMPLES) {
-			for (int i = 0; i < SC_SAMPLES / 2; i++)
-				c->smp[i] = c->smp[2 * i];
+			for (int i = 0; i < SC_SAMPLES / 4; i++) {
+				c->smp[2 * i] = c->smp[4 * i];
+				c->smp[2 * i + 1] = c->smp[4 * i + 1];
+			}
 			c->nsmp = SC_SAMPLES / 2;
 			c->smp_stride *= 2;
 		}
@@ -277,15 +312,27 @@ static int sc_user_step(sim *s, task *t)
 			return TASK_RUN;
 		}
 		/* one xfs_io process: spawn, open, pwrite, close */
-		task_cpu(s, t, var_ns(s, V_PROC_START, c->spawn_ns) + var_ns(s, V_SYSCALL, C_SYSCALL_NS) +
-				       var_ns(s, V_SYSCALL, C_SYSCALL_NS));
-		rc = vd_write(d, t, c->next_off, c->ext);
-		if (rc)
+		if (!c->in_write) {
+			task_cpu(s, t, var_ns(s, V_PROC_START, c->spawn_ns) +
+					       var_ns(s, V_SYSCALL, C_SYSCALL_NS) +
+					       var_ns(s, V_SYSCALL, C_SYSCALL_NS));
+			c->in_write = 1;
+		}
+		/* the pwrite reserves its data and its delalloc metadata (one
+		 * outstanding extent a 4 KiB range between holes); a
+		 * reservation that does not fit waits for its ticket */
+		rc = vio_write(c->fsi, t, c->in, c->next_off, c->ext);
+		if (rc == FS_SPACE_WAIT) {
+			c->parks++;
+			return TASK_BLOCKED;
+		}
+		if (rc < 0)
 			return TASK_DONE;
+		c->in_write = 0;
 		if (c->next_off == 0)
 			sim_at(s, t->clock, sc_arm_flusher, c);
 		c->next_off += c->ext + c->hole;
-		return TASK_RUN;
+		return rc == 1 ? TASK_BLOCKED : TASK_RUN; /* 1: throttled */
 	case PH_SYNC:
 		vd_writeback_start(d, 1);
 		c->phase = PH_SYNC_WAIT;
@@ -320,6 +367,7 @@ static int sc_user_step(sim *s, task *t)
 		c->hits0 = c->fs->cache_hits;
 		c->miss0 = c->fs->cache_misses;
 		c->delalloc_at_cp = d->io.recs_with[1];
+		c->may_use_at_cp = c->fsi->space.info[SPACE_META].bytes_may_use;
 		c->iotree_max = d->io.nrecords;
 		sc_strip(c);
 		c->phase = PH_CP_DATA;
@@ -374,6 +422,7 @@ static int sc_user_step(sim *s, task *t)
 		dfile_close(&c->f);
 		c->phase = PH_DONE;
 		c->fs->flusher_armed = 0;
+		c->tm.kthread_stop = 1;
 		sim_stop(s);
 		return TASK_DONE;
 	}
@@ -399,7 +448,8 @@ static int sc_setup(struct lab_run *r)
 	if (rc)
 		return exp_fail(r, rc, "no device profile '%s'", exp_param_enum_name(r, "device"));
 	data_opts o;
-	memset(&o, 0, sizeof(o));
+	vio_opts_default(&o);
+	vio_opts_ram(&o, (uint64_t)(exp_param(r, "ram_gib") * (double)(1ull << 30)));
 	o.dirty_expire = (simtime_t)(exp_param(r, "dirty_expire_s") * 1e9);
 	o.wb_interval = (simtime_t)(exp_param(r, "wb_interval_s") * 1e9);
 	if (o.wb_interval < NS_PER_MS)
@@ -409,12 +459,13 @@ static int sc_setup(struct lab_run *r)
 	 * same seed gives before and after the same writeback timing */
 	o.jiffy_ns = 4 * NS_PER_MS;
 	o.jiffies0 = (uint64_t)(var_phase(r->sim, V_TIMER_PHASE) * (double)(1u << 20));
-	/* dirty_background_ratio 10% of a 16 GiB box [estimate] */
-	o.dirty_bg_bytes = 1638ull << 20;
-	/* mkfs + mount on the device, the data path attached to it; the
+	/* mkfs + mount on the device (btrfs-progs 5.15 and later make DUP
+	 * metadata on any device), the data path attached to it; the
 	 * workload's tasks and the bios' end_io drive the IO (no sync_io) */
 	fs_opts fo;
 	fs_opts_default(&fo);
+	fo.dev_bytes = (uint64_t)exp_param(r, "fs_gib") << 30;
+	fo.meta_dup = 1;
 	fo.patches = r->patches; /* 6.1, or 6.2 with the switches */
 	rc = fs_mount(r->sim, c->dev, &fo, &c->fsi);
 	if (rc)
@@ -428,10 +479,16 @@ static int sc_setup(struct lab_run *r)
 		return exp_fail(r, rc, "out of memory");
 	c->fs = vio_dfs(c->fsi);
 	c->fs->sync_io = 0;
+	/* the transaction kthread's 30 s commits (they run the delayed refs
+	 * and give their reservation back) */
+	rc = trans_kthread_start(&c->tm, 0);
+	if (rc)
+		return exp_fail(r, rc, "out of memory");
 	struct inode *in;
 	rc = vfs_create(c->fsi, NULL, fs_root_lookup(c->fsi, BTRFS_FS_TREE_OBJECTID),
 			BTRFS_FIRST_FREE_OBJECTID, "sparse", 0644, &in);
 	if (!rc) {
+		c->in = in;
 		c->d = vio_dinode(c->fsi, in);
 		if (!c->d)
 			rc = LAB_ENOMEM;
@@ -482,6 +539,8 @@ static int sc_collect(struct lab_run *r)
 	exp_metric(r, "iotree_records_max", (double)c->iotree_max);
 	exp_metric(r, "lseek_wait_ms", (double)c->wait_ns / 1e6);
 	exp_metric(r, "flushes", (double)c->fs->flushes);
+	exp_metric(r, "meta_reserved_mib_at_cp", (double)c->may_use_at_cp / (1024.0 * 1024.0));
+	exp_metric(r, "creation_ticket_waits", (double)c->parks);
 	return 0;
 }
 
@@ -495,6 +554,7 @@ static void sc_details(struct lab_run *r, strbuf *sb)
 	js_kint(sb, "hole_bytes", (int64_t)c->hole);
 	js_key(sb, "lseeks");
 	js_obj(sb);
+	/* every stride-th pair of calls (SEEK_DATA, SEEK_HOLE) */
 	js_kint(sb, "stride", (int64_t)c->smp_stride);
 	js_key(sb, "calls");
 	js_arr(sb);

@@ -41,21 +41,24 @@
  * (as `btrfs subvolume sync` would): the checker walks whole trees and a
  * half-dropped one has freed blocks still linked.
  *
- * After every commit, every full_check_every commits and after the last:
- * check_fs (trees, extents, block groups, checksums, inodes) with the
- * registered checks: the data path's (vfs_io.c), qgroups against the
- * reachability index (qgroup.c) and against a recount from the trees, the
- * log idle, transaction handles balanced, space counters equal to their
- * block groups' (check_more.c). After every other commit: check_fs_incr,
- * the same invariants over what the commit's transaction changed (the
- * blocks it COWed, the extents whose references moved, the inodes it
- * touched, the counters; check_incr.c), which keeps a run linear in its
- * operations (10^6 of mix=all in under a minute of CPU).
+ * After every commit, at most every full_check_every commits and after
+ * the last: check_fs (trees, extents, block groups, checksums, inodes)
+ * with the registered checks: the data path's (vfs_io.c), qgroups against
+ * the reachability index (qgroup.c) and against a recount from the trees,
+ * the log idle, transaction handles balanced, space counters equal to
+ * their block groups' (check_more.c). After every other commit:
+ * check_fs_incr, the same invariants over what the commit's transaction
+ * changed (the blocks it COWed, the extents whose references moved, the
+ * inodes it touched, the counters; check_incr.c). The whole check waits
+ * until the incremental ones since the last have checked TS_FULL_SPACING
+ * times the blocks it walked (check_commit): its cost per operation stays
+ * bounded as the file system grows, and a run linear in its operations.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backref.h"
 #include "bdev.h"
 #include "check.h"
 #include "check_more.h"
@@ -78,10 +81,10 @@
 static const char *const mix_values[] = { "files", "all", NULL };
 
 static const param_desc torture_params[] = {
-	/* the whole invariant check after every commit made a run's time grow
-	 * as ops^2 (the fs grows, and so do the commits: 200k ops took 70 s);
-	 * with the incremental check in between, 10^6 ops of mix=all take
-	 * a few minutes natively (npm run bench) */
+	/* the whole invariant check at a fixed cadence made a run's time grow
+	 * as ops^2 (the fs grows, and so do the commits); with the
+	 * incremental check in between and the whole one spaced by the
+	 * checking done (check_commit), time grows linearly (npm run bench) */
 	{ "ops", PT_INT, 20000, 1, 1000000, 0, NULL, "ops", "operations to run" },
 	{ "subvols", PT_INT, 4, 1, 64, 0, NULL, "subvolumes",
 	  "subvolumes the operations spread over at the start (the top-level one included)" },
@@ -91,14 +94,15 @@ static const param_desc torture_params[] = {
 	  "tree, subvolume create/delete and snapshots dropped by the cleaner, "
 	  "send/receive compared with the snapshot, remount" },
 	{ "full_check_every", PT_INT, 100, 1, 1000000, 0, NULL, "commits",
-	  "the whole-file-system check runs after every this many commits (and after the last); "
-	  "every other commit gets the incremental check of what it changed (1: the whole check "
-	  "after every commit)" },
+	  "the whole-file-system check runs at most every this many commits, once the incremental "
+	  "checks since the last one have checked 4 times the tree blocks it walked (so its share "
+	  "of the run stays bounded as the file system grows), and after the last commit; every "
+	  "other commit gets the incremental check of what it changed" },
 };
 
 static const metric_desc torture_metrics[] = {
 	{ "ops", "count", "operations performed" },
-	{ "commits", "count", "transaction commits (each followed by a check: incremental, or the whole one every full_check_every)" },
+	{ "commits", "count", "transaction commits (each followed by a check: incremental, or the whole one at most every full_check_every)" },
 	{ "fsyncs", "count", "fsync calls" },
 	{ "check_failures", "count", "invariant violations found (must be 0)" },
 	{ "max_tree_height", "levels", "tallest tree seen at any commit" },
@@ -153,6 +157,12 @@ void tort_note_check(tort *c, fs_info *fs, int f)
 		snprintf(c->first_error, sizeof c->first_error, "check: %s", check_last_error(fs));
 }
 
+/* The key of inode ino of subvolume slot sv in the entry index. */
+static uint64_t ent_key(int sv, uint64_t ino)
+{
+	return (uint64_t)(sv + 1) << 48 | ino;
+}
+
 /* Remember a live name; 0 or LAB_ENOMEM. */
 static int ents_add(tort *c, const tent *e)
 {
@@ -164,6 +174,8 @@ static int ents_add(tort *c, const tent *e)
 		c->ents = n;
 		c->cap = cap;
 	}
+	if (u64map_put(&c->ent_idx, ent_key(e->sv, e->ino), (uint32_t)c->nents + 1))
+		return LAB_ENOMEM;
 	c->ents[c->nents++] = *e;
 	return 0;
 }
@@ -171,7 +183,17 @@ static int ents_add(tort *c, const tent *e)
 /* Forget live name i (the last one takes its place). */
 void tort_ents_del(tort *c, int i)
 {
+	u64map_del(&c->ent_idx, ent_key(c->ents[i].sv, c->ents[i].ino));
 	c->ents[i] = c->ents[--c->nents];
+	if (i < c->nents && u64map_put(&c->ent_idx, ent_key(c->ents[i].sv, c->ents[i].ino),
+				       (uint32_t)i + 1))
+		tort_note_error(c, "entry index", LAB_ENOMEM);
+}
+
+int tort_find(const tort *c, int sv, uint64_t ino)
+{
+	uint32_t v;
+	return u64map_get(&c->ent_idx, ent_key(sv, ino), &v) ? (int)v - 1 : -1;
 }
 
 /* Whether an fsync task holds inode ino of subvolume slot sv. */
@@ -461,16 +483,6 @@ static void op_stat(tort *c, task *t)
 		tort_note_error(c, "stat", rc);
 }
 
-/* Remount: the in-memory inodes are read back without logged state, so
- * the next fsync of each copies everything (a full sync). */
-static void inode_unlogged(struct inode *in, void *ctx)
-{
-	(void)ctx;
-	in->flags |= INODE_NEEDS_FULL_SYNC;
-	if (in->log)
-		in->log->last_log_commit = 0;
-}
-
 /* ---- commits --------------------------------------------------------------- */
 
 /* Whether the commit wanted may start: the cleaner has dropped every
@@ -512,14 +524,25 @@ static void count_commit(tort *c)
 		c->max_height = height;
 }
 
-/* The check after a commit: the whole one every full_every commits and
- * after the last, else the incremental one (check.h: what the commit's
- * transaction changed, against the record of the last check). */
+/* The check after a commit: the whole one after the last and at most
+ * every full_every commits, else the incremental one (check.h: what the
+ * commit's transaction changed, against the record of the last check).
+ * The whole check walks every tree block, so at a fixed cadence its cost
+ * per operation would grow with the file system; it waits until the
+ * incremental checks since the last one have checked TS_FULL_SPACING
+ * times the blocks that one walked, which bounds its share of the
+ * checking at any size. */
 static void check_commit(tort *c, int last)
 {
-	if (last || c->commits % c->full_every == 0) {
+	uint64_t checked, walked;
+	check_incr_work(c->fs, &checked, &walked);
+	if (last || (c->commits - c->full_at >= c->full_every &&
+		     checked - c->full_checked >= TS_FULL_SPACING * walked)) {
 		c->full_checks++;
 		tort_note_check(c, c->fs, check_fs(c->fs));
+		c->full_at = c->commits;
+		check_incr_work(c->fs, &c->full_checked, &walked);
+		c->full_walked += walked;
 	} else {
 		tort_note_check(c, c->fs, check_fs_incr(c->fs));
 	}
@@ -536,9 +559,6 @@ static void after_commit(tort *c, task *t)
 		int rc = vio_remount(c->fs, t);
 		if (rc)
 			tort_note_error(c, "remount", rc);
-		for (int i = 0; i < c->nsv; i++)
-			if (c->sv[i])
-				fs_inode_foreach(c->sv[i], inode_unlogged, NULL);
 		c->remounts++;
 	}
 }
@@ -555,7 +575,7 @@ void tort_want_commit(tort *c, int why)
 static void rec_op(tort *c, task *t, const char *name)
 {
 	sim *s = c->fs->sim;
-	if (!sim_recording(s))
+	if (!sim_recording_ops(s))
 		return;
 	char kind[32];
 	snprintf(kind, sizeof kind, "op:%s", name);
@@ -966,7 +986,9 @@ static void torture_teardown(struct lab_run *r)
 	if (c->dev)
 		bdev_destroy(c->dev);
 	free(c->ents);
+	u64map_free(&c->ent_idx);
 	free(c->gone);
+	free(c->durs);
 	free(c);
 	r->ctx = NULL;
 }

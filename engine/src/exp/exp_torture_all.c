@@ -23,50 +23,126 @@
 
 /* ---- fsync storms (mix=all) --------------------------------------------- */
 
+static int fsync_busy_on(const tort *c, int sv, uint64_t ino);
+
 static tent *find_ent(tort *c, int sv, uint64_t ino)
 {
-	for (int i = 0; i < c->nents; i++)
-		if (c->ents[i].sv == sv && c->ents[i].ino == ino)
-			return &c->ents[i];
-	return NULL;
+	int i = tort_find(c, sv, ino);
+	return i < 0 ? NULL : &c->ents[i];
+}
+
+/* Append (a, b) to a list of pairs of the running transaction (kept in
+ * *trans: a list of an older one starts over). */
+static void pairs_add(tort *c, uint64_t (**v)[2], int *n, int *cap, uint64_t *trans,
+		      uint64_t a, uint64_t b)
+{
+	if (*trans != c->fs->transid) {
+		*trans = c->fs->transid;
+		*n = 0;
+	}
+	if (*n == *cap) {
+		int nc = *cap ? *cap * 2 : 16;
+		uint64_t (*g)[2] = lab_realloc(*v, (size_t)nc * sizeof(**v));
+		if (!g)
+			return tort_note_error(c, "power cut: list", LAB_ENOMEM);
+		*v = g;
+		*cap = nc;
+	}
+	(*v)[*n][0] = a;
+	(*v)[*n][1] = b;
+	(*n)++;
 }
 
 void tort_note_unlink(tort *c, const tent *e)
 {
-	if (e->log_trans != c->fs->transid)
+	if (e->log_trans != c->fs->transid && !fsync_busy_on(c, e->sv, e->ino))
 		return;
-	if (c->ngone == c->gone_cap) {
-		int cap = c->gone_cap ? c->gone_cap * 2 : 16;
-		uint64_t (*g)[3] = lab_realloc(c->gone, (size_t)cap * sizeof(*g));
-		if (!g)
-			return tort_note_error(c, "power cut: unlinked list", LAB_ENOMEM);
-		c->gone = g;
-		c->gone_cap = cap;
-	}
-	c->gone[c->ngone][0] = (uint64_t)e->sv;
-	c->gone[c->ngone][1] = e->ino;
-	c->gone[c->ngone][2] = e->log_trans;
-	c->ngone++;
+	pairs_add(c, &c->gone, &c->ngone, &c->gone_cap, &c->gone_trans, (uint64_t)e->sv, e->ino);
 }
 
-/* An fsync of ino (or with ino as its logged parent) is in flight: its
- * log may be on disk already, with another fsync's log commit. */
+/* Whether fsync w logged (or is logging) ino: the inode, its parent, or a
+ * directory made in this transaction above it that log_all_new_ancestors
+ * has put into the log so far. */
+static int fsync_logs(const tfsync *w, int sv, uint64_t ino)
+{
+	if (w->sv != sv)
+		return 0;
+	if (w->ino == ino || w->pino == ino)
+		return 1;
+	for (int k = 0; k < w->f.anc_next && k < w->f.nanc; k++)
+		if (w->f.anc[k] == ino)
+			return 1;
+	return 0;
+}
+
+/* An fsync that logs ino is in flight: its log may be on disk already,
+ * with another fsync's log commit. */
 static int fsync_busy_on(const tort *c, int sv, uint64_t ino)
 {
 	for (int i = 0; i < TS_MAX_FSYNC; i++)
-		if (c->fsw[i].busy && c->fsw[i].sv == sv &&
-		    (c->fsw[i].ino == ino || c->fsw[i].pino == ino))
+		if (c->fsw[i].busy && fsync_logs(&c->fsw[i], sv, ino))
 			return 1;
 	return 0;
 }
 
 static int gone_logged(const tort *c, int sv, uint64_t ino)
 {
+	if (c->gone_trans != c->fs->transid)
+		return 0;
 	for (int i = 0; i < c->ngone; i++)
-		if (c->gone[i][0] == (uint64_t)sv && c->gone[i][1] == ino &&
-		    c->gone[i][2] == c->fs->transid)
+		if (c->gone[i][0] == (uint64_t)sv && c->gone[i][1] == ino)
 			return 1;
 	return 0;
+}
+
+/* Whether an fsync of this transaction logged inode ino of slot sv (the
+ * checker's record): fsynced, logged with another's fsync, unlinked
+ * since, or held by an fsync in flight. */
+static int logged_now(const tort *c, int sv, uint64_t ino)
+{
+	int i = tort_find(c, sv, ino);
+	return (i >= 0 && c->ents[i].log_trans == c->fs->transid) || gone_logged(c, sv, ino) ||
+	       fsync_busy_on(c, sv, ino);
+}
+
+/*
+ * What a replay may bring back of this transaction, in *out (ino -> 1):
+ * the inodes an fsync logged (logged_now), and every directory above one
+ * of them in the replayed image: btrfs_log_inode_parent and
+ * btrfs_log_new_name log the directories made in this transaction above
+ * a logged inode, with their names (log_all_new_ancestors), so that it
+ * has a path after a replay. 0 or LAB_ENOMEM.
+ */
+static int above_logged(const tort *c, int sv, const tl_image *im, u64map *out)
+{
+	u64map parent;
+	memset(&parent, 0, sizeof(parent));
+	u64map_clear(out);
+	int rc = 0;
+	/* the image's names, child -> directory (one name each here) */
+	for (int i = 0; i < im->ndents && !rc; i++)
+		if (!(im->dents[i].type & FS_DIRENT_SUBVOL) && im->dents[i].dir <= UINT32_MAX)
+			rc = u64map_put(&parent, im->dents[i].child, (uint32_t)im->dents[i].dir);
+	for (int k = 0; k < im->ninodes && !rc; k++) {
+		uint64_t x = im->inodes[k].ino;
+		if (!logged_now(c, sv, x))
+			continue;
+		for (int depth = 0; x && depth < 4096 && !rc; depth++) {
+			if (u64map_get(out, x, NULL))
+				break; /* and everything above: marked already */
+			rc = u64map_put(out, x, 1);
+			uint32_t d;
+			x = u64map_get(&parent, x, &d) ? d : 0;
+		}
+	}
+	u64map_free(&parent);
+	return rc ? LAB_ENOMEM : 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 /*
@@ -75,28 +151,79 @@ static int gone_logged(const tort *c, int sv, uint64_t ino)
  * the fsyncs made durable. Every file fsynced in the running transaction
  * (and not renamed since) is there whole: the size and extents its fsync
  * saw; every inode created in this transaction that the mount finds was
- * logged by an fsync. Failures count as check failures.
+ * logged by an fsync of this transaction (tent.log_trans: the inode
+ * fsynced, the parent logged with it, or one of those of an fsync in
+ * flight) or is a directory above such an inode in the replayed image
+ * (above_logged: log_all_new_ancestors, at an fsync or at a rename).
+ * Only those inodes are looked at, so the mount is read as far as they
+ * need (treelog_replay_some: the log, those inodes and the directories
+ * naming them), not whole: a cut costs what the transaction logged, not
+ * what the file system holds. The first cut after each whole check
+ * (check_commit spaces those) replays the whole subvolumes as well and
+ * finds the partial replay equal on its scope. Failures count as check
+ * failures.
  */
 void tort_power_cut_check(tort *c)
 {
 	fs_info *fs = c->fs;
 	int fails = 0;
 	c->cuts++;
+	/* the files fsynced in this transaction, not renamed since */
+	int nwant = 0;
+	uint64_t *want = NULL;
+	if (c->durs_trans == fs->transid && c->ndurs) {
+		want = lab_malloc((size_t)c->ndurs * sizeof(*want));
+		if (!want)
+			return tort_note_error(c, "power cut: list", LAB_ENOMEM);
+	}
+	/* the first cut after each whole check replays the whole subvolumes
+	 * too and compares (so the partial replay's share stays bounded as
+	 * the whole check's does) */
+	int whole = c->full_checks != c->cut_full;
+	c->cut_full = c->full_checks;
+	u64map above;
+	memset(&above, 0, sizeof(above));
 	for (int sv = 0; sv < c->nsv; sv++) {
 		struct btrfs_root *root = c->sv[sv];
 		if (!root || root->dead || !root->tree.commit_root)
 			continue;
+		nwant = 0;
+		for (int i = 0; want && i < c->ndurs; i++) {
+			const tent *e = c->durs[i][0] == (uint64_t)sv ? find_ent(c, sv, c->durs[i][1]) : NULL;
+			if (e && !e->is_dir && e->dur_trans == fs->transid)
+				want[nwant++] = e->ino;
+		}
+		if (nwant > 1) { /* a file fsynced twice is listed twice */
+			qsort(want, (size_t)nwant, sizeof(*want), cmp_u64);
+			int u = 1;
+			for (int i = 1; i < nwant; i++)
+				if (want[i] != want[u - 1])
+					want[u++] = want[i];
+			nwant = u;
+		}
 		tl_image im;
-		int rc = treelog_replay(c->tl, root, &im);
+		int rc = treelog_replay_some(c->tl, root, want, nwant, &im);
+		if (!rc && whole) {
+			tl_image all;
+			uint64_t where;
+			rc = treelog_replay(c->tl, root, &all);
+			if (!rc && !tl_image_agree(&all, &im, &where)) {
+				check_report(fs, "power cut: the replay of root %llu read in part differs "
+					     "from the whole one at inode %llu",
+					     (unsigned long long)root->id, (unsigned long long)where);
+				fails++;
+			}
+			tl_image_free(&all);
+		}
 		if (rc) {
+			tl_image_free(&im);
+			free(want);
 			tort_note_error(c, "power cut: replay", rc);
 			return;
 		}
 		c->cuts_replayed += (uint64_t)im.replayed;
-		for (int i = 0; i < c->nents; i++) {
-			const tent *e = &c->ents[i];
-			if (e->sv != sv || e->is_dir || e->dur_trans != fs->transid)
-				continue;
+		for (int i = 0; i < nwant; i++) {
+			const tent *e = find_ent(c, sv, want[i]);
 			const tl_img_inode *in = tl_image_inode(&im, e->ino);
 			if (!in || in->nlink == 0) {
 				check_report(fs, "power cut: fsynced inode %llu of root %llu missing after replay",
@@ -110,13 +237,16 @@ void tort_power_cut_check(tort *c)
 				fails++;
 			}
 		}
+		int rc2 = above_logged(c, sv, &im, &above);
+		if (rc2) {
+			tl_image_free(&im);
+			free(want);
+			u64map_free(&above);
+			return tort_note_error(c, "power cut: paths", rc2);
+		}
 		for (int k = 0; k < im.ninodes; k++) {
 			const tl_img_inode *in = &im.inodes[k];
-			if (in->generation != fs->transid)
-				continue;
-			const tent *e = find_ent(c, sv, in->ino);
-			if ((e && e->log_trans == fs->transid) || gone_logged(c, sv, in->ino) ||
-			    fsync_busy_on(c, sv, in->ino))
+			if (in->generation != fs->transid || u64map_get(&above, in->ino, NULL))
 				continue;
 			check_report(fs, "power cut: inode %llu of root %llu, never fsynced, found after replay",
 				     (unsigned long long)in->ino, (unsigned long long)root->id);
@@ -124,6 +254,8 @@ void tort_power_cut_check(tort *c)
 		}
 		tl_image_free(&im);
 	}
+	free(want);
+	u64map_free(&above);
 	tort_note_check(c, fs, fails);
 }
 
@@ -139,11 +271,35 @@ static void fsync_done(tort *c, tfsync *w)
 			if (!e->is_dir) {
 				e->dur_size = in->size;
 				e->dur_hash = tl_tree_extents_hash(fs, in);
+				pairs_add(c, &c->durs, &c->ndurs, &c->durs_cap, &c->durs_trans,
+					  (uint64_t)w->sv, w->ino);
 			}
 		}
 		tent *p = w->pino ? find_ent(c, w->sv, w->pino) : NULL;
 		if (p)
 			p->log_trans = fs->transid;
+		/* btrfs_log_inode_parent -> log_all_new_ancestors: each
+		 * directory made in this transaction on the way up to the
+		 * subvolume's top, not logged yet, went into the log with
+		 * its name (LOG_INODE_EXISTS), so the fsynced inode has a
+		 * path after a replay. log_new_ancestors logs only inodes
+		 * whose generation is this transaction's (here: the one the
+		 * fsync started in; a commit may have come since). */
+		for (int k = 0; k < w->f.anc_next && k < w->f.nanc; k++) {
+			tent *a = find_ent(c, w->sv, w->f.anc[k]);
+			struct inode *ai = a ? fs_inode_get(c->sv[w->sv], a->ino) : NULL;
+			if (a && a->is_dir && ai && ai->generation >= w->start_trans) {
+				a->log_trans = fs->transid;
+				continue;
+			}
+			if (!a && gone_logged(c, w->sv, w->f.anc[k]))
+				continue; /* removed since (tort_note_unlink kept it) */
+			check_report(fs, "fsync of inode %llu of root %llu logged inode %llu as a "
+				     "new ancestor: not a directory made since its fsync began",
+				     (unsigned long long)w->ino, (unsigned long long)c->sv[w->sv]->id,
+				     (unsigned long long)w->f.anc[k]);
+			tort_note_check(c, fs, 1);
+		}
 	}
 	if (++c->fsyncs_done % 5 == 0)
 		tort_power_cut_check(c);
@@ -244,6 +400,7 @@ static int fsync_start(tort *c, task *t, int i)
 	w->sv = e->sv;
 	w->ino = e->ino;
 	w->pino = parent ? parent->ino : 0;
+	w->start_trans = c->fs->transid;
 	if (!task_spawn(c->fs->sim, "fsync", fsync_step, w, t->clock)) {
 		tort_note_error(c, "fsync task", LAB_ENOMEM);
 		return 0;
@@ -260,9 +417,13 @@ static int pick_recent(tort *c)
 	if (c->nrecent && tort_below(c, 4)) {
 		int n = c->nrecent < TS_RECENT ? c->nrecent : TS_RECENT;
 		const uint64_t *r = c->recent[tort_below(c, (uint64_t)n)];
-		for (int i = 0; i < c->nents; i++)
-			if (c->ents[i].ino == r[1] && c->sv[c->ents[i].sv]->id == r[0])
+		for (int sv = 0; sv < c->nsv; sv++) {
+			if (!c->sv[sv] || c->sv[sv]->id != r[0])
+				continue;
+			int i = tort_find(c, sv, r[1]);
+			if (i >= 0)
 				return i;
+		}
 	}
 	return tort_pick(c, -1);
 }
@@ -306,16 +467,6 @@ void tort_op_subvol_create(tort *c, task *t)
 	c->subvol_creates++;
 }
 
-/* Run the eviction hooks of a cached inode (its items stay: the cleaner
- * drops the tree). */
-static void inode_evict_cached(struct inode *in, void *ctx)
-{
-	fs_info *fs = ctx;
-	for (int i = 0; i < fs->nhooks; i++)
-		if (fs->hooks[i].on_inode_evict)
-			fs->hooks[i].on_inode_evict(fs->hooks[i].ctx, in);
-}
-
 /* btrfs subvolume delete of a subvolume made here (the top one stays):
  * queued for the cleaner, its names forgotten. */
 void tort_op_subvol_delete(tort *c, task *t)
@@ -334,9 +485,9 @@ void tort_op_subvol_delete(tort *c, task *t)
 	char name[16];
 	snprintf(name, sizeof name, "s%u", c->svname[slot]);
 	(void)t;
-	/* the deleted subvolume's cached inodes go (btrfs_prune_dentries ->
-	 * evict): their pages and data state with them */
-	fs_inode_foreach(c->sv[slot], inode_evict_cached, c->fs);
+	/* the deleted subvolume's cached inodes go: their pages and data
+	 * state with them */
+	fs_root_prune_inodes(c->fs, c->sv[slot]);
 	int rc = subvol_delete(&c->sc, &c->h, c->sv[slot], name);
 	if (rc)
 		return tort_note_error(c, "subvolume delete", rc);

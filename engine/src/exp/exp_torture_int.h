@@ -7,6 +7,7 @@
 #define EXP_TORTURE_INT_H
 #include <stdint.h>
 
+#include "backref.h"
 #include "bdev.h"
 #include "ebmem.h"
 #include "fs.h"
@@ -20,6 +21,11 @@
 #define TS_MAX_SNAPS 6 /* plus its source: within the index's RS_MAX roots per extent */
 #define TS_MAX_FSYNC 6
 #define TS_RECENT 32
+/* The whole check waits for the incremental checks to have checked this
+ * many times the tree blocks it walked the last time (check_commit): its
+ * share of the checking then stays under 1 / (1 + TS_FULL_SPACING) in
+ * blocks, whatever the file system's size. */
+#define TS_FULL_SPACING 4
 /* How often a task waiting for the cleaner or for fsyncs looks again:
  * [estimate: a scheduling quantum; it only sets how long the main task
  * idles, never what is checked] */
@@ -31,9 +37,10 @@ typedef struct tent {       /* a live name */
 	uint32_t name;       /* name is "n<name>" */
 	int is_dir;
 	uint32_t new_ext;    /* extents written since its last fsync */
-	/* the power-cut check (mix=all): the transaction of its last fsync
-	 * (log_trans) and, unless renamed since, the size and extents that
-	 * fsync made durable (dur_trans) */
+	/* the power-cut check (mix=all): the transaction it was last
+	 * logged in (log_trans: fsynced, or logged by another inode's fsync
+	 * as its parent or a new ancestor) and, unless renamed since, the
+	 * size and extents its last fsync made durable (dur_trans) */
 	uint64_t log_trans, dur_trans, dur_size, dur_hash;
 } tent;
 
@@ -56,6 +63,7 @@ typedef struct tfsync {     /* one fsync task */
 	int data_done;       /* the data part (vio_fsync) is done */
 	int sv;
 	uint64_t ino, pino;  /* pinned inodes (pino: the logged parent, or 0) */
+	uint64_t start_trans; /* the transaction it started in */
 	tl_fsync f;
 } tfsync;
 
@@ -73,9 +81,13 @@ typedef struct tort {
 	int nsv;             /* slots used (some may be dead: sv[i] == NULL) */
 	tent *ents;
 	int nents, cap;
+	u64map ent_idx;      /* (slot, ino) -> index in ents + 1 (tort_find) */
 	uint32_t next_name;
 	uint64_t ops, target, commits, fsyncs, failures, errors;
 	uint64_t full_every, full_checks; /* the check cadence (check_commit) */
+	uint64_t full_at, full_checked;   /* the last full check: its commit, and
+					   * the incremental blocks checked then */
+	uint64_t full_walked;             /* blocks the full checks walked */
 	int max_height;
 	int mix_all;
 	prng rng;
@@ -101,8 +113,15 @@ typedef struct tort {
 	 * in the running transaction (a replay may bring them back) */
 	uint64_t cuts, cuts_replayed, fsyncs_done;
 	int fsync_commit;    /* an fsync task needs a commit (BTRFS_LOG_FORCE_COMMIT) */
-	uint64_t (*gone)[3];  /* (sv, ino, transid) */
+	uint64_t (*gone)[2];  /* (sv, ino) of this transaction */
 	int ngone, gone_cap;
+	uint64_t gone_trans;
+	/* the files fsynced in this transaction, (sv, ino): what a power
+	 * cut must find whole (with tent.dur_trans, unless renamed since) */
+	uint64_t (*durs)[2];
+	int ndurs, durs_cap;
+	uint64_t durs_trans;
+	uint64_t cut_full;   /* full_checks at the last whole replay */
 	int fsync_sv;        /* mix=files: the file fsync flushes before its commit */
 	uint64_t fsync_ino;
 	/* the fuzzer's script (tort_below), set after lab_open; NULL: the PRNG */
@@ -113,6 +132,8 @@ typedef struct tort {
 /* ---- helpers of exp_torture.c */
 uint64_t tort_below(tort *c, uint64_t n);
 void tort_ents_del(tort *c, int i);
+/* The index of the live name of inode ino of subvolume slot sv, or -1. */
+int tort_find(const tort *c, int sv, uint64_t ino);
 int tort_fsyncs_busy(const tort *c);
 void tort_note_check(tort *c, fs_info *fs, int f);
 void tort_note_error(tort *c, const char *what, int rc);

@@ -219,7 +219,7 @@ int lab_open_patched(const char *experiment, const char *variant, const char *pa
 	else
 		exp_run_patches(e, var, r->p, &r->patches);
 	r->sim = sim_create(r->seed, 0);
-	if (!r->sim || var_attach(r->sim, r->seed, vmask)) {
+	if (!r->sim || var_attach_build(r->sim, r->seed, vmask, r->patches.bits)) {
 		sim_destroy(r->sim);
 		free(r);
 		return set_err(errmsg, LAB_ENOMEM, "out of memory");
@@ -357,6 +357,76 @@ int lab_record(lab_run *r, double from_ns, uint32_t max_events)
 	if (r->finished)
 		return LAB_ESTATE;
 	return sim_record_start(r->sim, (simtime_t)from_ns, max_events);
+}
+
+/* A whole number in [lo, hi] from text. */
+static int rec_num(const char *v, double lo, double hi, double *out)
+{
+	char *end = NULL;
+	double x = strtod(v, &end);
+	if (end == v || *end || !(x >= lo && x <= hi) || x != (double)(uint64_t)x)
+		return LAB_EINVAL;
+	*out = x;
+	return 0;
+}
+
+int lab_record_opts(lab_run *r, const char *opts)
+{
+	if (!r || !opts || strlen(opts) > 4000)
+		return LAB_EINVAL;
+	double from = 0, nth = 0, max = LAB_RECORD_MAX;
+	char op[32] = "", only[1024] = "", line[1100];
+	const char *p = opts;
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n >= sizeof line)
+			return LAB_EINVAL;
+		memcpy(line, p, n);
+		line[n] = 0;
+		p += n + (e ? 1 : 0);
+		if (!line[0])
+			continue;
+		char *eq = strchr(line, '=');
+		if (!eq)
+			return LAB_EINVAL;
+		*eq = 0;
+		const char *k = line, *v = eq + 1;
+		int rc = 0;
+		if (!strcmp(k, "max_events"))
+			rc = rec_num(v, 1, LAB_RECORD_MAX, &max);
+		else if (!strcmp(k, "from_ns"))
+			rc = rec_num(v, 0, 1.8e19, &from);
+		else if (!strcmp(k, "nth"))
+			rc = rec_num(v, 0, 4294967295.0, &nth);
+		else if (!strcmp(k, "from_op") && strlen(v) < sizeof op && !strncmp(v, "op:", 3) && v[3])
+			snprintf(op, sizeof op, "%s", v);
+		else if (!strcmp(k, "only") && strlen(v) < sizeof only)
+			snprintf(only, sizeof only, "%s", v);
+		else
+			rc = LAB_EINVAL;
+		if (rc)
+			return rc;
+	}
+	if (op[0] && from != 0)
+		return LAB_EINVAL; /* one start: a time or an operation */
+	if (r->failed)
+		return r->failed;
+	if (r->finished)
+		return LAB_ESTATE;
+	if (sim_record_state(r->sim))
+		return LAB_ESTATE;
+	int rc = sim_record_only(r->sim, only);
+	if (rc)
+		return rc;
+	if (op[0])
+		return sim_record_at_op(r->sim, op, (uint64_t)nth, (uint64_t)max);
+	return sim_record_start(r->sim, (simtime_t)from, (uint64_t)max);
+}
+
+int lab_record_state(const lab_run *r)
+{
+	return r ? sim_record_state(r->sim) : 0;
 }
 
 int lab_trace_json(lab_run *r, double since, char **out)

@@ -11,6 +11,8 @@
 
 #define RESERVED_HEAD (1ull << 20) /* superblock area at the device start */
 
+static void changed(alloc_ctl *a);
+
 int alloc_init(alloc_ctl *a, uint64_t dev_bytes)
 {
 	memset(a, 0, sizeof(*a));
@@ -18,9 +20,35 @@ int alloc_init(alloc_ctl *a, uint64_t dev_bytes)
 		return LAB_EINVAL;
 	a->dev_bytes = dev_bytes;
 	a->dev_alloc = RESERVED_HEAD;
+	a->meta_factor = 1;
+	/* init_alloc_chunk_ctl_policy_regular: metadata stripes of 1 GiB
+	 * above 50 GiB of writable space, else 256 MiB; no chunk over 10%
+	 * of it */
 	uint64_t cap = dev_bytes / 10 / (1ull << 20) * (1ull << 20);
+	uint64_t meta = dev_bytes > ALLOC_META_LARGE_FS ? ALLOC_META_CHUNK_LARGE : ALLOC_META_CHUNK;
 	a->chunk_bytes[ALLOC_DATA] = cap < ALLOC_DATA_CHUNK ? cap : ALLOC_DATA_CHUNK;
-	a->chunk_bytes[ALLOC_METADATA] = cap < ALLOC_META_CHUNK ? cap : ALLOC_META_CHUNK;
+	a->chunk_bytes[ALLOC_METADATA] = cap < meta ? cap : meta;
+	return 0;
+}
+
+void alloc_set_meta_dup(alloc_ctl *a, int dup)
+{
+	a->meta_factor = dup ? 2 : 1;
+}
+
+int alloc_prefill(alloc_ctl *a, uint64_t bytes, uint64_t meta_bytes)
+{
+	if (meta_bytes > bytes || bytes > a->dev_bytes - a->dev_alloc)
+		return LAB_EINVAL;
+	uint64_t data = bytes - meta_bytes, meta = meta_bytes / (uint64_t)a->meta_factor;
+	a->dev_alloc += bytes;
+	a->prefill[ALLOC_DATA] += data;
+	a->prefill[ALLOC_METADATA] += meta;
+	a->total[ALLOC_DATA] += data;
+	a->used[ALLOC_DATA] += data;
+	a->total[ALLOC_METADATA] += meta;
+	a->used[ALLOC_METADATA] += meta;
+	changed(a);
 	return 0;
 }
 
@@ -61,14 +89,20 @@ static void bits_set(uint64_t *bm, uint64_t start, uint64_t n, int on)
 	}
 }
 
+/* Device stripes a chunk of kind takes (DUP metadata: 2). */
+static uint64_t chunk_factor(const alloc_ctl *a, int kind)
+{
+	return kind == ALLOC_METADATA ? (uint64_t)a->meta_factor : 1;
+}
+
 /* The length of the next chunk of kind: the policy's size, or what is
- * left of the device; 0 if too little is left. */
+ * left of the device (over its stripes); 0 if too little is left. */
 static uint64_t chunk_len(const alloc_ctl *a, int kind)
 {
-	uint64_t len = a->chunk_bytes[kind];
-	if (a->dev_alloc + len > a->dev_bytes) {
+	uint64_t len = a->chunk_bytes[kind], f = chunk_factor(a, kind);
+	if (a->dev_alloc + len * f > a->dev_bytes) {
 		/* a smaller final chunk, as btrfs does when the device is nearly full */
-		len = (a->dev_bytes - a->dev_alloc) / ALLOC_SECTOR * ALLOC_SECTOR;
+		len = (a->dev_bytes - a->dev_alloc) / f / ALLOC_SECTOR * ALLOC_SECTOR;
 		if (len < (kind == ALLOC_DATA ? (1ull << 20) : (4ull << 20)))
 			return 0;
 	}
@@ -76,7 +110,8 @@ static uint64_t chunk_len(const alloc_ctl *a, int kind)
 }
 
 /* Carve a new chunk of the given kind from unallocated device space
- * (models btrfs_alloc_chunk, single profile). */
+ * (models btrfs_alloc_chunk: single, or DUP's two stripes back to back
+ * for metadata). */
 static int chunk_alloc(alloc_ctl *a, int kind, block_group **out)
 {
 	uint64_t len = chunk_len(a, kind);
@@ -99,7 +134,7 @@ static int chunk_alloc(alloc_ctl *a, int kind, block_group **out)
 	bg->start = a->dev_alloc;
 	bg->length = len;
 	bg->kind = kind;
-	a->dev_alloc += len;
+	a->dev_alloc += len * chunk_factor(a, kind);
 	a->total[kind] += len;
 	a->nbgs++;
 	a->chunk_allocs++;
@@ -269,6 +304,8 @@ int alloc_free_now(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
 uint64_t alloc_room(const alloc_ctl *a, int kind)
 {
 	uint64_t room = (a->dev_bytes - a->dev_alloc) / ALLOC_SECTOR * ALLOC_SECTOR;
+	if (kind == ALLOC_METADATA)
+		room /= chunk_factor(a, kind);
 	for (int i = 0; i < a->nbgs; i++) {
 		const block_group *bg = &a->bgs[i];
 		if (kind == ALLOC_KINDS || bg->kind == kind)

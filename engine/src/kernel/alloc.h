@@ -1,10 +1,14 @@
 /*
  * alloc.h - block groups and the extent allocator.
  *
- * The device's space is carved into chunks on demand: data block groups of
- * 1 GiB and metadata block groups of 256 MiB (btrfs's defaults for a
- * filesystem larger than 50 GiB), at most 10% of the device each (as btrfs
- * caps them on small devices), single profile, logical == physical.
+ * The device's space is carved into chunks on demand, as 5.10's
+ * init_alloc_chunk_ctl_policy_regular sizes them: data block groups of
+ * 1 GiB; metadata block groups of 1 GiB on a file system larger than
+ * 50 GiB ("for larger filesystems, use larger metadata chunks"), else
+ * 256 MiB; at most 10% of the device each. Data is single profile;
+ * metadata single or DUP (alloc_set_meta_dup: each metadata chunk takes
+ * two stripes of its size on the device, the second right after the
+ * first). Logical == physical (for DUP: the first stripe).
  * Each block group tracks its space in 4 KiB sectors with a bitmap; an
  * allocation is a next-fit search for a free run (a much simplified
  * find_free_extent). Freed extents are pinned until the transaction
@@ -22,7 +26,9 @@
 enum { ALLOC_DATA = 0, ALLOC_METADATA = 1, ALLOC_KINDS = 2 };
 
 #define ALLOC_DATA_CHUNK (1024ull << 20)
-#define ALLOC_META_CHUNK (256ull << 20)
+#define ALLOC_META_CHUNK (256ull << 20)       /* file systems up to 50 GiB */
+#define ALLOC_META_CHUNK_LARGE (1024ull << 20) /* larger ones */
+#define ALLOC_META_LARGE_FS (50ull << 30)
 #define ALLOC_SECTOR 4096ull
 /* Smallest device: room for one chunk of each kind at the 10% cap */
 #define ALLOC_MIN_DEV (64ull << 20)
@@ -45,7 +51,15 @@ typedef struct alloc_ctl {
 	block_group *bgs;     /* sorted by start */
 	int nbgs, cap;
 	uint64_t dev_bytes;   /* device size */
-	uint64_t dev_alloc;   /* bytes carved into chunks */
+	uint64_t dev_alloc;   /* bytes carved into chunks (device extents:
+			       * a DUP chunk counts twice) */
+	int meta_factor;      /* device stripes per metadata chunk: 1 single,
+			       * 2 DUP */
+	/* Chunks already full when the file system was mounted
+	 * (alloc_prefill): counted in total/used and dev_alloc, with no
+	 * block group of their own (nothing is ever allocated or freed in
+	 * them). */
+	uint64_t prefill[ALLOC_KINDS];
 	pinned_ext *pinned;   /* freed this transaction */
 	int npinned, pcap;
 	uint64_t total[ALLOC_KINDS], used[ALLOC_KINDS], pinned_bytes[ALLOC_KINDS];
@@ -66,6 +80,17 @@ typedef struct alloc_ctl {
  * (the superblock area), as btrfs does. */
 int alloc_init(alloc_ctl *a, uint64_t dev_bytes);
 void alloc_destroy(alloc_ctl *a);
+/* Metadata chunks from now on: DUP (two device stripes each) or single.
+ * Call before the first metadata chunk. */
+void alloc_set_meta_dup(alloc_ctl *a, int dup);
+/* A file system that was in use before this mount: `bytes` of the device
+ * already in chunks, every one of them full, of which meta_bytes are
+ * metadata chunks' device extents (a DUP chunk's two stripes both
+ * count). The chunks' logical sizes join total[] and used[] (data:
+ * bytes - meta_bytes; metadata: meta_bytes / meta_factor); no block
+ * group is made for them. 0, LAB_EINVAL (more than the device holds, or
+ * meta_bytes > bytes). Call right after alloc_init. */
+int alloc_prefill(alloc_ctl *a, uint64_t bytes, uint64_t meta_bytes);
 /* Allocate `bytes` (multiple of 4 KiB) of the given kind. Allocates a new
  * chunk when the existing ones have no free run. The extent counts as
  * reserved until alloc_mark_used (its extent item is inserted). */

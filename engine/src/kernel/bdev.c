@@ -70,14 +70,16 @@ struct bdev {
 	double defer;          /* background work owed (defer_ns), ns */
 	double deck[BDEV_DECK]; /* stall length strata of the current cycle */
 	double rd_level, wr_level; /* this run's drive state: a multiplier of
-	                            * read and of write/drain service times
-	                            * (variation.def device_read/_write) */
+	                            * read and of write/drain/flush service
+	                            * times (variation.def device_state) */
 	int deck_i;            /* next one to use; BDEV_DECK: deal a cycle */
 	bdev_observer obs;     /* bdev_set_observer */
 	void *obs_ctx;
 	bdev *host;            /* a virtual disk: the host's device */
 	simtime_t io_free;     /* a virtual disk: the host I/O thread busy until */
 	bdev_stats st;
+	simtime_t *tag_tmp;    /* scratch for bdev_tag_free_at */
+	int tag_cap;
 };
 
 /* ---- hand-written profiles ------------------------------------------ */
@@ -112,6 +114,7 @@ static const bdev_profile hdd_profile = {
 	.wr_tail = { 6, hdd_q, hdd_m },
 	.notes = "[estimate] 7200 rpm: ~8 ms random access, 150 MB/s sequential, "
 		 "write-through (no volatile cache), flush = one command",
+	.rotational = 1,
 };
 
 /*
@@ -135,16 +138,17 @@ static const bdev_profile hdd_profile = {
  *                 six: the I/O thread on the kick, a pool worker for the
  *                 pwritev, the I/O thread on its completion, a worker for
  *                 the flush, the I/O thread again, the halted vCPU on the
- *                 injected interrupt (a read: four). How long one takes
- *                 depends on how deeply the idle host core slept: a C1E
- *                 exit is ~10 us, C6 85 us and C7s 124 us on Skylake
- *                 (intel_idle's skl_cstates exit latencies), and nothing
- *                 measured pins the seed's host. [fitted: seed 003
- *                 "before" row, 26.49 s, with RCV_NS_CMD fitted on the
- *                 "after" row first: 50.2 us, inside that range. With
- *                 8 us (a busy host's shallow C-states) the model gives
- *                 21.6 s, -19%, and a before/after ratio of 1.72 instead
- *                 of 2.12.]
+ *                 injected interrupt (a read: four). [estimate: 10 us,
+ *                 the lab's one cross-CPU wakeup of an idle thread
+ *                 (costs.h RECLAIM_NS_WAKEUP): the IPI, the idle core's
+ *                 exit from C1E (10 us in intel_idle's tables of every
+ *                 Intel core since Sandy Bridge) and the switch in. A host
+ *                 whose idle cores reach C6 (85 us on Skylake, 133 us on
+ *                 Haswell/Broadwell servers, intel_idle) would take longer:
+ *                 nothing measured pins the seed's host. Not fitted: with
+ *                 it seed 003's before row is a prediction (21.8 s against
+ *                 26.49, -18%; 50.2 us would land it, the value fitted on
+ *                 that row before).]
  *   virt_req_ns   4 us of the I/O thread's CPU per request (virtqueue
  *                 pop, request setup, completion, used ring, irqfd):
  *                 one thread, so a serial stage [estimate];
@@ -152,7 +156,7 @@ static const bdev_profile hdd_profile = {
  *                 device and its block layer [estimate: a syscall and a
  *                 bio, ~1.5 us each as VFS_NS_SYSCALL, plus the copy].
  * A QD1 4 KiB write: ~37 us on the host drive + 334 us flush + 6 wakeups
- * + 2 I/O thread passes + 2 syscalls + the exit = ~690 us (fio on it:
+ * + 2 I/O thread passes + 2 syscalls + the exit = ~450 us (fio on it:
  * `lab run fio --set device=vm-ssd --set rw=randwrite`).
  */
 static const bdev_profile vm_ssd_profile = {
@@ -160,11 +164,14 @@ static const bdev_profile vm_ssd_profile = {
 	.title = "VM disk: KVM/QEMU virtio, cache=writethrough, on a SATA SSD host (consumer-ssd)",
 	.host = "consumer-ssd",
 	.virt_exit_ns = 2000.0,
-	.virt_wake_ns = 50200.0, /* fitted: seed 003 "before" row */
+	.virt_wake_ns = 10000.0, /* estimate: RECLAIM_NS_WAKEUP's 10 us */
 	.virt_req_ns = 4000.0,
 	.virt_sys_ns = 4000.0,
 	.virt_writethrough = 1,
 	.plp = 1, /* the guest sees no volatile cache: its flushes are no-ops */
+	/* virtio_blk does not mark its queue non-rotational: the guest's
+	 * /sys/block/vdX/queue/rotational reads 1 */
+	.rotational = 1,
 	/* fio's own CPU per IO in the guest [estimate: as on the rig that
 	 * measured the host drive, consumer-ssd's fitted ~11 us] */
 	.host_ns = 11000.0,
@@ -172,9 +179,9 @@ static const bdev_profile vm_ssd_profile = {
 		 "its measured write+fdatasync flush, 334 us median); QEMU cache=writethrough, so "
 		 "every write completes only after a host flush, its own request; virtualisation "
 		 "path: VM exit 2 us, I/O thread CPU 4 us per request (serial), host syscall and "
-		 "block layer 4 us [estimates]; a host thread wakeup 50.2 us, six per write, four "
-		 "per read [fitted on seed 003's before row, 26.49 s; C-state exit latencies of an "
-		 "idle Skylake host span 10-124 us]",
+		 "block layer 4 us, a host thread wakeup 10 us, six per write, four per read "
+		 "[estimates; the wakeup is a C1E exit: an idle host in C6 would take 85-133 us]; "
+		 "the host drive's state is its own (variation.def device_state)",
 };
 
 /* "ideal": zero latency, infinite bandwidth (unit tests). host_ns is only
@@ -686,7 +693,9 @@ static simtime_t fitted_flush(bdev *d, simtime_t at)
 		if (d->unit_free[u] > t)
 			t = d->unit_free[u];
 	double sigma = dm_log(p->flush_p99_ns / p->flush_p50_ns) / 2.3263478740;
-	double ns = prng_lognormal(&d->rng, dm_log(p->flush_p50_ns), sigma);
+	/* a flush programs what the cache holds: the drive's state paces it
+	 * as it paces a write's drain */
+	double ns = prng_lognormal(&d->rng, dm_log(p->flush_p50_ns), sigma) * d->wr_level;
 	simtime_t f = at + ns_round(ns);
 	return f > t ? f : t;
 }
@@ -843,8 +852,13 @@ int bdev_create(sim *s, const char *profile, bdev **out)
 	d->last_end = UINT64_MAX;
 	d->band_i = BDEV_BANDS;
 	d->deck_i = BDEV_DECK;
-	d->rd_level = var_level(s, V_DEVICE_READ);
-	d->wr_level = var_level(s, V_DEVICE_WRITE);
+	/* the drive's state this run: one draw z moves its reads and its
+	 * writes (drain and flush too) by its own sigmas; a virtual disk's
+	 * host device (created above) draws its own drive's, from the same z */
+	double zs = var_z(s, V_DEVICE_STATE), sr, sw;
+	var_device_sigma(p->name, &sr, &sw);
+	d->rd_level = sr > 0.0 && zs != 0.0 ? dm_exp(sr * zs) : 1.0;
+	d->wr_level = sw > 0.0 && zs != 0.0 ? dm_exp(sw * zs) : 1.0;
 	*out = d;
 	return 0;
 }
@@ -859,6 +873,7 @@ void bdev_destroy(bdev *d)
 	free(d->batch);
 	free(d->slots.v);
 	free(d->inflight.v);
+	free(d->tag_tmp);
 	free(d);
 }
 
@@ -866,6 +881,66 @@ void bdev_destroy(bdev *d)
 const char *bdev_profile_name(const bdev *d)
 {
 	return d->prof->name;
+}
+
+/* The block layer's requests for the device (nr_requests): a SATA drive
+ * of NCQ depth q behind mq-deadline has 2q (blk_mq_init_sched: twice the
+ * tag set's depth, up to BLKDEV_MAX_RQ = 128 each); an NVMe drive's
+ * per-CPU queues (1023 tags each) and a virtio disk's never run out in
+ * the lab's workloads: 0, no limit. */
+static int nr_requests(const bdev_profile *p)
+{
+	if (p->max_queue <= 0 || p->max_queue > 64)
+		return 0;
+	return 2 * (p->max_queue < 128 ? p->max_queue : 128);
+}
+
+simtime_t bdev_tag_free_at(bdev *d, simtime_t at)
+{
+	int nr = nr_requests(d->prof);
+	theap_expire(&d->inflight, at);
+	int n = d->inflight.n;
+	if (!nr || n < nr)
+		return at;
+	/* the (n - nr + 1)-th completion frees the request this bio needs */
+	if (n > d->tag_cap) {
+		simtime_t *v = lab_realloc(d->tag_tmp, (size_t)n * sizeof *v);
+		if (!v)
+			return at; /* host OOM: do not wait rather than fail IO */
+		d->tag_tmp = v;
+		d->tag_cap = n;
+	}
+	memcpy(d->tag_tmp, d->inflight.v, (size_t)n * sizeof *d->tag_tmp);
+	int k = n - nr, lo = 0, hi = n - 1;
+	simtime_t *v = d->tag_tmp;
+	while (lo < hi) { /* quickselect the k-th smallest */
+		simtime_t piv = v[(lo + hi) / 2];
+		int i = lo, j = hi;
+		while (i <= j) {
+			while (v[i] < piv)
+				i++;
+			while (v[j] > piv)
+				j--;
+			if (i <= j) {
+				simtime_t x = v[i];
+				v[i++] = v[j];
+				v[j--] = x;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return v[k] > at ? v[k] : at;
+}
+
+/* bdev_rotational - what the kernel reports as queue/rotational. */
+int bdev_rotational(const bdev *d)
+{
+	return d->prof->rotational;
 }
 
 /* Trampoline from the simulator's event to the bio's completion hook. */

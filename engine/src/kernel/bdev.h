@@ -51,6 +51,13 @@ typedef struct bdev_ops {
 int bdev_create(sim *s, const char *profile, bdev **out);
 void bdev_destroy(bdev *d);
 const char *bdev_profile_name(const bdev *d);
+/* 1 if the device reports itself rotational (queue/rotational). */
+int bdev_rotational(const bdev *d);
+/* When a bio submitted at `at` gets a request of the block layer: at, or
+ * later when nr_requests are in flight already (blk_mq_get_tag puts the
+ * submitter to sleep until one completes). Only a SATA-depth queue (a
+ * disk or a SATA SSD behind mq-deadline, 2 x NCQ depth) runs out. */
+simtime_t bdev_tag_free_at(bdev *d, simtime_t at);
 
 /* Submit: sets b->submit/b->complete, schedules b->end_io if set.
  * Returns the completion time. */

@@ -172,6 +172,9 @@ typedef struct bdev_profile {
 	bdev_qtable rd_tail;      /* read service multiplier */
 	bdev_qtable wr_tail;      /* write completion multiplier */
 	const char *notes;        /* provenance of the parameters */
+	int rotational;           /* what the guest/host kernel reports in
+	                           * /sys/block/X/queue/rotational (mkfs.btrfs
+	                           * chose DUP metadata on 1 until 5.15) */
 } bdev_profile;
 
 /* Generated: the fitted profiles, NULL-name terminated. */

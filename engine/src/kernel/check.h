@@ -63,6 +63,11 @@ void check_report(struct fs_info *fs, const char *fmt, ...)
 int check_incr_enable(struct fs_info *fs);
 int check_fs_incr(struct fs_info *fs);
 void check_incr_stats(const struct fs_info *fs, uint64_t *incr, uint64_t *full);
+/* The checking work, in tree blocks: *checked, the changed blocks every
+ * incremental check so far has checked (a running total); *walked, the
+ * blocks the last full check walked (0 without a record). A caller
+ * schedules full checks by them to keep their share of a run bounded. */
+void check_incr_work(const struct fs_info *fs, uint64_t *checked, uint64_t *walked);
 /* For check.c and fs.c: rebuild the record after a full check at a
  * commit; free it (fs_unmount); tell the hooks a check is done. */
 void check_incr_rebuild(struct fs_info *fs);

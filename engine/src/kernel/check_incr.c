@@ -93,6 +93,8 @@ typedef struct shadow {
 	u64map extseen;      /* extents whose item a changed leaf holds */
 	u64map inoseen;      /* inode items changed leaves hold: ino_key() */
 	uint64_t incr_checks, full_builds;
+	uint64_t incr_blocks;   /* changed blocks the incremental checks checked */
+	uint64_t full_blocks;   /* blocks the last full build recorded */
 } shadow;
 
 typedef struct pass {
@@ -208,10 +210,11 @@ static void shadow_clear(shadow *sh)
 	u64map_free(&sh->inoseen);
 	free(sh->trees);
 	free(sh->bg_sum);
-	uint64_t ic = sh->incr_checks, fb = sh->full_builds;
+	uint64_t ic = sh->incr_checks, fb = sh->full_builds, ib = sh->incr_blocks;
 	memset(sh, 0, sizeof *sh);
 	sh->incr_checks = ic;
 	sh->full_builds = fb;
+	sh->incr_blocks = ib;
 }
 
 void check_incr_free(fs_info *fs)
@@ -406,6 +409,7 @@ void check_incr_rebuild(fs_info *fs)
 	sh->valid = 1;
 	sh->gen = fs->generation;
 	sh->full_builds++;
+	sh->full_blocks = sh->nblk - sh->nfree;
 }
 
 /* ---- in-memory lookups (bt_search_read without a task: no cost, no
@@ -545,6 +549,7 @@ static void visit(pass *p, const bt_tree *tr, const bt_node *n, const bt_key *lo
 		p->oom = 1;
 		return;
 	}
+	sh->incr_blocks++;
 	if (old)
 		drop_stale(p, old);
 	if (n->dead)
@@ -952,4 +957,11 @@ void check_incr_stats(const fs_info *fs, uint64_t *incr, uint64_t *full)
 	const shadow *sh = fs->check_shadow;
 	*incr = sh ? sh->incr_checks : 0;
 	*full = sh ? sh->full_builds : 0;
+}
+
+void check_incr_work(const fs_info *fs, uint64_t *checked, uint64_t *walked)
+{
+	const shadow *sh = fs->check_shadow;
+	*checked = sh ? sh->incr_blocks : 0;
+	*walked = sh && sh->valid ? sh->full_blocks : 0;
 }

@@ -223,11 +223,10 @@ static int count_holders(fs_info *fs, dfs *df)
 	int incr = fs->check_incr && df->chk_counted && !df->chk_lost;
 	if (!incr)
 		df->chk_held[0] = df->chk_held[1] = df->chk_listed = 0;
-	if (!incr)
-		dfs_inodes_compact(df);
+	dinode *const *all = incr ? NULL : dfs_inodes(df);
 	int n = incr ? df->chk_n : df->ninodes;
 	for (int i = 0; i < n; i++) {
-		dinode *d = incr ? df->chk_list[i] : df->inodes[i];
+		dinode *d = incr ? df->chk_list[i] : all[i];
 		for (int k = 0; k < SPACE_KINDS; k++) {
 			df->chk_held[k] += inode_holds(d, k) - (incr ? d->chk_held[k] : 0);
 			d->chk_held[k] = inode_holds(d, k);
@@ -272,11 +271,10 @@ static int check_space_reservations(fs_info *fs)
 			fails++;
 		}
 	}
-	if (df && !incr)
-		dfs_inodes_compact(df);
+	dinode *const *all = df && !incr ? dfs_inodes(df) : NULL;
 	int n = !df ? 0 : incr ? df->chk_n : df->ninodes;
 	for (int i = 0; i < n; i++) {
-		const dinode *d = incr ? df->chk_list[i] : df->inodes[i];
+		const dinode *d = incr ? df->chk_list[i] : all[i];
 		/* on the delalloc lists exactly while it has delalloc */
 		if (d->sp_on_list != (d->delalloc_bytes > 0 && !d->sp_gone)) {
 			if (fails++ < 8)

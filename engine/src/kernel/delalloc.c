@@ -17,6 +17,7 @@
 enum {
 	SR_START = 0,
 	SR_FLUSH,     /* start a flush round */
+	SR_FLUSHING,  /* a flush by pages goes on (it yielded) */
 	SR_FLUSHED,   /* the round's writeback has been started */
 	SR_ASYNC,     /* waited for async pages (5.9) */
 	SR_CHECK,     /* after the ordered wait or the jiffy */
@@ -265,6 +266,25 @@ void delalloc_destroy(delalloc_ctl *dc)
 	dc->scratch = NULL;
 }
 
+void delalloc_sb_inode(delalloc_ctl *dc, void *inode, uint64_t pages, simtime_t at)
+{
+	dc->flusher.pages += pages;
+	observe(dc, inode, pages, at);
+}
+
+void delalloc_sb_done(delalloc_ctl *dc, dl_batch *b, uint64_t pages, uint64_t inodes,
+		      simtime_t at)
+{
+	dc->flusher.jobs_run++;
+	b->pages += pages;
+	b->inodes += inodes;
+	assert(b->pending > 0);
+	if (--b->pending == 0 && b->waiter) {
+		task_wake(dc->sim, b->waiter, at + RECLAIM_NS_WAKEUP);
+		b->waiter = NULL;
+	}
+}
+
 /* ---------------------------------------------------- one flush per path */
 
 /* start_delalloc_inodes in reclaim context: an inode flagged
@@ -306,41 +326,64 @@ static void flush_by_inodes(delalloc_ctl *dc, shrink_run *sr, task *t,
 /*
  * btrfs_start_delalloc_roots(nr_pages) after e076ab2a: sync_inode() on
  * each inode in the reclaim task itself with one writeback_control, so
- * nr_to_write runs down across inodes; stop when it is used up.
+ * nr_to_write runs down across inodes; stop when it is used up. Resumable
+ * (sr->wbc_left, wbc_skip): returns 1 when t must yield and call again
+ * (its clock ran a millisecond ahead: a bio that waited for a request,
+ * many inodes), 0 when the flush is over. An inode flushed leaves the
+ * lists, so a resumed walk starts past the ones it visited and left.
  */
-static void flush_by_pages(delalloc_ctl *dc, shrink_run *sr, task *t,
-			   uint64_t nr_pages)
+static int flush_by_pages(delalloc_ctl *dc, shrink_run *sr, task *t)
 {
-	int64_t nr_to_write = nr_pages > (uint64_t)INT64_MAX ? INT64_MAX
-							    : (int64_t)nr_pages;
+	/* the list is read a batch at a time: a walk yields long before it
+	 * has used the whole of walk_limit's slack */
+	uint64_t batch = walk_limit(sr->wbc_left);
+	if (batch > 64)
+		batch = 64;
 	uint64_t n = snapshot_inodes(dc, dc->ops.inode_no_flush ? UINT64_MAX
-								 : walk_limit(nr_to_write));
-	for (uint64_t i = 0; i < n && nr_to_write > 0; i++) {
-		if (skip_no_flush(dc, t, dc->scratch[i]))
+								 : sr->wbc_skip + batch);
+	for (uint64_t i = sr->wbc_skip; sr->wbc_left > 0; i++) {
+		if (i == n) {
+			/* the batch is used up: those flushed left the list */
+			if (n < sr->wbc_skip + batch)
+				break; /* the list ended */
+			n = snapshot_inodes(dc, sr->wbc_skip + batch);
+			i = sr->wbc_skip;
+			if (i >= n)
+				break;
+		}
+		void *inode = dc->scratch[i];
+		if (skip_no_flush(dc, t, inode)) {
+			sr->wbc_skip++;
 			continue;
+		}
 		task_cpu(dc->sim, t, DELALLOC_NS_INODE);
 		uint64_t pages = 0;
 		for (int pass = 0; pass < 2; pass++) {
-			int64_t w = dc->ops.writepages(dc->ops.ctx, t, dc->scratch[i],
-						       &nr_to_write);
+			int64_t w = dc->ops.writepages(dc->ops.ctx, t, inode, &sr->wbc_left);
 			if (w < 0) {
 				dc->errors++;
-				return;
+				sr->wbc_left = 0;
+				return 0;
 			}
 			pages += (uint64_t)w;
 			dc->inline_syncs++;
-			if (!dc->ops.inode_async ||
-			    !dc->ops.inode_async(dc->ops.ctx, dc->scratch[i]))
+			if (!dc->ops.inode_async || !dc->ops.inode_async(dc->ops.ctx, inode))
 				break;
 		}
+		if (!pages)
+			sr->wbc_skip++; /* still on the list (under writeback elsewhere) */
 		sr->batch.pages += pages;
 		sr->batch.inodes++;
-		observe(dc, dc->scratch[i], pages, t->clock);
+		observe(dc, inode, pages, t->clock);
+		if (sr->wbc_left > 0 && t->clock > sim_now(dc->sim) + NS_PER_MS)
+			return 1;
 	}
+	return 0;
 }
 
 /* Start one flush round on the kernel's path. Returns 1 if the caller must
- * wait for queued jobs (sr->batch), else 0. */
+ * wait for queued jobs (sr->batch), 2 if it must yield and go on with
+ * flush_by_pages, else 0. */
 static int shrink_flush(delalloc_ctl *dc, shrink_run *sr, task *t,
 			uint64_t nr_pages)
 {
@@ -349,11 +392,21 @@ static int shrink_flush(delalloc_ctl *dc, shrink_run *sr, task *t,
 	case DELALLOC_FLUSHER: {
 		/* writeback_inodes_sb_nr: hand nr_pages to the flusher and wait */
 		task_cpu(dc->sim, t, DELALLOC_NS_SB_WORK);
-		dl_job j = {.inode = NULL, .nr_pages = (int64_t)nr_pages,
-			    .batch = &sr->batch};
-		if (wq_queue(dc, &dc->flusher, j, t->clock)) {
-			dc->errors++;
-			return 0;
+		int64_t nr = nr_pages > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)nr_pages;
+		if (dc->ops.queue_sb_work) {
+			sr->batch.pending++;
+			if (dc->ops.queue_sb_work(dc->ops.ctx, t, nr, &sr->batch)) {
+				sr->batch.pending--;
+				dc->errors++;
+				return 0;
+			}
+			dc->jobs_queued++;
+		} else {
+			dl_job j = {.inode = NULL, .nr_pages = nr, .batch = &sr->batch};
+			if (wq_queue(dc, &dc->flusher, j, t->clock)) {
+				dc->errors++;
+				return 0;
+			}
 		}
 		dc->sb_works++;
 		break;
@@ -362,10 +415,14 @@ static int shrink_flush(delalloc_ctl *dc, shrink_run *sr, task *t,
 		flush_by_inodes(dc, sr, t, sr->items);
 		break;
 	case DELALLOC_PAGES:
-		if (nr_pages == UINT64_MAX)
+		if (nr_pages == UINT64_MAX) {
 			flush_by_inodes(dc, sr, t, UINT64_MAX);
-		else
-			flush_by_pages(dc, sr, t, nr_pages);
+			break;
+		}
+		sr->wbc_left = nr_pages > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)nr_pages;
+		sr->wbc_skip = 0;
+		if (flush_by_pages(dc, sr, t))
+			return 2;
 		break;
 	}
 	if (sr->batch.pending) {
@@ -450,10 +507,16 @@ int delalloc_shrink_step(delalloc_ctl *dc, shrink_run *sr, task *t)
 		sim_series_add(dc->sim, dc->ser_inodes, t->clock,
 			       (double)dc->ops.nr_inodes(dc->ops.ctx));
 		sr->phase = SR_FLUSHED;
-		if (shrink_flush(dc, sr, t, sr->nr_pages))
-			return DELALLOC_PARKED;
-		return DELALLOC_MORE;
+		r = shrink_flush(dc, sr, t, sr->nr_pages);
+		if (r == 2)
+			sr->phase = SR_FLUSHING;
+		return r == 1 ? DELALLOC_PARKED : DELALLOC_MORE;
 	}
+	case SR_FLUSHING:
+		if (flush_by_pages(dc, sr, t))
+			return DELALLOC_MORE;
+		sr->phase = SR_FLUSHED;
+		return DELALLOC_MORE;
 	case SR_FLUSHED:
 		sr->pages_flushed += sr->batch.pages;
 		sr->inodes_touched += sr->batch.inodes;

@@ -59,6 +59,8 @@ enum delalloc_flush {
 #define DELALLOC_MAX_WORKERS 8
 #define DELALLOC_MIN_WRITEBACK_PAGES 1024 /* fs-writeback.c: 4 MiB */
 
+struct dl_batch;
+
 /*
  * What the flushing needs from the file system. Every function is
  * required unless marked optional.
@@ -98,6 +100,14 @@ typedef struct delalloc_ops {
 	 * <= target (0 / DELALLOC_PARKED). */
 	uint64_t (*async_pages)(void *ctx);
 	int (*wait_async_pages)(void *ctx, task *t, uint64_t target);
+	/* Optional (the 5.9 path): writeback_inodes_sb_nr on the file
+	 * system's own flusher thread, the one its periodic and background
+	 * writeback runs on: queue a work of nr_pages for batch b (t queues
+	 * it, at t->clock) and return 0, or a LAB_E*. The data path then
+	 * reports each inode it wrote (delalloc_sb_inode) and the work's end
+	 * (delalloc_sb_done). Without it a flusher workqueue of delalloc's
+	 * own stands in (unit tests' fakes). */
+	int (*queue_sb_work)(void *ctx, task *t, int64_t nr_pages, struct dl_batch *b);
 } delalloc_ops;
 
 struct delalloc_ctl;
@@ -137,6 +147,12 @@ typedef struct shrink_run {
 	int phase;
 	int loops;
 	dl_batch batch;
+	/* a flush by pages in progress across steps (the caller yields once
+	 * its clock runs a millisecond ahead of the simulation, so that its
+	 * tree work does not reserve locks in the others' future): pages
+	 * left to write, list entries at the head it visited and left there */
+	int64_t wbc_left;
+	uint64_t wbc_skip;
 	/* results */
 	uint64_t pages_wanted, pages_flushed, inodes_touched, flushes;
 } shrink_run;
@@ -195,6 +211,15 @@ void delalloc_shrink_begin(delalloc_ctl *dc, shrink_run *sr, space_info *si,
 			   uint64_t to_reclaim, int wait_ordered);
 /* Advance it on task t: 0 (finished), DELALLOC_PARKED or DELALLOC_MORE. */
 int delalloc_shrink_step(delalloc_ctl *dc, shrink_run *sr, task *t);
+
+/* The file system's flusher wrote `pages` of inode for a work that
+ * queue_sb_work queued. */
+void delalloc_sb_inode(delalloc_ctl *dc, void *inode, uint64_t pages, simtime_t at);
+/* That work is over (wb_wait_for_completion's wakeup): its batch gets
+ * the pages and inodes, and its waiter is woken after a wakeup's
+ * latency. */
+void delalloc_sb_done(delalloc_ctl *dc, struct dl_batch *b, uint64_t pages, uint64_t inodes,
+		      simtime_t at);
 
 /* Counters and the workqueues as a JSON object. */
 void delalloc_json(const delalloc_ctl *dc, strbuf *out);

@@ -318,14 +318,6 @@ int ebmem_alloc(ebmem *m, task *t, ebmem_eb **out, uint64_t *lat_ns)
 	return 0;
 }
 
-/* Copy the leaf's items into eb, growing its item array as needed. The
- * 16 KiB copy is charged whatever the leaf's fill: the kernel copies the
- * whole buffer. */
-int ebmem_copy_leaf(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf)
-{
-	return ebmem_copy_slots(m, t, eb, leaf, 0, leaf->nritems);
-}
-
 int ebmem_copy_slots(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf, int first, int last)
 {
 	assert(leaf && leaf->level == 0 && first >= 0 && last <= leaf->nritems);

@@ -128,11 +128,11 @@ int ebmem_alloc(ebmem *m, task *t, ebmem_eb **out, uint64_t *lat_ns);
  * (__GFP_NOFAIL for the struct; page failures retry after reclaim). */
 int ebmem_clone(ebmem *m, task *t, const bt_node *leaf, ebmem_eb **out,
 		uint64_t *lat_ns);
-/* Copy a leaf into an existing eb (copy_extent_buffer_full): 16 KiB. */
-int ebmem_copy_leaf(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf);
-/* The same for a caller that will read only slots [first, last) of the
- * copy: the time charged is the whole 16 KiB copy's, but the model keeps
- * only those items (at their slot numbers; the others are not there). */
+/* Copy a leaf into an existing eb (copy_extent_buffer_full), for a caller
+ * that will read only slots [first, last) of the copy: the time charged
+ * is the whole 16 KiB copy's (the kernel copies the whole buffer), but the
+ * model keeps only those items (at their slot numbers; the others are not
+ * there). */
 int ebmem_copy_slots(ebmem *m, task *t, ebmem_eb *eb, const bt_node *leaf, int first, int last);
 int ebmem_clone_slots(ebmem *m, task *t, const bt_node *leaf, int first, int last,
 		      ebmem_eb **out, uint64_t *lat_ns);

@@ -506,6 +506,37 @@ void fs_inode_foreach(struct btrfs_root *root, void (*fn)(struct inode *, void *
 	free(v);
 }
 
+static void inode_reread(struct inode *in, void *ctx)
+{
+	(void)ctx;
+	in->flags |= INODE_NEEDS_FULL_SYNC;
+	if (in->log)
+		in->log->last_log_commit = 0;
+}
+
+void fs_inodes_reread(fs_info *fs)
+{
+	for (int i = 0; i < fs->nroots; i++)
+		fs_inode_foreach(fs->roots[i], inode_reread, NULL);
+}
+
+void fs_inode_evict_hooks(fs_info *fs, struct inode *in)
+{
+	for (int i = 0; i < fs->nhooks; i++)
+		if (fs->hooks[i].on_inode_evict)
+			fs->hooks[i].on_inode_evict(fs->hooks[i].ctx, in);
+}
+
+static void inode_prune(struct inode *in, void *ctx)
+{
+	fs_inode_evict_hooks(ctx, in);
+}
+
+void fs_root_prune_inodes(fs_info *fs, struct btrfs_root *root)
+{
+	fs_inode_foreach(root, inode_prune, fs);
+}
+
 /* ---------------------------------------------------------------- commit */
 
 /* Insert missing BLOCK_GROUP_ITEMs and refresh their used counters in the
@@ -599,17 +630,25 @@ int fs_commit(fs_info *fs, task *t)
 		return r;
 	/* write the transaction's blocks, then the superblock with a flush */
 	if (fs->dev && t && fs->opts.write_blocks) {
-		uint64_t left = fs->dirty_blocks;
 		simtime_t done = t->clock;
-		while (left) {
-			uint64_t n = left > 32 ? 32 : left;
-			simtime_t c = bdev_io(fs->dev, BIO_WRITE, fs->meta_write_pos,
-					      n * BT_NODESIZE, t->clock);
-			fs->meta_write_pos += n * BT_NODESIZE;
-			if (c > done)
-				done = c;
-			left -= n;
+		/* DUP metadata: every block goes to both stripes, the second
+		 * a chunk further on (the elevator sorts each stripe's writes
+		 * into one stream) */
+		for (int copy = 0; copy < fs->alloc.meta_factor; copy++) {
+			uint64_t left = fs->dirty_blocks;
+			uint64_t pos = fs->meta_write_pos +
+				       (uint64_t)copy * fs->alloc.chunk_bytes[ALLOC_METADATA];
+			while (left) {
+				uint64_t n = left > 32 ? 32 : left;
+				simtime_t c = bdev_io(fs->dev, BIO_WRITE, pos, n * BT_NODESIZE,
+						      t->clock);
+				pos += n * BT_NODESIZE;
+				if (c > done)
+					done = c;
+				left -= n;
+			}
 		}
+		fs->meta_write_pos += fs->dirty_blocks * BT_NODESIZE;
 		task_wait_until(t, done);
 		simtime_t sb = bdev_io(fs->dev, BIO_WRITE, 65536, 4096, t->clock);
 		task_wait_until(t, bdev_flush(fs->dev, sb));
@@ -726,8 +765,15 @@ int fs_mount(sim *s, bdev *dev, const fs_opts *opts, fs_info **out)
 		}
 	}
 	int r = alloc_init(&fs->alloc, fs->opts.dev_bytes);
-	if (!r)
+	if (!r) {
+		alloc_set_meta_dup(&fs->alloc, fs->opts.meta_dup);
+		if (fs->opts.used_bytes)
+			r = alloc_prefill(&fs->alloc, fs->opts.used_bytes, fs->opts.used_meta_bytes);
+	}
+	if (!r) {
 		fs_space_init(fs);
+		fs->space.meta_factor = fs->alloc.meta_factor;
+	}
 	if (!r)
 		r = bt_tree_init(fs, &fs->root_tree, BTRFS_ROOT_TREE_OBJECTID, NULL);
 	if (!r)

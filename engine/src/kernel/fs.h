@@ -53,6 +53,13 @@ typedef struct fs_opts {
 				* only the block shell stays, saving memory */
 	patchset patches;     /* the kernel's patches (patches.def), 1 =
 				* applied; default PATCH_DEFAULT_KERNEL's */
+	int meta_dup;         /* metadata profile: 0 single (default), 1 DUP
+			       * (mkfs.btrfs's default on a rotational device
+			       * before btrfs-progs 5.15) */
+	/* A file system in use before this mount (default 0: fresh): device
+	 * bytes already in chunks, all full, of which used_meta_bytes are
+	 * metadata chunks' device extents (alloc_prefill). */
+	uint64_t used_bytes, used_meta_bytes;
 } fs_opts;
 
 void fs_opts_default(fs_opts *o);
@@ -158,6 +165,8 @@ typedef struct fs_hooks {
 	 * models btrfs_del_inode_ref_in_log / btrfs_del_dir_entries_in_log */
 	void (*on_unlink)(void *ctx, task *t, struct inode *dir, struct inode *inode,
 			  uint64_t index, int for_rename);
+	/* a rename gave inode its new name in dir: models btrfs_log_new_name */
+	void (*on_new_name)(void *ctx, task *t, struct inode *inode, struct inode *dir);
 	/* an inode is being evicted (unlinked, last link gone) */
 	void (*on_inode_evict)(void *ctx, struct inode *inode);
 	/* the commit is about to run refs / has finished (transid committed) */
@@ -317,6 +326,17 @@ void fs_inode_forget(struct btrfs_root *root, struct inode *inode);
 /* Call fn on every in-memory inode of root in ascending ino order. */
 void fs_inode_foreach(struct btrfs_root *root,
 		      void (*fn)(struct inode *inode, void *ctx), void *ctx);
+/* A remount: every in-memory inode of every root is read back from its
+ * inode item without the log's runtime state, so the next fsync of each
+ * copies everything (INODE_NEEDS_FULL_SYNC, last_log_commit 0). */
+void fs_inodes_reread(fs_info *fs);
+/* Run the on_inode_evict hooks for an inode leaving memory. */
+void fs_inode_evict_hooks(fs_info *fs, struct inode *in);
+/* A subvolume being deleted: its cached inodes leave memory
+ * (btrfs_delete_subvolume -> btrfs_prune_dentries -> evict): the evict
+ * hooks run for each, in ascending ino order; their items stay (the
+ * cleaner drops the tree). */
+void fs_root_prune_inodes(fs_info *fs, struct btrfs_root *root);
 
 /* Tree block allocation for btree.c: allocate a metadata block, report it
  * to hooks, queue its ref (+1 for tree `tr`). */

@@ -19,6 +19,7 @@
 #include <assert.h>
 
 #include "costs.h"
+#include "fs.h"
 #include "lab.h"
 #include "variation.h"
 
@@ -37,6 +38,21 @@ static void take(lseek_info *li, uint64_t *ns, const eio_call *c)
 	*ns += eio_call_ns(c);
 }
 
+/* Recording: a count_range_bits call of the delalloc search, and where
+ * the cached state points after it. */
+static void rec_count(dinode *d, uint64_t start, uint64_t end, extent_state **cached,
+		      const eio_call *c)
+{
+	sim *s = d->fs->s;
+	if (!sim_recording(s))
+		return;
+	const extent_state *cs = cached ? *cached : NULL;
+	int how = !cached ? 0 : c->cache_hits ? 1 : 2;
+	SIM_REC(s, TK_EIO_COUNT, NULL, d->fs->rec_fs, (int64_t)d->ino, (int64_t)start,
+		(int64_t)end, how, (int64_t)c->records, cs ? (int64_t)cs->start : -1,
+		cs ? (int64_t)cs->end : -1);
+}
+
 /*
  * One delalloc subrange at or after start in [start, end]. Models
  * find_delalloc_subrange: 6.1 (plus the October 2022 patches that skip a
@@ -47,22 +63,23 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 			 extent_state **cached, int *search_io_tree,
 			 uint64_t *ds, uint64_t *de, lseek_info *li, uint64_t *ns)
 {
-	const patchset *ps = d->fs->patches;
+	const fs_info *fsi = d->fs->fsi;
 	uint64_t len = end + 1 - start;
 	uint64_t dlen = 0;
 	li->subranges++;
-	if (!patch_on(ps, P_004_SKIP_DELALLOC_SEARCHES) || *search_io_tree) {
+	if (!fs_patch_on(fsi, P_004_SKIP_DELALLOC_SEARCHES) || *search_io_tree) {
 		if (d->delalloc_bytes > 0) {
 			eio_call c = {0};
 			*ds = start;
 			dlen = eio_count_range_bits(&d->io, ds, end, len, EXTENT_DELALLOC,
 						    1, cached, &c);
 			take(li, ns, &c);
+			rec_count(d, start, end, cached, &c);
 		}
 	}
 	if (dlen > 0) {
 		*de = *ds + dlen - 1;
-		if (patch_on(ps, P_004_DELALLOC_EARLY_EXIT) && *ds == start) {
+		if (fs_patch_on(fsi, P_004_DELALLOC_EARLY_EXIT) && *ds == start) {
 			/* 2/9: delalloc covers the start; if it covers the whole
 			 * range we are done, else only the rest needs looking at */
 			if (*de == end)
@@ -70,13 +87,13 @@ static int find_subrange(dinode *d, uint64_t start, uint64_t end,
 			start = *de + 1;
 			len = end + 1 - start;
 		}
-	} else if (patch_on(ps, P_004_SKIP_DELALLOC_SEARCHES)) {
+	} else if (fs_patch_on(fsi, P_004_SKIP_DELALLOC_SEARCHES)) {
 		/* 3/9: nothing in the io_tree now, nothing on later rounds */
 		*search_io_tree = 0;
 	}
 
 	uint64_t ms, me; /* the flushing range found, inclusive */
-	if (patch_on(ps, P_004_ORDERED_SEARCH)) {
+	if (fs_patch_on(fsi, P_004_ORDERED_SEARCH)) {
 		/* 4/9: the ordered extents (in flight) instead of extent maps */
 		uint64_t nodes = 0;
 		const ordered_tree *oe = vd_oe_r(d);
@@ -158,9 +175,9 @@ static int in_hole(dfile *f, int whence, uint64_t start, uint64_t end,
 		   uint64_t *found, lseek_info *li, uint64_t *ns)
 {
 	dinode *d = f->d;
-	const patchset *ps = d->fs->patches;
-	extent_state **cached = patch_on(ps, P_004_COUNT_RANGE_BITS_CACHED) &&
-					patch_on(ps, P_004_LSEEK_CACHED_STATE)
+	const fs_info *fsi = d->fs->fsi;
+	extent_state **cached = fs_patch_on(fsi, P_004_COUNT_RANGE_BITS_CACHED) &&
+					fs_patch_on(fsi, P_004_LSEEK_CACHED_STATE)
 				? &f->llseek_cached : NULL;
 	uint64_t ds = 0, de = 0;
 	int delalloc = vd_find_delalloc_in_range(d, start, end, cached, &ds, &de, li, ns);
@@ -186,6 +203,14 @@ static int in_hole(dfile *f, int whence, uint64_t start, uint64_t end,
 	return 0;
 }
 
+/* Recording: the call's result and what it walked (lseek_ret). */
+static void rec_ret(dinode *d, task *t, int whence, int64_t result, const lseek_info *li)
+{
+	SIM_REC(d->fs->s, TK_LSEEK_RET, t, d->fs->rec_fs, (int64_t)d->ino, whence, result,
+		(int64_t)li->lock_records, (int64_t)li->search_records,
+		(int64_t)li->cache_hits, (int64_t)li->cache_misses);
+}
+
 int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 {
 	dinode *d = f->d;
@@ -195,21 +220,20 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 	li->whence = whence;
 	uint64_t i_size = d->i_size;
 	if (!li->parked)
-		SIM_REC(fs->s, TK_OP_LSEEK, t, fs->rec_fs, (int64_t)d->ino, whence,
+		SIM_REC_OP(fs->s, TK_OP_LSEEK, t, fs->rec_fs, (int64_t)d->ino, whence,
 			(int64_t)offset, (int64_t)i_size);
 	li->parked = 0;
 	if (offset >= i_size) {
 		task_cpu(fs->s, t, ns);
 		li->cpu_ns += ns;
-		SIM_REC(fs->s, TK_LSEEK_RET, t, fs->rec_fs, (int64_t)d->ino, whence, -1);
+		rec_ret(d, t, whence, -1, li);
 		return LSEEK_ENXIO;
 	}
 	if (whence == LSEEK_HOLE && d->nbytes == i_size && d->delalloc_bytes == 0) {
 		li->result = i_size;
 		task_cpu(fs->s, t, ns);
 		li->cpu_ns += ns;
-		SIM_REC(fs->s, TK_LSEEK_RET, t, fs->rec_fs, (int64_t)d->ino, whence,
-			(int64_t)i_size);
+		rec_ret(d, t, whence, (int64_t)i_size, li);
 		return 0;
 	}
 	uint64_t lockstart = offset & ~(PG - 1);
@@ -300,12 +324,11 @@ int vd_lseek(dfile *f, task *t, uint64_t offset, int whence, lseek_info *li)
 	x->lseek_lock_until = t->clock;
 	(void)t_start;
 	if (whence == LSEEK_DATA && start >= i_size) {
-		SIM_REC(fs->s, TK_LSEEK_RET, t, fs->rec_fs, (int64_t)d->ino, whence, -1);
+		rec_ret(d, t, whence, -1, li);
 		return LSEEK_ENXIO;
 	}
 	li->result = min64(start, i_size);
-	SIM_REC(fs->s, TK_LSEEK_RET, t, fs->rec_fs, (int64_t)d->ino, whence,
-		(int64_t)li->result);
+	rec_ret(d, t, whence, (int64_t)li->result, li);
 	return 0;
 }
 

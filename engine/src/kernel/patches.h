@@ -5,9 +5,9 @@
  * A patchset is one bit per patch, 1 = applied, the same polarity for
  * every patch. A file system keeps its set in fs->opts.patches (set at
  * mount) and the simulated kernel asks it by id: fs_patch_on(fs, P_...)
- * (fs.h). Code that runs without an fs_info (the data path and the
- * delalloc flushing in their unit tests' stand-alone mode) holds a
- * pointer to the set of the file system it serves, and asks patch_on().
+ * (fs.h). Code that runs without an fs_info (the delalloc flushing in
+ * its unit tests' stand-alone mode) holds a pointer to the set of the
+ * file system it serves, and asks patch_on().
  * Kernels (6.1, 6.2, 5.10+fix, ...) are lists of ids: patch_kernel().
  */
 #ifndef PATCHES_H

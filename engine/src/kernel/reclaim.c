@@ -127,6 +127,7 @@ static void flush_finish(reclaim_ctl *rc, flush_call *fc, space_info *si,
 	rc->per_state[st].pages_wanted += r->pages_wanted;
 	rc->per_state[st].pages_flushed += r->pages_flushed;
 	rc->per_state[st].inodes += r->inodes;
+	rc->per_state[st].grants += si->tickets_id - fc->tickets_id0;
 	sim_series_add(rc->sim, rc->ser_state, t->clock, st);
 	space_sample(rc->sc, si, t->clock);
 	fc->active = 0;
@@ -261,6 +262,7 @@ static int flush_begin(reclaim_ctl *rc, flush_call *fc, space_info *si,
 	fc->active = 1;
 	fc->si = si;
 	fc->to_reclaim = to_reclaim;
+	fc->tickets_id0 = si->tickets_id;
 	fc->rec.t = t->clock;
 	fc->rec.kind = (uint8_t)si->kind;
 	fc->rec.state = (uint8_t)state;
@@ -545,6 +547,7 @@ void reclaim_details_json(const reclaim_ctl *rc, strbuf *out)
 		js_kint(out, "pages_wanted", (int64_t)rc->per_state[s].pages_wanted);
 		js_kint(out, "pages_flushed", (int64_t)rc->per_state[s].pages_flushed);
 		js_kint(out, "inodes", (int64_t)rc->per_state[s].inodes);
+		js_kint(out, "grants", (int64_t)rc->per_state[s].grants);
 		js_obj_end(out);
 	}
 	js_arr_end(out);

@@ -123,6 +123,7 @@ typedef struct flush_call {
 	uint64_t to_reclaim;
 	space_info *si;
 	int is_shrink;
+	uint64_t tickets_id0; /* si->tickets_id when the call began */
 	shrink_run sr;
 	reclaim_record rec;
 } flush_call;
@@ -164,6 +165,7 @@ typedef struct reclaim_ctl {
 	uint64_t nrec;       /* records ever written */
 	struct {
 		uint64_t calls, ns, pages_wanted, pages_flushed, inodes;
+		uint64_t grants; /* tickets granted or failed during its calls */
 	} per_state[FLUSH_NSTATES];
 	uint64_t op_errors;
 	uint64_t commits_skipped; /* may_commit_transaction said no */

@@ -25,6 +25,7 @@ typedef struct event {
 
 #define SERIES_CAP 1024   /* points kept per series before decimation */
 #define MAX_NAMED 128     /* counters, series, trace kinds: each */
+_Static_assert(MAX_NAMED == 128, "sim.h's sim_rec_skipped bounds kind ids by 128");
 #define NAME_HINTS 64
 #define MAX_DUMPERS 16    /* structures listed when a recording starts */
 
@@ -87,6 +88,14 @@ struct sim {
 	simtime_t rec_last;         /* latest time kept */
 	int rec_state;              /* 0 never, 1 armed, 2 on, 3 stopped */
 	int rec_short;              /* stopped for want of memory */
+	/* armed by an operation (sim_record_at_op): its name, kind once
+	 * registered (-1 before), ordinal, and the ones of it seen so far */
+	char rec_op[32];
+	int rec_op_kind;
+	uint64_t rec_op_nth, rec_op_seen;
+	/* kinds kept (sim_record_only): the names, and per kind id 1 = skip */
+	char rec_only[1024];
+	uint8_t rec_skip[MAX_NAMED]; /* sim.h's sim_rec_skipped reads it (128 kinds) */
 	struct { sim_dump_fn fn; void *ctx; } dumpers[MAX_DUMPERS];
 	int ndumpers;
 	int64_t next_fsno, next_handle;
@@ -200,7 +209,9 @@ sim *sim_create(uint64_t seed, int ncpus)
 	prng_seed(&s->rng, seed);
 	s->hot.counters = s->counters;
 	s->hot.gate = s->gate;
+	s->hot.rec_skip = s->rec_skip;
 	s->rec_from = SIMTIME_MAX;
+	s->rec_op_kind = -1;
 	static const char *const names[] = {
 #define K(id, name, args) name,
 #include "trace_kinds.def"
@@ -257,10 +268,23 @@ void sim_set_variation(sim *s, struct variation *v)
 	free(s->var);
 	s->var = v;
 }
+void sim_set_cpu_level(sim *s, double level)
+{
+	s->hot.cpu_level = level;
+	s->hot.cpu_carry = 0.0;
+	s->hot.cpu_scaled = level != 1.0;
+}
+
+uint64_t sim_cpu_scale(sim *s, uint64_t ns)
+{
+	double x = (double)ns * s->hot.cpu_level + s->hot.cpu_carry;
+	uint64_t out = x > 0.0 ? (uint64_t)x : 0;
+	s->hot.cpu_carry = x - (double)out;
+	return out;
+}
+
 uint64_t sim_events(const sim *s) { return s->nevents; }
 void sim_stop(sim *s) { s->stopped = 1; }
-int sim_stopped(const sim *s) { return s->stopped; }
-int sim_task_count(const sim *s) { return s->ntasks; }
 
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
 {
@@ -281,11 +305,6 @@ int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
 		return rc;
 	s->front = e;
 	return 0;
-}
-
-int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg)
-{
-	return sim_at(s, s->hot.now + delay, fn, arg);
 }
 
 int sim_run(sim *s, uint64_t max_events, simtime_t until)
@@ -595,6 +614,22 @@ void sim_series_put(sim *s, int id, simtime_t t, double v)
 	se->n++;
 }
 
+/* Whether `name` is one of the comma-separated `list`. */
+static int name_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = list; *p;) {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (k == n && strncmp(p, name, n) == 0)
+			return 1;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
 int sim_trace_kind_args(sim *s, const char *name, const char *args)
 {
 	for (int i = 0; i < s->nkinds; i++)
@@ -604,17 +639,15 @@ int sim_trace_kind_args(sim *s, const char *name, const char *args)
 		return -1;
 	snprintf(s->kind_names[s->nkinds], 32, "%s", name);
 	s->kind_args[s->nkinds] = args ? args : "a,b,c";
+	s->rec_skip[s->nkinds] = (uint8_t)(s->rec_only[0] && !name_listed(s->rec_only, name));
+	if (s->rec_op[0] && strcmp(s->rec_op, name) == 0)
+		s->rec_op_kind = s->nkinds;
 	return s->nkinds++;
 }
 
 int sim_trace_kind(sim *s, const char *name)
 {
 	return sim_trace_kind_args(s, name, NULL);
-}
-
-const char *sim_trace_kind_name(const sim *s, int kind)
-{
-	return kind >= 0 && kind < s->nkinds ? s->kind_names[kind] : "?";
 }
 
 int64_t sim_rec_fsno(sim *s) { return ++s->next_fsno; }
@@ -651,8 +684,14 @@ static void rec_begin(sim *s)
 		return;
 	s->rec_state = 2;
 	s->hot.rec_on = 1;
+	s->hot.rec_ops = 1;
+	/* the listing belongs to no task, even when an operation's start
+	 * begins it in the middle of a task's step */
+	const task *cur = s->cur;
+	s->cur = NULL;
 	for (int i = 0; i < s->ndumpers; i++)
 		s->dumpers[i].fn(s, s->dumpers[i].ctx);
+	s->cur = cur;
 }
 
 int sim_record_start(sim *s, simtime_t from, uint64_t max_events)
@@ -675,6 +714,42 @@ int sim_record_start(sim *s, simtime_t from, uint64_t max_events)
 	return 0;
 }
 
+int sim_record_at_op(sim *s, const char *op, uint64_t nth, uint64_t max_events)
+{
+	if (!op || strncmp(op, "op:", 3) != 0 || strlen(op) >= sizeof s->rec_op)
+		return LAB_EINVAL;
+	int rc = sim_record_start(s, SIMTIME_MAX, max_events);
+	if (rc)
+		return rc;
+	s->rec_t0 = 0; /* until it starts */
+	snprintf(s->rec_op, sizeof s->rec_op, "%s", op);
+	s->rec_op_kind = -1;
+	for (int i = 0; i < s->nkinds; i++)
+		if (strcmp(s->kind_names[i], op) == 0)
+			s->rec_op_kind = i;
+	s->rec_op_nth = nth;
+	s->rec_op_seen = 0;
+	s->hot.rec_ops = 1;
+	return 0;
+}
+
+int sim_record_only(sim *s, const char *names)
+{
+	if (s->rec_state >= 2)
+		return LAB_ESTATE;
+	if (names && strlen(names) >= sizeof s->rec_only)
+		return LAB_EINVAL;
+	snprintf(s->rec_only, sizeof s->rec_only, "%s", names ? names : "");
+	for (int i = 0; i < s->nkinds; i++)
+		s->rec_skip[i] = (uint8_t)(s->rec_only[0] && !name_listed(s->rec_only, s->kind_names[i]));
+	return 0;
+}
+
+int sim_record_state(const sim *s)
+{
+	return s->rec_state;
+}
+
 /* The recording is full (or out of memory): from now on, count only. */
 static void rec_stop(sim *s, int short_of_memory)
 {
@@ -684,7 +759,16 @@ static void rec_stop(sim *s, int short_of_memory)
 
 void sim_rec_at(sim *s, int kind, int taskid, simtime_t at, int n, const int64_t *args)
 {
-	if (!s->hot.rec_on || kind < 0)
+	if (kind < 0)
+		return;
+	if (!s->hot.rec_on) {
+		/* waiting for an operation: this may be it */
+		if (s->rec_state != 1 || kind != s->rec_op_kind || s->rec_op_seen++ != s->rec_op_nth)
+			return;
+		s->rec_t0 = s->hot.now;
+		rec_begin(s);
+	}
+	if (kind < MAX_NAMED && s->rec_skip[kind])
 		return;
 	if (s->rec_state != 2) {
 		s->rec_unkept++;

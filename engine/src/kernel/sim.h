@@ -198,16 +198,20 @@ uint64_t sim_events(const sim *s);
 struct variation;
 void sim_set_variation(sim *s, struct variation *v);
 struct variation *sim_variation(const sim *s);
+/* Multiply every CPU charge (task_cpu) from now on by `level`, the run's
+ * build speed (variation.def cpu_build): each charge is ns x level plus
+ * what earlier charges' roundings owe, so many small charges sum to the
+ * scaled total. Level 1: charges as they are (the fitted build). */
+void sim_set_cpu_level(sim *s, double level);
+uint64_t sim_cpu_scale(sim *s, uint64_t ns);
 
 /* Schedule fn(arg) at an absolute time (>= now). Returns 0 or LAB_ENOMEM. */
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg);
-int sim_after(sim *s, simtime_t delay, event_fn fn, void *arg);
 
 /* Process at most max_events events, none later than `until`.
  * Returns 1 when the queue is empty or sim_stop() was called, else 0. */
 int sim_run(sim *s, uint64_t max_events, simtime_t until);
 void sim_stop(sim *s);
-int sim_stopped(const sim *s);
 
 /* Tasks. The task is first stepped at `start`. */
 task *task_spawn(sim *s, const char *name, task_step_fn step, void *ctx,
@@ -237,7 +241,6 @@ static inline int waitq_wake_all(sim *s, waitq *q, simtime_t at)
 }
 /* Reschedule a task that returned TASK_BLOCKED without a waitq. */
 void task_wake(sim *s, task *t, simtime_t at);
-int sim_task_count(const sim *s);
 
 /* Timeline locks. Each returns the time the lock was obtained (>= t->clock)
  * and advances t->clock to it; the caller later calls *_release with the
@@ -325,7 +328,16 @@ typedef struct sim_series_gate {
  * sim_recording()'s test and task_cpu()'s. */
 typedef struct sim_hot {
 	int rec_on;      /* recording */
+	/* recording, or waiting for an operation to start it
+	 * (sim_record_at_op): the sites that mark an operation's start test
+	 * this one (SIM_REC_OP) */
+	int rec_ops;
+	/* per kind id, 1: not kept (sim_record_only); SIM_REC skips the call */
+	const uint8_t *rec_skip;
 	int cpu_limited; /* a CPU count is set (sim_set_ncpus) */
+	int cpu_scaled;  /* CPU charges are multiplied by cpu_level */
+	double cpu_level; /* the build's speed level (variation.def cpu_build) */
+	double cpu_carry; /* the fraction of a ns the scaled charges owe */
 	simtime_t now;
 	int ncounters;
 	int nseries;
@@ -363,8 +375,25 @@ static inline int sim_recording(const sim *s)
 	return s && ((const sim_hot *)(const void *)s)->rec_on;
 }
 
+/* A kind the recording does not keep (sim_record_only): its sites skip
+ * building the event at all. */
+static inline int sim_rec_skipped(const sim *s, int kind)
+{
+	const sim_hot *h = (const sim_hot *)(const void *)s;
+	return kind >= 0 && kind < 128 && h->rec_skip[kind];
+}
+
+/* Recording, or waiting for the operation that starts the recording: an
+ * operation's start ("op:NAME" kinds) is recorded under this test. */
+static inline int sim_recording_ops(const sim *s)
+{
+	return s && ((const sim_hot *)(const void *)s)->rec_ops;
+}
+
 static inline void task_cpu(sim *s, task *t, uint64_t ns)
 {
+	if (((const sim_hot *)(const void *)s)->cpu_scaled)
+		ns = sim_cpu_scale(s, ns);
 	if (((const sim_hot *)(const void *)s)->cpu_limited) {
 		task_cpu_limited(s, t, ns);
 		return;
@@ -387,7 +416,18 @@ void sim_rec_at(sim *s, int kind, int taskid, simtime_t at, int n, const int64_t
 /* SIM_REC(s, TK_X, task, args...): the call with its test. */
 #define SIM_REC(s, kind, t, ...)                                               \
 	do {                                                                   \
-		if (sim_recording(s)) {                                        \
+		if (sim_recording(s) && !sim_rec_skipped((s), (kind))) {       \
+			const int64_t rec_args_[] = { __VA_ARGS__ };           \
+			sim_rec((s), (kind), (t),                              \
+				(int)(sizeof rec_args_ / sizeof rec_args_[0]), \
+				rec_args_);                                    \
+		}                                                              \
+	} while (0)
+/* The same for an operation's start (an "op:NAME" kind): seen while a
+ * recording waits for its n-th operation (sim_record_at_op) too. */
+#define SIM_REC_OP(s, kind, t, ...)                                            \
+	do {                                                                   \
+		if (sim_recording_ops(s)) {                                    \
 			const int64_t rec_args_[] = { __VA_ARGS__ };           \
 			sim_rec((s), (kind), (t),                              \
 				(int)(sizeof rec_args_ / sizeof rec_args_[0]), \
@@ -401,6 +441,22 @@ void sim_trace(sim *s, int kind, int task, int64_t a, int64_t b, int64_t c);
  * then), keeping at most max_events. 0, LAB_EINVAL (max_events 0), LAB_ESTATE
  * (already recording or recorded) or LAB_ENOMEM. */
 int sim_record_start(sim *s, simtime_t from, uint64_t max_events);
+/* Start recording when the run's nth (from 0) operation of kind `op`
+ * ("op:drop"...) starts: the dumpers list the structures at that moment,
+ * in the middle of the step that starts it (an operation's start event
+ * comes before it changes anything), and that event is the first one
+ * after the listing. Until then only the operation sites are seen
+ * (SIM_REC_OP): a run waiting for its operation pays a test per site
+ * and a call per operation start. Same returns as sim_record_start. */
+int sim_record_at_op(sim *s, const char *op, uint64_t nth, uint64_t max_events);
+/* Keep only the kinds named in `names` (comma-separated; NULL or "": all),
+ * the listing's included; the others are neither kept nor counted as
+ * left out. A name not registered yet applies when it is. 0, LAB_EINVAL
+ * (too long), LAB_ESTATE (recording already). */
+int sim_record_only(sim *s, const char *names);
+/* 0 not asked, 1 waiting for its start, 2 recording, 3 full (counting
+ * what it leaves out). */
+int sim_record_state(const sim *s);
 
 /* A dumper lists a structure's current state as events; a subsystem that
  * owns structures registers one for as long as they live. */
@@ -425,7 +481,6 @@ typedef struct sim_rec_it {
 int sim_rec_next(const sim *s, sim_rec_it *it, sim_rec_ev *ev);
 uint64_t sim_rec_kept(const sim *s);
 uint64_t sim_rec_unkept(const sim *s);
-const char *sim_trace_kind_name(const sim *s, int kind);
 
 /* Iterators for serialisation (exp.c / lab.c). */
 struct strbuf;

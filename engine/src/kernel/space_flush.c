@@ -155,15 +155,76 @@ static int64_t dl_writepages(void *ctx, task *t, void *inode, int64_t *nr)
 	return n;
 }
 
-/* btrfs_wait_ordered_roots(nr): wait until nr fewer ordered extents are
- * in flight (or none). */
+/* btrfs_wait_ordered_roots(nr): wait for the oldest nr ordered extents in
+ * flight (their I/O and their completion) to finish. */
 static int dl_wait_ordered(void *ctx, task *t, uint64_t nr)
 {
 	sfs *x = ctx;
 	if (!x->df)
 		return 0;
-	uint64_t in = x->df->ordered_inflight;
-	return vd_wait_ordered(x->df, t, in > nr ? in - nr : 0) ? DELALLOC_PARKED : 0;
+	return vd_wait_ordered(x->df, t, nr) ? DELALLOC_PARKED : 0;
+}
+
+/* writeback_inodes_sb_nr's work on the data path's flusher, for a
+ * reclaim batch. */
+typedef struct sb_work {
+	dfs_work w;
+	sfs *x;
+	struct dl_batch *b;
+	struct sb_work *prev, *next; /* on x->sb_works until done */
+} sb_work;
+
+static void sb_inode_done(void *ctx, dinode *d, uint64_t pages, simtime_t at)
+{
+	sb_work *sw = ctx;
+	delalloc_sb_inode(&sw->x->dc, d, pages, at);
+}
+
+static void sb_done(void *ctx, dfs_work *w, simtime_t at)
+{
+	sb_work *sw = ctx;
+	sfs *x = sw->x;
+	delalloc_sb_done(&x->dc, sw->b, w->pages, w->inodes, at);
+	if (sw->prev)
+		sw->prev->next = sw->next;
+	else
+		x->sb_works = sw->next;
+	if (sw->next)
+		sw->next->prev = sw->prev;
+	free(sw);
+}
+
+void sfs_sb_works_free(sfs *x)
+{
+	while (x->sb_works) {
+		sb_work *n = x->sb_works->next;
+		free(x->sb_works);
+		x->sb_works = n;
+	}
+}
+
+/* The 5.9 flush: queue the work (wb_queue_work) and wake the flusher,
+ * which runs it after a wakeup's latency. */
+static int dl_queue_sb_work(void *ctx, task *t, int64_t nr_pages, struct dl_batch *b)
+{
+	sfs *x = ctx;
+	if (!x->df)
+		return LAB_EINVAL;
+	sb_work *sw = lab_calloc(1, sizeof *sw);
+	if (!sw)
+		return LAB_ENOMEM;
+	sw->x = x;
+	sw->b = b;
+	sw->w.nr_pages = nr_pages;
+	sw->w.inode_done = sb_inode_done;
+	sw->w.done = sb_done;
+	sw->w.ctx = sw;
+	sw->next = x->sb_works;
+	if (sw->next)
+		sw->next->prev = sw;
+	x->sb_works = sw;
+	dfs_queue_work(x->df, &sw->w, t->clock + RECLAIM_NS_WAKEUP);
+	return 0;
 }
 
 /* ---------------------------------------------- the flush operations */
@@ -258,6 +319,15 @@ static int op_commit(void *ctx, task *t, int kind)
 	return r;
 }
 
+/* may_commit_transaction: what a commit gives back besides the pinned
+ * bytes, the delayed refs reserve (the delayed items' reserve is not
+ * kept: the model's delayed items reserve nothing apart). */
+static uint64_t op_commit_frees(void *ctx, int kind)
+{
+	sfs *x = ctx;
+	return kind == SPACE_META ? x->drefs.reserved : 0;
+}
+
 /* Start the reclaim workers at the first ticket (so a run that never
  * runs short of space has no extra tasks or events). */
 int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at)
@@ -270,6 +340,7 @@ int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at)
 			.list_inodes = sfs_list,
 			.writepages = dl_writepages,
 			.wait_ordered = dl_wait_ordered,
+			.queue_sb_work = dl_queue_sb_work,
 		};
 		int r = delalloc_init(&x->dc, fs->sim, &fs->space, &dops, &fs->opts.patches,
 				      x->ncpus);
@@ -282,6 +353,7 @@ int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at)
 		.run_delayed_refs = op_delayed_refs,
 		.alloc_chunk = op_alloc_chunk,
 		.commit = op_commit,
+		.commit_frees = op_commit_frees,
 	};
 	int r = reclaim_init(&x->rc, fs->sim, &fs->space, x->dc_ready ? &x->dc : NULL,
 			     &ops, x->ncpus);
@@ -352,7 +424,9 @@ uint64_t fs_space_limit(fs_info *fs, int kind)
 	if (!get_sfs(fs) || kind < 0 || kind >= SPACE_KINDS)
 		return 0;
 	const space_info *si = &fs->space.info[kind];
-	if (kind == SPACE_DATA)
-		return si->total_bytes;
-	return si->total_bytes + space_avail(&fs->space, si, RESERVE_FLUSH_ALL);
+	uint64_t held = space_used(si, 0);
+	uint64_t cap = si->total_bytes;
+	if (kind == SPACE_META)
+		cap += space_avail(&fs->space, si, RESERVE_FLUSH_ALL);
+	return cap > held ? cap - held : 0;
 }

@@ -68,6 +68,7 @@ void fs_space_init(fs_info *fs)
 		return; /* no accounting; the fs still works */
 	x->fs = fs;
 	x->ncpus = 4;
+	space_rsv_init(&x->drefs, SPACE_META);
 	space_init(&fs->space, fs->sim);
 	fs->space.unallocated_fn = space_alloc_unallocated;
 	fs->space.unallocated_ctx = &fs->alloc;
@@ -90,6 +91,7 @@ void fs_space_destroy(fs_info *fs)
 		reclaim_destroy(&x->rc);
 	if (x->dc_ready)
 		delalloc_destroy(&x->dc);
+	sfs_sb_works_free(x);
 	for (int i = 0; i < x->nw; i++)
 		free(x->w[i]);
 	free(x->w);
@@ -362,18 +364,71 @@ void fs_space_hold(fs_info *fs, task *t, int kind, uint64_t bytes)
 	e->bytes = bytes;
 }
 
+/* btrfs_migrate_to_delayed_refs_rsv: `bytes` already in may_use go to
+ * the delayed refs reserve up to its size; the rest is given back. */
+static void drefs_migrate(fs_info *fs, sfs *x, uint64_t bytes, simtime_t at)
+{
+	block_rsv *d = &x->drefs;
+	uint64_t room = d->size > d->reserved ? d->size - d->reserved : 0;
+	uint64_t mv = bytes < room ? bytes : room;
+	d->reserved += mv;
+	if (d->reserved >= d->size)
+		d->full = 1;
+	if (d->reserved > x->st.drefs_peak)
+		x->st.drefs_peak = d->reserved;
+	if (bytes > mv)
+		space_release(&fs->space, SPACE_META, bytes - mv, at);
+}
+
+/* The operation t was retrying failed before it came back to its other
+ * reservations (its start_transaction's ticket failed): what they were
+ * granted goes back and a ticket still queued leaves its list, as the
+ * kernel's error path releases what the call had reserved. */
+static void abandon_task(fs_info *fs, sfs *x, task *t)
+{
+	for (int i = x->nw - 1; i >= 0; i--) {
+		sfs_wait *e = x->w[i];
+		if (e->task_id != t->id)
+			continue;
+		if (e->held) {
+			uint64_t b = e->bytes;
+			int kind = e->kind;
+			wait_del(x, i);
+			space_release(&fs->space, kind, b, t->clock);
+			continue;
+		}
+		if (e->tk.queued || e->tk.error) {
+			space_ticket_result(&fs->space, &e->tk, t->clock);
+			wait_del(x, i);
+			continue;
+		}
+		uint64_t b = e->tk.orig_bytes;
+		int kind = e->kind;
+		wait_del(x, i);
+		space_release(&fs->space, kind, b, t->clock);
+	}
+}
+
 /* start_transaction's reservation of insert_metadata_size(items) into the
- * handle's block_rsv, which becomes the one tree blocks are taken from. */
+ * handle's block_rsv, which becomes the one tree blocks are taken from;
+ * while the delayed refs reserve is not full, as much again for it (so
+ * a create of 5 items asks for 2.5 MiB, 20 reclaim items). */
 int fs_space_meta_begin(fs_info *fs, task *t, uint64_t items, fs_space_op *op)
 {
 	memset(op, 0, sizeof *op);
 	space_rsv_init(&op->rsv, SPACE_META);
 	if (!fs->space_on)
 		return 0;
+	sfs *x = get_sfs(fs);
 	uint64_t bytes = space_insert_metadata_size(&fs->space, items);
-	int r = fs_space_reserve(fs, t, SPACE_META, bytes);
+	uint64_t drefs = x && !x->drefs.full ? bytes : 0;
+	int r = fs_space_reserve(fs, t, SPACE_META, bytes + drefs);
+	if (r < 0 && t && x)
+		abandon_task(fs, x, t);
 	if (r)
 		return r;
+	if (drefs)
+		drefs_migrate(fs, x, drefs, t ? t->clock : sim_now(fs->sim));
 	space_rsv_add(&op->rsv, bytes, 1);
 	op->prev = fs->cur_rsv;
 	fs->cur_rsv = &op->rsv;
@@ -423,6 +478,33 @@ void fs_space_get_stats(fs_info *fs, fs_space_stats *st)
 		*st = x->st;
 	else
 		memset(st, 0, sizeof *st);
+}
+
+void fs_space_dref_heads(fs_info *fs, int64_t delta, simtime_t at)
+{
+	sfs *x = get_sfs(fs);
+	if (!x || !delta)
+		return;
+	uint64_t per = space_insert_metadata_size(&fs->space, 1);
+	if (delta > 0) {
+		x->drefs_heads += (uint64_t)delta;
+		if (x->drefs_heads > x->st.drefs_heads_peak)
+			x->st.drefs_heads_peak = x->drefs_heads;
+		x->drefs.size += (uint64_t)delta * per;
+		x->drefs.full = 0;
+		return;
+	}
+	uint64_t n = (uint64_t)-delta;
+	if (n > x->drefs_heads)
+		n = x->drefs_heads;
+	x->drefs_heads -= n;
+	space_rsv_release(&fs->space, &x->drefs, n * per, at);
+}
+
+block_rsv *fs_space_drefs_rsv(fs_info *fs)
+{
+	sfs *x = get_sfs(fs);
+	return x ? &x->drefs : NULL;
 }
 
 /* btrfs_use_block_rsv for a new tree block, from the current rsv. */
@@ -517,10 +599,9 @@ uint64_t fs_space_held(fs_info *fs, int kind)
 	if (!x)
 		return 0;
 	uint64_t n = fs_space_held_others(fs, kind);
-	if (x->df)
-		dfs_inodes_compact(x->df);
+	dinode *const *in = x->df ? dfs_inodes(x->df) : NULL;
 	for (int i = 0; x->df && i < x->df->ninodes; i++) {
-		const dinode *d = x->df->inodes[i];
+		const dinode *d = in[i];
 		n += kind == SPACE_DATA ? d->sp_data_held : d->sp_rsv.rsv.reserved;
 	}
 	return n;
@@ -542,7 +623,7 @@ uint64_t fs_space_held_others(fs_info *fs, int kind)
 			n += e->tk.orig_bytes; /* granted, not yet collected */
 	}
 	if (kind == SPACE_META)
-		n += x->handle_held;
+		n += x->handle_held + x->drefs.reserved;
 	return n;
 }
 
@@ -567,14 +648,3 @@ struct reclaim_ctl *fs_space_reclaim(fs_info *fs)
 	return x && x->rc_ready ? &x->rc : NULL;
 }
 
-/* space_details_json of the fs (null when reservations are off). */
-void fs_space_json(fs_info *fs, strbuf *out)
-{
-	sfs *x = get_sfs(fs);
-	if (!x) {
-		js_null(out);
-		return;
-	}
-	space_details_json(&fs->space, x->rc_ready ? &x->rc : NULL,
-			   x->dc_ready ? &x->dc : NULL, out);
-}

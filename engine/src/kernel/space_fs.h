@@ -94,6 +94,9 @@ typedef struct fs_space_stats {
 	uint64_t prio_tickets;  /* priority tickets (the task flushed) */
 	uint64_t ondemand_chunks; /* data chunks a writer allocated itself
 				   * (5.9: no data tickets) */
+	uint64_t drefs_peak;    /* the delayed refs reserve's largest
+				 * reserved bytes */
+	uint64_t drefs_heads_peak; /* its most heads waiting to run */
 } fs_space_stats;
 
 /* A metadata operation's reservation (the handle's block_rsv). */
@@ -156,6 +159,24 @@ int fs_space_meta_add(fs_info *fs, task *t, uint64_t bytes, int flush, fs_space_
 /* The operation stops with FS_SPACE_WAIT before changing anything: what
  * op holds is kept for t's retry (its fs_space_meta_begin takes it). */
 void fs_space_meta_park(fs_info *fs, task *t, fs_space_op *op);
+/*
+ * The delayed refs reserve (fs_info->delayed_refs_rsv, 5.0 and later):
+ * every new delayed ref head adds insert_metadata_size(1) to its size
+ * (btrfs_update_delayed_refs_rsv), heads that ran take it off and give
+ * the reserved excess back (btrfs_delayed_refs_rsv_release; the global
+ * reserve, assumed full, takes none of it). Its reserved bytes come
+ * from start_transaction: a FLUSH_ALL start while the reserve is not
+ * full reserves twice its items and migrates one half into it
+ * (btrfs_migrate_to_delayed_refs_rsv, what does not fit goes back).
+ * Tree blocks allocated while the refs run (the extent tree's COWs) are
+ * taken from it (fs_space_drefs_rsv: the extent root's block_rsv).
+ * delta: heads added (> 0) or run (< 0).
+ */
+void fs_space_dref_heads(fs_info *fs, int64_t delta, simtime_t at);
+/* The reserve, for the ref runner to allocate from; NULL when
+ * reservations are off. */
+block_rsv *fs_space_drefs_rsv(fs_info *fs);
+
 /* A tree block was allocated: take it from fs->cur_rsv if that holds it
  * (btrfs_use_block_rsv); else it comes from the reserves the model does
  * not keep (the global and delayed-refs reserves). */
@@ -193,8 +214,6 @@ void fs_space_handle_held(fs_info *fs, int64_t delta);
 uint64_t fs_space_delalloc_order(fs_info *fs, struct dinode **out, uint64_t max);
 /* Inodes on the delalloc lists (fs_info's delalloc inodes count). */
 uint64_t fs_space_listed(fs_info *fs);
-/* The reclaim workers' and delalloc flushing's details (NULL-safe). */
-void fs_space_json(fs_info *fs, strbuf *out);
 void fs_space_get_stats(fs_info *fs, fs_space_stats *st);
 /* Watching reclaim (an experiment's picture): each inode a delalloc
  * flush wrote for reclaim (its dinode, pages written, when), and each
@@ -207,9 +226,11 @@ typedef struct fs_space_observer {
 } fs_space_observer;
 /* Set (o copied) or clear (NULL) the observer. */
 void fs_space_observe(fs_info *fs, const fs_space_observer *o);
-/* The overcommit ceiling of kind now: total_bytes plus what may be
- * promised of the unallocated space to a FLUSH_ALL reservation
- * (btrfs_can_overcommit; data: total_bytes). */
+/* The most bytes_may_use of kind can reach now: total_bytes plus what
+ * may be promised of the unallocated space to a FLUSH_ALL reservation
+ * (btrfs_can_overcommit: an eighth of it, over the metadata profile's
+ * copies; data: nothing), less what the chunks hold already (used,
+ * reserved, pinned, readonly). */
 uint64_t fs_space_limit(fs_info *fs, int kind);
 /* The reclaim records kept so far (0 before the workers started). */
 struct reclaim_ctl *fs_space_reclaim(fs_info *fs);

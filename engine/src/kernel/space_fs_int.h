@@ -63,6 +63,12 @@ typedef struct sfs {
 	int ndroots, droots_cap;
 	uint64_t list_seq, nr_listed;
 	sfs_commit commit[SFS_COMMITTERS];
+	/* fs_info->delayed_refs_rsv: 256 KiB per delayed ref head not yet
+	 * run (size), filled by start_transaction (reserved); held in
+	 * bytes_may_use until the heads run (fs_space_dref_heads) */
+	block_rsv drefs;
+	uint64_t drefs_heads;
+	struct sb_work *sb_works; /* 5.9's works queued to the flusher */
 	fs_space_stats st;
 	fs_space_observer obs;
 } sfs;
@@ -89,5 +95,7 @@ int sfs_alloc_chunk(sfs *x, task *t, int kind, int force);
 int sfs_start_workers(fs_info *fs, sfs *x, simtime_t at);
 /* space.h's kick before the workers exist. */
 void sfs_lazy_kick(void *ctx, space_info *si, simtime_t at);
+/* Free the 5.9 works still queued (unmount in mid-run). */
+void sfs_sb_works_free(sfs *x);
 
 #endif /* SPACE_FS_INT_H */

@@ -364,7 +364,7 @@ static int drop_iteration(subvol_ctx *sc, task *t)
 {
 	qgroup_ctx *q = sc->q;
 	struct btrfs_root *root = sc->cur;
-	SIM_REC(sc->fs->sim, TK_OP_DROP, t, sc->fs->rec_fs, (int64_t)root->id,
+	SIM_REC_OP(sc->fs->sim, TK_OP_DROP, t, sc->fs->rec_fs, (int64_t)root->id,
 		(int64_t)sc->leaves_dropped);
 	if (!sc->started) {
 		bt_node *rn = root->tree.root;

@@ -23,39 +23,44 @@ const char *const trans_reason_names[4] = { "kthread", "threshold", "explicit",
 
 /* ---- delayed ref heads from the fs hooks ----------------------------- */
 
+/* A ref change on the running transaction's head for bytenr; a new head
+ * grows the delayed refs reserve (add_delayed_ref_head's
+ * delayed_ref_updates, btrfs_update_delayed_refs_rsv). */
+static void head_add(trans_mgr *tm, uint64_t bytenr, int is_tree, int delta)
+{
+	transaction *tr = trans_current(tm);
+	if (!tr)
+		return;
+	uint32_t n0 = tr->delayed_refs.nheads;
+	dref_add(&tr->delayed_refs, bytenr, is_tree, delta);
+	if (tr->delayed_refs.nheads > n0)
+		fs_space_dref_heads(tm->fs, tr->delayed_refs.nheads - n0, sim_now(tm->sim));
+}
+
 /* A new tree block: a +1 ref head (btrfs_alloc_tree_block). */
 static void hk_alloc(void *ctx, bt_tree *tree, uint64_t bytenr, int level, uint64_t owner)
 {
-	transaction *tr = trans_current(ctx);
-	if (tr)
-		dref_add(&tr->delayed_refs, bytenr, 1, +1);
+	head_add(ctx, bytenr, 1, +1);
 }
 
 /* A freed tree block: a -1 ref head (btrfs_free_tree_block). */
 static void hk_free(void *ctx, bt_tree *tree, uint64_t bytenr, int level, uint64_t owner)
 {
-	transaction *tr = trans_current(ctx);
-	if (tr)
-		dref_add(&tr->delayed_refs, bytenr, 1, -1);
+	head_add(ctx, bytenr, 1, -1);
 }
 
 /* A COW: the old block loses its ref (the new one was an allocation). */
 static void hk_cow(void *ctx, bt_tree *tree, uint64_t old_b, uint64_t new_b, int level)
 {
-	transaction *tr = trans_current(ctx);
-	if (!tr)
-		return;
 	(void)new_b; /* its +1 head comes from the allocation (hk_alloc) */
-	dref_add(&tr->delayed_refs, old_b, 1, -1);
+	head_add(ctx, old_b, 1, -1);
 }
 
 /* A data ref change: a head for the data extent (btrfs_add_delayed_data_ref). */
 static void hk_data(void *ctx, uint64_t root, uint64_t bytenr, uint64_t num_bytes,
 		    uint64_t ino, uint64_t offset, int delta)
 {
-	transaction *tr = trans_current(ctx);
-	if (tr)
-		dref_add(&tr->delayed_refs, bytenr, 0, delta);
+	head_add(ctx, bytenr, 0, delta);
 }
 
 /*
@@ -202,8 +207,15 @@ int trans_start_items(trans_mgr *tm, task *t, uint64_t items, trans_handle *h)
  * fs_run_refs applies them to the extent tree and charges their CPU. */
 static int run_delayed_refs(trans_mgr *tm, transaction *tr, task *t, uint64_t *heads)
 {
-	int rc = fs_run_refs(tm->fs, t);
+	fs_info *fs = tm->fs;
+	/* the extent tree's COWs come out of the delayed refs reserve */
+	block_rsv *prev = fs->cur_rsv, *drefs = fs_space_drefs_rsv(fs);
+	if (drefs)
+		fs->cur_rsv = drefs;
+	int rc = fs_run_refs(fs, t);
+	fs->cur_rsv = prev;
 	uint32_t n = dref_heads_clear(&tr->delayed_refs);
+	fs_space_dref_heads(fs, -(int64_t)n, t ? t->clock : sim_now(tm->sim));
 	if (heads)
 		*heads += n;
 	return rc;
@@ -348,6 +360,8 @@ static int commit_body(trans_mgr *tm, transaction *tr, task *t, simtime_t reques
 	c.end = t ? t->clock : sim_now(tm->sim);
 
 	commit_log_add(tm, &c);
+	/* the heads the commit's own ref runs queued ran with them */
+	fs_space_dref_heads(tm->fs, -(int64_t)dref_heads_clear(&tr->delayed_refs), c.end);
 	dref_root_destroy(&tr->delayed_refs);
 	if (tm->running == tr)
 		tm->running = NULL;

@@ -69,6 +69,20 @@ static void tl_blk_free(void *ctx, bt_tree *tr, bt_node *n)
 		n->keep_mem = 1;
 }
 
+/* Recording (sim.h): the log trees as they are, when a recording starts
+ * while a log is open (its blocks would otherwise be known only once
+ * changed). A log tree shares no block: each gets an epoch of its own. */
+static void tl_rec_dump(sim *s, void *ctx)
+{
+	treelog *tl = ctx;
+	(void)s;
+	for (int i = 0; i < tl->nroots; i++) {
+		bt_tree *lt = &tl->roots[i].log;
+		if (lt->root && lt->fs)
+			bt_rec_dump(lt, ++lt->fs->check_epoch);
+	}
+}
+
 /* Create the log state; validates the configuration. */
 int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 		   treelog **out)
@@ -119,6 +133,11 @@ int treelog_create(sim *s, bdev *dev, ebmem *mem, const treelog_cfg *cfg,
 	tl->s_fsync_ms = sim_series_id(s, "fsync_ms");
 	tl->c_fsync = sim_counter_id(s, "fsyncs");
 	tl->c_log_commit = sim_counter_id(s, "log_commits");
+	if (sim_rec_dumper(s, tl_rec_dump, tl)) {
+		free(tl->recs);
+		free(tl);
+		return LAB_ENOMEM;
+	}
 	*out = tl;
 	return 0;
 }
@@ -128,6 +147,7 @@ void treelog_destroy(treelog *tl)
 {
 	if (!tl)
 		return;
+	sim_rec_dumper_remove(tl->sim, tl);
 	for (int i = 0; i < tl->nroots; i++) {
 		/* memory only: the file system may be gone already */
 		tl->roots[i].log.rec_h = 0;
@@ -258,9 +278,42 @@ static void tl_hook_unlink(void *ctx, task *t, struct inode *dir, struct inode *
 		if (bt_delete(&lr->log, t, &k) == 0)
 			lr->log_items--;
 		/* its names changed since it was logged: its next fsync copies
-		 * its items again, the refs with them (what btrfs_log_new_name
-		 * does at the rename itself) */
+		 * its items again, the refs with them (a rename's new name
+		 * goes into the log at once: tl_hook_new_name) */
 		in->flags |= INODE_COPY_EVERYTHING;
+	}
+}
+
+/*
+ * fs_hooks.on_new_name: btrfs_log_new_name at the end of a rename. An
+ * inode logged in this transaction has just lost its logged name
+ * (tl_hook_unlink); its new one goes into the log now (LOG_INODE_EXISTS:
+ * the ref, its logged inode item kept), with the directories made in this
+ * transaction above it that the log lacks or must log again
+ * (log_all_new_ancestors, need_log_inode), so the next log sync, by any
+ * fsync of the root, keeps it and what lies below it named. A rename
+ * whose inode the log does not hold is left to tl_hook_unlink's rules.
+ */
+static void tl_hook_new_name(void *ctx, task *t, struct inode *in, struct inode *dir)
+{
+	treelog *tl = ctx;
+	fs_info *fs = in->root->fs;
+	if (!fs || inode_log_get(in).logged_trans != fs->transid)
+		return;
+	tl_root *lr = NULL;
+	for (int i = 0; i < tl->nroots; i++)
+		if (tl->roots[i].root_id == in->root->id)
+			lr = &tl->roots[i];
+	if (!lr || !lr->log.root)
+		return;
+	int r = tl_log_ref(tl, t, lr, in->root, in, dir->ino);
+	for (struct inode *d = dir; !r && d && d->ino != BTRFS_FIRST_FREE_OBJECTID && d != in;
+	     d = fs_inode_get(in->root, d->parent)) {
+		if (d->generation == fs->transid &&
+		    (inode_log_get(d).logged_trans != fs->transid || (d->flags & INODE_COPY_EVERYTHING)))
+			r = tl_log_new_dir(tl, t, lr, in->root, d);
+		if (d->parent == d->ino)
+			break;
 	}
 }
 
@@ -278,6 +331,7 @@ int treelog_attach(treelog *tl, fs_info *fs)
 	h.ctx = tl;
 	h.on_commit_done = tl_hook_commit_done;
 	h.on_unlink = tl_hook_unlink;
+	h.on_new_name = tl_hook_new_name;
 	fs->slot[FS_SLOT_LOG] = tl;
 	tl->fs = fs;
 	return fs_hooks_register(fs, &h);

@@ -341,6 +341,11 @@ typedef struct tl_image {
 	int ndents, dcap;
 	int replayed;              /* a synced log was replayed */
 	uint64_t log_items;        /* items the replay read from it */
+	/* a partial image (treelog_replay_some): the inodes it covers,
+	 * sorted (partial 0: the whole subvolume) */
+	int partial;
+	uint64_t *scope;
+	int nscope;
 } tl_image;
 
 /*
@@ -357,6 +362,23 @@ typedef struct tl_image {
  * is changed. 0, LAB_ESTATE (the state is not kept) or LAB_ENOMEM.
  */
 int treelog_replay(treelog *tl, struct btrfs_root *root, tl_image *out);
+/*
+ * The same mount, read only as far as a power-cut check looks: the
+ * inodes of want[] and every inode the log holds items of, then the
+ * directories naming any of them (in the committed tree: each INODE_REF's
+ * DIR_INDEX item; in the log: its refs and dir index items), to the top.
+ * On that scope (out->scope) the image equals treelog_replay's: the same
+ * inodes with the same items and link counts, the same entries naming
+ * them (tl_image_agree), since a link count depends only on the names of
+ * an inode and of the directories above it. Costs a few descents per
+ * inode of the scope and a walk of the log, not a walk of the subvolume.
+ * Assumes every committed DIR_INDEX item has its INODE_REF.
+ */
+int treelog_replay_some(treelog *tl, struct btrfs_root *root, const uint64_t *want, int nwant,
+			tl_image *out);
+/* Whether a partial image agrees with the whole one on its scope: 1, or
+ * 0 with the first inode where they differ in *where. */
+int tl_image_agree(const tl_image *whole, const tl_image *part, uint64_t *where);
 void tl_image_free(tl_image *im);
 tl_img_inode *tl_image_inode(const tl_image *im, uint64_t ino);
 /* The entry (dir, index), or NULL. */

@@ -592,6 +592,35 @@ bt_item tl_inode_item(const struct inode *in)
 	return it;
 }
 
+int tl_log_ref(treelog *tl, task *t, tl_root *lr, struct btrfs_root *root, struct inode *in,
+	       uint64_t dir)
+{
+	bt_tree *tr = &root->tree;
+	bt_key k = bt_mkkey(in->ino, BTRFS_INODE_REF_KEY, dir);
+	bt_path p;
+	bt_path_init(&p, tr, t);
+	int found = bt_search(tr, &p, &k, 0, 0);
+	bt_item ref;
+	if (found == 0)
+		ref = *bt_path_item(&p);
+	bt_path_release(&p);
+	if (found < 0)
+		return found;
+	return found == 0 ? tl_log_put(tl, t, lr, &ref, 1) : 0;
+}
+
+int tl_log_new_dir(treelog *tl, task *t, tl_root *lr, struct btrfs_root *root, struct inode *d)
+{
+	bt_item ii = tl_inode_item(d);
+	int r = tl_log_put(tl, t, lr, &ii, 1);
+	if (!r)
+		r = tl_log_ref(tl, t, lr, root, d, d->parent);
+	inode_log *l = r || !root->fs ? NULL : fs_inode_log(root->fs, d);
+	if (l)
+		l->logged_trans = root->fs->transid;
+	return r;
+}
+
 /* The fast fsync's logging: the inode item filled from memory and the
  * extents changed in this transaction, which btrfs takes from the
  * inode's modified extent maps (btrfs_log_changed_extents): here the

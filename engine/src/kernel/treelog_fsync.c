@@ -182,8 +182,13 @@ static void tl_next_pass(treelog *tl, task *t, tl_fsync *f)
 	} else if (f->parent && !f->parent_done) {
 		f->parent_done = 1;
 		f->dir_ino = f->parent->ino;
+		/* its inode items, its name with them (copy_inode_items_to_log
+		 * copies the INODE_REF too): a directory made in this
+		 * transaction has no other */
 		bt_item ii = tl_inode_item(f->parent);
 		r = tl_log_put(tl, t, f->lr, &ii, 1);
+		if (!r)
+			r = tl_log_ref(tl, t, f->lr, f->root, f->parent, f->parent->parent);
 		if (r) {
 			tl_fail(f, r);
 			return;
@@ -348,25 +353,7 @@ static int tls_dirs(treelog *tl, task *t, tl_fsync *f)
 static int tls_anc(treelog *tl, task *t, tl_fsync *f)
 {
 	struct inode *d = fs_inode_get(f->root, f->anc[f->anc_next++]);
-	int r = 0;
-	if (d) {
-		bt_item ii = tl_inode_item(d);
-		r = tl_log_put(tl, t, f->lr, &ii, 1);
-		bt_tree *tr = &f->root->tree;
-		bt_key k = bt_mkkey(d->ino, BTRFS_INODE_REF_KEY, d->parent);
-		bt_path p;
-		bt_path_init(&p, tr, t);
-		int found = r ? -1 : bt_search(tr, &p, &k, 0, 0);
-		bt_item ref;
-		if (found == 0)
-			ref = *bt_path_item(&p);
-		bt_path_release(&p);
-		if (found == 0)
-			r = tl_log_put(tl, t, f->lr, &ref, 1);
-		inode_log *l = r ? NULL : fs_inode_log(f->root->fs, d);
-		if (l)
-			l->logged_trans = f->root->fs->transid;
-	}
+	int r = d ? tl_log_new_dir(tl, t, f->lr, f->root, d) : 0;
 	if (r)
 		return tl_fail(f, r);
 	tl_next_pass(tl, t, f);

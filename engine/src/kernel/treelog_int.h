@@ -22,6 +22,14 @@ int tl_log_drop_inode(treelog *tl, task *t, tl_root *lr, uint64_t ino, uint8_t m
 int tl_log_hole(treelog *tl, task *t, tl_fsync *f, uint64_t from, uint64_t to);
 /* An inode item filled from the in-memory inode (fill_inode_item). */
 bt_item tl_inode_item(const struct inode *in);
+/* The name of in (of root) in dir, its INODE_REF from the subvolume
+ * tree, into the log (none if the tree has none). */
+int tl_log_ref(treelog *tl, task *t, tl_root *lr, struct btrfs_root *root, struct inode *in,
+	       uint64_t dir);
+/* A directory made in this transaction logged as existing with its name
+ * (log_new_ancestors' LOG_INODE_EXISTS): its inode item from memory, its
+ * ref; logged in this transaction from then on. */
+int tl_log_new_dir(treelog *tl, task *t, tl_root *lr, struct btrfs_root *root, struct inode *d);
 /* Copy the next leaf's worth of inode ino's items of types <= max_type
  * (leaves older than min_trans passed over); 1 when the inode has no more
  * items, 0 to continue, negative on error. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backref.h"
 #include "items.h"
 #include "lab.h"
 #include "labmem.h"
@@ -24,6 +25,7 @@ void tl_image_free(tl_image *im)
 		free(im->inodes[i].ext);
 	free(im->inodes);
 	free(im->dents);
+	free(im->scope);
 	memset(im, 0, sizeof(*im));
 }
 
@@ -266,11 +268,14 @@ static int img_load(tl_image *im, const bt_node *n)
 
 typedef struct replay_ctx {
 	tl_image *im;
-	/* the log's dir index items and ranges, for the second pass */
+	/* the log's dir index items and ranges, and its inode refs, for the
+	 * later stages */
 	bt_item *dix;
 	int ndix, cdix;
 	bt_item *ranges;
 	int nranges, cranges;
+	bt_item *refs;
+	int nrefs, crefs;
 } replay_ctx;
 
 static int push_item(bt_item **a, int *n, int *cap, const bt_item *it)
@@ -287,7 +292,8 @@ static int push_item(bt_item **a, int *n, int *cap, const bt_item *it)
 	return 0;
 }
 
-/* The first pass over a log leaf: inode items, refs, extents. */
+/* The first pass over a log leaf: inode items and extents; dir index
+ * items, logged ranges and inode refs are kept for the later stages. */
 static int replay_leaf(replay_ctx *rc, const bt_node *n)
 {
 	tl_image *im = rc->im;
@@ -307,16 +313,10 @@ static int replay_leaf(replay_ctx *rc, const bt_node *n)
 			if ((in->mode & S_IFMT_) == S_IFREG_)
 				img_ext_truncate(in, in->size);
 			break;
-		case BTRFS_INODE_REF_KEY: {
-			/* add_inode_ref: the name comes back in its directory */
-			tl_img_dent d = { it->key.offset, it->v[0], it->key.objectid, it->v[1], FT_REG };
-			in = tl_image_inode(im, it->key.objectid);
-			if (in && (in->mode & S_IFMT_) == S_IFDIR_)
-				d.type = FT_DIR;
-			if (img_dent_put(im, &d))
+		case BTRFS_INODE_REF_KEY:
+			if (push_item(&rc->refs, &rc->nrefs, &rc->crefs, it))
 				return LAB_ENOMEM;
 			break;
-		}
 		case BTRFS_EXTENT_DATA_KEY: {
 			if (!(in = img_inode_get(im, it->key.objectid)))
 				return LAB_ENOMEM;
@@ -379,9 +379,17 @@ static int log_has_dent(const replay_ctx *rc, uint64_t dir, uint64_t index)
 	return lo < rc->ndix && rc->dix[lo].key.objectid == dir && rc->dix[lo].key.offset == index;
 }
 
-/* The second pass: replay_dir_deletes over each logged range, then the
- * log's entries whose inode exists (a name for an inode nobody logged or
- * committed is skipped, as replay_one_name does). */
+/*
+ * The later stages, in btrfs_recover_log_trees' order: replay_dir_deletes
+ * over each logged range (LOG_WALK_REPLAY_INODES, when the directory's
+ * inode item is replayed: only committed entries are there to drop), then
+ * the log's entries whose inode exists (LOG_WALK_REPLAY_DIR_INDEX: a name
+ * for an inode nobody logged or committed is skipped, as replay_one_name
+ * does), then the inode refs (LOG_WALK_REPLAY_ALL, add_inode_ref): a name
+ * a ref brings back stays even inside a range its directory logged
+ * earlier in the transaction without it (a directory made after that
+ * fsync and logged as a new ancestor of a later one).
+ */
 static int replay_dirs(replay_ctx *rc)
 {
 	tl_image *im = rc->im;
@@ -406,6 +414,16 @@ static int replay_dirs(replay_ctx *rc)
 		if (!tl_image_inode(im, it->v[0]))
 			continue;
 		tl_img_dent d = { it->key.objectid, it->key.offset, it->v[0], it->v[1], it->aux };
+		if (img_dent_put(im, &d))
+			return LAB_ENOMEM;
+	}
+	for (int k = 0; k < rc->nrefs; k++) {
+		/* add_inode_ref: the name comes back in its directory */
+		const bt_item *it = &rc->refs[k];
+		tl_img_dent d = { it->key.offset, it->v[0], it->key.objectid, it->v[1], FT_REG };
+		const tl_img_inode *in = tl_image_inode(im, it->key.objectid);
+		if (in && (in->mode & S_IFMT_) == S_IFDIR_)
+			d.type = FT_DIR;
 		if (img_dent_put(im, &d))
 			return LAB_ENOMEM;
 	}
@@ -456,6 +474,47 @@ static void replay_links(tl_image *im)
 	}
 }
 
+/* The synced log a power cut now would find for root (NULL: none of the
+ * running transaction); LAB_ESTATE in *rc when it was not kept. */
+static const bt_node *synced_log(const treelog *tl, const struct btrfs_root *root, int *rc)
+{
+	*rc = 0;
+	for (int i = 0; i < tl->nroots; i++) {
+		const tl_root *lr = &tl->roots[i];
+		if (lr->root_id != root->id || !lr->synced_root ||
+		    lr->synced_transid != root->fs->transid)
+			continue;
+		if (!tl->cfg.keep_synced)
+			*rc = LAB_ESTATE;
+		return lr->synced_root;
+	}
+	return NULL;
+}
+
+/* The log replayed over the image loaded so far, then the link counts. */
+static int replay_log(tl_image *out, const bt_node *log)
+{
+	int r = 0;
+	if (log) {
+		replay_ctx rc;
+		memset(&rc, 0, sizeof(rc));
+		rc.im = out;
+		r = replay_walk(&rc, log);
+		if (!r)
+			r = replay_dirs(&rc);
+		free(rc.dix);
+		free(rc.ranges);
+		free(rc.refs);
+		out->replayed = 1;
+	}
+	if (r) {
+		tl_image_free(out);
+		return r;
+	}
+	replay_links(out);
+	return 0;
+}
+
 int treelog_replay(treelog *tl, struct btrfs_root *root, tl_image *out)
 {
 	if (!tl || !root || !out || !root->fs)
@@ -465,33 +524,328 @@ int treelog_replay(treelog *tl, struct btrfs_root *root, tl_image *out)
 	if (!fs->opts.keep_commit_roots)
 		return LAB_ESTATE;
 	out->root_id = root->id;
+	int r;
+	const bt_node *log = synced_log(tl, root, &r);
 	/* a subvolume no commit has written yet is not on disk at all */
-	int r = img_load(out, root->tree.commit_root);
-	const tl_root *lr = NULL;
-	for (int i = 0; i < tl->nroots; i++)
-		if (tl->roots[i].root_id == root->id)
-			lr = &tl->roots[i];
-	if (!r && lr && lr->synced_root && lr->synced_transid == fs->transid) {
-		if (!tl->cfg.keep_synced) {
-			tl_image_free(out);
-			return LAB_ESTATE;
-		}
-		replay_ctx rc;
-		memset(&rc, 0, sizeof(rc));
-		rc.im = out;
-		r = replay_walk(&rc, lr->synced_root);
-		if (!r)
-			r = replay_dirs(&rc);
-		free(rc.dix);
-		free(rc.ranges);
-		out->replayed = 1;
-	}
+	if (!r)
+		r = img_load(out, root->tree.commit_root);
 	if (r) {
 		tl_image_free(out);
 		return r;
 	}
-	replay_links(out);
+	return replay_log(out, log);
+}
+
+/* ------------------------------------------- the replay of a few inodes */
+
+/* The scope of a partial image: inode numbers, in the order found, with
+ * a map for membership. */
+typedef struct scope {
+	uint64_t *v;
+	int n, cap;
+	u64map in;
+} scope;
+
+static int scope_add(scope *sc, uint64_t ino)
+{
+	if (!ino || u64map_get(&sc->in, ino, NULL))
+		return 0;
+	if (sc->n == sc->cap) {
+		int cap = sc->cap ? sc->cap * 2 : 32;
+		uint64_t *v = lab_realloc(sc->v, (size_t)cap * sizeof(*v));
+		if (!v)
+			return LAB_ENOMEM;
+		sc->v = v;
+		sc->cap = cap;
+	}
+	if (u64map_put(&sc->in, ino, 1))
+		return LAB_ENOMEM;
+	sc->v[sc->n++] = ino;
 	return 0;
+}
+
+/* Call fn on each item under n whose key lies in [lo, hi], in key order
+ * (a read of the committed blocks as they are: only the children whose
+ * key range meets [lo, hi] are entered). Stops at fn's first non-zero. */
+static int tree_range(const bt_node *n, const bt_key *lo, const bt_key *hi,
+		      int (*fn)(void *ctx, const bt_item *it), void *ctx)
+{
+	if (!n)
+		return 0;
+	if (n->level == 0) {
+		int a = 0, b = n->nritems;
+		while (a < b) { /* the first item >= lo */
+			int mid = a + (b - a) / 2;
+			if (bt_key_cmp(&n->items[mid].key, lo) < 0)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		for (; a < n->nritems && bt_key_cmp(&n->items[a].key, hi) <= 0; a++) {
+			int r = fn(ctx, &n->items[a]);
+			if (r)
+				return r;
+		}
+		return 0;
+	}
+	int a = 1, b = n->nritems;
+	while (a < b) { /* one past the last pointer whose key is <= lo */
+		int mid = a + (b - a) / 2;
+		if (bt_key_cmp(&n->ptrs[mid].key, lo) <= 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (int i = a - 1; i < n->nritems && (i == a - 1 || bt_key_cmp(&n->ptrs[i].key, hi) <= 0);
+	     i++) {
+		int r = tree_range(n->ptrs[i].child, lo, hi, fn, ctx);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int take_item(void *ctx, const bt_item *it)
+{
+	*(const bt_item **)ctx = it;
+	return 1;
+}
+
+typedef struct load_ctx {
+	tl_image *im;
+	scope *sc;
+	const bt_node *root;
+	uint64_t ino;
+} load_ctx;
+
+/* One committed item of the inode being loaded (img_load_inode). */
+static int load_item(void *ctx, const bt_item *it)
+{
+	load_ctx *lc = ctx;
+	tl_img_inode *in;
+	switch (it->key.type) {
+	case BTRFS_INODE_ITEM_KEY:
+		if (!(in = img_inode_get(lc->im, lc->ino)))
+			return LAB_ENOMEM;
+		in->size = it->v[0];
+		in->nbytes = it->v[1];
+		in->generation = it->v[2];
+		in->mode = it->aux;
+		return 0;
+	case BTRFS_EXTENT_DATA_KEY: {
+		if (!(in = img_inode_get(lc->im, lc->ino)))
+			return LAB_ENOMEM;
+		tl_img_ext x = ext_of(it);
+		return img_ext_put(in, &x) ? LAB_ENOMEM : 0;
+	}
+	case BTRFS_INODE_REF_KEY: {
+		/* the directory's entry of this name, as img_load_leaf would
+		 * take it from the directory's items */
+		uint64_t dir = it->key.offset;
+		bt_key dk = bt_mkkey(dir, BTRFS_DIR_INDEX_KEY, it->v[0]);
+		const bt_item *de = NULL;
+		tree_range(lc->root, &dk, &dk, take_item, &de);
+		if (de) {
+			tl_img_dent d = { dir, de->key.offset, de->v[0], de->v[1], de->aux };
+			if (img_dent_put(lc->im, &d))
+				return LAB_ENOMEM;
+		}
+		return scope_add(lc->sc, dir);
+	}
+	default:
+		return 0;
+	}
+}
+
+/* The committed items of inode ino: its inode item and file extents,
+ * and for each of its names the directory's DIR_INDEX item (the entry
+ * the whole load would have from the directory's items); the directory
+ * joins the scope. Its own entries (a directory's) are not loaded. */
+static int img_load_inode(tl_image *im, scope *sc, const bt_node *root, uint64_t ino)
+{
+	load_ctx lc = { im, sc, root, ino };
+	bt_key lo = bt_mkkey(ino, 0, 0), hi = bt_mkkey(ino, BTRFS_XATTR_ITEM_KEY, 0);
+	int r = tree_range(root, &lo, &hi, load_item, &lc);
+	if (r)
+		return r;
+	lo = bt_mkkey(ino, BTRFS_EXTENT_DATA_KEY, 0);
+	hi = bt_mkkey(ino, BTRFS_EXTENT_DATA_KEY, UINT64_MAX);
+	return tree_range(root, &lo, &hi, load_item, &lc);
+}
+
+/* A (directory, child) pair the log names: its inode refs and dir index
+ * items. */
+typedef struct lpair {
+	uint64_t dir, child;
+} lpair;
+
+typedef struct log_scope_ctx {
+	scope *sc;
+	lpair *p;
+	int np, cap;
+} log_scope_ctx;
+
+static int log_scope_walk(log_scope_ctx *ls, const bt_node *n)
+{
+	if (n->level) {
+		for (int i = 0; i < n->nritems; i++) {
+			int r = log_scope_walk(ls, n->ptrs[i].child);
+			if (r)
+				return r;
+		}
+		return 0;
+	}
+	for (int i = 0; i < n->nritems; i++) {
+		const bt_item *it = &n->items[i];
+		lpair pr = { 0, 0 };
+		switch (it->key.type) {
+		case BTRFS_INODE_REF_KEY:
+			pr = (lpair){ it->key.offset, it->key.objectid };
+			/* fall through */
+		case BTRFS_INODE_ITEM_KEY:
+		case BTRFS_EXTENT_DATA_KEY:
+			if (scope_add(ls->sc, it->key.objectid))
+				return LAB_ENOMEM;
+			break;
+		case BTRFS_DIR_INDEX_KEY:
+			if (!(it->aux & FS_DIRENT_SUBVOL))
+				pr = (lpair){ it->key.objectid, it->v[0] };
+			break;
+		default:
+			break;
+		}
+		if (!pr.dir)
+			continue;
+		if (ls->np == ls->cap) {
+			int cap = ls->cap ? ls->cap * 2 : 32;
+			lpair *v = lab_realloc(ls->p, (size_t)cap * sizeof(*v));
+			if (!v)
+				return LAB_ENOMEM;
+			ls->p = v;
+			ls->cap = cap;
+		}
+		ls->p[ls->np++] = pr;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int treelog_replay_some(treelog *tl, struct btrfs_root *root, const uint64_t *want, int nwant,
+			tl_image *out)
+{
+	if (!tl || !root || !out || !root->fs || nwant < 0 || (nwant && !want))
+		return LAB_EINVAL;
+	memset(out, 0, sizeof(*out));
+	fs_info *fs = root->fs;
+	if (!fs->opts.keep_commit_roots)
+		return LAB_ESTATE;
+	out->root_id = root->id;
+	int r;
+	const bt_node *log = synced_log(tl, root, &r);
+	scope sc;
+	memset(&sc, 0, sizeof(sc));
+	log_scope_ctx ls = { &sc, NULL, 0, 0 };
+	if (!r && log)
+		r = log_scope_walk(&ls, log);
+	for (int i = 0; i < nwant && !r; i++)
+		r = scope_add(&sc, want[i]);
+	/* each inode of the scope, and the directories naming it (in the
+	 * committed tree or in the log) until the top: the closure a link
+	 * count depends on */
+	for (int i = 0; i < sc.n && !r; i++) {
+		uint64_t x = sc.v[i];
+		r = img_load_inode(out, &sc, root->tree.commit_root, x);
+		for (int k = 0; k < ls.np && !r; k++)
+			if (ls.p[k].child == x)
+				r = scope_add(&sc, ls.p[k].dir);
+	}
+	free(ls.p);
+	u64map_free(&sc.in);
+	if (!r && sc.n)
+		qsort(sc.v, (size_t)sc.n, sizeof(*sc.v), cmp_u64);
+	out->partial = 1;
+	out->scope = sc.v;
+	out->nscope = sc.n;
+	if (r) {
+		tl_image_free(out);
+		return r;
+	}
+	return replay_log(out, log);
+}
+
+/* Whether ino is in the image's scope (a whole image's scope is all). */
+static int in_scope(const tl_image *im, uint64_t ino)
+{
+	if (!im->partial)
+		return 1;
+	int lo = 0, hi = im->nscope;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (im->scope[mid] < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < im->nscope && im->scope[lo] == ino;
+}
+
+static int same_inode(const tl_img_inode *a, const tl_img_inode *b)
+{
+	if (a->size != b->size || a->nbytes != b->nbytes || a->generation != b->generation ||
+	    a->mode != b->mode || a->nlink != b->nlink || a->logged != b->logged || a->next != b->next)
+		return 0;
+	for (int i = 0; i < a->next; i++) {
+		const tl_img_ext *x = &a->ext[i], *y = &b->ext[i];
+		if (x->off != y->off || x->len != y->len || x->disk != y->disk ||
+		    x->disk_len != y->disk_len || x->ext_off != y->ext_off || x->type != y->type)
+			return 0;
+	}
+	return 1;
+}
+
+static int same_dent(const tl_img_dent *a, const tl_img_dent *b)
+{
+	return a->dir == b->dir && a->index == b->index && a->child == b->child &&
+	       a->namehash == b->namehash && a->type == b->type;
+}
+
+int tl_image_agree(const tl_image *whole, const tl_image *part, uint64_t *where)
+{
+	*where = 0;
+	/* the inodes of the scope: in both or in neither, alike */
+	for (int i = 0; i < part->nscope; i++) {
+		uint64_t ino = part->scope[i];
+		const tl_img_inode *a = tl_image_inode(whole, ino), *b = tl_image_inode(part, ino);
+		if (!a != !b || (a && !same_inode(a, b))) {
+			*where = ino;
+			return 0;
+		}
+	}
+	/* the entries naming them, in order */
+	int j = 0;
+	for (int i = 0; i < whole->ndents; i++) {
+		const tl_img_dent *d = &whole->dents[i];
+		if ((d->type & FS_DIRENT_SUBVOL) || !in_scope(part, d->child))
+			continue;
+		while (j < part->ndents && !in_scope(part, part->dents[j].child))
+			j++;
+		if (j >= part->ndents || !same_dent(d, &part->dents[j])) {
+			*where = d->child;
+			return 0;
+		}
+		j++;
+	}
+	for (; j < part->ndents; j++)
+		if (in_scope(part, part->dents[j].child)) {
+			*where = part->dents[j].child;
+			return 0;
+		}
+	return 1;
 }
 
 static uint64_t tl_fnv4(uint64_t h, const uint64_t v[4])

@@ -18,6 +18,33 @@ static const var_desc table[V_COUNT] = {
 #undef VAR
 };
 
+typedef struct var_drive {
+	const char *profile;
+	double rd, wr;
+	const char *source;
+} var_drive;
+
+static const var_drive drives[] = {
+#define VAR(id, nm, kind, dist, a, b, on, tag, varies, source)
+#define VAR_DEVICE(prof, rd, wr, source) { prof, rd, wr, source },
+#include "variation.def"
+#undef VAR_DEVICE
+#undef VAR
+	{ NULL, 0, 0, NULL },
+};
+
+int var_device_sigma(const char *profile, double *rd, double *wr)
+{
+	*rd = *wr = 0.0;
+	for (const var_drive *d = drives; profile && d->profile; d++)
+		if (!strcmp(d->profile, profile)) {
+			*rd = d->rd;
+			*wr = d->wr;
+			return 1;
+		}
+	return 0;
+}
+
 struct variation {
 	var_mask on;
 	prng rng[V_COUNT];     /* each source's own stream */
@@ -143,13 +170,25 @@ static double first_draw(const var_desc *d, prng *p)
 		return d->a * dm_exp(d->b * prng_normal(p));
 	case VD_LOGNORMAL_M1:
 		return dm_exp(d->b * prng_normal(p) - 0.5 * d->b * d->b);
+	case VD_PER_DRIVE:
+		return prng_normal(p);
 	case VD_MECHANISM:
 		break;
 	}
 	return 1.0;
 }
 
-int var_attach(sim *s, uint64_t seed, var_mask mask)
+/* A mix of the build's bits (splitmix64's finaliser): two patch sets that
+ * differ in one bit key unrelated streams. */
+static uint64_t build_key(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+int var_attach_build(sim *s, uint64_t seed, var_mask mask, uint64_t build)
 {
 	struct variation *v = lab_calloc(1, sizeof *v);
 	if (!v)
@@ -160,14 +199,27 @@ int var_attach(sim *s, uint64_t seed, var_mask mask)
 		int on = (mask >> i) & 1;
 		/* off: the stream seed 1 has, so every run draws alike */
 		v->seed[i] = (on ? seed : 1) ^ d->tag;
+		if (d->kind == VK_BUILD)
+			v->seed[i] ^= build_key(build);
 		prng_seed(&v->rng[i], v->seed[i]);
-		if (d->kind == VK_LEVEL)
-			v->value[i] = on ? first_draw(d, &v->rng[i]) : 1.0;
-		else if (d->kind == VK_PHASE)
+		if (d->kind == VK_LEVEL || d->kind == VK_BUILD) {
+			/* seed 1 is the fitted run: the median level (z = 0) */
+			double med = d->dist == VD_PER_DRIVE ? 0.0 : d->a;
+			v->value[i] = on && seed != 1 ? first_draw(d, &v->rng[i])
+						      : (on || d->dist == VD_PER_DRIVE ? med : 1.0);
+		} else if (d->kind == VK_PHASE) {
 			v->value[i] = first_draw(d, &v->rng[i]);
+		}
 	}
 	sim_set_variation(s, v);
+	if ((mask >> V_CPU_BUILD) & 1)
+		sim_set_cpu_level(s, v->value[V_CPU_BUILD]);
 	return 0;
+}
+
+int var_attach(sim *s, uint64_t seed, var_mask mask)
+{
+	return var_attach_build(s, seed, mask, 0);
 }
 
 /* The run's draws, or NULL for a simulator without sources (all off). */
@@ -191,6 +243,12 @@ double var_level(const sim *s, var_id id)
 {
 	struct variation *v = get(s);
 	return v && ((v->on >> id) & 1) ? v->value[id] : 1.0;
+}
+
+double var_z(const sim *s, var_id id)
+{
+	struct variation *v = get(s);
+	return v && ((v->on >> id) & 1) ? v->value[id] : 0.0;
 }
 
 double var_phase(const sim *s, var_id id)
@@ -247,6 +305,7 @@ static const char *kind_name(int k)
 	case VK_JITTER: return "jitter";
 	case VK_PHASE: return "phase";
 	case VK_STREAM: return "stream";
+	case VK_BUILD: return "build";
 	}
 	return "?";
 }
@@ -258,6 +317,7 @@ static const char *dist_name(int d)
 	case VD_LOGNORMAL: return "lognormal";
 	case VD_LOGNORMAL_M1: return "lognormal-mean1";
 	case VD_MECHANISM: return "mechanism";
+	case VD_PER_DRIVE: return "per-drive";
 	}
 	return "?";
 }
@@ -274,6 +334,18 @@ void var_table_json(strbuf *out)
 		if (d->dist == VD_UNIFORM) {
 			js_knum(out, "min", d->a);
 			js_knum(out, "max", d->b);
+		} else if (d->dist == VD_PER_DRIVE) {
+			js_key(out, "drives");
+			js_arr(out);
+			for (const var_drive *dr = drives; dr->profile; dr++) {
+				js_obj(out);
+				js_kstr(out, "profile", dr->profile);
+				js_knum(out, "read_sigma", dr->rd);
+				js_knum(out, "write_sigma", dr->wr);
+				js_kstr(out, "source", dr->source);
+				js_obj_end(out);
+			}
+			js_arr_end(out);
 		} else if (d->dist != VD_MECHANISM) {
 			if (d->dist == VD_LOGNORMAL)
 				js_knum(out, "median", d->a);

@@ -29,8 +29,8 @@ typedef enum var_id {
 	V_COUNT
 } var_id;
 
-enum var_kind { VK_LEVEL, VK_JITTER, VK_PHASE, VK_STREAM };
-enum var_dist { VD_UNIFORM, VD_LOGNORMAL, VD_LOGNORMAL_M1, VD_MECHANISM };
+enum var_kind { VK_LEVEL, VK_JITTER, VK_PHASE, VK_STREAM, VK_BUILD };
+enum var_dist { VD_UNIFORM, VD_LOGNORMAL, VD_LOGNORMAL_M1, VD_MECHANISM, VD_PER_DRIVE };
 
 typedef struct var_desc {
 	const char *name;
@@ -59,13 +59,24 @@ int var_parse(const char *value, var_mask *mask, char *err, size_t errlen);
 void var_mask_str(var_mask mask, struct strbuf *out);
 
 /* Attach the sources of `mask` to a run's simulator, drawing each level
- * and phase once. Returns 0 or LAB_ENOMEM. */
+ * and phase once. `build` names the kernel build (its patch set's bits):
+ * a VK_BUILD source draws from (seed ^ tag ^ a hash of build), so the two
+ * kernels of one seed are two builds. When cpu_build is on, the simulator
+ * multiplies every CPU charge by its level (sim_set_cpu_level). Returns 0
+ * or LAB_ENOMEM. var_attach is var_attach_build with build 0. */
+int var_attach_build(sim *s, uint64_t seed, var_mask mask, uint64_t build);
 int var_attach(sim *s, uint64_t seed, var_mask mask);
 var_mask var_mask_of(const sim *s); /* VAR_ALL_OFF without var_attach */
 int var_on(const sim *s, var_id id);
 
-/* VK_LEVEL: the run's multiplier (1 when off). */
+/* VK_LEVEL, VK_BUILD: the run's multiplier (1 when off, and at seed 1). */
 double var_level(const sim *s, var_id id);
+/* VD_PER_DRIVE: the run's standard normal draw (0 when off, and at seed 1). */
+double var_z(const sim *s, var_id id);
+/* The device state's sigmas of a calibrated drive (variation.def
+ * VAR_DEVICE), by profile name; 0 and 0 for a drive without a line.
+ * Returns 1 when the drive has a line. */
+int var_device_sigma(const char *profile, double *read_sigma, double *write_sigma);
 /* VK_PHASE: the run's phase in [0, 1) (seed 1's when off). */
 double var_phase(const sim *s, var_id id);
 /* VK_JITTER: ns times a fresh draw of the source (exactly ns when off). */

@@ -446,9 +446,7 @@ int vfs_lookup(fs_info *fs, task *t, struct btrfs_root *root, uint64_t dirino, c
 static int evict(fs_info *fs, task *t, struct inode *in)
 {
 	struct btrfs_root *root = in->root;
-	for (int i = 0; i < fs->nhooks; i++)
-		if (fs->hooks[i].on_inode_evict)
-			fs->hooks[i].on_inode_evict(fs->hooks[i].ctx, in);
+	fs_inode_evict_hooks(fs, in);
 	int r = fs_orphan_add(fs, t, root, in->ino);
 	if (!r)
 		r = fs_drop_extents(fs, t, in, 0, UINT64_MAX, NULL);
@@ -627,6 +625,9 @@ static int rename_names(fs_info *fs, task *t, struct btrfs_root *root, uint64_t 
 			in->parent = nd->ino;
 		r = fs_inode_update(fs, t, in);
 	}
+	for (int i = 0; !r && i < fs->nhooks; i++)
+		if (fs->hooks[i].on_new_name)
+			fs->hooks[i].on_new_name(fs->hooks[i].ctx, t, in, nd);
 	if (nd != od)
 		dir_unlock(t, nd);
 	dir_unlock(t, od);

@@ -4,8 +4,8 @@
  * files, fsync's data part, truncate and remount (see vfs_data.h).
  * Buffered write and dirty throttling are in vfs_data_write.c, writeback
  * and the flusher in vfs_data_writeback.c, reads and readahead in
- * vfs_data_read.c; where the file extent items live (the array model or
- * the real fs tree) is vfs_data_items.c's business.
+ * vfs_data_read.c; the file extent items in the fs tree are
+ * vfs_data_items.c's business.
  */
 #include "vfs_data.h"
 #include "vfs_data_int.h"
@@ -31,32 +31,28 @@ static void dfs_rec_dump(sim *s, void *ctx)
 {
 	dfs *fs = ctx;
 	(void)s;
-	dfs_inodes_compact(fs);
+	dinode *const *in = dfs_inodes(fs);
 	for (int i = 0; i < fs->ninodes; i++)
-		eio_rec_dump(&fs->inodes[i]->io);
+		eio_rec_dump(&in[i]->io);
 }
 
-int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *patches)
+int dfs_init(dfs *fs, fs_info *fsi, const data_opts *o)
 {
 	memset(fs, 0, sizeof(*fs));
-	if (s) {
-		fs->rec_fs = sim_rec_fsno(s);
-		if (sim_rec_dumper(s, dfs_rec_dump, fs))
-			return LAB_ENOMEM;
-	}
+	sim *s = fsi->sim;
+	fs->rec_fs = sim_rec_fsno(s);
+	if (sim_rec_dumper(s, dfs_rec_dump, fs))
+		return LAB_ENOMEM;
 	fs->s = s;
-	fs->dev = dev;
+	fs->dev = fsi->dev;
+	fs->fsi = fsi;
 	fs->o = *o;
-	fs->patches = patches;
 	lab_pool_init(&fs->dinode_pool, sizeof(dinode), 256);
 	lab_pool_init(&fs->x_pool, sizeof(dinode_x), 64);
 	lab_pool_init(&fs->eio_pool, sizeof(extent_state), 512);
 	lab_pool_init(&fs->emap_pool, EMAP_SMALL_BYTES, 256);
 	lab_pool_init(&fs->oe_pool, ORDERED_SMALL * sizeof(ordered_extent), 256);
 	pc_pools_init(&fs->pcg);
-	fs->data_alloc = 1ull << 30;   /* the first data block group */
-	fs->meta_base = 256ull << 20;  /* metadata block group */
-	fs->csum_base = 512ull << 20;
 	fs->series_iotree = sim_series_id(s, "iotree_records");
 	fs->series_delalloc = sim_series_id(s, "delalloc_extents");
 	fs->series_ordered = sim_series_id(s, "ordered_extents");
@@ -193,7 +189,6 @@ static void dinode_free(dinode *d)
 		}
 		emap_destroy(&d->x->em);
 		ordered_destroy(&d->x->oe);
-		free(d->x->fe);
 		lab_pool_free(&d->fs->x_pool, d->x);
 		d->x = NULL;
 	}
@@ -212,9 +207,9 @@ void dfs_destroy(dfs *fs)
 	free(fs->chk_list);
 	fs->chk_list = NULL;
 	fs->chk_n = fs->chk_cap = 0;
-	dfs_inodes_compact(fs);
+	dinode *const *in = dfs_inodes(fs);
 	for (int i = 0; i < fs->ninodes; i++)
-		dinode_free(fs->inodes[i]);
+		dinode_free(in[i]);
 	for (dbio *b = fs->dbio_free, *nx; b; b = nx) {
 		nx = b->next;
 		free(b->offs);
@@ -227,12 +222,9 @@ void dfs_destroy(dfs *fs)
 	lab_pool_destroy(&fs->emap_pool);
 	lab_pool_destroy(&fs->oe_pool);
 	pc_pools_destroy(&fs->pcg);
-	free(fs->inodes);
-	fs->inodes = NULL;
+	free(fs->inode_arr);
+	fs->inode_arr = NULL;
 	fs->ninodes = fs->inodes_len = 0;
-	for (int l = 0; l < FST_MAX_LEVEL; l++)
-		free(fs->fst_cached[l]);
-	free(fs->csum_cached);
 	free(fs->warm);
 	fs->warm = NULL;
 	/* in-flight bios still own memory through their end_io events; the
@@ -245,11 +237,11 @@ void dfs_inodes_compact(dfs *fs)
 		return;
 	int j = 0;
 	for (int i = 0; i < fs->inodes_len; i++) {
-		dinode *d = fs->inodes[i];
+		dinode *d = fs->inode_arr[i];
 		if (!d)
 			continue;
 		if (j != i) {
-			fs->inodes[j] = d;
+			fs->inode_arr[j] = d;
 			d->slot = (uint32_t)j;
 		}
 		j++;
@@ -258,17 +250,17 @@ void dfs_inodes_compact(dfs *fs)
 	fs->inodes_len = j;
 }
 
-/* A new dinode appended to fs->inodes. */
+/* A new dinode appended to the inode array. */
 static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 {
 	if (fs->inodes_len == fs->inodes_cap && fs->ninodes < fs->inodes_len)
 		dfs_inodes_compact(fs);
 	if (fs->inodes_len == fs->inodes_cap) {
 		int nc = fs->inodes_cap ? fs->inodes_cap * 2 : 8;
-		dinode **n = lab_realloc(fs->inodes, (size_t)nc * sizeof(*n));
+		dinode **n = lab_realloc(fs->inode_arr, (size_t)nc * sizeof(*n));
 		if (!n)
 			return LAB_ENOMEM;
-		fs->inodes = n;
+		fs->inode_arr = n;
 		fs->inodes_cap = nc;
 	}
 	dinode *d = lab_pool_zalloc(&fs->dinode_pool);
@@ -284,15 +276,10 @@ static int dinode_add(dfs *fs, uint64_t ino, dinode **out)
 	d->pc.g = &fs->pcg;
 	vd_touch(d);
 	d->slot = (uint32_t)fs->inodes_len;
-	fs->inodes[fs->inodes_len++] = d;
+	fs->inode_arr[fs->inodes_len++] = d;
 	fs->ninodes++;
 	*out = d;
 	return 0;
-}
-
-int dfs_inode_new(dfs *fs, dinode **out)
-{
-	return dinode_add(fs, 257 + (uint64_t)fs->ninodes, out);
 }
 
 int dfs_inode_attach(dfs *fs, struct inode *inode, dinode **out)
@@ -326,8 +313,8 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 		fs->chk_list[i]->chk_slot = i;
 	}
 	uint32_t at = d->slot;
-	if (at < (uint32_t)fs->inodes_len && fs->inodes[at] == d) {
-		fs->inodes[at] = NULL;
+	if (at < (uint32_t)fs->inodes_len && fs->inode_arr[at] == d) {
+		fs->inode_arr[at] = NULL;
 		fs->ninodes--;
 		/* holes never outnumber the live inodes: a walk's compaction
 		 * stays in proportion to the work it saved */
@@ -488,44 +475,22 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size)
 	}
 	if (d->x)
 		emap_drop_from(&d->x->em, from);
-	if (fs->fsi) {
-		int rc = vd_fe_truncate_tree(d, t, new_size, from);
-		d->i_size = new_size;
-		if (d->x && d->x->wb_index > from)
-			d->x->wb_index = from;
-		task_cpu(fs->s, t, eio_call_ns(&c));
-		vd_sample(d);
-		return rc;
-	}
-	/* the file extent items past the end go, one crossing it is trimmed */
-	uint64_t i = vd_fe_first_after(d, from), dropped = 0;
-	if (d->x) {
-		dinode_x *x = d->x;
-		if (i < x->nfe && x->fe[i].off < from) {
-			d->nbytes -= x->fe[i].off + x->fe[i].len - from;
-			x->fe[i].len = from - x->fe[i].off;
-			i++;
-		}
-		for (uint64_t k = i; k < x->nfe; k++)
-			d->nbytes -= x->fe[k].len;
-		dropped = x->nfe - i;
-		x->nfe = i;
-	}
+	int rc = vd_fe_truncate_tree(d, t, new_size, from);
 	d->i_size = new_size;
 	if (d->x && d->x->wb_index > from)
 		d->x->wb_index = from;
-	task_cpu(fs->s, t, eio_call_ns(&c) + dropped * C_FINISH_ORDERED_NS / 4);
+	task_cpu(fs->s, t, eio_call_ns(&c));
 	vd_sample(d);
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
 
 void dfs_remount(dfs *fs)
 {
-	dfs_inodes_compact(fs);
+	dinode *const *in = dfs_inodes(fs);
 	for (int i = 0; i < fs->ninodes; i++) {
-		dinode *d = fs->inodes[i];
+		dinode *d = in[i];
 		assert(vd_clean(d));
 		eio_destroy(&d->io);
 		eio_init(&d->io);
@@ -536,18 +501,12 @@ void dfs_remount(dfs *fs)
 		pc_drop_clean(&d->pc);
 		vd_dirty_clear(d);
 	}
-	for (int l = 0; l < FST_MAX_LEVEL; l++)
-		if (fs->fst_cached[l])
-			memset(fs->fst_cached[l], 0, fs->fst_cap[l]);
-	if (fs->csum_cached)
-		memset(fs->csum_cached, 0, fs->csum_cap);
 	if (fs->warm)
 		memset(fs->warm, 0, fs->warm_cap * sizeof(*fs->warm));
 	fs->warm_n = 0;
 	memset(fs->warm_last, 0, sizeof(fs->warm_last));
-	/* tree mode: everything committed so far is on disk only */
-	if (fs->fsi)
-		fs->cold_gen = fs->fsi->generation;
+	/* everything committed so far is on disk only */
+	fs->cold_gen = fs->fsi->generation;
 	fs->meta_cold = 1;
 }
 
@@ -561,10 +520,7 @@ int vd_check(const dinode *d)
 	int bad = eio_check(&d->io);
 	if (d->delalloc_bytes != d->io.bytes_with[1])
 		bad++;
-	for (uint64_t i = 1; i < vd_nfe(d); i++)
-		if (d->x->fe[i - 1].off + d->x->fe[i - 1].len > d->x->fe[i].off)
-			bad++;
-	if (d->fs->fsi && d->inode)
+	if (d->inode)
 		bad += vd_fe_check_tree(d);
 	return bad;
 }

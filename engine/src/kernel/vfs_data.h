@@ -6,25 +6,13 @@
  *
  * Per inode (struct dinode): the io_tree (eio.h), the extent maps
  * (emap.h), the ordered extents (ordered.h), the page cache
- * (pagecache.h), the counters delalloc_bytes / outstanding_extents, and
- * the inode's file extent items.
+ * (pagecache.h) and the counters delalloc_bytes / outstanding_extents.
  *
- * File extent items, stand-alone mode (dfs_init alone, as the unit tests
- * of the io_tree and lseek use it): an inode's regular file extent items
- * are a sorted array with a model of where they sit in the fs tree: items are
- * appended in file order, so leaves are full (16283 / (25 + 53) = 208
- * items each) and internal nodes hold 493 pointers (btree.h's sizes). A
- * search is charged a root-to-leaf descent (BT_NS_NODE_VISIT per level,
- * a binary search per block); after a remount each node is read from the
- * device the first time a search touches it (metadata_reads). The
- * metadata engineer's B-tree (btree.h/items.h) models the same tree with
- * all its items (test_lseek checks the two agree).
- *
- * Tree mode (vfs_io.h attaches a dfs to an fs_info): the fs tree is the
- * truth. Ordered-extent completion inserts the items with
- * fs_file_extent_insert (extent ref + csums), reads and lseek walk the
- * real tree (vd_fecur), truncate uses fs_drop_extents, cold blocks are
- * the real tree blocks; the array is not used.
+ * The data path belongs to a mounted file system (vio_attach, vfs_io.h)
+ * whose fs tree holds the file extent items: ordered-extent completion
+ * inserts them with fs_file_extent_insert (extent ref + csums), reads and
+ * lseek walk the tree (vd_fecur), truncate uses fs_drop_extents, and
+ * after a remount the tree blocks are cold until read.
  *
  * Concurrency. Tasks (sim.h) drive the operations; each charges its CPU
  * and waits to its task. The lseek range lock and writeback's per-extent
@@ -51,9 +39,6 @@
 #include "sim.h"
 #include "space.h"
 
-#define FE_PER_LEAF 208u   /* (16384 - 101) / (25 + 53) */
-#define FST_NODE_PTRS 493u
-#define FST_MAX_LEVEL 6
 #define DATA_MAX_BIO (1024u * 1024u) /* block layer bio size cap */
 #define BDI_RA_PAGES 1024u           /* btrfs raises the bdi to >= 4 MiB */
 #define DATA_MAX_EXTENT (128ull << 20) /* BTRFS_MAX_EXTENT_SIZE */
@@ -83,7 +68,7 @@ typedef struct dbio {
 } dbio;
 
 /* The data path's tunables (the kernel's patches are the file system's:
- * dfs.patches). */
+ * fs_patch_on(dfs.fsi, ...)). */
 typedef struct data_opts {
 	simtime_t dirty_expire;   /* dirty_expire_centisecs */
 	simtime_t wb_interval;    /* dirty_writeback_centisecs */
@@ -102,12 +87,19 @@ typedef struct data_opts {
 	 * it is throttled (0: 20% of ram_bytes; no throttling without a
 	 * memory limit) */
 	uint64_t dirty_bytes;
+	/* Tree mode, for a workload that never reads or writes a file again
+	 * once written back (untar's archive): an inode's writeback state
+	 * (dinode_x, its extent maps and ordered tree) is freed as soon as
+	 * the inode is clean and idle, instead of being kept with it. The
+	 * extent maps are a cache of the fs tree (btrfs_get_extent rebuilds
+	 * them), so nothing the run does changes; the simulator just holds
+	 * 200-odd bytes less per file. */
+	int release_idle_x;
 } data_opts;
 
 /*
- * The parts of a dinode a file needs only once it is written back, read,
- * lseek'd or given array-mode items: extent maps, ordered extents, the
- * stand-alone array of file extent items, an lseek's range lock,
+ * The parts of a dinode a file needs only once it is written back, read
+ * or lseek'd: extent maps, ordered extents, an lseek's range lock,
  * writeback's state and extent lock. A file tar has written and not yet
  * flushed has none of them: they are allocated at first use (vd_xw; a
  * writeback pass allocates them when it starts) and go with the dinode.
@@ -130,8 +122,6 @@ typedef struct dinode_x {
 	uint8_t wb_sync;
 	uint8_t wb_caller_waits;       /* vd_writeback_sync: bios wait on t */
 	uint8_t wb_skipped;            /* the pass skipped pages under writeback */
-	fext *fe;                      /* file extent items, sorted */
-	uint64_t nfe, fecap;
 	/* the range lock held by an lseek: [start, EOF] until `until`. Its
 	 * lock pass sweeps from start (at lock_t0) to EOF (at lock_t1) over
 	 * lock_recs records; a writer of an extent the sweep has not reached
@@ -153,8 +143,8 @@ typedef struct dinode_x {
  */
 typedef struct dinode {
 	struct dfs *fs;
-	struct inode *inode;           /* tree mode: the substrate's inode;
-					* NULL once evicted */
+	struct inode *inode;           /* the file system's inode; NULL once
+					* evicted */
 	dinode_x *x;                   /* NULL until needed (above) */
 	/* in-flight reads (their pages are LOCKED in io) */
 	dbio *reads;
@@ -208,18 +198,15 @@ typedef struct dfs {
 	int64_t rec_fs;                /* this instance's number in a recording */
 	bdev *dev;
 	data_opts o;
-	/* the kernel's patches (patches.def): the fs_info's in tree mode,
-	 * the stand-alone caller's otherwise; ask with patch_on() */
-	const patchset *patches;
-	/* in creation order: ninodes live ones in the first inodes_len
-	 * slots, with NULL holes evictions left until dfs_inodes_compact
-	 * (every walk calls it first; an eviction from the middle was a
-	 * search and a memmove of the array per unlink) */
-	dinode **inodes;
-	int ninodes, inodes_cap, inodes_len;
-	/* tree mode (vfs_io.h): the file extent items live in fsi's fs
-	 * trees; NULL: the stand-alone array model described above */
+	/* the file system whose trees hold the file extent items (and whose
+	 * kernel's patches apply: fs_patch_on) */
 	struct fs_info *fsi;
+	/* in creation order: ninodes live ones in the first inodes_len
+	 * slots, with NULL holes evictions left (an eviction from the middle
+	 * was a search and a memmove of the array per unlink); read it
+	 * through dfs_inodes(), which closes them */
+	dinode **inode_arr;
+	int ninodes, inodes_cap, inodes_len;
 	struct trans_mgr *tm;          /* completions join its transaction */
 	int sync_io;                   /* bios complete on the submitting task */
 	uint64_t cold_gen;             /* blocks of generation <= this are
@@ -230,14 +217,7 @@ typedef struct dfs {
 					* or put in warm (0: none): searches
 					* mostly pass the same blocks */
 	uint64_t wb_errors;            /* writeback allocation failures */
-	uint64_t data_alloc;           /* next free data byte (next-fit) */
-	uint64_t meta_base;            /* where the fs tree's blocks live */
-	uint64_t csum_base;            /* where the csum tree's blocks live */
 	int meta_cold;                 /* remounted: tree blocks not cached */
-	uint8_t *fst_cached[FST_MAX_LEVEL];
-	uint64_t fst_cap[FST_MAX_LEVEL];
-	uint8_t *csum_cached;
-	uint64_t csum_cap;
 	/* statistics */
 	uint64_t metadata_reads;
 	uint64_t data_reads, data_read_bytes, data_writes, data_write_bytes;
@@ -245,7 +225,7 @@ typedef struct dfs {
 	uint64_t cpu_wb_ns, cpu_endio_ns;
 	uint64_t cache_hits, cache_misses; /* page cache, for cp's reads */
 	uint64_t ra_windows, ra_pages;
-	uint64_t fst_nodes_visited;
+	uint64_t fst_nodes_visited;    /* fs tree blocks the cursor visited */
 	/* memory limit and dirty throttling */
 	pc_global pcg;                 /* cached / dirty / writeback pages */
 	waitq dirty_throttle;          /* writers parked in balance_dirty */
@@ -274,10 +254,16 @@ typedef struct dfs {
 	int wb_throttle;               /* writers are throttled: write on */
 	dinode *dirty_head, *dirty_tail;
 	dinode *lru_head, *lru_tail;
-	/* tasks waiting until ordered_inflight <= ordered_wait_target
-	 * (btrfs_wait_ordered_roots from space reclaim) */
+	/* tasks waiting until ordered_done reaches ordered_wait_done (the
+	 * lowest target of those waiting: btrfs_wait_ordered_roots from
+	 * space reclaim) */
 	waitq ordered_wait;
-	uint64_t ordered_wait_target;
+	uint64_t ordered_wait_done;
+	/* work items for the flusher (wb->work_list: writeback_inodes_sb_nr),
+	 * run before its kupdate and background writeback; the one running
+	 * and the pages its inode in progress started with */
+	struct dfs_work *work_head, *work_tail, *work_cur;
+	uint64_t work_dirty0;
 	/* Called after every change of an inode's delalloc or ordered state
 	 * (write, writeback, ordered completion, truncate, eviction) so the
 	 * space reservations follow it (space_fs.h). May be NULL. */
@@ -301,22 +287,27 @@ typedef struct dfs {
 	lab_pool oe_pool;              /* their ordered extents' small arrays */
 } dfs;
 
-/* Set up the data path on device dev (not owned), running the kernel
- * `patches` (not copied: it must outlive fs). 0 or LAB_ENOMEM.
- * Stand-alone (array) mode; vfs_io.c switches it to tree mode. */
-int dfs_init(dfs *fs, sim *s, bdev *dev, const data_opts *o, const patchset *patches);
+/* Set up the data path of file system fsi (its sim, device and kernel);
+ * vio_attach (vfs_io.h) does, and hooks it to fsi. 0 or LAB_ENOMEM. */
+int dfs_init(dfs *fs, struct fs_info *fsi, const data_opts *o);
 void dfs_destroy(dfs *fs);
-/* A new empty regular file (stand-alone mode). */
-int dfs_inode_new(dfs *fs, dinode **out);
-/* The data state of an existing substrate inode (tree mode): i_size and
+/* The data state of an existing inode of the file system: i_size and
  * nbytes from the inode. 0 or LAB_ENOMEM. */
 int dfs_inode_attach(dfs *fs, struct inode *inode, dinode **out);
 /* Forget d (its inode is evicted): pages, delalloc and the io_tree go;
  * bios still in flight complete without touching the trees. */
 void dfs_inode_evict(dfs *fs, dinode *d);
-/* Close the holes evictions left in fs->inodes (order kept): call before
- * walking fs->inodes[0 .. ninodes). */
+/* Close the holes evictions left in the inode array (order kept). */
 void dfs_inodes_compact(dfs *fs);
+/* The live dinodes in creation order, [0, fs->ninodes), the holes
+ * evictions left closed first: how every walk reads them. A walk that
+ * evicts or creates an inode asks again after it. */
+static inline dinode *const *dfs_inodes(dfs *fs)
+{
+	if (fs->ninodes != fs->inodes_len)
+		dfs_inodes_compact(fs);
+	return fs->inode_arr;
+}
 void dfile_open(dfile *f, dinode *d, int fadvise_sequential);
 /* Close: drop the cached state (models btrfs_release_file). */
 void dfile_close(dfile *f);
@@ -353,6 +344,31 @@ static inline uint64_t dfs_shrink(dfs *fs)
 
 /* Start the flusher's periodic wakeups (every o.wb_interval). */
 void dfs_start_flusher(dfs *fs);
+
+/*
+ * A work item for the flusher thread (struct wb_writeback_work as
+ * writeback_inodes_sb_nr queues it: WB_SYNC_NONE, tagged, a page count):
+ * the flusher runs it before its own kupdate / background writeback (which
+ * yields between inodes when work is queued). It writes the inodes of
+ * b_dirty dirtied before it started, oldest first (queue_io), each up to
+ * a chunk of round_down(min(nr_pages, 12800) + 1024, 1024) pages
+ * (writeback_chunk_size: MIN_WRITEBACK_PAGES, and half a second of the
+ * initial 100 MB/s write bandwidth estimate), until nr_pages are written
+ * or no such inode is left. inode_done (optional) is called for each inode
+ * written, done when the work is over; both on the flusher's task, at
+ * `at`. The caller owns w (it must outlive done).
+ */
+typedef struct dfs_work {
+	int64_t nr_pages;
+	void (*inode_done)(void *ctx, dinode *d, uint64_t pages, simtime_t at);
+	void (*done)(void *ctx, struct dfs_work *w, simtime_t at);
+	void *ctx;
+	simtime_t started;     /* set when the flusher takes it */
+	uint64_t pages, inodes; /* written so far */
+	struct dfs_work *next;
+} dfs_work;
+/* Queue w at `at` (wb_queue_work: the flusher is woken at `at`). */
+void dfs_queue_work(dfs *fs, dfs_work *w, simtime_t at);
 
 /*
  * Buffered write of [off, off + len) (page aligned): dirties pages, sets
@@ -397,14 +413,16 @@ int vd_read_call(dfile *f, task *t, uint64_t off, uint64_t end);
  * under writeback. Returns pages written or a negative LAB_E*.
  */
 int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait);
-/* Ordered extents of every inode in flight: 0 if at most `target` remain,
- * else t parks until completions bring them down to it (returns 1). */
-int vd_wait_ordered(dfs *fs, task *t, uint64_t target);
+/* btrfs_wait_ordered_roots(nr): wait for the oldest nr ordered extents
+ * in flight (all of them if fewer) to complete. 0 if none is in flight,
+ * else t parks until as many have completed (returns 1): completions go
+ * in submission order on the modelled devices, so those are the oldest. */
+int vd_wait_ordered(dfs *fs, task *t, uint64_t nr);
 
 /* Kick writeback of d now (sync = 1: WB_SYNC_ALL, every dirty page). */
 void vd_writeback_start(dinode *d, int sync);
 /* Write back every dirty page of d on t and wait for the bios and the
- * ordered extents (tree mode with sync_io: the fsync of vfs_io.h). 0 or
+ * ordered extents (with sync_io: the fsync of vfs_io.h). 0 or
  * negative (LAB_ENOSPC from the allocator). */
 int vd_writeback_sync(dinode *d, task *t);
 /* The same from file offset start to EOF: filemap_fdatawrite_range(start,
@@ -437,16 +455,8 @@ int vd_truncate(dinode *d, task *t, uint64_t new_size);
  * and make the tree blocks cold. The data must be clean (sync first). */
 void dfs_remount(dfs *fs);
 
-/* Charge a search of the fs tree for item index idx of d (descent,
- * binary searches, cold reads); waits for reads on t. Returns ns of CPU
- * charged (already charged to t). */
-uint64_t vd_fst_search(dinode *d, task *t, uint64_t idx, uint64_t *nodes);
-/* Index of the first item ending after off (nfe if none). */
-uint64_t vd_fe_first_after(const dinode *d, uint64_t off);
-
 /*
- * A cursor over d's file extent items in file order, in either mode: the
- * array (each leaf crossing charged as a modelled search) or the fs tree
+ * A cursor over d's file extent items in file order, in the fs tree
  * (fe_iter; the tree charges its node visits, cold blocks are read).
  * first: the item covering off or the next one; 0 with *cur filled, 1 at
  * the end, negative on error. nodes (may be NULL) accumulates the tree
@@ -456,10 +466,9 @@ typedef struct vd_fecur {
 	dinode *d;
 	task *t;
 	uint64_t *nodes;
-	uint64_t i;            /* array mode */
-	fe_iter it;            /* tree mode */
-	const bt_node *leaf;   /* tree mode: the leaf last charged */
-	int tree, open;
+	fe_iter it;
+	const bt_node *leaf;   /* the leaf last charged */
+	int open;
 	fext cur;
 	int type;              /* FE_* of cur */
 } vd_fecur;
@@ -467,26 +476,20 @@ int vd_fecur_first(vd_fecur *c, dinode *d, task *t, uint64_t off, uint64_t *node
 int vd_fecur_next(vd_fecur *c);
 void vd_fecur_end(vd_fecur *c);
 /* Charge a cold read of every block on path p not read since the
- * remount (tree mode). Returns the blocks read. */
+ * remount. Returns the blocks read. */
 uint64_t vd_tree_touch(dfs *fs, task *t, const bt_path *p);
 
-/* ---- vfs_data_items.c internals shared with vfs_data.c ---- */
-/* Stand-alone mode: insert an item in the sorted array. 0 or LAB_ENOMEM. */
-int vd_fe_insert(dinode *d, uint64_t off, uint64_t len, uint64_t disk);
-/* Stand-alone mode: mark block idx of a level cached; 1 if it was cold. */
-int vd_meta_touch(uint8_t **map, uint64_t *cap, uint64_t idx);
-/* Read one 16 KiB tree block at addr synchronously on t. */
-void vd_meta_read(dfs *fs, task *t, uint64_t addr);
+/* ---- vfs_data_items.c internals shared with vfs_data*.c ---- */
 /* btrfs_get_extent's search for the page at off: 1 with *x the item with
  * data covering it (disk FEXT_INLINE for inline), 0 with *x the hole up to
  * the next item or EOF (disk EM_HOLE), or negative. */
 int vd_fe_map(dinode *d, task *t, uint64_t off, fext *x);
-/* Tree mode: the item part of finish_ordered_io for oe (t may be NULL). */
+/* The item part of finish_ordered_io for oe (t may be NULL). */
 int vd_fe_finish_tree(dinode *d, task *t, const ordered_extent *oe);
-/* Tree mode: the item part of a truncate to new_size (from: the first
- * page boundary at or after it). */
+/* The item part of a truncate to new_size (from: the first page boundary
+ * at or after it). */
 int vd_fe_truncate_tree(dinode *d, task *t, uint64_t new_size, uint64_t from);
-/* Tree mode: d's items against its derived state; returns failures. */
+/* d's items against its derived state; returns failures. */
 int vd_fe_check_tree(const dinode *d);
 
 /* d's dinode_x, allocated on first use; NULL when out of memory. */
@@ -496,10 +499,6 @@ dinode_x *vd_xw(dinode *d);
 static inline uint64_t vd_oe_n(const dinode *d)
 {
 	return d->x ? d->x->oe.n : 0;
-}
-static inline uint64_t vd_nfe(const dinode *d)
-{
-	return d->x ? d->x->nfe : 0;
 }
 static inline simtime_t vd_lseek_until(const dinode *d)
 {

@@ -1,9 +1,8 @@
 /*
- * vfs_data_items.c - the data path's file extent items: the stand-alone
- * array with its modelled fs tree leaves, or (tree mode, vfs_io.h) the
- * real fs tree: the cursor lseek and reads walk, cold tree blocks after
- * a remount, the item part of ordered-extent completion and truncate, and
- * the check of the derived state against the tree (see vfs_data.h).
+ * vfs_data_items.c - the data path's file extent items, in the fs tree:
+ * the cursor lseek and reads walk, cold tree blocks after a remount, the
+ * item part of ordered-extent completion and truncate, and the check of
+ * the derived state against the tree (see vfs_data.h).
  */
 #include "vfs_data.h"
 
@@ -25,111 +24,7 @@
 static uint64_t round_up_pg(uint64_t x) { return (x + PG - 1) & ~(PG - 1); }
 
 /* ------------------------------------------------------------------ */
-/* the fs tree's file extent items and the csum tree, as blocks        */
-
-uint64_t vd_fe_first_after(const dinode *d, uint64_t off)
-{
-	uint64_t lo = 0, hi = vd_nfe(d);
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (d->x->fe[mid].off + d->x->fe[mid].len <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* Insert a file extent item (finish_ordered_io); items arrive nearly in
- * file order, so this is an append almost always. */
-int vd_fe_insert(dinode *d, uint64_t off, uint64_t len, uint64_t disk)
-{
-	dinode_x *x = vd_xw(d);
-	if (!x)
-		return LAB_ENOMEM;
-	if (x->nfe == x->fecap) {
-		uint64_t nc = x->fecap ? x->fecap * 2 : 256;
-		fext *n = lab_realloc(x->fe, nc * sizeof(*n));
-		if (!n)
-			return LAB_ENOMEM;
-		x->fe = n;
-		x->fecap = nc;
-	}
-	uint64_t i = vd_fe_first_after(d, off);
-	memmove(x->fe + i + 1, x->fe + i, (x->nfe - i) * sizeof(*x->fe));
-	x->fe[i] = (fext){off, len, disk};
-	x->nfe++;
-	return 0;
-}
-
-/* Mark a block of level `lv`, index `idx` cached; returns 1 if it was
- * cold (so the caller reads it). */
-int vd_meta_touch(uint8_t **map, uint64_t *cap, uint64_t idx)
-{
-	if (idx >= *cap) {
-		uint64_t nc = *cap ? *cap : 64;
-		while (nc <= idx)
-			nc *= 2;
-		uint8_t *n = lab_realloc(*map, nc);
-		assert(n);
-		memset(n + *cap, 0, nc - *cap);
-		*map = n;
-		*cap = nc;
-	}
-	if ((*map)[idx])
-		return 0;
-	(*map)[idx] = 1;
-	return 1;
-}
-
-/* Read one 16 KiB tree block at `addr` synchronously on t. */
-void vd_meta_read(dfs *fs, task *t, uint64_t addr)
-{
-	simtime_t done = bdev_io(fs->dev, BIO_READ, addr, BT_NODESIZE, t->clock);
-	task_wait_until(t, done);
-	fs->metadata_reads++;
-}
-
-static uint32_t log2_ceil(uint64_t n)
-{
-	uint32_t d = 0;
-	while ((1ull << d) < n)
-		d++;
-	return d;
-}
-
-uint64_t vd_fst_search(dinode *d, task *t, uint64_t idx, uint64_t *nodes)
-{
-	dfs *fs = d->fs;
-	uint64_t nfe = vd_nfe(d);
-	uint64_t nleaves = nfe ? (nfe + FE_PER_LEAF - 1) / FE_PER_LEAF : 1;
-	uint64_t leaf = idx < nfe ? idx / FE_PER_LEAF : nleaves - 1;
-	/* levels: the leaves and the nodes above them */
-	int h = 1;
-	for (uint64_t w = nleaves; w > 1 && h < FST_MAX_LEVEL; h++)
-		w = (w + FST_NODE_PTRS - 1) / FST_NODE_PTRS;
-	static const uint64_t step_ns = BT_NS_NODE_VISIT; /* + binary search below */
-	uint64_t ns = (uint64_t)h * step_ns +
-		      (log2_ceil(FE_PER_LEAF) + (uint64_t)(h - 1) * log2_ceil(FST_NODE_PTRS)) *
-			      BT_NS_BSEARCH_STEP;
-	if (fs->meta_cold) {
-		uint64_t per = 1;
-		for (int lv = 0; lv < h; lv++) {
-			uint64_t at = leaf / per;
-			if (vd_meta_touch(&fs->fst_cached[lv], &fs->fst_cap[lv], at))
-				vd_meta_read(fs, t, fs->meta_base + ((uint64_t)lv << 32) + at * BT_NODESIZE);
-			per *= FST_NODE_PTRS;
-		}
-	}
-	if (nodes)
-		*nodes += (uint64_t)h;
-	fs->fst_nodes_visited += (uint64_t)h;
-	task_cpu(fs->s, t, ns);
-	return ns;
-}
-
-/* ------------------------------------------------------------------ */
-/* tree mode: the real fs tree, its blocks cold after a remount        */
+/* the fs tree's blocks, cold after a remount                          */
 
 /* Whether bytenr was read since the remount; marks it read. An open
  * addressing set keyed by bytenr (no iteration, so no order issue). */
@@ -199,7 +94,7 @@ static void fext_from(fext *x, int *type, const fe_info *fe)
 	*type = fe->type;
 }
 
-/* tree mode: account the path after a search or a leaf crossing */
+/* Account the path after a search or a leaf crossing. */
 static void fecur_charge(vd_fecur *c, uint64_t visited_before)
 {
 	dfs *fs = c->d->fs;
@@ -221,18 +116,8 @@ int vd_fecur_first(vd_fecur *c, dinode *d, task *t, uint64_t off, uint64_t *node
 	c->t = t;
 	c->nodes = nodes;
 	dfs *fs = d->fs;
-	if (!fs->fsi) {
-		c->i = vd_fe_first_after(d, off);
-		vd_fst_search(d, t, c->i, nodes);
-		if (c->i >= vd_nfe(d))
-			return 1;
-		c->cur = d->x->fe[c->i];
-		c->type = FE_REG;
-		return 0;
-	}
 	if (!d->inode)
 		return 1;
-	c->tree = 1;
 	c->open = 1;
 	bt_tree *tr = &d->inode->root->tree;
 	uint64_t v0 = tr->nodes_visited;
@@ -249,15 +134,8 @@ int vd_fecur_first(vd_fecur *c, dinode *d, task *t, uint64_t off, uint64_t *node
 int vd_fecur_next(vd_fecur *c)
 {
 	dinode *d = c->d;
-	if (!c->tree) {
-		c->i++;
-		if (c->i >= vd_nfe(d))
-			return 1;
-		if (c->i % FE_PER_LEAF == 0)
-			vd_fst_search(d, c->t, c->i, c->nodes); /* btrfs_next_leaf */
-		c->cur = d->x->fe[c->i];
-		return 0;
-	}
+	if (!c->open)
+		return 1;
 	bt_tree *tr = c->it.path.tree;
 	uint64_t v0 = tr->nodes_visited;
 	fe_info fe;
@@ -271,7 +149,7 @@ int vd_fecur_next(vd_fecur *c)
 
 void vd_fecur_end(vd_fecur *c)
 {
-	if (c->tree && c->open)
+	if (c->open)
 		fe_iter_end(&c->it);
 	c->open = 0;
 }
@@ -306,7 +184,7 @@ int vd_fe_map(dinode *d, task *t, uint64_t off, fext *x)
 }
 
 /*
- * Tree mode: the tree part of finish_ordered_io for one ordered extent,
+ * The tree part of finish_ordered_io for one ordered extent,
  * inside a handle joined on the transaction manager when there is one:
  * insert the file extent item (dropping what it replaces), its data ref
  * and its checksums, then write the inode item back (models
@@ -357,7 +235,7 @@ int vd_fe_finish_tree(dinode *d, task *t, const ordered_extent *oe)
 }
 
 /*
- * Tree mode: drop the file extent items past the new end, trimming the
+ * Drop the file extent items past the new end, trimming the
  * one crossing it, and an inline extent's bytes past it; write the inode
  * item back (models btrfs_truncate_inode_items + btrfs_update_inode).
  */
@@ -380,7 +258,7 @@ int vd_fe_truncate_tree(dinode *d, task *t, uint64_t new_size, uint64_t from)
 }
 
 /*
- * Tree mode: the inode's EXTENT_DATA items against the data path's state
+ * The inode's EXTENT_DATA items against the data path's state
  * (the tree is the truth; the extent maps and nbytes are derived from
  * it): items in order without overlap, none starting at or past i_size,
  * an inline item only at offset 0 and covering the file (unless page 0

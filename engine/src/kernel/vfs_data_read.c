@@ -51,30 +51,18 @@ static void rbio_end(sim *s, bio *b)
 	rbio_complete(db->d, db, sim_now(s));
 }
 
-/* btrfs_lookup_bio_sums: the csum tree leaf holding the bio's first
- * sector (tree mode: a real search of the csum tree; else the modelled
- * leaves of CSUM_MAX_BYTES each). Charges t. */
+/* btrfs_lookup_bio_sums: a search of the csum tree for the leaf holding
+ * the bio's first sector (its blocks read if cold). Charges t. */
 static void csum_lookup(dinode *d, task *t, const dbio *db)
 {
 	dfs *fs = d->fs;
-	if (fs->fsi) {
-		bt_path p;
-		bt_path_init(&p, &fs->fsi->csum_tree, t);
-		bt_key k = bt_mkkey(BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY,
-				    db->b.offset);
-		int rc = bt_search(&fs->fsi->csum_tree, &p, &k, 0, 0);
-		if (rc >= 0)
-			vd_tree_touch(fs, t, &p);
-		bt_path_release(&p);
-		task_cpu(fs->s, t, C_CSUM_LOOKUP_NS);
-		return;
-	}
-	uint64_t per_leaf = CSUM_MAX_BYTES / SZ_CSUM_PER_SECTOR;
-	uint64_t s0 = db->b.offset / PG / per_leaf;
-	uint64_t s1 = (db->b.offset + db->b.bytes - 1) / PG / per_leaf;
-	for (uint64_t l = s0; l <= s1; l++)
-		if (fs->meta_cold && vd_meta_touch(&fs->csum_cached, &fs->csum_cap, l))
-			vd_meta_read(fs, t, fs->csum_base + l * BT_NODESIZE);
+	bt_path p;
+	bt_path_init(&p, &fs->fsi->csum_tree, t);
+	bt_key k = bt_mkkey(BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, db->b.offset);
+	int rc = bt_search(&fs->fsi->csum_tree, &p, &k, 0, 0);
+	if (rc >= 0)
+		vd_tree_touch(fs, t, &p);
+	bt_path_release(&p);
 	task_cpu(fs->s, t, C_CSUM_LOOKUP_NS);
 }
 
@@ -231,7 +219,7 @@ static void ra_read_window(dfile *f, task *t, ra_window w)
 				/* a hole is zeroed; inline data is copied from the leaf */
 				ns += C_HOLE_ZERO_NS;
 				pc_set(&d->pc, i, PG_UPTODATE, PG_LOCKED);
-				if (!patch_on(fs->patches, P_004_NO_HOLE_UPTODATE) || disk == FEXT_INLINE)
+				if (!fs_patch_on(fs->fsi, P_004_NO_HOLE_UPTODATE) || disk == FEXT_INLINE)
 					eio_set_bits(&d->io, off, off + PG - 1, EXTENT_UPTODATE, 0, NULL, NULL, &c);
 				eio_clear_bits(&d->io, off, off + PG - 1, EXTENT_LOCKED, NULL, &c, fs->s, t->clock);
 			}

@@ -95,9 +95,9 @@ static int balance_dirty(dinode *d, task *t)
 	int rc = 0;
 	while (!rc && vd_over_dirty_limit(fs)) {
 		dinode *v = NULL;
-		dfs_inodes_compact(fs);
+		dinode *const *in = dfs_inodes(fs);
 		for (int i = 0; i < fs->ninodes; i++) {
-			dinode *x = fs->inodes[i];
+			dinode *x = in[i];
 			if (x->pc.dirty && !x->wb_active &&
 			    (!v || x->pc.dirtied_when < v->pc.dirtied_when))
 				v = x;

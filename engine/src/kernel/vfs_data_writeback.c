@@ -95,11 +95,13 @@ static void wb_submit(dinode *d, task *t)
 	x->writes = db;
 	d->fs->data_writes++;
 	d->fs->data_write_bytes += db->b.bytes;
+	/* submit_bio sleeps for a request while the queue is full */
+	task_wait_until(t, bdev_tag_free_at(d->fs->dev, t->clock));
 	bdev_submit(d->fs->dev, &db->b, t->clock);
 }
 
 /* finish_ordered_io for the ordered extent starting at off: the item
- * goes in (array or tree), DELALLOC_NEW clears, the pages end writeback.
+ * goes into the fs tree, DELALLOC_NEW clears, the pages end writeback.
  * t may be NULL. */
 static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 {
@@ -108,16 +110,8 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	int64_t k = ordered_lookup_range(&d->x->oe, off, 1, NULL);
 	assert(k >= 0);
 	ordered_extent oe = d->x->oe.v[k];
-	if (fs->fsi) {
-		int rc = vd_fe_finish_tree(d, t, &oe);
-		if (rc)
-			fs->wb_errors++;
-	} else {
-		int rc = vd_fe_insert(d, oe.file_off, oe.len, oe.disk_bytenr);
-		assert(rc == 0);
-		(void)rc;
-		d->nbytes += oe.len;
-	}
+	if (vd_fe_finish_tree(d, t, &oe))
+		fs->wb_errors++;
 	eio_clear_bits(&d->io, oe.file_off, oe.file_off + oe.len - 1,
 		       EXTENT_DELALLOC_NEW, NULL, c, NULL, 0);
 	ordered_remove(&d->x->oe, oe.file_off);
@@ -128,35 +122,29 @@ static void finish_ordered(dinode *d, task *t, uint64_t off, eio_call *c)
 	fs->ordered_inflight--;
 	simtime_t now = t ? t->clock : sim_now(fs->s);
 	sim_series_add(fs->s, fs->series_ordered, sim_now(fs->s), (double)fs->ordered_inflight);
-	if (fs->ordered_wait.len && fs->ordered_inflight <= fs->ordered_wait_target)
-		waitq_wake_all(fs->s, &fs->ordered_wait, now);
 	pc_set_range(&d->pc, oe.file_off / PG,
 		     (oe.file_off + oe.len + PG - 1) / PG - oe.file_off / PG, 0, PG_WRITEBACK);
 	fs->ordered_done++;
+	if (fs->ordered_wait.len && fs->ordered_done >= fs->ordered_wait_done)
+		waitq_wake_all(fs->s, &fs->ordered_wait, now);
 	vd_space_note(d, now, 0);
 }
 
 /* A write bio is done: finish_ordered_io for each extent in it. Returns
- * the CPU not charged to any timeline yet (the io_tree work and, in the
- * array mode, the modelled item inserts); in tree mode the trees charge
- * their own work to t (or, with t NULL, to fsi->cpu_untasked_ns). All of
- * it is counted in cpu_endio_ns. */
+ * the CPU not charged to any timeline yet (the io_tree work); the trees
+ * charge their own work to t (or, with t NULL, to fsi->cpu_untasked_ns).
+ * All of it is counted in cpu_endio_ns. */
 static uint64_t wbio_complete(dinode *d, dbio *db, task *t)
 {
 	dfs *fs = d->fs;
 	fs_info *fsi = fs->fsi;
-	uint64_t u0 = fsi ? fsi->cpu_untasked_ns : 0, c0 = t ? t->cpu_ns : 0;
+	uint64_t u0 = fsi->cpu_untasked_ns, c0 = t ? t->cpu_ns : 0;
 	eio_call c = {0};
-	uint64_t ns = 0;
-	for (uint32_t i = 0; i < db->n; i++) {
+	for (uint32_t i = 0; i < db->n; i++)
 		finish_ordered(d, t, db->offs[i], &c);
-		if (!fsi)
-			ns += C_FINISH_ORDERED_NS;
-	}
-	ns += eio_call_ns(&c);
+	uint64_t ns = eio_call_ns(&c);
 	fs->cpu_endio_ns += ns;
-	if (fsi)
-		fs->cpu_endio_ns += (fsi->cpu_untasked_ns - u0) + (t ? t->cpu_ns - c0 : 0);
+	fs->cpu_endio_ns += (fsi->cpu_untasked_ns - u0) + (t ? t->cpu_ns - c0 : 0);
 	d->x->wb_inflight--;
 	for (dbio **pp = &d->x->writes; *pp; pp = &(*pp)->next)
 		if (*pp == db) {
@@ -166,6 +154,22 @@ static uint64_t wbio_complete(dinode *d, dbio *db, task *t)
 	vd_dbio_free(db);
 	vd_sample(d);
 	return ns;
+}
+
+/* data_opts.release_idle_x: free d's writeback state once d is clean and
+ * nothing holds or waits on it (the extent maps are a cache: the file
+ * extent items live in the fs tree). */
+static void release_idle_x(dinode *d, simtime_t now)
+{
+	dinode_x *x = d->x;
+	if (!x || !d->fs->o.release_idle_x || !vd_clean(d) || x->wb_bio ||
+	    x->writes || x->wb_task || x->wb_waiters.len || x->lseek_lock_until > now ||
+	    x->wb_lock_until > now || d->reads)
+		return;
+	emap_destroy(&x->em);
+	ordered_destroy(&x->oe);
+	lab_pool_free(&d->fs->x_pool, x);
+	d->x = NULL;
 }
 
 /* Bio completion (the endio workers' CPU is counted, not put on any
@@ -178,6 +182,7 @@ static void wbio_end(sim *s, bio *b)
 	if (vd_clean(d) || !d->wb_active)
 		waitq_wake_all(s, &d->x->wb_waiters, sim_now(s));
 	vd_throttle_check(d->fs, sim_now(s), 1);
+	release_idle_x(d, sim_now(s));
 }
 
 int vd_clean(const dinode *d)
@@ -256,10 +261,10 @@ static int wb_extent(dinode *d, task *t)
 	uint64_t len = de - ds + 1;
 	/* cow_file_range_inline: a file that fits max_inline, written from 0
 	 * to EOF, goes into the leaf with no disk extent and no bio */
-	int inline_ext = fs->fsi && ds == 0 && de + 1 >= d->i_size && d->i_size > 0 &&
+	int inline_ext = ds == 0 && de + 1 >= d->i_size && d->i_size > 0 &&
 			 d->i_size <= fs->fsi->opts.max_inline && d->i_size < PG;
 	uint64_t disk = FEXT_INLINE;
-	if (fs->fsi && !inline_ext) {
+	if (!inline_ext) {
 		/* btrfs_reserve_extent: when no free run is long enough, ask
 		 * for half as much (down to a sector) and cover the rest of
 		 * the range with the next extent */
@@ -271,9 +276,6 @@ static int wb_extent(dinode *d, task *t)
 		if (rc)
 			return rc;
 		de = ds + len - 1;
-	} else if (!fs->fsi) {
-		disk = fs->data_alloc;
-		fs->data_alloc += len;
 	}
 	/* the range lock, cow_file_range, and the unlock clearing DELALLOC */
 	uint64_t fail;
@@ -336,9 +338,23 @@ static int skipped_idle(dinode *d)
 	return r;
 }
 
+/* redirty_tail_locked: d goes back to the newest end of b_dirty keeping
+ * its dirtied_when, unless that would put it before an inode dirtied
+ * later (then it becomes now): a file the writer keeps dirtying during
+ * each pass stays expired, and the next kupdate pass writes it again. */
+static void redirty_tail(dinode *d, simtime_t now)
+{
+	dfs *fs = d->fs;
+	const dinode *newest = fs->dirty_tail == d ? d->dprev : fs->dirty_tail;
+	simtime_t when = d->pc.dirtied_when;
+	if (!d->pc.is_dirty || (newest && when < newest->pc.dirtied_when))
+		when = now;
+	vd_dirty_add(d, when);
+}
+
 /* A writeback pass over d ends (r: wb_extent's last result): the bio
  * being built goes out, d leaves b_dirty or, with pages dirtied during
- * the pass, goes to its tail (redirty_tail). */
+ * the pass, goes to its tail (requeue_inode -> redirty_tail). */
 static void wb_pass_end(dinode *d, task *t, int r)
 {
 	if (r < 0)
@@ -349,10 +365,11 @@ static void wb_pass_end(dinode *d, task *t, int r)
 	if (d->pc.dirty == 0)
 		vd_dirty_clear(d);
 	else
-		vd_dirty_add(d, t->clock);
+		redirty_tail(d, t->clock);
 	if (vd_clean(d) || skipped_idle(d))
 		waitq_wake_all(d->fs->s, &d->x->wb_waiters, t->clock);
 	vd_throttle_check(d->fs, t->clock, r >= 0);
+	release_idle_x(d, t->clock);
 }
 
 /* The writeback task's step (one extent). */
@@ -454,16 +471,22 @@ int64_t vd_writeback_nr(dinode *d, task *t, int64_t max_pages, int wait)
 	if (vd_clean(d) || skipped_idle(d))
 		waitq_wake_all(fs->s, &x->wb_waiters, t->clock);
 	vd_throttle_check(fs, t->clock, r >= 0);
-	if (r < 0)
-		return r;
-	return (int64_t)(dirty0 - d->pc.dirty);
+	int64_t wrote = (int64_t)(dirty0 - d->pc.dirty);
+	release_idle_x(d, t->clock);
+	return r < 0 ? r : wrote;
 }
 
-int vd_wait_ordered(dfs *fs, task *t, uint64_t target)
+int vd_wait_ordered(dfs *fs, task *t, uint64_t nr)
 {
-	if (fs->ordered_inflight <= target)
+	uint64_t n = nr < fs->ordered_inflight ? nr : fs->ordered_inflight;
+	if (n == 0)
 		return 0;
-	fs->ordered_wait_target = target;
+	uint64_t target = fs->ordered_done + n;
+	/* several waiters: the earliest target wakes them all; a waiter
+	 * woken early goes on as btrfs_wait_ordered_roots' caller would
+	 * after its own extents (a small error only with two at once) */
+	if (!fs->ordered_wait.len || target < fs->ordered_wait_done)
+		fs->ordered_wait_done = target;
 	task_park(t, &fs->ordered_wait);
 	return 1;
 }
@@ -536,11 +559,63 @@ static dinode *flusher_pick(dfs *fs, simtime_t now)
 	return NULL;
 }
 
+/* writeback_chunk_size for a WB_SYNC_NONE work of nr pages: at least
+ * MIN_WRITEBACK_PAGES (4 MiB), rounded to it, and at most half a second
+ * of the bdi's write bandwidth estimate (its initial INIT_BW, 100 MB/s:
+ * 12800 pages); the dirty limit's share (dirty_limit / DIRTY_SCOPE) is
+ * larger on any machine the lab models. */
+static int64_t work_chunk(int64_t nr)
+{
+	const int64_t min_pages = 1024, bw_half = 12800;
+	int64_t p = nr < bw_half ? nr : bw_half;
+	return (p + min_pages) / min_pages * min_pages;
+}
+
+/* The next inode of the running work (queue_io with the work's
+ * dirtied_before, then the oldest of b_io): dirtied before the work
+ * started, with dirty pages, not under writeback by anyone else
+ * (writeback_sb_inodes requeues an I_SYNC inode). */
+static dinode *work_pick(dfs *fs, const dfs_work *w)
+{
+	for (dinode *d = fs->dirty_head; d; d = d->dnext) {
+		if (d->pc.dirtied_when > w->started)
+			return NULL; /* b_dirty is in dirtied_when order */
+		if (d->pc.dirty && !d->wb_active)
+			return d;
+	}
+	return NULL;
+}
+
+/* The running work is over: hand it back (finish_writeback_work). */
+static void work_end(dfs *fs, task *t)
+{
+	dfs_work *w = fs->work_cur;
+	fs->work_cur = NULL;
+	if (w->done)
+		w->done(w->ctx, w, t->clock);
+}
+
+/* Start writing d on the flusher (its writeback pass). */
+static void flusher_begin(dfs *fs, task *t, dinode *d)
+{
+	dinode_x *x = vd_xw(d);
+	assert(x); /* as vd_writeback_start's */
+	d->wb_active = 1;
+	x->wb_index = 0;
+	x->wb_task = t;
+	fs->flushes++;
+	fs->flusher_cur = d;
+	fs->work_dirty0 = d->pc.dirty;
+}
+
 /*
- * The flusher thread (wb_workfn): writes its inodes one after another,
- * extent by extent, as the per-inode writeback task does (several
- * extents per step while nothing can interleave), then parks until the
- * next periodic wakeup or background kick.
+ * The flusher thread (wb_workfn): first the queued work items
+ * (wb_do_writeback's work_list), each inode up to its chunk; then, for
+ * its periodic (kupdate) wakeups and over the background threshold, its
+ * own writeback, which yields to queued work between inodes. It writes
+ * its inodes one after another, extent by extent, as the per-inode
+ * writeback task does (several extents per step while nothing can
+ * interleave), then parks until the next wakeup, kick or work.
  */
 static int flusher_step(sim *s, task *t)
 {
@@ -548,29 +623,60 @@ static int flusher_step(sim *s, task *t)
 	for (int i = 0; i < 64; i++) {
 		dinode *d = fs->flusher_cur;
 		if (!d) {
-			d = flusher_pick(fs, t->clock);
+			if (!fs->work_cur && fs->work_head) {
+				fs->work_cur = fs->work_head;
+				fs->work_head = fs->work_cur->next;
+				if (!fs->work_head)
+					fs->work_tail = NULL;
+				fs->work_cur->started = t->clock;
+			}
+			if (fs->work_cur) {
+				d = fs->work_cur->nr_pages > 0 ? work_pick(fs, fs->work_cur) : NULL;
+				if (!d) {
+					work_end(fs, t);
+					continue;
+				}
+			} else {
+				d = flusher_pick(fs, t->clock);
+			}
 			if (!d) {
 				fs->wb_kupdate = 0;
 				fs->flusher_idle = 1;
 				return TASK_BLOCKED;
 			}
-			dinode_x *x = vd_xw(d);
-			assert(x); /* as vd_writeback_start's */
-			d->wb_active = 1;
-			x->wb_index = 0;
-			x->wb_task = t;
-			fs->flushes++;
-			fs->flusher_cur = d;
+			flusher_begin(fs, t, d);
 		}
 		int r = wb_extent(d, t);
-		if (r != WB_EXTENT && r != WB_WAITED) {
+		dfs_work *w = fs->work_cur;
+		int64_t wrote = (int64_t)(fs->work_dirty0 - d->pc.dirty);
+		if ((r != WB_EXTENT && r != WB_WAITED) ||
+		    (w && wrote >= work_chunk(w->nr_pages))) {
 			fs->flusher_cur = NULL;
-			wb_pass_end(d, t, r);
+			wb_pass_end(d, t, r == WB_EXTENT || r == WB_WAITED ? WB_NONE : r);
+			if (w) {
+				w->nr_pages -= wrote;
+				w->pages += (uint64_t)wrote;
+				w->inodes++;
+				if (w->inode_done)
+					w->inode_done(w->ctx, d, (uint64_t)wrote, t->clock);
+			}
 		}
 		if (vd_lseek_until(d) > t->clock || sim_now(s) + NS_PER_MS < t->clock)
 			return TASK_RUN;
 	}
 	return TASK_RUN;
+}
+
+void dfs_queue_work(dfs *fs, dfs_work *w, simtime_t at)
+{
+	w->next = NULL;
+	w->pages = w->inodes = 0;
+	if (fs->work_tail)
+		fs->work_tail->next = w;
+	else
+		fs->work_head = w;
+	fs->work_tail = w;
+	vd_flusher_kick(fs, at);
 }
 
 /* Wake the flusher (spawned on first use). */

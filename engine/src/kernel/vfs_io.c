@@ -1,7 +1,7 @@
 /*
  * vfs_io.c - the data path on struct inode and the real trees (see
- * vfs_io.h). A thin adapter: the mechanisms are vfs_data.c's and
- * lseek.c's in tree mode; this file validates arguments, keeps the
+ * vfs_io.h). A thin adapter: the mechanisms are vfs_data*.c's and
+ * lseek.c's; this file validates arguments, keeps the
  * substrate inode and the data path's view of it in step, and adds the
  * VFS-level steps around them (the partial pages a write or a truncate
  * must read or dirty).
@@ -35,6 +35,14 @@ void vio_opts_default(data_opts *o)
 	o->ram_bytes = 16ull << 30;    /* dirty_bytes 0: dirty_ratio 20% */
 }
 
+void vio_opts_ram(data_opts *o, uint64_t ram)
+{
+	uint64_t dirtyable = (uint64_t)((double)ram * VIO_DIRTYABLE);
+	o->ram_bytes = ram;
+	o->dirty_bg_bytes = dirtyable / 10;
+	o->dirty_bytes = dirtyable / 5;
+}
+
 dfs *vio_dfs(fs_info *fs)
 {
 	return fs ? fs->slot[FS_SLOT_DATA] : NULL;
@@ -64,11 +72,10 @@ static int vio_check(fs_info *fs, void *ctx)
 	if (!df)
 		return 0;
 	int bad = 0, incr = fs->check_incr && !df->chk_lost;
-	if (!incr)
-		dfs_inodes_compact(df);
+	dinode *const *all = incr ? NULL : dfs_inodes(df);
 	int n = incr ? df->chk_n : df->ninodes;
 	for (int i = 0; i < n; i++) {
-		dinode *d = incr ? df->chk_list[i] : df->inodes[i];
+		dinode *d = incr ? df->chk_list[i] : all[i];
 		if (!d->inode)
 			continue;
 		if (incr)
@@ -120,12 +127,11 @@ int vio_attach(fs_info *fs, const data_opts *o, struct trans_mgr *tm)
 	dfs *df = lab_calloc(1, sizeof(*df));
 	if (!df)
 		return LAB_ENOMEM;
-	int rc = dfs_init(df, fs->sim, fs->dev, o, &fs->opts.patches);
+	int rc = dfs_init(df, fs, o);
 	if (rc) {
 		free(df);
 		return rc;
 	}
-	df->fsi = fs;
 	df->tm = tm;
 	df->sync_io = 1;
 	fs_hooks h;
@@ -154,12 +160,12 @@ void vio_detach(fs_info *fs)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return;
-	dfs_inodes_compact(df);
+	dinode *const *in = dfs_inodes(df);
 	for (int i = 0; i < df->ninodes; i++) {
-		if (!df->inodes[i]->sp_gone)
-			fs_space_inode_update(fs, df->inodes[i], sim_now(fs->sim), 1);
-		if (df->inodes[i]->inode)
-			df->inodes[i]->inode->io = NULL;
+		if (!in[i]->sp_gone)
+			fs_space_inode_update(fs, in[i], sim_now(fs->sim), 1);
+		if (in[i]->inode)
+			in[i]->inode->io = NULL;
 	}
 	fs_space_attach(fs, df->tm, NULL);
 	dfs_destroy(df);
@@ -566,9 +572,9 @@ int vio_sync(fs_info *fs, task *t)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return LAB_ESTATE;
-	dfs_inodes_compact(df);
+	dinode *const *in = dfs_inodes(df);
 	for (int i = 0; i < df->ninodes; i++) {
-		dinode *d = df->inodes[i];
+		dinode *d = in[i];
 		if (!d->inode || vd_clean(d))
 			continue;
 		int rc = vio_fsync(fs, t, d->inode);
@@ -584,10 +590,11 @@ int vio_remount(fs_info *fs, task *t)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return LAB_ESTATE;
-	dfs_inodes_compact(df);
+	dinode *const *in = dfs_inodes(df);
 	for (int i = 0; i < df->ninodes; i++)
-		if (!vd_clean(df->inodes[i]))
+		if (!vd_clean(in[i]))
 			return LAB_ESTATE;
 	dfs_remount(df);
+	fs_inodes_reread(fs);
 	return 0;
 }

@@ -32,8 +32,8 @@
  * Lifetime: a dinode lives until its inode's on_inode_evict hook (vfs
  * unlink) or vio_detach. fs_root_forget frees a root's inodes without
  * that hook, so whoever drops a root runs the hooks on its cached inodes
- * first (torture's subvolume delete does), and vio_detach comes before
- * fs_unmount.
+ * first (fs_root_prune_inodes, as torture's subvolume delete does), and
+ * vio_detach comes before fs_unmount.
  *
  * Transactions: the caller owns its handles. vio_* never commits; a sync
  * as the kernel does it is vio_sync() then a commit (trans_commit /
@@ -63,6 +63,15 @@ struct trans_mgr;
  * the page cache with 10% of it the background threshold and 20%
  * (dirty_ratio) the throttling one. */
 void vio_opts_default(data_opts *o);
+/* The memory side of o for a machine with `ram` bytes of RAM, as
+ * mm/page-writeback.c computes it: dirty_background_ratio 10% and
+ * dirty_ratio 20% of the dirtyable memory (global_dirtyable_memory: free
+ * plus file pages, VIO_DIRTYABLE of RAM on an idle box), the page cache
+ * limited to the RAM. */
+#define VIO_DIRTYABLE 0.95 /* [estimate: the kernel, its slabs and the
+			    * watermark reserves take a few % of an idle
+			    * machine's RAM] */
+void vio_opts_ram(data_opts *o, uint64_t ram);
 
 /* Attach a data path to fs, running fs's patches (o may be NULL for
  * defaults; tm may be NULL:
@@ -161,7 +170,8 @@ int vio_lseek(fs_info *fs, task *t, struct inode *inode, uint64_t off, int whenc
  * data path first met them. Returns 0, or 1 if parked (see vio_fsync). */
 int vio_sync(fs_info *fs, task *t);
 /* Remount (after vio_sync and a commit): drop every inode's page cache,
- * extent maps and io_tree, and make the tree blocks cold. LAB_ESTATE if
+ * extent maps and io_tree, make the tree blocks cold, and read the
+ * inodes back without their log state (fs_inodes_reread). LAB_ESTATE if
  * some inode is not clean. */
 int vio_remount(fs_info *fs, task *t);
 

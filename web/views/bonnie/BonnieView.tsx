@@ -150,7 +150,7 @@ function OpPanel({ run, phase, xMaxMs, reference }: { run: Run; phase: Phase; xM
               );
             })}
             {L.scratch.map((a, i) => (
-              <rect key={`s${i}`} x={a.x} y={a.y - 2} width={a.w} height={a.h + 4} fill={color} stroke="#fff" strokeWidth={1} data-testid={`bonnie-scratch-${v}`}>
+              <rect key={`s${i}`} x={a.x} y={a.y - 2} width={a.w} height={a.h + 4} fill={color} stroke="#fff" strokeWidth={1} data-testid={`bonnie-scratch-${v}`} data-hl-key="scratch">
                 <title>{`the scratch extent buffer, allocated before any lock: ${fmtMs(a.ms)}`}</title>
               </rect>
             ))}
@@ -171,7 +171,7 @@ function OpPanel({ run, phase, xMaxMs, reference }: { run: Run; phase: Phase; xM
               </rect>
             ))}
             {L.allocs.map((a, i) => (
-              <rect key={`a${i}`} x={a.x} y={a.y - 2} width={a.w} height={a.h + 4} fill={color} data-testid={`bonnie-alloc-${v}`}>
+              <rect key={`a${i}`} x={a.x} y={a.y - 2} width={a.w} height={a.h + 4} fill={color} data-testid={`bonnie-alloc-${v}`} data-hl-key="clone-in-lock">
                 <title>{`the clone of leaf ${a.leaf} allocates inside its read lock: ${fmtMs(a.ms)}`}</title>
               </rect>
             ))}
@@ -222,7 +222,7 @@ function AllocPanel({ all }: { all: Run[] }) {
                         {k === 0 ? `${r.v}: ` : ''}
                         {label}
                       </text>
-                      <rect x={left} y={y + k * (rowH + 4)} width={Math.max(n ? 2 : 0, xw(n))} height={rowH} fill={c} fillOpacity={o} stroke={k ? c : 'none'} data-testid={`bonnie-alloc-bar-${r.v}-${k}`} />
+                      <rect x={left} y={y + k * (rowH + 4)} width={Math.max(n ? 2 : 0, xw(n))} height={rowH} fill={c} fillOpacity={o} stroke={k ? c : 'none'} data-testid={`bonnie-alloc-bar-${r.v}-${k}`} data-hl-key={k === 1 ? 'allocs-in-lock' : k === 2 ? 'allocs-before' : undefined} />
                       <text className="tick" x={left + Math.max(n ? 2 : 0, xw(n)) + 6} y={y + k * (rowH + 4) + rowH / 2} dy="0.35em">
                         {fmtNum(n)}
                       </text>

@@ -2,8 +2,10 @@
  * The headline of a noisy figure (issue 31 item 4): one run of a noisy
  * process is never shown alone. Without the runs over the seeds it says it
  * is one run and states no direction; with them its bars are the medians,
- * each with its 5-95% whisker and this run as a dot, and the change in
- * words is the medians' (here the opposite of this one run's).
+ * each over a strip of the seeds' runs with their 5-95% band and this run
+ * outlined, and the change in words is the medians' (here the opposite of
+ * this one run's). A figure published as a mean ± sd (receive) is drawn
+ * from the same seeds: the strip, and the published sd as a bracket.
  */
 import { renderToStaticMarkup } from 'react-dom/server';
 import { describe, expect, it } from 'vitest';
@@ -55,7 +57,9 @@ describe('noisy figures', () => {
     expect(html).toContain('data-testid="headline-one-run"');
     expect(html).toContain('3 of 20 done');
     expect(html).toContain('data-spread="one-run"');
-    expect(html).not.toContain('headline-band-');
+    // the seeds so far are drawn as they come in, the bars stay this run's
+    expect(html).toContain('data-testid="headline-seeds-before" data-n="3"');
+    expect(html).toMatch(/data-testid="headline-bar-before" data-value="232"/);
     expect(html).toContain('data-testid="headline-noisy-one-run"');
     expect(html).not.toMatch(/delete_max_ms:.*→/);
   });
@@ -77,13 +81,60 @@ describe('noisy figures', () => {
     expect(html).toContain('data-testid="value-after-ops"');
   });
 
-  it('the bars of medians share their scale with the whiskers and this run', () => {
+  it('the bars of medians share their scale with the seeds, their band and this run', () => {
     const m = metrics[0]!;
-    const L = layoutHeadline(m, [{ variant: 'before', value: 600, band: [500, 1000], run: 232, published: [] }, { variant: 'after', value: 428, band: [390, 470], run: 457, published: [] }], 800, 16);
+    const pts = (vals: number[]) => vals.map((value, i) => ({ seed: i + 1, value }));
+    const L = layoutHeadline(
+      m,
+      [
+        { variant: 'before', value: 600, median: true, seeds: pts([232, 500, 600, 700, 1000]), current: 1, published: [] },
+        { variant: 'after', value: 428, median: true, seeds: pts([457, 390, 428, 470, 400]), current: 1, published: [] },
+      ],
+      800,
+      16,
+    );
     const [b, a] = L.bars;
-    expect(b!.band!.x1).toBeLessThanOrEqual(800 - L.margin.right + 0.5); // the whisker inside the plot
-    expect(b!.run!.x).toBeLessThan(b!.x1); // this run left of the median
-    expect(a!.run!.x).toBeGreaterThan(a!.x1);
-    expect(b!.labelX).toBeGreaterThanOrEqual(b!.labelInside ? 0 : b!.band!.x1); // a label outside clears the whisker
+    expect(b!.seeds!.band!.x1).toBeLessThanOrEqual(800 - L.margin.right + 0.5); // the band inside the plot
+    const cur = (bar: typeof b) => bar!.seeds!.dots.find((d) => d.current)!;
+    expect(cur(b).x).toBeLessThan(b!.x1); // this run left of the median
+    expect(cur(a).x).toBeGreaterThan(a!.x1);
+    expect(b!.seeds!.y).toBeGreaterThan(b!.y + b!.h); // the strip under its bar, above the next row
+    expect(b!.seeds!.y + b!.seeds!.h / 2).toBeLessThan(a!.y);
+    expect(b!.median).toBe(true);
+  });
+});
+
+describe('a published mean ± sd beside the seeds (receive)', () => {
+  const rinfo: ExperimentInfo = {
+    ...info,
+    metrics: ['ops'],
+    metricInfo: [{ name: 'ops', unit: 's', help: 'receive time' }],
+    published: [
+      { variant: 'before', params: {}, metric: 'ops', value: 10, sd: 1, runs: 5, source: 'seed 003', tolerance: 0.25 },
+      { variant: 'after', params: {}, metric: 'ops', value: 4, sd: 0.5, runs: 5, source: 'seed 003', tolerance: 0.25 },
+    ],
+  };
+  const rruns = { before: res({ ops: 9 }), after: res({ ops: 4.2 }) };
+  const rseeds: SeedRuns[] = Array.from({ length: 20 }, (_, i) => ({ seed: i + 1, runs: { before: res({ ops: 9 + i * 0.05 }), after: res({ ops: 4.2 + i * 0.02 }) } }));
+  const run = () => {};
+
+  it('before Run ×20: the bracket on the bar, the button offered, no strip', () => {
+    const html = renderToStaticMarkup(<Headline info={rinfo} params={{}} runs={rruns} metrics={rinfo.metricInfo} label={label} spread={{ rows: [], state: 'idle', total: 20, run }} seed={1} />);
+    expect(html).toContain('data-testid="headline-published-sd-before"');
+    expect(html).toContain('data-testid="headline-run-seeds"');
+    expect(html).toContain('published mean ± one sd');
+    expect(html).not.toContain('headline-seeds-before');
+    expect(html).toContain('data-spread="none"');
+  });
+
+  it('after: a dot per seed, this run outlined, the band; the bars stay this run, the change is this run\'s', () => {
+    const html = renderToStaticMarkup(<Headline info={rinfo} params={{}} runs={rruns} metrics={rinfo.metricInfo} label={label} spread={{ rows: rseeds, state: 'done', total: 20, run }} seed={1} />);
+    expect(html).toContain('data-testid="headline-seeds-before" data-n="20"');
+    expect(html.match(/class="headline-seed"/g)).toHaveLength(40);
+    expect(html).toContain('data-testid="headline-run-after"');
+    expect(html).toContain('data-testid="headline-band-after"');
+    expect(html).toContain('data-spread="seeds"');
+    expect(html).toMatch(/data-testid="headline-bar-before" data-value="9"/);
+    expect(html).not.toContain('median of');
   });
 });

@@ -39,3 +39,16 @@ export function useWindowWidth(): number {
   }, []);
   return w;
 }
+
+/** Projected text never goes under this (focus mode: the back of a lecture hall). */
+export const FOCUS_MIN_PX = 24;
+
+/**
+ * A secondary text's size, `f` of the chart font (a tick, a count in a
+ * block): on a page that fraction, in focus mode never under FOCUS_MIN_PX
+ * (there every text is read from the back of the room).
+ */
+export function smallPx(theme: ChartTheme, f: number): number {
+  const px = theme.fontPx * f;
+  return theme.focus ? Math.max(FOCUS_MIN_PX + (theme.contrast ? 2 : 0), px) : px;
+}

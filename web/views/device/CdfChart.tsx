@@ -41,6 +41,7 @@ export function CdfChart({ series, measured, measuredLabel, others, othersLabel,
             strokeDasharray={series[i]?.dash}
             strokeLinejoin="round"
             data-testid={`cdf-line-${p.id}`}
+            data-hl-key={series[i]?.dash ? undefined : 'latency-curve'}
           >
             <title>{p.label}</title>
           </path>

@@ -12,13 +12,13 @@ import { fmtNum, fmtPct } from '../../model/format';
 import { splitProfileNotes } from '../../model/profileNotes';
 import { Tag } from '../common/Tag';
 import { sweepOf, type ViewProps } from '../types';
-import { ChartFigure, GHOST, KERNEL_COLOR as VARIANT_COLOR, KERNEL_TEXT } from '../common';
+import { ChartFigure, GHOST, KERNEL_COLOR, KERNEL_TEXT } from '../common';
 import { CdfChart } from './CdfChart';
 import { FitCheck, type FitRow } from './FitCheck';
 
 function Compare({ label, unit, sim, meas }: { label: string; unit: string; sim: number | undefined; meas: number | undefined }) {
   return (
-    <tr>
+    <tr data-hl-key={label === 'IOPS' ? 'iops' : label === 'clat p50' ? 'median' : undefined}>
       <th scope="row">{label}</th>
       <td className="num">
         {fmtNum(sim)} <span className="unit">{unit}</span> <Tag kind="simulated" />
@@ -66,7 +66,7 @@ export function DeviceView(props: ViewProps) {
     ...(prev && prev.simulated.length > 0
       ? [{ id: 'prev', label: `previous run (${previous?.label})`, points: withTail(prev.simulated, previous?.runs.base?.metrics.clat_p999_us), color: GHOST, dash: '7 5' }]
       : []),
-    { id: 'sim', label: 'simulated', points: withTail(pic.simulated, run.metrics.clat_p999_us), color: VARIANT_COLOR.base },
+    { id: 'sim', label: 'simulated', points: withTail(pic.simulated, run.metrics.clat_p999_us), color: KERNEL_COLOR.base },
   ];
   return (
     <section className="device-view" data-testid="device-view">
@@ -118,7 +118,7 @@ export function DeviceView(props: ViewProps) {
           <div className="chart-legend">
             <span>
               <svg width="28" height="10" aria-hidden="true">
-                <line x1="0" x2="28" y1="5" y2="5" stroke={VARIANT_COLOR.base} strokeWidth="3" />
+                <line x1="0" x2="28" y1="5" y2="5" stroke={KERNEL_COLOR.base} strokeWidth="3" />
               </svg>{' '}
               simulated (this run)
             </span>

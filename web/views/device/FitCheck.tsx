@@ -150,7 +150,7 @@ export function FitCheck({ rows, params, seed, sweep, onParams }: Props) {
           {misses.length > 0 && (
             <table className="metrics" data-testid="fit-check-misses">
               <caption className="muted" style={{ textAlign: 'left' }}>
-                Fitted points outside {Math.round(WITHIN * 100)}% (the README's "Known gaps" says what the model lacks for each)
+                Fitted points outside {Math.round(WITHIN * 100)}% (docs/fidelity.md, "fio: the device", says what the model lacks for each)
               </caption>
               <ColumnHeads cols={['job', 'IOPS', 'median', 'p99', 'measured in']} />
               <tbody>

@@ -55,9 +55,9 @@ function CommitTimeline({ pic, variant, yMaxMs, reference }: { pic: QgroupPictur
           <svg className="chart" data-variant={variant} data-pair="qg-commits" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${KERNEL_LABEL[variant]}: commit durations by phase`}>
             <Axes {...L} xTitle={L.xTitle} yTitle={L.yTitle} />
             {L.bars.map((b) => (
-              <g key={b.index} data-testid="qg-commit-bar" data-records={b.records}>
+              <g key={b.index} data-testid="qg-commit-bar" data-records={b.records} data-hl-key="commits">
                 {b.segments.map((s) => (
-                  <rect key={s.phase} x={b.x} y={s.y} width={b.width} height={s.height} fill={PHASE_COLOR[s.phase]} stroke="#fff" strokeWidth={0.75}>
+                  <rect key={s.phase} x={b.x} y={s.y} width={b.width} height={s.height} fill={PHASE_COLOR[s.phase]} stroke="#fff" strokeWidth={0.75} data-hl-key={s.phase === 'qgroup_account' ? 'qgroup-phase' : undefined}>
                     <title>
                       {PHASE_LABEL[s.phase]}: {fmtMs(s.ms)}
                     </title>
@@ -109,7 +109,7 @@ function DirtyChart({ pics, threshold, reference }: { pics: [Variant, QgroupPict
         return (
           <svg className="chart" width={width} height={height} viewBox={`0 0 ${width} ${height}`} role="img" aria-label="Dirty extents over time">
             <Axes {...L} xTitle={L.xTitle} yTitle={L.yTitle} />
-            {L.threshold && <line x1={L.margin.left} x2={width - L.margin.right} y1={L.threshold.y} y2={L.threshold.y} stroke={NEUTRAL.dark} strokeWidth={2} strokeDasharray="6 5" />}
+            {L.threshold && <line x1={L.margin.left} x2={width - L.margin.right} y1={L.threshold.y} y2={L.threshold.y} stroke={NEUTRAL.dark} strokeWidth={2} strokeDasharray="6 5" data-hl-key="threshold" />}
             {L.paths.map((p) => (
               <path
                 key={p.id}
@@ -120,6 +120,7 @@ function DirtyChart({ pics, threshold, reference }: { pics: [Variant, QgroupPict
                 strokeDasharray={p.id === reference ? '8 6' : undefined}
                 data-variant={p.id}
                 data-testid={`qg-dirty-${p.id}`}
+                data-hl-key="records"
               />
             ))}
           </svg>

@@ -97,18 +97,18 @@ function TimelinePanel({ run, xMaxMs, reference }: { run: Run; xMaxMs: number; r
               </text>
             </g>
             {L.bars.map((b, i) => (
-              <rect key={i} x={b.x} y={b.y} width={b.w} height={b.h} fill={OP_COLOR[b.op] ?? NEUTRAL.mid} stroke={OP_STROKE(b.op)} strokeWidth={OP_STROKE(b.op) === '#fff' ? 0.5 : 1} data-op={b.op}>
+              <rect key={i} x={b.x} y={b.y} width={b.w} height={b.h} fill={OP_COLOR[b.op] ?? NEUTRAL.mid} stroke={OP_STROKE(b.op)} strokeWidth={OP_STROKE(b.op) === '#fff' ? 0.5 : 1} data-op={b.op} data-hl-key={b.op === 'truncate' ? 'truncates' : undefined}>
                 <title>{`file_${b.file}: ${OP_LABEL[b.op] ?? b.op}`}</title>
               </rect>
             ))}
             {L.waits.map((w, i) => (
-              <rect key={`w${i}`} x={w.x} y={w.y - 2} width={w.w} height={w.h + 4} fill={color} opacity={0.9} data-testid={`receive-wait-${v}`}>
+              <rect key={`w${i}`} x={w.x} y={w.y - 2} width={w.w} height={w.h + 4} fill={color} opacity={0.9} data-testid={`receive-wait-${v}`} data-hl-key="tail-waits">
                 <title>{`file_${w.file}: the truncate waits ${fmtMs(w.ms)} for its tail page to be written`}</title>
               </rect>
             ))}
             <rect x={L.margin.left} y={L.disk.y} width={width - L.margin.left - L.margin.right} height={L.disk.h} fill={NEUTRAL.faint} />
             {L.ios.map((io, i) => (
-              <rect key={`io${i}`} x={io.x} y={L.disk.y + 2} width={io.w} height={L.disk.h - 4} fill={NEUTRAL.mid} data-testid={`receive-io-${v}`}>
+              <rect key={`io${i}`} x={io.x} y={L.disk.y + 2} width={io.w} height={L.disk.h - 4} fill={NEUTRAL.mid} data-testid={`receive-io-${v}`} data-hl-key="disk-writes">
                 <title>{`disk ${io.op}`}</title>
               </rect>
             ))}
@@ -161,7 +161,7 @@ function ExtentPanel({ run, bytesAcross, breaksAcross, reference }: { run: Run; 
                   {L.files.indexOf(f) + 1}
                 </text>
                 {f.pages.map((p) => (
-                  <rect key={p.extent} x={p.x} y={f.y} width={p.w} height={f.h} fill={p.extent % 2 ? NEUTRAL.mid : NEUTRAL.dark} stroke="#fff" strokeWidth={1.5} data-testid={`receive-extent-${v}`}>
+                  <rect key={p.extent} x={p.x} y={f.y} width={p.w} height={f.h} fill={p.extent % 2 ? NEUTRAL.mid : NEUTRAL.dark} stroke="#fff" strokeWidth={1.5} data-testid={`receive-extent-${v}`} data-hl-key="extents">
                     <title>{`${f.name}: bytes ${fmtBytes(p.off)}–${fmtBytes(p.off + p.len)}, extent ${p.extent + 1} of ${f.extents}`}</title>
                   </rect>
                 ))}
@@ -277,7 +277,7 @@ export function ReceiveView({ info, params, runs, reference }: ViewProps) {
                   </text>
                 ))}
                 {L.bars.map((b) => (
-                  <rect key={`${b.op}-${b.key}`} x={b.x} y={b.y} width={b.w} height={b.h} fill={KERNEL_COLOR[b.key as Variant]} data-testid={`receive-op-${b.op}-${b.key}`}>
+                  <rect key={`${b.op}-${b.key}`} x={b.x} y={b.y} width={b.w} height={b.h} fill={KERNEL_COLOR[b.key as Variant]} data-testid={`receive-op-${b.op}-${b.key}`} data-hl-key={b.op === 'truncate' ? 'truncate-time' : undefined}>
                     <title>{`${b.op.toUpperCase()}, ${b.key}: ${fmtNum(b.s)} s`}</title>
                   </rect>
                 ))}

@@ -17,7 +17,7 @@ import { convert, cursorTime, endTime, formatCursor, parseCursor, positions, sid
 import { findTree, Replay, type ReplayState, type TreeInfo } from '../../model/replay';
 import { eventAt, firstDivergence, opAt, type Trace } from '../../model/trace';
 import { treeChoices } from '../../model/treeLayout';
-import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT } from '../common';
+import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, NEUTRAL } from '../common';
 import { IoTreeView } from './IoTreeView';
 import { TreeLegend, TreeView } from './TreeView';
 
@@ -31,6 +31,19 @@ export interface ReplayPanelProps {
   runs: ReplaySide[];
   /** the tree each side shows first: (fs, root id) or a chooser; default the fs tree */
   pickTree?: (s: ReplayState) => TreeInfo | undefined;
+  /** several trees each side shows (bonnie: the subvolume and its log
+   * tree), over pickTree; the chooser then replaces them with one */
+  pickTrees?: (s: ReplayState) => TreeInfo[];
+  /** the arrows and space drive this player (default); a picture that is
+   * always on the page leaves them to the page's own steps */
+  keys?: boolean;
+  /** where the cursor starts when the URL has none */
+  initial?: Cursor;
+  /** say that a recording is a window (default); off where the page says
+   * which window it recorded */
+  windowNote?: boolean;
+  /** the prefix of its test ids ("replay": replay-before, replay-play...) */
+  testPrefix?: string;
   /** draw the io_tree of the inode with the most records (sparse-cp) */
   showIo?: boolean;
   /** the URL's position, and where to put it (absent: not kept); `first`
@@ -52,12 +65,14 @@ function opCaption(tr: Trace, pos: number): string {
   if (!op) return pos === 0 ? 'the recording starts' : 'before the first operation';
   const e = eventAt(tr, op.start - 1);
   const name = op.kind.slice(3);
+  // an operation numbered by the engine (its index in its phase or stream)
+  const n = e.args.n !== undefined ? e.args.n + 1 : op.nth + 1;
   if (name === 'lseek') {
     const w = WHENCE[e.args.whence!] ?? `whence ${e.args.whence}`;
     return `lseek #${op.nth + 1}: ${w} from ${fmtNum(e.args.offset! / 1024)} KiB (inode ${e.args.ino})`;
   }
   if (name === 'drop') return `drop step #${op.nth + 1} of subvolume ${e.args.id} (${fmtNum(e.args.leaves_dropped!)} leaves dropped so far)`;
-  return `${name} #${op.nth + 1}`;
+  return `${name} #${fmtNum(n)}`;
 }
 
 function eventCaption(tr: Trace, pos: number): string {
@@ -70,15 +85,28 @@ function eventCaption(tr: Trace, pos: number): string {
   return `${e.kind}${e.task ? ` (${e.task})` : ''} ${args}`;
 }
 
-function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
+/** The most qgroup records a transaction held in a recording (qg_record). */
+function qgMaxOf(tr: Trace): number {
+  const k = tr.kindId['qg_record'];
+  let m = 0;
+  if (k === undefined) return 0;
+  for (let i = 0; i < tr.n; i++) if (tr.kind[i] === k) m = Math.max(m, tr.args[tr.off[i]! + 3]!);
+  return m;
+}
+
+function Side({ side, replay, pos, width, pickTree, pickTrees, treeSel, onTree, showIo, qgMax, tp }: {
   side: ReplaySide;
   replay: Replay;
   pos: number;
   width: number;
   pickTree?: (s: ReplayState) => TreeInfo | undefined;
+  pickTrees?: (s: ReplayState) => TreeInfo[];
   treeSel: number | null;
   onTree: (id: number) => void;
   showIo: boolean;
+  /** the scale of the qgroup records' gauge (both kernels' most) */
+  qgMax: number;
+  tp: string;
 }) {
   const s = replay.stateAt(pos);
   const hasQg = useMemo(() => {
@@ -86,25 +114,28 @@ function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
     return k !== undefined && side.trace.kind.includes(k);
   }, [side.trace]);
   const choices = useMemo(() => treeChoices(s), [s, s.pos]);
-  const tree = (treeSel !== null ? choices.find((c) => c.tree.id === treeSel)?.tree : undefined) ?? pickTree?.(s) ?? findTree(s, 1, 5) ?? choices[0]?.tree;
+  const chosen = treeSel !== null ? choices.find((c) => c.tree.id === treeSel)?.tree : undefined;
+  const picked = !chosen && pickTrees ? pickTrees(s) : [];
+  const tree = chosen ?? picked[0] ?? pickTree?.(s) ?? findTree(s, 1, 5) ?? choices[0]?.tree;
+  const more = picked.slice(1);
   const io = showIo ? [...s.io.values()].sort((x, y) => y.recs.size - x.recs.size || y.ordered.size - x.ordered.size)[0] : undefined;
   const opEv = opAt(side.trace, pos);
   const lseekSize = opEv && opEv.kind === 'op:lseek' ? eventAt(side.trace, opEv.start - 1).args.i_size : undefined;
   const ioSize = lseekSize ?? (io ? Math.max(0, ...[...io.recs.values()].map((r) => r.end + 1)) : 0);
   const ioNow = s.ioReqs.filter((r) => r.done > cursorT(side.trace, pos)).length;
   return (
-    <section className="replay-side" style={{ borderTopColor: KERNEL_COLOR[side.variant] }} data-testid={`replay-${side.variant}`} data-pos={pos}>
+    <section className="replay-side" style={{ borderTopColor: KERNEL_COLOR[side.variant] }} data-testid={`${tp}-${side.variant}`} data-pos={pos}>
       <h3 style={{ color: KERNEL_TEXT[side.variant] }}>
         {KERNEL_LABEL[side.variant]} <span className="replay-t">t = {fmtNs(cursorT(side.trace, pos))}</span>
       </h3>
-      <div className="replay-caption" data-testid={`replay-op-${side.variant}`}>
+      <div className="replay-caption" data-testid={`${tp}-op-${side.variant}`}>
         {opCaption(side.trace, pos)}
       </div>
-      <div className="replay-event muted" data-testid={`replay-event-${side.variant}`}>
+      <div className="replay-event muted" data-testid={`${tp}-event-${side.variant}`}>
         event {fmtNum(pos)} of {fmtNum(side.trace.n)}: {eventCaption(side.trace, pos)}
       </div>
       <div className="replay-queues">
-        <span data-testid={`replay-commit-${side.variant}`}>
+        <span data-testid={`${tp}-commit-${side.variant}`}>
           {s.commit ? (
             <b>
               commit {s.commit.transid}: {PHASES[s.commit.phase] ?? `phase ${s.commit.phase}`}
@@ -113,7 +144,17 @@ function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
             <>transaction {[...s.transid.values()][0] ?? '?'} running</>
           )}
         </span>
-        {hasQg && <span data-testid={`replay-qg-${side.variant}`}>qgroup records in the transaction: {fmtNum(s.qgRecords)}</span>}
+        {hasQg && (
+          <span className="replay-qg" data-testid={`${tp}-qg-${side.variant}`} data-records={s.qgRecords}>
+            qgroup records in the transaction: <b>{fmtNum(s.qgRecords)}</b>
+            {qgMax > 0 && (
+              <svg className="qg-gauge" width={Math.max(60, width - 20)} height={12} aria-hidden="true">
+                <rect x={0} y={1} width={Math.max(60, width - 20)} height={10} fill="#fff" stroke={NEUTRAL.mid} />
+                <rect x={0} y={1} width={(Math.max(60, width - 20) * s.qgRecords) / qgMax} height={10} fill={NEUTRAL.dark} />
+              </svg>
+            )}
+          </span>
+        )}
         <span>locks held: {s.locks.length}</span>
         <span>device requests in flight: {ioNow}</span>
         {s.tickets > 0 && <span>tickets waiting: {s.tickets}</span>}
@@ -126,7 +167,7 @@ function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
         <>
           <label className="replay-tree-pick">
             tree{' '}
-            <select value={tree.id} onChange={(e) => onTree(Number(e.target.value))} data-testid={`replay-tree-${side.variant}`}>
+            <select value={tree.id} onChange={(e) => onTree(Number(e.target.value))} data-testid={`${tp}-tree-${side.variant}`}>
               {choices.map((c) => (
                 <option key={c.tree.h} value={c.tree.id}>
                   {c.name} ({fmtNum(c.blocks)} blocks)
@@ -137,30 +178,39 @@ function Side({ side, replay, pos, width, pickTree, treeSel, onTree, showIo }: {
           <TreeView key={tree.h} state={s} tree={tree} width={width} tasks={side.trace.tasks} />
         </>
       )}
+      {more.map((t) => (
+        <TreeView key={t.h} state={s} tree={t} width={width} tasks={side.trace.tasks} />
+      ))}
     </section>
   );
 }
 
 const cursorT = (tr: Trace, pos: number): number => (pos > 0 ? tr.tmax[Math.min(pos, tr.n) - 1]! : tr.fromNs);
 
-export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children }: ReplayPanelProps) {
+export function ReplayPanel({ runs, pickTree, pickTrees, keys = true, initial: startAt, windowNote: sayWindow = true, testPrefix: tp = 'replay', showIo = false, at, onAt, children }: ReplayPanelProps) {
   const a = runs[0]!;
   const b = runs[1];
   const S: Sides = useMemo(() => sides(a.trace, b?.trace), [a.trace, b?.trace]);
   const replays = useMemo(() => runs.map((r) => new Replay(r.trace)), [runs]);
   const start = replays[0]!.start;
-  const initial = (): Cursor => parseCursor(at) ?? { sync: 'time', t: cursorT(a.trace, start) };
+  const initial = (): Cursor => parseCursor(at) ?? startAt ?? { sync: 'time', t: cursorT(a.trace, start) };
   const [cursor, setCursor] = useState<Cursor>(initial);
   const [playing, setPlaying] = useState(false);
   const [speed, setSpeed] = useState(15);
   const [treeSel, setTreeSel] = useState<number | null>(null);
   const [boxRef, boxW] = useWidth<HTMLDivElement>(900);
-  const sideW = Math.max(260, Math.floor((b ? boxW - 16 : boxW * 2) / 2) - 24);
+  // two kernels side by side where both fit (the grid follows this, not
+  // the window's width: an SVG laid out for half the box must not be
+  // stretched over all of it)
+  const twoCols = !!b && boxW >= 860;
+  const sideW = Math.max(260, twoCols ? Math.floor((boxW - 16) / 2) - 24 : boxW - 24);
   const P = positions(S, cursor);
   const divergence = useMemo(() => (b ? firstDivergence(a.trace, b.trace) : -1), [a.trace, b]);
+  const qgMax = useMemo(() => Math.max(0, ...runs.map((r) => qgMaxOf(r.trace))), [runs]);
   useEffect(() => {
-    testHook().replayDivergence = divergence;
-  }, [divergence]);
+    // the page's own picture player is not "the open replay"
+    if (keys) testHook().replayDivergence = divergence;
+  }, [divergence, keys]);
 
   // the URL keeps the cursor while it is not playing
   const onAtRef = useRef(onAt);
@@ -180,12 +230,13 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
 
   // arrows and space drive this player while it is open
   useEffect(() => {
+    if (!keys) return;
     const cmds = { step: doStep, playPause: () => setPlaying((p) => !p) };
     activePlayer.current = cmds;
     return () => {
       if (activePlayer.current === cmds) activePlayer.current = null;
     };
-  }, [doStep]);
+  }, [doStep, keys]);
 
   // play: `speed` events a second (either side's), one frame at a time
   useEffect(() => {
@@ -230,28 +281,28 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
     .map((r) => `${r.variant}: a window from ${fmtNs(r.trace.fromNs)} to ${fmtNs(r.trace.lastNs)}, ${fmtNum(r.trace.unkept)} later events not kept`);
 
   return (
-    <div className="replay" ref={boxRef} data-testid="replay" data-sync={cursor.sync} data-at={formatCursor(cursor)}>
+    <div className="replay" ref={boxRef} data-testid={tp} data-sync={cursor.sync} data-at={formatCursor(cursor)}>
       {children}
       <div className="player" role="group" aria-label="Playback">
         <div className="player-buttons">
-          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'op')} title="Previous operation (shift+←)" data-testid="replay-prev-op">
+          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'op')} title="Previous operation (shift+←)" data-testid={`${tp}-prev-op`}>
             ◀◀ op
           </button>
-          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'event')} title="Previous event (←)" data-testid="replay-prev">
+          <button type="button" className="btn-mini" onClick={() => doStep(-1, 'event')} title="Previous event (←)" data-testid={`${tp}-prev`}>
             ◀
           </button>
-          <button type="button" className="btn-mini btn-play" onClick={() => setPlaying((p) => !p)} title="Play / pause (space)" data-testid="replay-play" aria-pressed={playing}>
+          <button type="button" className="btn-mini btn-play" onClick={() => setPlaying((p) => !p)} title="Play / pause (space)" data-testid={`${tp}-play`} aria-pressed={playing}>
             {playing ? '⏸ pause' : '▶ play'}
           </button>
-          <button type="button" className="btn-mini" onClick={() => doStep(1, 'event')} title="Next event (→)" data-testid="replay-next">
+          <button type="button" className="btn-mini" onClick={() => doStep(1, 'event')} title="Next event (→)" data-testid={`${tp}-next`}>
             ▶
           </button>
-          <button type="button" className="btn-mini" onClick={() => doStep(1, 'op')} title="Next operation (shift+→)" data-testid="replay-next-op">
+          <button type="button" className="btn-mini" onClick={() => doStep(1, 'op')} title="Next operation (shift+→)" data-testid={`${tp}-next-op`}>
             op ▶▶
           </button>
           <label className="player-speed">
             speed{' '}
-            <select value={speed} onChange={(e) => setSpeed(Number(e.target.value))} data-testid="replay-speed">
+            <select value={speed} onChange={(e) => setSpeed(Number(e.target.value))} data-testid={`${tp}-speed`}>
               {SPEEDS.map((x) => (
                 <option key={x} value={x}>
                   {x} events/s
@@ -261,10 +312,10 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
           </label>
           {b && (
             <span className="player-sync" role="radiogroup" aria-label="Hold the two kernels">
-              <button type="button" className={`btn-mini${cursor.sync === 'time' ? ' on' : ''}`} aria-pressed={cursor.sync === 'time'} onClick={() => setSync('time')} data-testid="replay-sync-time" title="Both kernels at the same simulated time">
+              <button type="button" className={`btn-mini${cursor.sync === 'time' ? ' on' : ''}`} aria-pressed={cursor.sync === 'time'} onClick={() => setSync('time')} data-testid={`${tp}-sync-time`} title="Both kernels at the same simulated time">
                 one clock
               </button>
-              <button type="button" className={`btn-mini${cursor.sync === 'op' ? ' on' : ''}`} aria-pressed={cursor.sync === 'op'} onClick={() => setSync('op')} data-testid="replay-sync-op" title="Both kernels at the same (n-th) operation">
+              <button type="button" className={`btn-mini${cursor.sync === 'op' ? ' on' : ''}`} aria-pressed={cursor.sync === 'op'} onClick={() => setSync('op')} data-testid={`${tp}-sync-op`} title="Both kernels at the same (n-th) operation">
                 same operation
               </button>
             </span>
@@ -278,7 +329,7 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
                 setPlaying(false);
                 setCursor({ sync: 'op', pos: divergence + 1 });
               }}
-              data-testid="replay-diverge"
+              data-testid={`${tp}-diverge`}
               title={divergence < 0 ? 'The two runs did the same things' : 'Both kernels at the first event where they differ'}
             >
               first divergence
@@ -293,22 +344,22 @@ export function ReplayPanel({ runs, pickTree, showIo = false, at, onAt, children
           value={sliderVal}
           onChange={(e) => onSlider(Number(e.target.value))}
           aria-label="Position: the first run's events"
-          data-testid="replay-scrub"
+          data-testid={`${tp}-scrub`}
         />
-        <div className="player-readout" data-testid="replay-readout">
+        <div className="player-readout" data-testid={`${tp}-readout`}>
           t = {fmtNs(tNow)} of {fmtNs(t1)}
           {cursor.sync === 'op' ? ' · aligned on the same operation' : ' · one clock'}
           {b && divergence >= 0 && P.a === divergence + 1 && ' · the first event where the kernels differ'}
         </div>
-        {windowNote.length > 0 && (
-          <p className="notice" data-testid="replay-window">
+        {sayWindow && windowNote.length > 0 && (
+          <p className="notice" data-testid={`${tp}-window`}>
             Recorded as a window (the run is larger than a recording keeps): {windowNote.join('; ')}.
           </p>
         )}
       </div>
-      <div className={`replay-sides${b ? ' two' : ''}`}>
+      <div className={`replay-sides${twoCols ? ' two' : ''}`}>
         {runs.map((r, i) => (
-          <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} />
+          <Side key={r.variant} side={r} replay={replays[i]!} pos={i === 0 ? P.a : P.b} width={sideW} pickTree={pickTree} pickTrees={pickTrees} treeSel={treeSel} onTree={setTreeSel} showIo={showIo} qgMax={qgMax} tp={tp} />
         ))}
       </div>
       <TreeLegend />

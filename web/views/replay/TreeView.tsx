@@ -13,7 +13,7 @@ import { useMemo, useState } from 'react';
 import { fmtNum } from '../../model/format';
 import { keyText, type ReplayState, type TreeInfo } from '../../model/replay';
 import { layoutTree, treeName, type LaidNode } from '../../model/treeLayout';
-import { GHOST, INK, NEUTRAL } from '../common';
+import { GHOST, INK, labelWidth, NEUTRAL, smallPx, useChartTheme } from '../common';
 
 /** Marks, in the greys of web/DESIGN.md (orange and blue are the kernels'
  * alone): a status is told by lightness and shape, never by a hue. */
@@ -54,19 +54,44 @@ function nodeTitle(n: LaidNode, tasks: string[] | undefined): string {
 }
 
 export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label }: TreeViewProps) {
-  const [maxLeaves, setMaxLeaves] = useState<number>(initial ?? Math.max(8, Math.floor(width / 18)));
+  const theme = useChartTheme();
+  const fs = theme.fontPx;
+  // level labels sit in a gutter of their own (never over the tree's
+  // lines); a leaf is never narrower than its item count in the chart font
+  const small = smallPx(theme, 0.75);
+  const right = 4;
+  const minLeaf = Math.max(36, fs * 2.3);
+  const [maxLeaves, setMaxLeaves] = useState<number | null>(initial ?? null);
   const [pan, setPan] = useState<number | null>(null);
   const [hover, setHover] = useState<LaidNode | null>(null);
-  const L = useMemo(
-    () => layoutTree(state, tree, { width: width - 8, maxLeaves, focus: pan ?? undefined, levelGap: 52 }),
+  const levelGap = Math.round(fs * 3.6);
+  const { L, gutter, leaves } = useMemo(() => {
+    const lay = (g: number) => {
+      const plotW = Math.max(120, width - g - right);
+      const n = maxLeaves ?? Math.max(4, Math.floor(plotW / minLeaf));
+      return { L: layoutTree(state, tree, { width: plotW, maxLeaves: n, focus: pan ?? undefined, levelGap, leafHeight: Math.round(fs * 1.7), nodeHeight: Math.round(fs * 1.3) }), gutter: g, leaves: n };
+    };
+    const first = lay(Math.round(fs * 5));
+    // the gutter is as wide as its widest label (24 px text in focus mode)
+    const need = Math.ceil(
+      Math.max(
+        ...first.L.levels.map((lv) =>
+          Math.max(
+            labelWidth(lv.level ? `level ${lv.level}` : 'leaves', small),
+            labelWidth(`${fmtNum(lv.total)} · ${Math.round(lv.avgFill * 100)}%`, small),
+            lv.hiddenLeft > 0 || lv.hiddenRight > 0 ? labelWidth(`◀${fmtNum(lv.hiddenLeft)} ${fmtNum(lv.hiddenRight)}▶`, small) : 0,
+          ),
+        ),
+      ) + small * 0.6,
+    );
+    return need > first.gutter ? lay(need) : first;
     // state is the replay's own object: its position says when it changed
-    [state, state.pos, tree, width, maxLeaves, pan],
-  );
+  }, [state, state.pos, tree, width, maxLeaves, minLeaf, pan, levelGap, fs, small]);
   const name = label ?? treeName(tree.id);
-  const top = 18;
+  const top = Math.round(fs * 1.3);
   const h = L.height + top + 6;
   return (
-    <figure className="tree-view" data-testid="tree-view" aria-label={`${name}: ${L.leafTotal} leaves`}>
+    <figure className="tree-view" data-testid="tree-view" data-tree={tree.id} data-leaves={L.leafTotal} data-shown={L.window[1] - L.window[0]} aria-label={`${name}: ${L.leafTotal} leaves`}>
       <div className="tree-head">
         <span className="tree-name">{name}</span>
         <span className="muted">
@@ -75,18 +100,18 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
           {!L.whole && ` · showing ${L.window[0] + 1}–${L.window[1]}`}
         </span>
         <span className="tree-zoom">
-          <button type="button" className="btn-mini" title="Fewer leaves (zoom in)" onClick={() => setMaxLeaves((m) => Math.max(8, Math.floor(m / 2)))}>
+          <button type="button" className="btn-mini" title="Fewer leaves (zoom in)" onClick={() => setMaxLeaves(Math.max(4, Math.floor(leaves / 2)))}>
             −
           </button>
-          <button type="button" className="btn-mini" title="More leaves (zoom out)" onClick={() => setMaxLeaves((m) => Math.min(4096, m * 2))}>
+          <button type="button" className="btn-mini" title="More leaves (zoom out)" onClick={() => setMaxLeaves(Math.min(4096, leaves * 2))}>
             +
           </button>
           {!L.whole && (
             <>
-              <button type="button" className="btn-mini" title="Pan left" onClick={() => setPan(Math.max(0, L.focus - Math.floor(maxLeaves / 2)))}>
+              <button type="button" className="btn-mini" title="Pan left" onClick={() => setPan(Math.max(0, L.focus - Math.floor(leaves / 2)))}>
                 ◀
               </button>
-              <button type="button" className="btn-mini" title="Pan right" onClick={() => setPan(Math.min(L.leafTotal - 1, L.focus + Math.floor(maxLeaves / 2)))}>
+              <button type="button" className="btn-mini" title="Pan right" onClick={() => setPan(Math.min(L.leafTotal - 1, L.focus + Math.floor(leaves / 2)))}>
                 ▶
               </button>
               {pan !== null && (
@@ -99,17 +124,22 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
         </span>
       </div>
       <svg className="chart tree-svg" width={width} height={h} viewBox={`0 0 ${width} ${h}`} role="img" aria-label={`${name} blocks`}>
-        <g transform={`translate(4,${top})`}>
-          {L.levels.map((lv) => (
-            <g key={lv.level} className="tree-level">
+        {L.levels.map((lv) => (
+          <g key={lv.level} className="tree-level" fontSize={small}>
+            <text x={0} y={top + lv.y + fs * 0.55} className="tree-level-label" data-level={lv.level}>
+              <tspan x={0}>{lv.level ? `level ${lv.level}` : 'leaves'}</tspan>
+              <tspan x={0} dy={fs * 0.95} className="tree-level-count">
+                {fmtNum(lv.total)} · {Math.round(lv.avgFill * 100)}%
+              </tspan>
               {(lv.hiddenLeft > 0 || lv.hiddenRight > 0) && (
-                <text x={L.width / 2} y={lv.y - 4} textAnchor="middle" className="tree-summary">
-                  {lv.hiddenLeft > 0 && `◀ ${fmtNum(lv.hiddenLeft)} `}level {lv.level}: {fmtNum(lv.total)} {lv.level ? 'nodes' : 'leaves'}, {Math.round(lv.avgFill * 100)}% full on average
-                  {lv.hiddenRight > 0 && ` ${fmtNum(lv.hiddenRight)} ▶`}
-                </text>
+                <tspan x={0} dy={fs * 0.95} className="tree-hidden">
+                  ◀{fmtNum(lv.hiddenLeft)} {fmtNum(lv.hiddenRight)}▶
+                </tspan>
               )}
-            </g>
-          ))}
+            </text>
+          </g>
+        ))}
+        <g transform={`translate(${gutter},${top})`}>
           {L.edges.map((e, i) => (
             <line
               key={i}
@@ -131,6 +161,7 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
                 className={`tree-block${n.onPath ? ' on-path' : ''}${n.cowed ? ' cowed' : ''}${ghost ? ' freed' : ''}${n.lock ? ` lock-${n.lock}` : ''}`}
                 data-bytenr={n.bytenr}
                 data-level={n.level}
+                data-w={Math.round(n.w)}
                 onMouseEnter={() => setHover(n)}
                 onMouseLeave={() => setHover(null)}
               >
@@ -152,8 +183,8 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
                 )}
                 {n.waitedNs > 0 && n.w >= 10 && <Hourglass x={n.x} y={n.y - 19} />}
                 {n.touched && <rect x={x - 3} y={n.y - 3} width={n.w + 6} height={n.h + 6} rx={4} fill="none" stroke="#000" strokeWidth={1} strokeDasharray="2 2" />}
-                {n.w >= 34 && !ghost && (
-                  <text x={n.x} y={n.y + n.h / 2 + 1} textAnchor="middle" className="tree-count">
+                {n.w >= small * 2.2 && !ghost && (
+                  <text x={n.x} y={n.y + n.h / 2 + small * 0.3} textAnchor="middle" className="tree-count" fontSize={small}>
                     {n.nritems}
                   </text>
                 )}
@@ -163,7 +194,7 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
         </g>
       </svg>
       <div className="tree-hover" data-testid="tree-hover" aria-live="polite">
-        {hover ? nodeTitle(hover, tasks).split('\n').join(' · ') : 'Hover a block for its keys.'}
+        {hover ? nodeTitle(hover, tasks).split('\n').join(' · ') : 'Hover a block for its keys; the number in a block is its items.'}
       </div>
     </figure>
   );

@@ -33,6 +33,9 @@ interface PanelProps {
   variant: Variant;
   d: SparseDetails;
   cpMs: number | undefined;
+  /** the run's count_range_bits calls that started at the cached state, and those that could not */
+  stateHits?: number;
+  stateMisses?: number;
   cursor: number; // fraction of the file
   usMax: number;
   recMax: number;
@@ -46,7 +49,23 @@ export function seriesLabel(info: ExperimentInfo, params: Record<string, string>
   return off.length ? `series without ${off.join(', ')}` : 'whole series';
 }
 
-function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, reference }: PanelProps) {
+/**
+ * How the call's delalloc searches began. A call that searched none (the
+ * fs tree answered it, or the file has no delalloc: count_range_bits is
+ * not called) has no cached state to use; 6.1 passes none, so its searches
+ * descend from the root; 6.2 with 6/9 and 9/9 starts at the cached record
+ * (a hit) or descends when it cannot (a miss).
+ */
+export function cachedText(call: { cacheHit: number; cacheMiss: number; searchRecords: number }): string {
+  const { cacheHit: h, cacheMiss: m } = call;
+  if (h && m) return `cached state: ${h} ${h === 1 ? 'hit' : 'hits'}, ${m} ${m === 1 ? 'miss' : 'misses'}`;
+  if (h) return `cached state: ${h === 1 ? 'hit' : `${h} hits`}`;
+  if (m) return `cached state: ${m === 1 ? 'a miss' : `${m} misses`} (searched from the root)`;
+  if (call.searchRecords > 0) return 'no cached state: searched from the root';
+  return 'no delalloc search';
+}
+
+function Panel({ info, variant, d, cpMs, stateHits, stateMisses, cursor, usMax, recMax, params, reference }: PanelProps) {
   const color = KERNEL_COLOR[variant];
   const curOff = cursor * d.fileBytes;
   const ci = callNear(d.calls, curOff);
@@ -66,6 +85,12 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
       note={
         <>
           delalloc extents when cp started {fmtNum(d.summary.delalloc_extents_at_cp)} · most io_tree records {fmtNum(d.summary.iotree_records_max)} · file written in {fmtNum(d.summary.create_s)} s
+          {stateHits !== undefined && (
+            <span data-testid={`sparsecp-state-hits-${variant}`}>
+              {' '}
+              · cached-state hits {fmtNum(stateHits)}, misses {fmtNum(stateMisses ?? 0)}
+            </span>
+          )}
           {d.stride > 1 ? ` · every ${fmtOrdinal(d.stride)} call shown` : ''}
         </>
       }
@@ -89,7 +114,7 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
               ))}
               <line x1={cx} x2={cx} y1={0} y2={34} stroke={MEASURED} strokeWidth={3} data-testid={`sparsecp-cursor-${variant}`} />
             </svg>
-            <div className="sparsecp-call" data-testid={`sparsecp-call-${variant}`}>
+            <div className="sparsecp-call" data-testid={`sparsecp-call-${variant}`} data-hl-key="lseek-call">
               {call ? (
                 <>
                   lseek({fmtBytes(call.off)}, SEEK_{call.whence.toUpperCase()}): <strong data-testid={`sparsecp-records-${variant}`}>{fmtNum(call.lockRecords + call.searchRecords)}</strong>{' '}
@@ -98,7 +123,8 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
                     {' '}
                     (range lock + unlock {fmtNum(call.lockRecords)}, delalloc search {fmtNum(call.searchRecords)})
                   </span>
-                  {' · '}cached state {call.cacheHit ? <span data-testid={`sparsecp-hit-${variant}`}>hit</span> : call.cacheMiss ? 'miss' : 'not used'}
+                  {' · '}
+                  <span data-testid={`sparsecp-cached-${variant}`}>{cachedText(call)}</span>
                   {' · '}
                   {fmtNum(call.us)} µs
                 </>
@@ -109,7 +135,7 @@ function Panel({ info, variant, d, cpMs, cursor, usMax, recMax, params, referenc
             <svg className="chart" data-variant={variant} data-pair="sp-calls" width={width} height={calls.height} viewBox={`0 0 ${width} ${calls.height}`} role="img" aria-label="time per lseek against the file offset" data-testid={`sparsecp-calls-${variant}`}>
               <Axes {...calls} clampEnds xTitle={calls.xTitle} yTitle={calls.yTitle} />
               {calls.dots.map((p) => (
-                <circle key={p.i} cx={p.x} cy={p.y} r={theme.focus ? 2.6 : 1.8} fill={color} opacity={0.6} />
+                <circle key={p.i} cx={p.x} cy={p.y} r={theme.focus ? 2.6 : 1.8} fill={color} opacity={0.6} data-hl-key="lseek-times" />
               ))}
               {call && <line x1={callX} x2={callX} y1={calls.margin.top} y2={calls.height - calls.margin.bottom} stroke={MEASURED} strokeWidth={2} strokeDasharray="4 3" />}
             </svg>
@@ -270,7 +296,7 @@ export function SparseCpView(props: ViewProps) {
       </label>
       <div className="pair-grid">
         {variants.map((v, i) => (
-          <Panel key={v} info={info} variant={v} d={data[i] ?? first} cpMs={runs[v]?.metrics.cp_ms} cursor={cursor} usMax={usMax} recMax={recMax} params={params} reference={v === reference} />
+          <Panel key={v} info={info} variant={v} d={data[i] ?? first} cpMs={runs[v]?.metrics.cp_ms} stateHits={runs[v]?.metrics.state_cache_hits} stateMisses={runs[v]?.metrics.state_cache_misses} cursor={cursor} usMax={usMax} recMax={recMax} params={params} reference={v === reference} />
         ))}
       </div>
       <p className="muted prose">

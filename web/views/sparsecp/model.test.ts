@@ -131,3 +131,14 @@ describe('the after panel names the series as the engine lists it', () => {
     expect(seriesLabel(info, { p1_no_hole_uptodate: 'false', p9_file_cache: '0' })).toBe('series without 1/9, 9/9');
   });
 });
+
+describe("the call at the cursor says how its delalloc searches began", () => {
+  it('hit, miss, both, 6.1 (no cached state), or no search at all (cold: no delalloc)', async () => {
+    const { cachedText } = await import('./SparseCpView');
+    expect(cachedText({ cacheHit: 1, cacheMiss: 0, searchRecords: 2 })).toBe('cached state: hit');
+    expect(cachedText({ cacheHit: 1, cacheMiss: 1, searchRecords: 5 })).toBe('cached state: 1 hit, 1 miss');
+    expect(cachedText({ cacheHit: 0, cacheMiss: 1, searchRecords: 2 })).toBe('cached state: a miss (searched from the root)');
+    expect(cachedText({ cacheHit: 0, cacheMiss: 0, searchRecords: 1 })).toBe('no cached state: searched from the root');
+    expect(cachedText({ cacheHit: 0, cacheMiss: 0, searchRecords: 0 })).toBe('no delalloc search');
+  });
+});

@@ -14,7 +14,9 @@
  */
 import { useState } from 'react';
 import type { Variant } from '../../engine/types';
-import type { ViewProps } from '../types';
+import { sweepOf, type ViewProps } from '../types';
+import { FillSweep } from './FillSweep';
+import type { FillRow } from './fill';
 import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, NEUTRAL, fmtBytes, fmtMs, fmtNum } from '../common';
 import {
   cycleFiles,
@@ -247,7 +249,9 @@ function parseSel(s: string | undefined): { v: Variant; i: number } | null {
   return m ? { v: m[1] as Variant, i: Number(m[2]) } : null;
 }
 
-export function UntarView({ runs, reference, view, onView }: ViewProps) {
+export function UntarView(props: ViewProps) {
+  const { runs, reference, view, onView, params } = props;
+  const fill = sweepOf<FillRow>(props, 'fill');
   const order: Variant[] = ['before', 'after'];
   const [local, setLocal] = useState<string | undefined>(undefined);
   const all: Run[] = order.filter((v) => runs[v]).map((v) => ({ v, d: readUntarDetails(runs[v]?.details), cycles: runs[v]?.metrics.reclaim_cycles }));
@@ -287,7 +291,7 @@ export function UntarView({ runs, reference, view, onView }: ViewProps) {
         </>
       ) : (
         <p className="notice" data-testid="untar-no-tickets">
-          No reservation ever waited: the untar never reached the overcommit limit, so no ticket was queued and reclaim never flushed anything. Both kernels ran the same code path; a smaller file system (fs_gib) or less memory brings the limit within reach.
+          No reservation ever waited: the untar never reached the overcommit limit, so no ticket was queued and reclaim never flushed anything. Both kernels ran the same code path; a file system with more of its space in chunks (fs_used_gib), a smaller one (fs_gib) or DUP metadata brings the limit within reach.
         </p>
       )}
 
@@ -343,6 +347,7 @@ export function UntarView({ runs, reference, view, onView }: ViewProps) {
           }}
         </ChartFigure>
       </div>
+      {fill && fill.total > 0 && <FillSweep params={params} sweep={fill} />}
     </section>
   );
 }

@@ -2,7 +2,7 @@
  * The untar view's pure transforms, on a details object shaped as the
  * engine writes it, and on the real engine's output (through the WASM
  * bridge, as the app runs it): a twentieth of the tree on a file system
- * whose metadata limit it reaches, and a fiftieth on the seed's 2 TiB,
+ * whose metadata limit it reaches, and a fiftieth on a fresh 2 TiB one,
  * where it never does.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -157,7 +157,7 @@ describe('untar view model on the real engine', () => {
   });
 
   it('the limit reached: 5.10 draws many more, shorter cycle marks than the fix, on one clock', () => {
-    const run = (variant: 'before' | 'after') => b.run({ experiment: 'untar', variant, params: { scale: '0.05', fs_gib: '13' }, seed: 1 });
+    const run = (variant: 'before' | 'after') => b.run({ experiment: 'untar', variant, params: { scale: '0.05', fs_gib: '13', fs_used_gib: '0' }, seed: 1 });
     const [bd, ad] = [readUntarDetails(run('before').details), readUntarDetails(run('after').details)];
     expect(bd.zoom && ad.zoom).toBeTruthy();
     // the window opens at the first ticket: the same moment in both kernels
@@ -182,8 +182,8 @@ describe('untar view model on the real engine', () => {
     expect(room(ad)).toBeGreaterThan(3 * room(bd));
   });
 
-  it("the seed's 2 TiB: the limit is never reached, no window, the same run in both kernels", () => {
-    const run = (variant: 'before' | 'after') => b.run({ experiment: 'untar', variant, params: { scale: '0.02' }, seed: 1 });
+  it('a fresh 2 TiB: the limit is never reached, no window, the same run in both kernels', () => {
+    const run = (variant: 'before' | 'after') => b.run({ experiment: 'untar', variant, params: { scale: '0.02', fs_used_gib: '0' }, seed: 1 });
     const [bd, ad] = [readUntarDetails(run('before').details), readUntarDetails(run('after').details)];
     expect(bd.zoom).toBeNull();
     expect(ad.zoom).toBeNull();
