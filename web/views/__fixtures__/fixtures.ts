@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ExperimentInfo, RunResult, Variant } from '../../engine/types';
+import { decodeTrace, type RawTrace, type Trace } from '../../model/trace';
 
 export interface ViewFixture {
   experiment: string;
@@ -44,3 +45,54 @@ export function roundDeep(x: unknown): unknown {
 /** Rendered markup as a snapshot reads best: numbers to 0.1, a tag a line (Observable Plot's tests do the same). */
 export const normaliseSvg = (html: string): string =>
   html.replace(/-?\d+\.\d+/g, (n) => String(Math.round(Number(n) * 10) / 10)).replace(/></g, '>\n<');
+
+/**
+ * An experiment page's recorded picture (views/replay/pageRecording.ts),
+ * recorded from the fixture's runs as the page records it, at most
+ * PICTURE_EVENTS events a kernel: <experiment>.picture.json.
+ */
+export interface PictureFixture {
+  experiment: string;
+  params: Record<string, string>;
+  window: string;
+  fromFirst: boolean;
+  sides: { variant: Variant; trace: RawTrace }[];
+}
+
+/** Events kept a kernel in a picture fixture (the page keeps up to 600,000). */
+export const PICTURE_EVENTS = 4000;
+
+/** Each page picture's fixture setup: the smallest run whose moment still
+ * happens and whose recording of it fits in PICTURE_EVENTS. */
+export const PICTURE_SETUPS: Record<string, { params: Record<string, string>; events?: number }> = {
+  'sparse-cp': { params: { file_mib: '1', state: 'delalloc', extent_kib: '16', hole_kib: '16' } },
+  'qgroup-drop': { params: { subvols: '2', files: '32', threshold: '16' } },
+  // the create's fsync and its leaf clone come first in the window
+  bonnie: { params: { files: '60', dirs: '1', file_bytes: '16384', ram_gib: '0.25' }, events: 1500 },
+  receive: { params: { files_per_writer: '12', writers: '2' } },
+};
+
+export const picturePath = (name: string): string => fileURLToPath(new URL(`./${name}.picture.json`, import.meta.url));
+
+export function readPicture(name: string): { params: Record<string, string>; window: string; fromFirst: boolean; sides: { variant: Variant; trace: Trace }[] } {
+  const fx = JSON.parse(readFileSync(picturePath(name), 'utf8')) as PictureFixture;
+  return { params: fx.params, window: fx.window, fromFirst: fx.fromFirst, sides: fx.sides.map((s) => ({ variant: s.variant, trace: decodeTrace(s.trace) })) };
+}
+
+/** A decoded recording back as lab_trace_json writes it (decodeTrace's inverse). */
+export function encodeTrace(tr: Trace): RawTrace {
+  const events: number[][] = [];
+  for (let i = 0; i < tr.n; i++) events.push([tr.t[i]!, tr.kind[i]!, tr.task[i]!, ...tr.args.subarray(tr.off[i]!, tr.off[i + 1]!)]);
+  return {
+    recording: true,
+    from_ns: tr.fromNs,
+    last_ns: tr.lastNs,
+    complete: tr.complete,
+    kept: tr.kept,
+    unkept: tr.unkept,
+    max_events: tr.maxEvents,
+    kinds: tr.kinds.map((k) => ({ name: k.name, args: k.args })),
+    tasks: tr.tasks,
+    events,
+  };
+}

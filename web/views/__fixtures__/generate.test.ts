@@ -6,6 +6,11 @@
  *
  *     npm run view-fixtures        # MAKE_VIEW_FIXTURES=1 vitest run web/views/__fixtures__
  *
+ * The pages' recorded pictures (<experiment>.picture.json) are recorded
+ * from the committed fixture's setup as the page records them (its
+ * moment, its kinds of event), at most PICTURE_EVENTS events a kernel;
+ * `-t pictures` writes only those.
+ *
  * then `npx vitest run web/views/snapshots.test.tsx -u` redraws the
  * snapshots from them, and the diff shows what the change did to each
  * picture.
@@ -14,7 +19,8 @@ import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ExperimentInfo, RunResult } from '../../engine/types';
 import { loadNodeBridge } from '../../engine/node';
-import { FIXTURE_SETUPS, fixturePath, roundDeep, type ViewFixture } from './fixtures';
+import { PAGE_RECORDINGS } from '../replay/pageRecording';
+import { encodeTrace, FIXTURE_SETUPS, fixturePath, PICTURE_EVENTS, PICTURE_SETUPS, picturePath, roundDeep, type PictureFixture, type ViewFixture } from './fixtures';
 
 describe.skipIf(!process.env.MAKE_VIEW_FIXTURES)('view fixtures', () => {
   it('runs each experiment at its fixture setup and writes it', async () => {
@@ -35,6 +41,32 @@ describe.skipIf(!process.env.MAKE_VIEW_FIXTURES)('view fixtures', () => {
       );
       const fixture: ViewFixture = { experiment: name, params: setup.params, seed: 1, info: { ...info!, published } as ExperimentInfo, runs };
       writeFileSync(fixturePath(name), `${JSON.stringify(fixture)}\n`);
+    }
+  }, 600_000);
+
+  it('records each page picture from its fixture setup and writes it', async () => {
+    const b = await loadNodeBridge();
+    const list = b.list();
+    for (const [name, spec] of Object.entries(PAGE_RECORDINGS)) {
+      const params = PICTURE_SETUPS[name]!.params;
+      const variants = list.find((e) => e.name === name)!.variants;
+      const runs = Object.fromEntries(variants.map((variant) => [variant, b.run({ experiment: name, variant, params, seed: 1 })]));
+      const start = spec.start(runs, params);
+      expect(start, `${name}: its moment happens at the fixture's setup`).not.toBeNull();
+      const sides: PictureFixture['sides'] = [];
+      for (const variant of variants) {
+        const r = b.run({ experiment: name, variant, params, seed: 1 }, 1_000_000, {
+          maxEvents: Math.min(spec.maxEvents ?? PICTURE_EVENTS, PICTURE_SETUPS[name]!.events ?? PICTURE_EVENTS),
+          only: spec.only,
+          stopWhenFull: true,
+          ...start!.record,
+        });
+        expect(r.recording?.n, `${name} ${variant} recorded`).toBeGreaterThan(0);
+        console.log(name, variant, r.recording!.n, 'events', r.recording!.complete ? 'complete' : `cut (${r.recording!.unkept} more)`);
+        sides.push({ variant, trace: encodeTrace(r.recording!) });
+      }
+      const fixture: PictureFixture = { experiment: name, params, window: start!.window, fromFirst: start!.fromFirst, sides };
+      writeFileSync(picturePath(name), `${JSON.stringify(fixture)}\n`);
     }
   }, 600_000);
 });
