@@ -25,7 +25,7 @@ import { fmtBytes, fmtNum } from '../../model/format';
 import { callAtOffset, layoutLseekLane, lseekCalls, lseekTotals, windowAround, type LseekMark, type LseekRun } from '../../model/lseekPicture';
 import { ioKey, ioRecords, Replay } from '../../model/replay';
 import type { Trace } from '../../model/trace';
-import { ChartFigure, INK, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, NEUTRAL, scaleTicks, smallPx } from '../common';
+import { ChartFigure, INK, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, labelWidth, NEUTRAL, scaleTicks, smallPx } from '../common';
 import { scaleLinear } from 'd3-scale';
 
 export interface LseekSide {
@@ -332,14 +332,19 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
               </defs>
               <g transform={`translate(${gutter},${bandH * sides.length})`} fontSize={smallPx(theme, 0.8)} fill={INK}>
                 <line x1={0} x2={plotW} y1={2} y2={2} stroke={INK} />
-                {ticks.map((t) => (
-                  <g key={t.label} transform={`translate(${t.pos},0)`}>
-                    <line y1={2} y2={7} stroke={INK} />
-                    <text y={fs + 4} textAnchor="middle">
-                      {t.label}
-                    </text>
-                  </g>
-                ))}
+                {ticks.map((t) => {
+                  // a label at either end stays inside the picture
+                  const half = labelWidth(t.label, smallPx(theme, 0.8)) / 2;
+                  const anchor = t.pos + half > plotW + 8 ? 'end' : t.pos - half < -gutter ? 'start' : 'middle';
+                  return (
+                    <g key={t.label} transform={`translate(${t.pos},0)`}>
+                      <line y1={2} y2={7} stroke={INK} />
+                      <text y={fs + 4} textAnchor={anchor}>
+                        {t.label}
+                      </text>
+                    </g>
+                  );
+                })}
                 <text x={plotW} y={fs * 2.3} textAnchor="end" fill={NEUTRAL.dark}>
                   offset in the file ({unit.name})
                 </text>
