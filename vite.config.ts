@@ -36,6 +36,8 @@ export default defineConfig({
     emptyOutDir: true,
     target: 'es2022',
     chunkSizeWarningLimit: 600,
+    // which chunks each page loads (scripts/bench.mjs sums a cold page's JS and WASM)
+    manifest: true,
   },
   preview: { port: 4173, strictPort: true },
   test: {

@@ -14,7 +14,8 @@
  * - every diff hunk's note lights up marks of the picture and brings them
  *   into view (hovered at 1280 px, focused at 1024 px), and the diff's code
  *   lines fit at 1024 px;
- * - Esc leaves the field, → goes on from the field or the page, ← goes back.
+ * - Esc leaves the field, → goes on from the field or the page, ← goes back;
+ *   f (focus mode) works from the field that holds the guess its run judged.
  *
  * Screenshots (SCREENSHOTS=1): each step before and after its run at 1024,
  * 1280 and 1920 px and in focus mode, in test-results/shots/lessons/.
@@ -220,6 +221,14 @@ for (const lesson of lessons) {
 
         // on: from the field (→ passes through it once the step has run), or Esc out of it, then →
         if (i === 0 && predicts) {
+          // right after Enter ran the step, f (focus mode for the projector) works from the field holding the judged guess
+          await field.focus();
+          const judged = await field.inputValue();
+          await page.keyboard.press('f');
+          await expect(page.locator('html.focus-mode')).toHaveCount(1);
+          await page.keyboard.press('f');
+          await expect(page.locator('html.focus-mode')).toHaveCount(0);
+          await expect(field).toHaveValue(judged);
           await field.focus();
           await page.keyboard.press('Escape');
           await expect(field).not.toBeFocused();

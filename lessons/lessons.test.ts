@@ -13,6 +13,7 @@ import type { Bridge } from '../web/engine/bridge';
 import { loadNodeBridge } from '../web/engine/node';
 import { parseLesson, type LessonContext } from '../web/model/lessonFormat';
 import { checkStepClaims, withoutClaimMarks } from '../web/model/lessonClaims';
+import { predictionMetrics, type SeedMetrics, type StepMetrics } from '../web/model/lessonChecks';
 import { spoilersIn } from '../web/model/lessonSpoilers';
 import { runLessonHeadless, runLessonSteps, stepSpecs } from '../web/model/lessonRun';
 import { evaluateMoment } from '../web/model/moments';
@@ -37,7 +38,7 @@ describe('lessons', () => {
     it(`${f}: validates and every step's checks pass on the real engine`, () => {
       const lesson = parseLesson(readFileSync(`${dir}${f}`, 'utf8'), f, ctx);
       expect(`${lesson.id}.json`).toBe(f);
-      const { outcomes, metrics, moments } = runLessonSteps(lesson, b.list(), (spec, record) => b.run(spec, undefined, record ? {} : undefined));
+      const { outcomes, metrics, seeds, moments } = runLessonSteps(lesson, b.list(), (spec, record) => b.run(spec, undefined, record ? {} : undefined));
       const failed = outcomes.flatMap((os, i) => os.filter((o) => !o.pass).map((o) => `step ${i}: ${o.check.label} (${o.detail})`));
       expect(failed).toEqual([]);
       expect(outcomes.flat().length).toBeGreaterThan(0);
@@ -57,7 +58,7 @@ describe('lessons', () => {
       // Every number the text states about the run is what the run gives, rounded as the text writes it.
       const unitOf = (exp: string) => (m: string) => b.list().find((e) => e.name === exp)?.metricInfo.find((x) => x.name === m)?.unit ?? '';
       const wrong = lesson.steps.flatMap((s, i) =>
-        checkStepClaims(s, i, metrics, unitOf(s.scenario.experiment))
+        checkStepClaims(s, i, metrics, unitOf(s.scenario.experiment), seeds)
           .filter((c) => !c.ok)
           .map((c) => `step ${i + 1}: "${c.claim.text}" (${c.claim.variant}.${c.claim.metric}) but the run gives ${c.shown}${c.problem ? `: ${c.problem}` : ''}`),
       );
@@ -67,16 +68,17 @@ describe('lessons', () => {
       // (e2e/lesson-play.spec.ts reads the page itself, at every width and in focus mode.)
       const spoiled = lesson.steps.flatMap((s, i) => {
         const p = s.prediction;
-        const value = p && metrics[i]?.[p.variant]?.[p.metric];
+        const value = p && predictionMetrics(p, i, metrics, seeds)?.[p.variant]?.[p.metric];
         if (!p || value === undefined) return [];
         const before = [lesson.title, s.title, withoutClaimMarks(s.text), withoutClaimMarks(s.watch), p.prompt, s.diff?.title ?? '', s.diff?.text ?? ''].join('\n');
         return spoilersIn(before, value, p.unit).map((x) => `step ${i + 1}: "${x.shown}" shows ${p.variant}.${p.metric} = ${value} before the run`);
       });
       expect(spoiled).toEqual([]);
       // and the claims can fail: every number off by 60% is caught
-      const off = lesson.steps.flatMap((s, i) =>
-        checkStepClaims(s, i, metrics.map((m) => Object.fromEntries(Object.entries(m).map(([v, r]) => [v, Object.fromEntries(Object.entries(r ?? {}).map(([k, x]) => [k, x * 1.6 + 1]))]))), unitOf(s.scenario.experiment)),
-      );
+      const skew = (m: StepMetrics): StepMetrics => Object.fromEntries(Object.entries(m).map(([v, r]) => [v, Object.fromEntries(Object.entries(r ?? {}).map(([k, x]) => [k, x * 1.6 + 1]))]));
+      // (over seeds each run scaled, and a few runs moved apart, so a spread's sd moves too)
+      const skewSeeds: SeedMetrics = seeds.map((runs) => runs?.map((m, k) => skew(k % 3 ? m : skew(m))));
+      const off = lesson.steps.flatMap((s, i) => checkStepClaims(s, i, metrics.map(skew), unitOf(s.scenario.experiment), skewSeeds));
       expect(off.filter((c) => c.ok)).toEqual([]);
 
       // The checks can fail: with every comparison turned around, none passes.

@@ -4,7 +4,7 @@
  * overlay and focus mode. The page never runs the engine itself: everything
  * goes through the worker client.
  */
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { LabError, type ExperimentInfo } from '../engine/types';
 import { loadLessons } from '../lessons';
 import { actionFor, type ActionContext, type KeyPlace } from '../model/actions';
@@ -15,22 +15,35 @@ import { KERNEL_COLOR } from '../views/common/palette';
 import { activePlayer, PageCommandsContext, type PageCommands } from './commands';
 import { engine } from './engine';
 import { ErrorBanner } from './ErrorBanner';
-import { ExperimentPage } from './ExperimentPage';
 import { Header } from './Header';
 import { HelpOverlay } from './HelpOverlay';
 import { Home } from './Home';
-import { LessonPlayer } from './LessonPlayer';
 import { isStringRecord, loadJson } from './storage';
 import { testHook } from './testHook';
+
+// Each page's code is its own chunk, loaded when the page opens; the
+// route's chunk is asked for as this module runs, beside the engine's
+// compile and registry, not after the first render.
+const loadExperimentPage = () => import('./ExperimentPage');
+const loadLessonPlayer = () => import('./LessonPlayer');
+const ExperimentPage = lazy(() => loadExperimentPage().then((m) => ({ default: m.ExperimentPage })));
+const LessonPlayer = lazy(() => loadLessonPlayer().then((m) => ({ default: m.LessonPlayer })));
+if (typeof window !== 'undefined') {
+  const r = parseHash(window.location.hash).route.page;
+  if (r === 'experiment') void loadExperimentPage();
+  else if (r === 'lesson') void loadLessonPlayer();
+}
 
 const NEXT_EMPHASIS: Record<Emphasis, Emphasis> = { none: 'before', before: 'after', after: 'none' };
 
 /** Is the key event coming from a place where the user types (and does that field hand ← / → to the page)? */
 const keyPlace = (t: EventTarget | null): KeyPlace =>
   t instanceof HTMLElement && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.tagName === 'SELECT' || t.isContentEditable)
-    ? t.dataset.stepKeys === 'on'
-      ? 'step-field'
-      : 'field'
+    ? t.dataset.stepKeys === 'all'
+      ? 'idle-field'
+      : t.dataset.stepKeys === 'on'
+        ? 'step-field'
+        : 'field'
     : 'page';
 
 /**
@@ -253,7 +266,7 @@ export function App() {
             {lessonLoad.errors.map((e) => (
               <ErrorBanner key={e} error={`A lesson failed validation: ${e}`} />
             ))}
-            {page}
+            <Suspense fallback={<p className="loading">Loading the page…</p>}>{page}</Suspense>
           </main>
           {help && <HelpOverlay lessons={lessonLoad.lessons} onClose={() => setHelp(false)} />}
         </div>

@@ -19,6 +19,7 @@ import { ReplaySection } from './ReplaySection';
 import { PagePicture } from '../views/replay/PagePicture';
 import { PAGE_RECORDINGS } from '../views/replay/pageRecording';
 import { usePageRecording } from './usePageRecording';
+import { firstRunFor } from './firstRun';
 import { Results } from './Results';
 import { RunBar } from './RunBar';
 import { engine } from './engine';
@@ -73,7 +74,13 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   // the trees / lseeks the patch acts on, recorded once the runs are in
   const pageSpec = PAGE_RECORDINGS[info.name];
   const pageRec = usePageRecording(pageSpec, state);
-  const stale = state.key !== null && state.key !== specKey(specs);
+  // a page at its defaults whose published size is slow draws a classroom-scale run first (firstRun.ts)
+  const first = firstRunFor(info.name);
+  const atDefaults = Object.keys(nonDefault(info.params, values)).length === 0;
+  const firstSpecs = useMemo(() => (first && atDefaults ? specs.map((sp) => ({ ...sp, params: { ...sp.params, ...first.params } })) : null), [first, atDefaults, specs]);
+  const showingFirst = firstSpecs !== null && state.key === specKey(firstSpecs);
+  const stale = state.key !== null && state.key !== specKey(specs) && !showingFirst;
+  const shownParams = showingFirst ? firstSpecs![0]!.params : values;
 
   // a long run waiting for the user's go (below)
   const [ask, setAsk] = useState<{ key: string; estimate: WorkEstimate } | null>(null);
@@ -96,7 +103,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   const userRan = useRef<string | null>(null);
   const autoRun = (key: string): void => {
     const go = (): void => {
-      if (userRan.current !== info.name && specKey(specs) === key) void runner.run(specs, collectFor(info.name));
+      if (userRan.current !== info.name && specKey(specs) === key) void runner.run(firstSpecs ?? specs, collectFor(info.name));
     };
     if (Object.keys(nonDefault(info.params, values)).length === 0) return go();
     engine.estimate(info.name, values).then(
@@ -240,10 +247,18 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
             </button>
           </p>
         )}
+        {showingFirst && first && (
+          <p className="notice" role="status" data-testid="first-run">
+            Drawn at {first.label}, the same difference in a fraction of the time.{' '}
+            <button type="button" className="btn" onClick={run} disabled={running} data-testid="first-run-full">
+              Run the published size
+            </button>
+          </p>
+        )}
         {state.error && <ErrorBanner error={state.error} />}
         <Results
           info={info}
-          params={values}
+          params={shownParams}
           variants={info.variants}
           runs={shownRuns}
           running={running}
@@ -255,7 +270,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
           view={view}
           onView={onView}
           spread={{ rows: seeds.rows, state: seeds.state, total: seeds.total, run: seeds.run, stop: seeds.stop }}
-          pictures={pageSpec && !invalid && <PagePicture spec={pageSpec} rec={pageRec} view={view} onView={onView} params={values} />}
+          pictures={pageSpec && !invalid && <PagePicture spec={pageSpec} rec={pageRec} view={view} onView={onView} params={shownParams} />}
           controls={<PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onSet={(param, value) => runWith({ [param]: value })} />}
         />
         {replaySpec && !invalid && (

@@ -17,7 +17,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import type { PreviousRun } from '../views/types';
-import { evaluateStep, judgePrediction, parseGuess, statMetrics, type SeedMetrics, type StepMetrics } from '../model/lessonChecks';
+import { evaluateStep, judgePrediction, parseGuess, predictionMetrics, statMetrics, type SeedMetrics, type StepMetrics } from '../model/lessonChecks';
 import type { Lesson } from '../model/lessonFormat';
 import { nonDefault, withDefaults } from '../model/params';
 import { checkStepClaims } from '../model/lessonClaims';
@@ -71,6 +71,8 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const [seedAt, setSeedAt] = useState<number | null>(null);
   // the guess as it stood when the step ran (or was last submitted with Enter): what the verdict judges
   const [submitted, setSubmitted] = useState<number | null>(null);
+  // ... as it was typed: while the field still holds it, the projector's keys (f, c, ?) work from the field
+  const [judgedText, setJudgedText] = useState<string | null>(null);
   // Enter with no number in the field: say so rather than run without a guess
   const [needGuess, setNeedGuess] = useState(false);
   const field = useRef<HTMLInputElement>(null);
@@ -79,6 +81,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
     runner.reset();
     setRanStep(null);
     setSubmitted(null);
+    setJudgedText(null);
     setNeedGuess(false);
     if (column.current) column.current.scrollTop = 0;
     // → from the field lands here with the field still focused: give the page its keys back (f, r, e...); digits still reach the field
@@ -99,16 +102,18 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const seedRuns = ranStep === i ? sessionSeedRuns.get(lesson.id)?.[i] : undefined;
   // the numbers the text states about the run, checked on the run drawn
   const unitOf = (m: string): string => info?.metricInfo.find((x) => x.name === m)?.unit ?? '';
-  const claims = here ? checkStepClaims(s, i, all, unitOf) : [];
+  const claims = here ? checkStepClaims(s, i, all, unitOf, seedsAll) : [];
   // a step that runs one kernel shows the other beside it, same setup, as a pinned reference
   const refSpec = info ? referenceSpec(s, info) : null;
   const guessValue = s.prediction ? parseGuess(guess, s.prediction.unit) : null;
-  const verdict = here && s.prediction && submitted !== null ? judgePrediction(s.prediction, submitted, here) : null;
+  const predicted = here && s.prediction ? predictionMetrics(s.prediction, i, all, seedsAll) : undefined;
+  const verdict = predicted && s.prediction && submitted !== null ? judgePrediction(s.prediction, submitted, predicted) : null;
   const ran = here !== undefined;
 
   const run = async (): Promise<void> => {
     if (!info || runner.state.status === 'running') return;
     setSubmitted(guessValue);
+    setJudgedText(guess);
     setNeedGuess(false);
     const acc = [...all];
     for (const d of stepDeps(lesson, i)) {
@@ -163,7 +168,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
     setAll(acc);
     setRanStep(i);
     testHook().lessonChecks[`${lesson.id}/${i}`] = evaluateStep(s, i, acc, seedAcc).map((o) => o.pass);
-    testHook().lessonClaims[`${lesson.id}/${i}`] = checkStepClaims(s, i, acc, (m) => info.metricInfo.find((x) => x.name === m)?.unit ?? '').map((c) => ({ text: c.claim.text, ok: c.ok, shown: c.shown }));
+    testHook().lessonClaims[`${lesson.id}/${i}`] = checkStepClaims(s, i, acc, (m) => info.metricInfo.find((x) => x.name === m)?.unit ?? '', seedAcc).map((c) => ({ text: c.claim.text, ok: c.ok, shown: c.shown }));
   };
 
   const next = (): void => onStep(Math.min(n - 1, i + 1));
@@ -174,8 +179,10 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
       setNeedGuess(true);
       return;
     }
-    if (ran) setSubmitted(guessValue);
-    else void run();
+    if (ran) {
+      setSubmitted(guessValue);
+      setJudgedText(guess);
+    } else void run();
   };
   /** A digit typed anywhere on the step goes to its prediction field (a lecture's keyboard flow). */
   const typeGuess = (key: string): boolean => {
@@ -209,8 +216,9 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
           value={guess}
           placeholder="your guess"
           aria-describedby="prediction-hint"
-          // ← / → step the lesson from here once the guess is in (or the field is empty): App's key handler
-          data-step-keys={ran || guess.trim() === '' ? 'on' : undefined}
+          // ← / → step the lesson from here once the guess is in (or the field is empty), and f, c, ? work
+          // while there is nothing to edit (empty, or the judged guess as typed): App's key handler
+          data-step-keys={guess.trim() === '' || (ran && guess === judgedText) ? 'all' : ran ? 'on' : undefined}
           onChange={(e) => {
             setGuess(e.target.value);
             setNeedGuess(false);
@@ -363,7 +371,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
         )}
         {info && seedRuns && seedRuns.length > 0 && (
           <p className="muted prose" data-testid="lesson-seeds-note">
-            The numbers below are the median of the {seedRuns.length} runs, as the checks and the text read them; the pictures are seed {s.scenario.seed}&apos;s run.
+            The numbers below are the median of the {seedRuns.length} runs, as the checks and the text read them where they name no other statistic (a standard deviation, a maximum); the pictures are seed {s.scenario.seed}&apos;s run.
           </p>
         )}
         {info && (

@@ -17,6 +17,7 @@ import { Headline } from '../views/common/Headline';
 import { headlineOf, labelOf, noisyOf, sweepsFor, viewFor, type SweepContext } from '../views/registry';
 import type { PreviousRun, SeedSpread, SweepHandle, ViewProps } from '../views/types';
 import { engine } from './engine';
+import { BACKGROUND } from '../engine/pool';
 import { RunExport } from './RunExport';
 import { tracked, useSweeps, type SweepDef } from './useSweep';
 import { Tag } from '../views/common/Tag';
@@ -204,7 +205,7 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
 
 /**
  * The sweeps the experiment's view declares (views/registry.ts), run here:
- * each point's runs one after another through the worker, the rows handed
+ * the points and their runs side by side on the engine's pool, the rows handed
  * to the view with run / stop. A sweep whose view state says it was run
  * (v.sweep=1 in a link) runs by itself.
  */
@@ -215,8 +216,7 @@ function useViewSweeps(info: ExperimentInfo, params: Record<string, string>, see
     setting: JSON.stringify(s.setting ? s.setting(ctx) : [params, seed]),
     points: s.points(ctx),
     runPoint: async (p, onRun) => {
-      const results: RunResult[] = [];
-      for (const spec of s.runs(p, ctx)) results.push(await tracked(engine.run(spec), onRun));
+      const results: RunResult[] = await Promise.all(s.runs(p, ctx).map((spec) => tracked(engine.run(spec, undefined, undefined, { priority: BACKGROUND }), onRun)));
       return s.row(p, results, ctx);
     },
     autoRun: s.viewKey !== undefined && view?.[s.viewKey[0]] === s.viewKey[1],

@@ -1,7 +1,7 @@
 /*
  * SeedsPanel.tsx - "Run ×20": the page's setting over 20 consecutive seeds
- * (from the page's seed), each kernel, through the engine worker one run
- * at a time (progress, Stop), then per metric a strip of dots per kernel
+ * (from the page's seed), each kernel, on the engine's pool of workers
+ * (progress, Stop), then per metric a strip of dots per kernel
  * with the median and the 5-95% band, the published figure as a line
  * (web/model/seedStrip.ts). A seed draws what varies between two real runs
  * (engine/src/kernel/variation.def); with variation off, only what the
@@ -19,6 +19,7 @@ import { GHOST, KERNEL_COLOR, KERNEL_SHORT, KERNEL_TEXT, MEASURED } from '../vie
 import { fmtNum, fmtUnit } from '../model/format';
 import { headlineOf, labelOf } from '../views/registry';
 import { engine } from './engine';
+import { BACKGROUND } from '../engine/pool';
 import { SweepButton } from '../views/common/SweepButton';
 import { tracked, useSweep, type SweepHandle } from './useSweep';
 
@@ -86,7 +87,7 @@ export function SeedStrips({ info, params, rows, metrics, exportName }: { info: 
 
 /**
  * The page's setting over SEEDS consecutive seeds from the page's, each
- * kernel, one run at a time through the worker. The page owns it: its rows
+ * kernel, side by side on the engine's pool. The page owns it: its rows
  * feed this panel and the headline's spread of a noisy figure alike.
  * `auto`: start by itself once the page's run is done (a headline that is
  * one run of a noisy process is never shown alone).
@@ -96,8 +97,9 @@ export function useSeeds(info: ExperimentInfo, params: Record<string, string>, s
     id: `seeds:${info.name}`,
     points: Array.from({ length: SEEDS }, (_, i) => seed + i),
     runPoint: async (s, onRun) => {
-      const runs: Partial<Record<Variant, RunResult>> = {};
-      for (const variant of info.variants) runs[variant] = await tracked(engine.run({ experiment: info.name, variant, params, seed: s, variation }), onRun);
+      // the kernels side by side on the pool, behind the page's own runs
+      const done = await Promise.all(info.variants.map((variant) => tracked(engine.run({ experiment: info.name, variant, params, seed: s, variation }, undefined, undefined, { priority: BACKGROUND }), onRun)));
+      const runs: Partial<Record<Variant, RunResult>> = Object.fromEntries(info.variants.map((v, i) => [v, done[i]]));
       return { seed: s, runs };
     },
     setting: JSON.stringify([params, seed, variation]),

@@ -14,6 +14,8 @@ export interface LabTestHook {
   lessonClaims: Record<string, { text: string; ok: boolean; shown: string }[]>;
   /** The open replay's first divergence (an event index; -1 none). */
   replayDivergence?: number;
+  /** The engine pool's workers (web/engine/pool.ts). */
+  workers?: number;
   /** The page's own recording for its pictures: its window, host time, events per kernel. */
   pageRecording?: { window: string; wallMs: number; events: number[] };
 }

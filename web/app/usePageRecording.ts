@@ -48,19 +48,27 @@ export function usePageRecording(spec: PageRecordingSpec | undefined, main: Runn
       const t0 = performance.now();
       const sides: PageRecording['sides'] = [];
       try {
-        for (let i = 0; i < specs.length; i++) {
-          const t = engine.run(
-            specs[i]!,
+        // both kernels side by side on the engine's pool
+        const progress = specs.map(() => 0);
+        const tickets = specs.map((spec, i) =>
+          engine.run(
+            spec,
             (p) => {
-              if (gen.current === my) setSt((s) => ({ ...s, progress: (i + p) / specs.length }));
+              progress[i] = p;
+              if (gen.current === my) setSt((s) => ({ ...s, progress: progress.reduce((x, y) => x + y, 0) / specs.length }));
             },
             { record: rec },
-          );
-          cancel.current = t.cancel;
-          const r = await t.promise;
-          if (gen.current !== my) return;
+          ),
+        );
+        cancel.current = () => tickets.forEach((t) => t.cancel());
+        const rs = await Promise.all(tickets.map((t) => t.promise)).catch((e: unknown) => {
+          tickets.forEach((t) => t.cancel());
+          throw e;
+        });
+        if (gen.current !== my) return;
+        rs.forEach((r, i) => {
           if (r.recording) sides.push({ variant: specs[i]!.variant, trace: r.recording });
-        }
+        });
         cancel.current = null;
         const empty = sides.length < specs.length || sides.some((s) => s.trace.n === 0);
         const wallMs = performance.now() - t0;

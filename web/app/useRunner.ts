@@ -1,6 +1,6 @@
 /*
  * useRunner.ts - run one or more variants of an experiment through the
- * engine worker, one after the other, with overall progress, cancel, and
+ * engine's pool of workers, all at once, with overall progress, cancel, and
  * the results kept by variant. A newer run or a cancel makes older answers
  * irrelevant (a generation counter drops them).
  */
@@ -46,26 +46,36 @@ export function useRunner(): {
     const key = specKey(specs);
     const results: Partial<Record<Variant, RunResult>> = {};
     setState({ status: 'running', progress: 0, current: specs[0]?.variant ?? null, results, error: null, key, specs });
+    // every spec at once on the engine's pool, each result drawn as it arrives
+    const progress = specs.map(() => 0);
+    const firstLeft = (): Variant | null => specs.find((sp) => !results[sp.variant])?.variant ?? null;
+    const tickets = specs.map((spec, i) =>
+      engine.run(
+        spec,
+        (p) => {
+          progress[i] = p;
+          if (gen.current === my) setState((s) => ({ ...s, progress: progress.reduce((a, b) => a + b, 0) / specs.length, current: firstLeft() }));
+        },
+        collect,
+      ),
+    );
+    cancelCurrent.current = () => tickets.forEach((t) => t.cancel());
     try {
-      for (let i = 0; i < specs.length; i++) {
-        const spec = specs[i]!;
-        const t = engine.run(
-          spec,
-          (p) => {
-            if (gen.current === my) setState((s) => ({ ...s, progress: (i + p) / specs.length, current: spec.variant }));
-          },
-          collect,
-        );
-        cancelCurrent.current = t.cancel;
-        results[spec.variant] = await t.promise;
-        if (gen.current !== my) return null;
-        setState((s) => ({ ...s, progress: (i + 1) / specs.length, results: { ...results } }));
-      }
+      await Promise.all(
+        tickets.map(async (t, i) => {
+          const r = await t.promise;
+          results[specs[i]!.variant] = r;
+          progress[i] = 1;
+          if (gen.current === my) setState((s) => ({ ...s, progress: progress.reduce((a, b) => a + b, 0) / specs.length, current: firstLeft(), results: { ...results } }));
+        }),
+      );
+      if (gen.current !== my) return null;
       cancelCurrent.current = null;
       setState({ status: 'done', progress: 1, current: null, results: { ...results }, error: null, key, specs });
       testHook().lastRun = { experiment: specs[0]?.experiment ?? '', results: { ...results } };
       return results;
     } catch (e) {
+      tickets.forEach((t) => t.cancel()); // one failed: the others are not needed
       if (gen.current !== my) return null;
       const err = LabError.from(e);
       cancelCurrent.current = null;

@@ -1,6 +1,6 @@
 /*
- * useSweep.ts - run lists of points one after another through the engine
- * worker (each point may be several runs), keeping the rows done so far so
+ * useSweep.ts - run lists of points side by side on the engine's pool of
+ * workers (each point may be several runs), keeping the rows done so far so
  * a chart fills in as it goes, an error as a message rather than a broken
  * page, and a stop: like any long run, a sweep can be cancelled (the run in
  * flight is cancelled in the worker; the rows done stay).
@@ -19,6 +19,7 @@
  */
 import { useEffect, useReducer, useRef } from 'react';
 import type { SweepHandle, SweepState } from '../views/types';
+import { engine } from './engine';
 
 export type { SweepState, SweepHandle };
 
@@ -42,7 +43,8 @@ export interface SweepDef<T, R> {
 interface Control {
   key: string;
   stopped: boolean;
-  cancel?: () => void;
+  /** the engine runs in flight (points run side by side) */
+  cancels: Set<() => void>;
 }
 
 interface Live {
@@ -73,7 +75,7 @@ export function useSweeps(defs: SweepDef<any, any>[]): Record<string, SweepHandl
   const stopCtl = (c: Control | null | undefined): void => {
     if (!c) return;
     c.stopped = true;
-    c.cancel?.();
+    for (const f of c.cancels) f();
   };
   // leaving the page stops every sweep: no work for a view nobody sees
   useEffect(() => {
@@ -102,20 +104,35 @@ export function useSweeps(defs: SweepDef<any, any>[]): Record<string, SweepHandl
   const run = async (d: SweepDef<unknown, unknown>): Promise<void> => {
     const key = keyOf(d);
     stopCtl(live.current.get(d.id)?.ctl);
-    const c: Control = { key, stopped: false };
+    const c: Control = { key, stopped: false, cancels: new Set() };
     const entry: Live = { key, rows: [], state: 'running', err: '', ctl: c };
     live.current.set(d.id, entry);
     const current = (): boolean => mounted.current && live.current.get(d.id)?.ctl === c;
     redraw();
-    const out: unknown[] = [];
-    try {
-      for (const p of d.points) {
-        if (c.stopped) break;
-        out.push(await d.runPoint(p, (cancel) => (c.cancel = cancel)));
+    // points side by side, as many as the engine has workers; the rows
+    // done so far in the points' order, each drawn as it arrives
+    const res: { row: unknown }[] = [];
+    let out: unknown[] = [];
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      while (!c.stopped && next < d.points.length) {
+        const i = next++;
+        const row = await d.runPoint(d.points[i], (cancel) => c.cancels.add(cancel));
+        res[i] = { row };
+        out = res.filter(Boolean).map((x) => x.row);
         if (current()) {
-          entry.rows = [...out];
+          entry.rows = out;
           redraw();
         }
+      }
+    };
+    try {
+      try {
+        await Promise.all(Array.from({ length: Math.max(1, Math.min(engine.size, d.points.length)) }, lane));
+      } catch (e) {
+        // one point failed: the others in flight are not needed
+        for (const f of c.cancels) f();
+        throw e;
       }
       keep(key, out, c.stopped ? 'stopped' : 'done');
       if (current()) {

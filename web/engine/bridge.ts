@@ -140,6 +140,19 @@ export class Bridge {
    * (passing the bytes avoids the loader's fetch/locateFile logic, which
    * misbehaves under Node). Returns a ready Bridge.
    */
+  /** From a module compiled once (the page's WebAssembly.compileStreaming, shared with every worker): each worker only instantiates it. */
+  static async fromModule(factory: LabFactory, module: WebAssembly.Module): Promise<Bridge> {
+    const m = await factory({
+      instantiateWasm: (imports: WebAssembly.Imports, receive: (inst: WebAssembly.Instance, mod: WebAssembly.Module) => void) => {
+        void WebAssembly.instantiate(module, imports).then((inst) => receive(inst, module));
+        return {};
+      },
+      print: () => {},
+      printErr: (s: string) => console.warn('[engine]', s),
+    });
+    return new Bridge(m);
+  }
+
   static async create(factory: LabFactory, wasmBinary: ArrayBuffer | Uint8Array): Promise<Bridge> {
     const m = await factory({
       wasmBinary,

@@ -37,6 +37,16 @@ export class EngineClient {
     this.makeWorker = makeWorker;
   }
 
+  /** Has a worker now (started, not crashed or stopped)? */
+  get live(): boolean {
+    return this.worker !== null;
+  }
+
+  /** Start the worker now (it loads the engine before its first request arrives). */
+  start(): void {
+    this.ensureWorker();
+  }
+
   /** The live worker, started on first use (or after a crash). */
   private ensureWorker(): WorkerLike {
     if (this.worker) return this.worker;

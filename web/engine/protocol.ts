@@ -50,6 +50,19 @@ export interface EstimateRequest {
   params: Record<string, string>;
 }
 
+/**
+ * The engine's WebAssembly.Module, compiled once by the page and sent to
+ * each worker it starts (a compiled module crosses postMessage without
+ * being compiled again); null: the page could not compile it, the worker
+ * loads the file itself.
+ */
+export interface ModuleMessage {
+  type: 'module';
+  module: WebAssembly.Module | null;
+}
+
+export const isModuleMessage = (m: unknown): m is ModuleMessage => typeof m === 'object' && m !== null && (m as { type?: unknown }).type === 'module';
+
 export type WorkerRequest = ListRequest | RunRequest | CancelRequest | EstimateRequest;
 
 export interface EstimateDone {

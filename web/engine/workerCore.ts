@@ -42,13 +42,16 @@ function collect(b: Bridge, h: RunHandle, result: RunResult, spec: CollectSpec |
 
 /**
  * Build the worker's message handler. `loadBridge` is called once, lazily
- * (the first request pays for instantiating the WASM module); `post` sends a
+ * (the first request pays for instantiating the WASM module) unless `eager`;
+ * `post` sends a
  * response to the page. Returns the function to call for each request.
  */
-export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post): (req: WorkerRequest) => Promise<void> {
+export function createWorkerCore(loadBridge: () => Promise<Bridge>, post: Post, opts?: { eager?: boolean }): (req: WorkerRequest) => Promise<void> {
   let bridge: Promise<Bridge> | null = null;
   const canceled = new Set<number>();
   const getBridge = (): Promise<Bridge> => (bridge ??= loadBridge());
+  // eager: load the engine now, not on the first request (a failure is the first request's)
+  if (opts?.eager) getBridge().catch(() => (bridge = null));
 
   const fail = (id: number, e: unknown): void => {
     post({ id, type: MsgType.Error, error: LabError.from(e).toInfo() });

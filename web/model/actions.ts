@@ -48,6 +48,11 @@ export interface Action {
    * prediction field once its step has run, or while it is empty:
    * data-step-keys="on"), for the keys this test accepts. */
   inStepField?: (e: KeyLike) => boolean;
+  /** Applies also in a prediction field that holds nothing to edit: empty,
+   * or the guess its run judged, untouched since (data-step-keys="all"), so
+   * the projector's keys work right after Enter ran the step. Only for keys
+   * no guess is typed with (not e: 2e3). */
+  inIdleField?: boolean;
   test(e: KeyLike): boolean;
   /** false: not handled after all (the key keeps its default) */
   perform(ctx: ActionContext, e: KeyLike): void | boolean;
@@ -96,13 +101,14 @@ export const ACTIONS: readonly Action[] = [
   { id: 'replay-op', label: 'Replay: next / previous operation (an lseek, a drop step, a torture operation)', keys: ['⇧→', '⇧←'], test: () => false, perform: () => undefined },
   { id: 'replay-play', label: 'Replay: play / pause', keys: ['Space'], test: key(' '), perform: (c) => c.playPause() },
   { id: 'emphasis', label: 'Emphasise before, then after, then neither', keys: ['e'], test: key('e', 'E'), perform: (c) => c.cycleEmphasis() },
-  { id: 'focus', label: 'Focus mode for projectors: one large before/after pair, chart text from 24 px, no prose', keys: ['f'], test: key('f', 'F'), perform: (c) => c.toggleFocus() },
-  { id: 'contrast', label: 'High-contrast projector theme (black text, thicker lines, larger chart text)', keys: ['c'], test: key('c', 'C'), perform: (c) => c.toggleContrast() },
-  { id: 'help', label: 'Show or hide this help', keys: ['?'], test: (e) => !e.ctrlKey && !e.metaKey && e.key === '?', perform: (c) => c.toggleHelp() },
+  { id: 'focus', label: 'Focus mode for projectors: one large before/after pair, chart text from 24 px, no prose', keys: ['f'], inIdleField: true, test: key('f', 'F'), perform: (c) => c.toggleFocus() },
+  { id: 'contrast', label: 'High-contrast projector theme (black text, thicker lines, larger chart text)', keys: ['c'], inIdleField: true, test: key('c', 'C'), perform: (c) => c.toggleContrast() },
+  { id: 'help', label: 'Show or hide this help', keys: ['?'], inIdleField: true, test: (e) => !e.ctrlKey && !e.metaKey && e.key === '?', perform: (c) => c.toggleHelp() },
 ];
 
-/** Where a key event comes from: the page, a text field, or a field that hands ← / → to the page. */
-export type KeyPlace = 'page' | 'field' | 'step-field';
+/** Where a key event comes from: the page, a text field, a field that hands ← / → to the page, or
+ * one that also hands it the projector's keys (a prediction field with nothing to edit). */
+export type KeyPlace = 'page' | 'field' | 'step-field' | 'idle-field';
 
 /**
  * The action a key event triggers, or null. In a text field only actions
@@ -112,7 +118,8 @@ export type KeyPlace = 'page' | 'field' | 'step-field';
 export function actionFor(e: KeyLike, where: KeyPlace | boolean, actions: readonly Action[] = ACTIONS): Action | null {
   const place: KeyPlace = where === true ? 'field' : where === false ? 'page' : where;
   for (const a of actions) {
-    const applies = place === 'page' || a.inFields || (place === 'step-field' && !!a.inStepField?.(e));
+    const applies =
+      place === 'page' || a.inFields || ((place === 'step-field' || place === 'idle-field') && !!a.inStepField?.(e)) || (place === 'idle-field' && !!a.inIdleField);
     if (applies && a.test(e)) return a;
   }
   return null;

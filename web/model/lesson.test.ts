@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateCheck, evaluateStep, judgePrediction, parseGuess, type StepMetrics } from './lessonChecks';
+import { checkStepClaims } from './lessonClaims';
+import { evaluateCheck, evaluateStep, judgePrediction, parseGuess, predictionMetrics, type SeedMetrics, type StepMetrics } from './lessonChecks';
 import { parseLesson, validateLesson, type Lesson, type LessonContext } from './lessonFormat';
 
 const ctx: LessonContext = {
@@ -89,6 +90,19 @@ describe('lesson validator', () => {
     expect(validateLesson(ok)).toEqual([]);
   });
 
+  it('a statistic of runs (a claim ~sd, a prediction of the sd) only on a step over seeds', () => {
+    const l = good();
+    l.steps[0]!.look = 'They vary by [[2 µs|base.clat_p50_us~sd]].';
+    l.steps[0]!.prediction!.stat = 'sd';
+    const errs = validateLesson(l);
+    expect(errs).toContain('steps[0].prediction.stat: is a statistic of runs over seeds: give the scenario "seeds"');
+    expect(errs.some((e) => e.startsWith('steps[0].look claim 1 ("2 µs"): ~sd is a statistic of runs over seeds'))).toBe(true);
+    l.steps[0]!.scenario.seeds = 5;
+    expect(validateLesson(l)).toEqual([]);
+    l.steps[0]!.prediction!.stat = 'spread' as never;
+    expect(validateLesson(l).some((e) => e.startsWith('steps[0].prediction.stat'))).toBe(true);
+  });
+
   it('a diff with notes says what every hunk changes in the picture', () => {
     const l = good();
     l.steps[0]!.diff = { title: 'd', text: '--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n@@ -9 +9 @@\n-c\n+d\n', notes: [{ hunk: 0, text: 'the line', picture: 'line' }] };
@@ -149,6 +163,25 @@ describe('lesson checks', () => {
     const actual = all[0]!.base!.clat_p50_us!;
     expect(judgePrediction(p, actual, all[0]!)?.message).toMatch(/^Right: /);
     expect(judgePrediction(p, 6, all[0]!)?.message).toMatch(/^Close: /);
+  });
+
+  it('over seeds: checks, claims and the prediction read the median, or the statistic they name', () => {
+    const step = { ...good().steps[0]!, scenario: { ...good().steps[0]!.scenario, seeds: 4 } };
+    // four runs: 8, 9, 10, 13 µs (median 9.5, sd 2.16)
+    const runs: StepMetrics[] = [8, 9, 10, 13].map((x) => ({ base: { clat_p50_us: x } }));
+    const seeds: SeedMetrics = [runs];
+    const med: StepMetrics[] = [{ base: { clat_p50_us: 9.5 } }];
+    step.look = 'A median run of [[9.5 µs|base.clat_p50_us]], a spread of [[2.2 µs|base.clat_p50_us~sd]], at most [[13 µs|base.clat_p50_us~max]].';
+    expect(checkStepClaims(step, 0, med, () => 'us', seeds).map((c) => c.ok)).toEqual([true, true, true]);
+    step.look = 'A spread of [[3.2 µs|base.clat_p50_us~sd]].';
+    expect(checkStepClaims(step, 0, med, () => 'us', seeds)[0]).toMatchObject({ ok: false, shown: '2.2 µs' });
+    expect(checkStepClaims(step, 0, med, () => 'us')[0]!.problem).toMatch(/~sd reads runs over seeds/);
+    expect(evaluateCheck({ label: '', metric: 'clat_p50_us', variant: 'base', op: 'between', range: [2, 2.3], stat: 'sd' }, 0, med, seeds).pass).toBe(true);
+    const p = { ...step.prediction!, stat: 'sd' as const };
+    expect(predictionMetrics(p, 0, med, seeds)?.base?.clat_p50_us).toBeCloseTo(2.16, 2);
+    expect(predictionMetrics(step.prediction!, 0, med, seeds)?.base?.clat_p50_us).toBe(9.5);
+    expect(predictionMetrics(p, 0, med)).toBeUndefined();
+    expect(judgePrediction(p, 2, predictionMetrics(p, 0, med, seeds)!)?.verdict).toBe('close');
   });
 });
 

@@ -153,6 +153,14 @@ export function parseGuess(text: string, unit?: string): number | null {
  * same as displayed). Returns null if the guess is not a
  * positive number or the metric is missing.
  */
+/** The metrics a step's prediction reads: the step's own (a step over seeds: their median), or
+ * the statistic of its runs the prediction names (`stat`). */
+export function predictionMetrics(p: Prediction, stepIndex: number, all: StepMetrics[], seeds?: SeedMetrics): StepMetrics | undefined {
+  if (p.stat === undefined) return all[stepIndex];
+  const runs = seeds?.[stepIndex];
+  return runs ? statMetrics(runs, p.stat) : undefined;
+}
+
 export function judgePrediction(p: Prediction, guess: number, metrics: StepMetrics): PredictionOutcome | null {
   const actual = metrics[p.variant]?.[p.metric];
   if (actual === undefined || !Number.isFinite(actual) || !Number.isFinite(guess) || guess <= 0) return null;

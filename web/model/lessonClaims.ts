@@ -4,7 +4,9 @@
  * student reads "744 ms"; the lesson test (and the player, on the run it
  * drew) checks that the run's before.account_avg_ms, in the text's unit
  * and rounded as the text writes it, is 744. `@N` names an earlier step
- * (0-based, as checks' `of.step`): `[[2,048|after.commits@1]]`.
+ * (0-based, as checks' `of.step`): `[[2,048|after.commits@1]]`. On a
+ * step over seeds a claim reads the median, or the statistic it names after
+ * a `~` (as a check's `stat`): `[[0.48 s|before.receive_s~sd]]`.
  *
  * Rounding as displayed: the text's decimals ("0.74 s": to 0.01 s); a
  * whole number to its last non-zero digit ("17,000": to the thousand;
@@ -12,8 +14,9 @@
  * prose; the number itself must be right.
  */
 import type { Variant } from '../engine/types';
-import type { StepMetrics } from './lessonChecks';
+import { statMetrics, type SeedMetrics, type StepMetrics } from './lessonChecks';
 import type { LessonStep } from './lessonFormat';
+import type { SpreadStat } from './spread';
 
 export interface Claim {
   /** as the student reads it: "744 ms" */
@@ -22,14 +25,23 @@ export interface Claim {
   metric: string;
   /** the step whose run it is about (default: its own) */
   step?: number;
+  /** a statistic of the step's runs over seeds (default: their median) */
+  stat?: SpreadStat;
 }
 
-const CLAIM_RE = /\[\[([^|\]]+)\|([a-z]+)\.([a-z0-9_]+)(?:@(\d+))?\]\]/g;
+const CLAIM_RE = /\[\[([^|\]]+)\|([a-z]+)\.([a-z0-9_]+)(?:@(\d+))?(?:~(p5|p50|p95|mean|sd|min|max))?\]\]/g;
 
 /** The claims in a text, in order. */
 export function claimsIn(text: string): Claim[] {
   const out: Claim[] = [];
-  for (const m of text.matchAll(CLAIM_RE)) out.push({ text: m[1]!.trim(), variant: m[2] as Variant, metric: m[3]!, ...(m[4] !== undefined ? { step: Number(m[4]) } : {}) });
+  for (const m of text.matchAll(CLAIM_RE))
+    out.push({
+      text: m[1]!.trim(),
+      variant: m[2] as Variant,
+      metric: m[3]!,
+      ...(m[4] !== undefined ? { step: Number(m[4]) } : {}),
+      ...(m[5] !== undefined ? { stat: m[5] as SpreadStat } : {}),
+    });
   return out;
 }
 
@@ -97,8 +109,15 @@ export function checkClaim(claim: Claim, value: number | undefined, metricUnit: 
 
 /**
  * Check every claim of step `i` against the runs' metrics (all[k] is step
- * k's), `unitOf` giving a metric's unit.
+ * k's; seeds[k], each seed's of a step over seeds: what a claim with a
+ * statistic reads), `unitOf` giving a metric's unit.
  */
-export function checkStepClaims(step: LessonStep, i: number, all: StepMetrics[], unitOf: (metric: string) => string): ClaimOutcome[] {
-  return stepClaims(step).map((c) => checkClaim(c, all[c.step ?? i]?.[c.variant]?.[c.metric], unitOf(c.metric)));
+export function checkStepClaims(step: LessonStep, i: number, all: StepMetrics[], unitOf: (metric: string) => string, seeds?: SeedMetrics): ClaimOutcome[] {
+  return stepClaims(step).map((c) => {
+    const k = c.step ?? i;
+    if (c.stat === undefined) return checkClaim(c, all[k]?.[c.variant]?.[c.metric], unitOf(c.metric));
+    const runs = seeds?.[k];
+    if (!runs) return { claim: c, ok: false, shown: '?', problem: `~${c.stat} reads runs over seeds; step ${k + 1} ran one` };
+    return checkClaim(c, statMetrics(runs, c.stat)[c.variant]?.[c.metric], unitOf(c.metric));
+  });
 }

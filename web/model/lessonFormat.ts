@@ -63,6 +63,8 @@ export interface Prediction {
   unit?: string;
   /** A guess within this factor of the simulated value counts as close (e.g. 2 = within 2x). */
   factor: number;
+  /** On a step over seeds: the statistic of the runs asked for (default: their median). */
+  stat?: SpreadStat;
 }
 
 export interface Scenario {
@@ -237,6 +239,8 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
     if (isObj(s.prediction)) {
       metricOk(s.prediction.metric, `${sp}.prediction.metric`);
       variantOk(s.prediction.variant, `${sp}.prediction.variant`, variants);
+      if (s.prediction.stat !== undefined && !(isObj(s.scenario) && typeof s.scenario.seeds === 'number'))
+        err(`${sp}.prediction.stat`, 'is a statistic of runs over seeds: give the scenario "seeds"');
     }
     if (Array.isArray(s.checks))
       s.checks.forEach((c: unknown, j: number) => {
@@ -288,6 +292,8 @@ export function validateLesson(x: unknown, ctx?: LessonContext): string[] {
         if (!refVariants.includes(c.variant)) err(cp, `"${c.variant}" is not run by step ${refStep} (it runs ${refVariants.join(', ') || 'nothing'})`);
         metricOk(c.metric, cp, ctx?.experiments.find((e) => refScenario && e.name === refScenario.experiment));
         if (parseShown(c.text) === null) err(cp, 'must show a number');
+        if (c.stat !== undefined && !(refScenario && typeof refScenario.seeds === 'number'))
+          err(cp, `~${c.stat} is a statistic of runs over seeds: step ${refStep} runs one seed (give its scenario "seeds")`);
       });
     }
     // the prompt sits beside the field before the run: no claim, no marks

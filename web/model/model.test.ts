@@ -52,6 +52,16 @@ describe('actions table', () => {
     expect(ctx.typeGuess).toHaveBeenCalledWith('7');
   });
 
+  it('a prediction field with nothing to edit (empty, or the judged guess) also hands the projector keys to the page', () => {
+    expect(actionFor(ev('f'), 'idle-field')?.id).toBe('focus');
+    expect(actionFor(ev('c'), 'idle-field')?.id).toBe('contrast');
+    expect(actionFor(ev('?'), 'idle-field')?.id).toBe('help');
+    expect(actionFor(ev('ArrowRight'), 'idle-field')?.id).toBe('next');
+    // keys a guess is typed with stay in the field: 2e3, 1.5k, digits; n / p / r too
+    for (const k of ['e', 'k', '5', '.', 'n', 'p', 'r']) expect(actionFor(ev(k), 'idle-field'), k).toBeNull();
+    for (const k of ['f', 'c', '?']) expect(actionFor(ev(k), 'step-field'), k).toBeNull();
+  });
+
   it('arrows go to the replay when one is open (shift: by operation), n / p to the setups; space plays', () => {
     const ctx: ActionContext = {
       run: vi.fn(), cancel: vi.fn(), next: vi.fn(), prev: vi.fn(), cycleEmphasis: vi.fn(), toggleFocus: vi.fn(), toggleContrast: vi.fn(), toggleHelp: vi.fn(),

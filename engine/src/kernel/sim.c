@@ -650,6 +650,11 @@ int sim_trace_kind(sim *s, const char *name)
 	return sim_trace_kind_args(s, name, NULL);
 }
 
+const char *sim_trace_kind_name(const sim *s, int kind)
+{
+	return kind >= 0 && kind < s->nkinds ? s->kind_names[kind] : "?";
+}
+
 int64_t sim_rec_fsno(sim *s) { return ++s->next_fsno; }
 int64_t sim_rec_handle(sim *s) { return ++s->next_handle; }
 uint64_t sim_rec_kept(const sim *s) { return s->rec_kept; }

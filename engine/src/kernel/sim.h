@@ -208,6 +208,9 @@ uint64_t sim_cpu_scale(sim *s, uint64_t ns);
 /* Schedule fn(arg) at an absolute time (>= now). Returns 0 or LAB_ENOMEM. */
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg);
 
+/* A trace kind's registered name ("?" if none; test_record_window). */
+const char *sim_trace_kind_name(const sim *s, int kind);
+
 /* Process at most max_events events, none later than `until`.
  * Returns 1 when the queue is empty or sim_stop() was called, else 0. */
 int sim_run(sim *s, uint64_t max_events, simtime_t until);
