@@ -353,3 +353,46 @@ test('list names every source of variation with its distribution and where it co
   }
   assert.ok(list.variation.some((v) => v.name === 'timer_phase'));
 });
+
+test('run sandbox --script FILE: per command what changed, the same on both builds', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'lab-sandbox-'));
+  const file = join(dir, 'script.txt');
+  writeFileSync(file, '# a file, written, fsynced, then a power cut\nmkdir /d\ntouch /d/f\npwrite /d/f 0 64k\nfsync /d/f\ntouch /d/g\npowercut\n');
+  const args = ['run', 'sandbox', '--script', file, '--json'];
+  const w = lab('wasm', args);
+  const n = lab('native', args);
+  assert.equal(w.status, 0, w.err);
+  assert.equal(n.status, 0, n.err);
+  const wd = stripWall(JSON.parse(w.out));
+  assert.deepEqual(wd, stripWall(JSON.parse(n.out)));
+  for (const v of ['before', 'after']) {
+    const d = wd.runs[v].details;
+    assert.equal(d.commands.length, 6);
+    assert.deepEqual(d.commands.map((c) => c.line), [2, 3, 4, 5, 6, 7]);
+    const [mkdir, , pwrite, fsync] = d.commands;
+    assert.equal(mkdir.items.fs, 4, 'mkdir: inode, inode ref, dir item, dir index');
+    assert.equal(pwrite.dirty_pages, 16);
+    assert.equal(fsync.pages_written, 16);
+    assert.ok(fsync.log_items > 0);
+    assert.equal(wd.runs[v].metrics.powercut_kept, 1);
+    assert.equal(wd.runs[v].metrics.powercut_lost, 0);
+    assert.equal(wd.runs[v].metrics.check_failures, 0);
+    const files = Object.fromEntries(d.powercut.files.map((f) => [f.path, f]));
+    assert.equal(files['/d/f'].verdict, 'as fsynced');
+    assert.equal(files['/d/f'].found_size, 65536);
+    assert.equal(files['/d/g'].found, 0);
+  }
+  // a bad line: one line naming it, exit 2, nothing run
+  writeFileSync(file, 'touch /f\nrm /f/x\n');
+  for (const mode of ['wasm', 'native']) {
+    const r = lab(mode, ['run', 'sandbox', '--script', file]);
+    assert.equal(r.status, 2, mode);
+    assert.equal(r.out, '');
+    assert.equal(r.err, "lab: line 2: rm /f/x: no such file or directory: /f/x\n");
+  }
+  const missing = lab('native', ['run', 'sandbox', '--script', join(dir, 'nope.txt')]);
+  assert.equal(missing.status, 2);
+  assert.match(missing.err, /cannot read the file\n$/);
+});

@@ -43,8 +43,33 @@ export function callCli(M, argv) {
   return { status, out, err };
 }
 
+/**
+ * `--script FILE` read here (the engine has no file system) and passed as
+ * `--script-text TEXT`, as engine/src/exp/main.c does natively. Returns
+ * the new argv, or an error line.
+ */
+export function readScriptArg(argv) {
+  const i = argv.indexOf('--script');
+  if (i < 0 || i + 1 >= argv.length) return { argv };
+  let text;
+  try {
+    text = readFileSync(argv[i + 1], 'latin1');
+  } catch {
+    return { error: `lab: --script ${argv[i + 1]}: cannot read the file\n` };
+  }
+  if (text.length > 65536) return { error: `lab: --script ${argv[i + 1]}: longer than 64 KiB\n` };
+  const out = [...argv];
+  out.splice(i, 2, '--script-text', text);
+  return { argv: out };
+}
+
 /** Run the CLI with argv and print its output; returns the exit status. */
-export async function runCli(argv, io = { out: process.stdout, err: process.stderr }) {
+export async function runCli(argv0, io = { out: process.stdout, err: process.stderr }) {
+  const { argv, error } = readScriptArg(argv0);
+  if (error) {
+    await new Promise((resolve) => io.err.write(error, resolve));
+    return 2;
+  }
   const { status, out, err } = callCli(await loadEngine(), argv);
   await new Promise((resolve) => io.out.write(out, resolve));
   if (err) await new Promise((resolve) => io.err.write(err, resolve));

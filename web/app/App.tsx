@@ -26,12 +26,15 @@ import { testHook } from './testHook';
 // compile and registry, not after the first render.
 const loadExperimentPage = () => import('./ExperimentPage');
 const loadLessonPlayer = () => import('./LessonPlayer');
+const loadSandboxPage = () => import('./SandboxPage');
 const ExperimentPage = lazy(() => loadExperimentPage().then((m) => ({ default: m.ExperimentPage })));
 const LessonPlayer = lazy(() => loadLessonPlayer().then((m) => ({ default: m.LessonPlayer })));
+const SandboxPage = lazy(() => loadSandboxPage().then((m) => ({ default: m.SandboxPage })));
 if (typeof window !== 'undefined') {
   const r = parseHash(window.location.hash).route.page;
   if (r === 'experiment') void loadExperimentPage();
   else if (r === 'lesson') void loadLessonPlayer();
+  else if (r === 'sandbox') void loadSandboxPage();
 }
 
 const NEXT_EMPHASIS: Record<Emphasis, Emphasis> = { none: 'before', before: 'after', after: 'none' };
@@ -132,7 +135,7 @@ export function App() {
 
   // A new page or lesson step opens at its top, not at the scroll position
   // of the one before (→ in a lesson used to land mid-text).
-  const pageKey = route.page === 'lesson' ? `lesson/${route.id}/${route.step}` : route.page === 'experiment' ? `exp/${route.name}` : 'home';
+  const pageKey = route.page === 'lesson' ? `lesson/${route.id}/${route.step}` : route.page === 'experiment' ? `exp/${route.name}` : route.page === 'sandbox' ? 'sandbox' : 'home';
   useEffect(() => {
     window.scrollTo(0, 0);
   }, [pageKey]);
@@ -183,7 +186,20 @@ export function App() {
   }, [go]);
 
   let page: React.ReactNode;
-  if (route.page === 'experiment') {
+  if (route.page === 'sandbox') {
+    page = (
+      <SandboxPage
+        script={route.script}
+        at={route.at}
+        compare={route.compare}
+        params={route.params}
+        onChange={(next, push) => go({ ...view, route: { page: 'sandbox', params: route.params, ...next } }, !push)}
+      />
+    );
+  } else if (route.page === 'experiment' && route.name === 'sandbox') {
+    // the sandbox has its own page (a script, not a form)
+    page = <ErrorBanner error="The sandbox has its own page: open #/sandbox." />;
+  } else if (route.page === 'experiment') {
     const info = experiments?.find((e) => e.name === route.name);
     page = info ? (
       <ExperimentPage

@@ -51,7 +51,7 @@ export function Home({ experiments, lessons }: Props) {
           ))}
           {tools.length > 0 && <h3>Other experiments</h3>}
           {tools.map((e) => (
-            <a key={e.name} className="card-link" href={`#/exp/${e.name}`}>
+            <a key={e.name} className="card-link" href={e.name === 'sandbox' ? '#/sandbox' : `#/exp/${e.name}`} data-testid={`home-tool-${e.name}`}>
               <strong>{e.name}</strong>
               <span>{e.title}</span>
             </a>

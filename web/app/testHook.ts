@@ -18,6 +18,10 @@ export interface LabTestHook {
   workers?: number;
   /** The page's own recording for its pictures: its window, host time, events per kernel. */
   pageRecording?: { window: string; wallMs: number; events: number[] };
+  /** The sandbox: host time of its last script run (engine, both kernels), and
+   * of its last redraw after a command (the trees drawn), in ms. */
+  sandboxRunMs?: number;
+  sandboxDrawMs?: number;
 }
 
 declare global {

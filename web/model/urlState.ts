@@ -6,6 +6,9 @@
  *   #/                                   home
  *   #/exp/fio?seed=1&p.rw=randwrite      an experiment (params prefixed "p.")
  *   #/lesson/ssd-4k-write?step=2         a lesson at step 2 (0-based)
+ *   #/sandbox?s=mkdir+/d%0Async&at=1     the sandbox: its script (one command a
+ *                                        line, format SANDBOX_VERSION), the command shown,
+ *                                        cmp=1 both kernels, p.KEY its parameters
  *   ...&v.cursor=0.4&v.sweep=1           the view's own state (a cursor, a sweep run)
  *   ...&emph=after&focus=1&hc=1          emphasis, focus mode, high-contrast projector theme
  *
@@ -19,7 +22,12 @@ export type Route =
   | { page: 'home' }
   /** badSeed: the link's seed when it was not one (shown, then dropped) */
   | { page: 'experiment'; name: string; params: Record<string, string>; seed: number; badSeed?: string; view?: Record<string, string> }
-  | { page: 'lesson'; id: string; step: number };
+  | { page: 'lesson'; id: string; step: number }
+  /** script: the commands; at: the command shown (absent: the last) */
+  | { page: 'sandbox'; script: string[]; at?: number; compare: boolean; params: Record<string, string> };
+
+/** The sandbox link's format: a later language can read an older link. */
+export const SANDBOX_VERSION = '1';
 
 export interface ViewState {
   route: Route;
@@ -69,6 +77,14 @@ export function parseHash(hash: string): ViewState {
     st.route = { page: 'experiment', name: path[1], params, seed: ok ? Number(seedText) : DEFAULT_SEED };
     if (Object.keys(view).length > 0) st.route.view = view;
     if (seedText !== null && !ok) st.route.badSeed = seedText;
+  } else if (path[0] === 'sandbox') {
+    const s = query.get('s') ?? '';
+    const script = s.split('\n').map((c) => c.trim()).filter((c) => c.length > 0);
+    const atText = query.get('at');
+    const params: Record<string, string> = {};
+    for (const [k, v] of query) if (k.startsWith('p.') && k.length > 2) params[k.slice(2)] = v;
+    st.route = { page: 'sandbox', script, compare: query.get('cmp') === '1', params };
+    if (atText !== null && /^\d{1,4}$/.test(atText)) st.route.at = Number(atText);
   } else if (path[0] === 'lesson' && path[1]) {
     const stepText = query.get('step');
     const step = stepText !== null && /^\d{1,4}$/.test(stepText) ? Number(stepText) : 0;
@@ -87,6 +103,15 @@ export function formatHash(st: ViewState): string {
     if (r.seed !== DEFAULT_SEED) query.set('seed', String(r.seed));
     for (const k of Object.keys(r.params).sort()) query.set(`p.${k}`, r.params[k] ?? '');
     for (const k of Object.keys(r.view ?? {}).sort()) query.set(`v.${k}`, r.view?.[k] ?? '');
+  } else if (r.page === 'sandbox') {
+    path = '/sandbox';
+    if (r.script.length) {
+      query.set('sv', SANDBOX_VERSION);
+      query.set('s', r.script.join('\n'));
+    }
+    if (r.at !== undefined) query.set('at', String(r.at));
+    if (r.compare) query.set('cmp', '1');
+    for (const k of Object.keys(r.params).sort()) query.set(`p.${k}`, r.params[k] ?? '');
   } else if (r.page === 'lesson') {
     path = `/lesson/${encodeURIComponent(r.id)}`;
     if (r.step !== 0) query.set('step', String(r.step));

@@ -312,6 +312,23 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 		const char *a = argv[i];
 		if (!strcmp(a, "--json")) {
 			json = 1;
+		} else if (!strcmp(a, "--script")) {
+			/* the hosts (main.c, cli/lab.mjs) read FILE and pass its
+			 * text as --script-text: the engine has no file system */
+			status = bad(err, "--script FILE: this host cannot read files; pass the text "
+				     "with --script-text", NULL);
+			goto out;
+		} else if (!strcmp(a, "--script-text")) {
+			if (i + 1 >= argc) {
+				status = bad(err, "missing value after", a);
+				goto out;
+			}
+			/* the sandbox's script: one `script=` setting, lines as ';' */
+			const char *v = argv[++i];
+			sb_puts(&params, "script=");
+			for (; *v; v++)
+				sb_putc(&params, *v == '\n' ? ';' : *v == '\r' ? ' ' : *v);
+			sb_putc(&params, '\n');
 		} else if (!strcmp(a, "--variant") || !strcmp(a, "--set") || !strcmp(a, "--seed") ||
 			   !strcmp(a, "--seeds")) {
 			if (i + 1 >= argc) {
@@ -419,6 +436,9 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 	double p0[EXP_MAX_PARAMS];
 	memcpy(p0, runs[0]->p, sizeof p0);
 	run_sum sum[2];
+	strbuf det[2]; /* a script experiment's details: what each command did */
+	sb_init(&det[0]);
+	sb_init(&det[1]);
 	for (int i = 0; i < nv; i++) {
 		int rc = run_to_end(runs[i], &wall[i]);
 		if (rc) {
@@ -428,6 +448,8 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 			break;
 		}
 		run_sum_take(runs[i], &sum[i]);
+		if (e->takes_script && e->details)
+			e->details(runs[i], &det[i]);
 		lab_close(runs[i]);
 		runs[i] = NULL;
 	}
@@ -447,6 +469,10 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 			js_kint(out, "sim_ns", (int64_t)sum[i].sim_ns);
 			js_kint(out, "events", (int64_t)sum[i].events);
 			js_knum(out, "wall_ms", floor(wall[i] * 10 + 0.5) / 10);
+			if (det[i].buf) {
+				js_key(out, "details");
+				js_raw(out, det[i].buf);
+			}
 			js_obj_end(out);
 		}
 		js_obj_end(out);
@@ -485,7 +511,11 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 		for (int i = 0; i < nv; i++)
 			sb_printf(out, "%s: %llu events, %.3f s simulated\n", vnames[i],
 				  (unsigned long long)sum[i].events, (double)sum[i].sim_ns / 1e9);
+		if (e->takes_script)
+			sb_puts(out, "(per command: --json, runs.VARIANT.details.commands)\n");
 	}
+	sb_free(&det[0]);
+	sb_free(&det[1]);
 	for (int i = 0; i < nv; i++)
 		lab_close(runs[i]);
 out:

@@ -150,6 +150,10 @@ typedef struct lab_exp {
 	 * it unasked (lab_estimate). Every experiment declares one. */
 	double (*estimate)(const struct lab_run *r);
 	const char *work_unit;
+	/* 1: the experiment takes a text input, a `script=` setting of
+	 * lab_open (one line: commands separated by ';'), in r->script
+	 * (the sandbox). Others refuse the setting as an unknown parameter. */
+	int takes_script;
 } lab_exp;
 
 enum { VAR_BASE = 0, VAR_BEFORE = 1, VAR_AFTER = 2 };
@@ -167,6 +171,7 @@ struct lab_run {
 	int finished;
 	int failed;                      /* a LAB_E* code once failed */
 	char errmsg[200];
+	char *script;                    /* the `script=` setting (takes_script), or NULL */
 };
 
 /* The index of parameter `name` of e (its own or a switch), -1 if none. */

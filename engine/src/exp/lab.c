@@ -125,14 +125,25 @@ static int oom_check(lab_run *r, uint64_t oom_before)
  * experiment takes it (variation.h). Copy the other settings to *rest and
  * parse the last `variation=` line into *mask (the defaults without one). */
 static int split_variation(const char *params, strbuf *rest, var_mask *mask, char *err,
-			   size_t errlen)
+			   size_t errlen, char **script)
 {
 	static const char key[] = "variation=";
+	static const char skey[] = "script=";
 	*mask = var_default_mask();
 	for (const char *line = params ? params : ""; *line;) {
 		const char *nl = strchr(line, '\n');
 		size_t n = nl ? (size_t)(nl - line) : strlen(line);
-		if (n >= sizeof key - 1 && !strncmp(line, key, sizeof key - 1)) {
+		if (script && n >= sizeof skey - 1 && !strncmp(line, skey, sizeof skey - 1)) {
+			/* a text input (lab_exp.takes_script): the last one wins */
+			free(*script);
+			*script = lab_malloc(n - (sizeof skey - 1) + 1);
+			if (!*script) {
+				snprintf(err, errlen, "out of memory");
+				return LAB_ENOMEM;
+			}
+			memcpy(*script, line + sizeof skey - 1, n - (sizeof skey - 1));
+			(*script)[n - (sizeof skey - 1)] = 0;
+		} else if (n >= sizeof key - 1 && !strncmp(line, key, sizeof key - 1)) {
 			char v[256];
 			size_t vn = n - (sizeof key - 1);
 			if (vn >= sizeof v) {
@@ -206,11 +217,13 @@ int lab_open_patched(const char *experiment, const char *variant, const char *pa
 	strbuf rest;
 	var_mask vmask;
 	sb_init(&rest);
-	rc = split_variation(params, &rest, &vmask, err, sizeof err);
+	rc = split_variation(params, &rest, &vmask, err, sizeof err,
+			     e->takes_script ? &r->script : NULL);
 	if (!rc)
 		rc = exp_parse_params(e, rest.buf ? rest.buf : "", r->p, err, sizeof err);
 	sb_free(&rest);
 	if (rc) {
+		free(r->script);
 		free(r);
 		return set_err(errmsg, rc, err);
 	}
@@ -221,6 +234,7 @@ int lab_open_patched(const char *experiment, const char *variant, const char *pa
 	r->sim = sim_create(r->seed, 0);
 	if (!r->sim || var_attach_build(r->sim, r->seed, vmask, r->patches.bits)) {
 		sim_destroy(r->sim);
+		free(r->script);
 		free(r);
 		return set_err(errmsg, LAB_ENOMEM, "out of memory");
 	}
@@ -259,17 +273,26 @@ int lab_estimate(const char *experiment, const char *params, double *work,
 	strbuf rest;
 	var_mask vmask;
 	sb_init(&rest);
-	rc = split_variation(params, &rest, &vmask, err, sizeof err);
+	rc = split_variation(params, &rest, &vmask, err, sizeof err,
+			     e->takes_script ? &r.script : NULL);
 	if (!rc)
 		rc = exp_parse_params(e, NULL, r.p, err, sizeof err);
-	if (!rc)
+	if (!rc) {
+		/* the defaults' work: without the text input either */
+		char *script = r.script;
+		r.script = NULL;
 		*default_work = e->estimate(&r);
+		r.script = script;
+	}
 	if (!rc)
 		rc = exp_parse_params(e, rest.buf ? rest.buf : "", r.p, err, sizeof err);
 	sb_free(&rest);
-	if (rc)
+	if (rc) {
+		free(r.script);
 		return set_err(errmsg, rc, err);
+	}
 	*work = e->estimate(&r);
+	free(r.script);
 	return 0;
 }
 
@@ -484,5 +507,6 @@ void lab_close(lab_run *r)
 	if (r->exp->teardown)
 		r->exp->teardown(r);
 	sim_destroy(r->sim);
+	free(r->script);
 	free(r);
 }
