@@ -4,13 +4,15 @@
  * lesson is covered without touching this file): at 1024, 1280 and 1920 px
  * no horizontal scroll and the header and headline pair on screen, no
  * overlapping tick labels, each before/after pair on one y axis, no
- * serious axe-core violations, chart text of at least 24 px in focus mode
- * at 1920x1080 with the prose hidden, and a lesson's numbers in the text
- * equal to the run's and to what the page shows.
+ * serious axe-core violations, no axis title clipped or squeezed; in focus
+ * mode at 1920x1080 every text of the page (titles, legends, "Look at",
+ * chart text) of at least 24 px with the prose hidden and the headline's
+ * change as large as its values; and a lesson's numbers in the text equal
+ * to the run's and to what the page shows.
  */
 import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
-import { WIDTHS, claimsAgainstPage, coveredByExit, experimentNames, layoutProblems, lessonFiles, pairMismatches, runStep, settle, smallChartText, tickOverlaps } from './design';
+import { WIDTHS, claimsAgainstPage, clippedAxisTitles, coveredByExit, experimentNames, layoutProblems, lessonFiles, pairMismatches, runStep, settle, smallHeadlineChange, smallPageText, tickOverlaps } from './design';
 import { expect, test } from './fixtures';
 
 test.afterEach(async ({ lab }) => {
@@ -29,7 +31,7 @@ async function atEveryWidth(page: Page, where: string, problems: string[]): Prom
   for (const [w, h] of WIDTHS) {
     await page.setViewportSize({ width: w, height: h });
     await settle(page);
-    for (const p of [...(await layoutProblems(page)), ...(await tickOverlaps(page))]) problems.push(`${where} at ${w} px: ${p}`);
+    for (const p of [...(await layoutProblems(page)), ...(await tickOverlaps(page)), ...(await clippedAxisTitles(page))]) problems.push(`${where} at ${w} px: ${p}`);
   }
 }
 
@@ -64,9 +66,9 @@ test('every experiment page of the registry holds the design rules at 1024, 1280
       await page.keyboard.press('f');
       await expect(page.locator('html.focus-mode')).toHaveCount(1);
       await settle(page);
-      for (const s of await smallChartText(page, 24)) problems.push(`${name} in focus mode: ${s}`);
+      for (const s of await smallPageText(page, 24)) problems.push(`${name} in focus mode: ${s}`);
       if ((await page.locator('.prose').count()) > 0) await expect(page.locator('.prose').first()).toBeHidden();
-      for (const p of await tickOverlaps(page)) problems.push(`${name} in focus mode: ${p}`);
+      for (const p of [...(await tickOverlaps(page)), ...(await clippedAxisTitles(page)), ...(await smallHeadlineChange(page))]) problems.push(`${name} in focus mode: ${p}`);
       for (const c of await coveredByExit(page)) problems.push(`${name} in focus mode: the exit button covers "${c}"`);
       await page.keyboard.press('f');
     });
@@ -105,7 +107,8 @@ for (const { id, steps } of lessonFiles()) {
     await page.keyboard.press('f');
     await expect(page.locator('html.focus-mode')).toHaveCount(1);
     await settle(page);
-    for (const s of await smallChartText(page, 24)) problems.push(`focus mode: ${s}`);
+    for (const s of await smallPageText(page, 24)) problems.push(`focus mode: ${s}`);
+    for (const p of [...(await clippedAxisTitles(page)), ...(await smallHeadlineChange(page))]) problems.push(`focus mode: ${p}`);
     await expect(page.locator('.lesson-prose').first()).toBeHidden();
     for (const c of await coveredByExit(page)) problems.push(`focus mode: the exit button covers "${c}"`);
     for (const p of await layoutProblems(page)) problems.push(`focus mode: ${p}`);

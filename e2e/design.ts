@@ -88,17 +88,63 @@ export async function pairMismatches(page: Page): Promise<{ pairs: number; bad: 
   });
 }
 
-/** Chart text smaller than minPx, by computed font size. */
-export async function smallChartText(page: Page, minPx: number): Promise<string[]> {
+/**
+ * Any text on the page smaller than minPx, by computed font size: chart
+ * text, titles, legends, "Look at", buttons (focus mode on a projector:
+ * every piece of text the room sees). Hidden elements are skipped.
+ */
+export async function smallPageText(page: Page, minPx: number): Promise<string[]> {
   return page.evaluate((min) => {
     const out: string[] = [];
-    for (const t of document.querySelectorAll<SVGTextElement>('svg.chart text')) {
-      if (t.getBoundingClientRect().width === 0) continue;
-      const px = parseFloat(getComputedStyle(t).fontSize);
-      if (px < min) out.push(`"${t.textContent}" at ${px} px`);
+    const seen = new Set<Element>();
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const text = n.textContent?.trim();
+      const el = n.parentElement;
+      if (!text || !el || seen.has(el)) continue;
+      seen.add(el);
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      const cs = getComputedStyle(el);
+      if (cs.visibility === 'hidden' || el.closest('[hidden], .sr, title, desc')) continue;
+      const px = parseFloat(cs.fontSize);
+      if (px < min - 0.01) out.push(`"${text.slice(0, 60)}" (${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.split(' ')[0]}` : ''}) at ${Math.round(px * 10) / 10} px`);
     }
     return out;
   }, minPx);
+}
+
+/**
+ * Axis titles that are clipped (their drawn box past their chart's) or
+ * squeezed to fit by more than 15% (Axes' placeTitle marks data-squeeze).
+ */
+export async function clippedAxisTitles(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = [];
+    for (const t of document.querySelectorAll<SVGTextElement>('svg.chart text.axis-title')) {
+      const svg = t.ownerSVGElement;
+      const r = t.getBoundingClientRect();
+      if (!svg || r.width === 0) continue;
+      const s = svg.getBoundingClientRect();
+      const name = svg.getAttribute('aria-label') ?? 'a chart';
+      if (r.left < s.left - 1 || r.right > s.right + 1 || r.top < s.top - 1 || r.bottom > s.bottom + 1) out.push(`${name}: the axis title "${t.textContent}" is clipped`);
+      const q = Number(t.getAttribute('data-squeeze') ?? '1');
+      if (q < 0.85) out.push(`${name}: the axis title "${t.textContent}" is squeezed to ${Math.round(q * 100)}%`);
+    }
+    return out;
+  });
+}
+
+/** The headline's change in words ("4.06× less") is set no smaller than the values it compares. */
+export async function smallHeadlineChange(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const change = document.querySelector('[data-testid="headline-change"]');
+    const values = [...document.querySelectorAll('[data-testid^="headline-value-"]')];
+    if (!change || values.length === 0) return [];
+    const px = (e: Element): number => parseFloat(getComputedStyle(e).fontSize);
+    const big = Math.max(...values.map(px));
+    return px(change) + 0.01 < big ? [`the change "${change.textContent?.trim()}" is ${px(change)} px, the values ${big} px`] : [];
+  });
 }
 
 /**

@@ -137,6 +137,13 @@ test('any chart exports as SVG and PNG, any run as CSV and JSON', async ({ lab }
   expect(text).toContain('xmlns="http://www.w3.org/2000/svg"');
   expect(text).toContain('longest accounting call (ms)'); // the axis title, with its unit
   expect(text).toMatch(/style="fill:/); // styles inlined: it looks the same outside the page
+  // it says what it shows on its own: the figure's title, its legend, where it came from
+  expect(text).toMatch(/class="export-title"[^>]*>longest accounting call · after: [^<]+</);
+  expect([...text.matchAll(/class="export-footer">([^<]+)</g)].map((m) => m[1]).join('')).toMatch(/^btrfs patch lab · simulated · ?http:\/\/localhost:\d+\/#\/exp\/qgroup-drop/);
+  const dirty = (await get(() => page.getByTestId('qg-dirty').getByTestId('export-svg').click())).body.toString('utf8');
+  for (const item of ['before (no patch)', 'after (patched)', 'threshold 4,096']) expect(dirty).toContain(`class="export-legend">${item}<`);
+  // the title, wrapped to the chart's width
+  expect([...dirty.matchAll(/class="export-title">([^<]+)</g)].map((m) => m[1]).join(' ')).toBe('Qgroup records queued in the running transaction, during the drop');
   const png = await get(() => fig.getByTestId('export-png').click());
   expect(png.name).toBe('qgroup-drop-account_max_ms.png');
   expect([...png.body.subarray(1, 4)].map((c) => String.fromCharCode(c)).join('')).toBe('PNG');

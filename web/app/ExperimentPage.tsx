@@ -14,7 +14,7 @@ import { PatchToggles } from './PatchToggles';
 import { usePageCommands } from './commands';
 import { ErrorBanner } from './ErrorBanner';
 import { ParamForm } from './ParamForm';
-import { collectFor, replayFor, stepsFor } from '../views/registry';
+import { collectFor, headlineNoisy, replayFor, stepsFor } from '../views/registry';
 import { ReplaySection } from './ReplaySection';
 import { PagePicture } from '../views/replay/PagePicture';
 import { PAGE_RECORDINGS } from '../views/replay/pageRecording';
@@ -60,7 +60,10 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
     [info, values, seed, variation],
   );
   const runner = useRunner();
-  const seeds = useSeeds(info, values, seed, variation);
+  // a headline that is one run of a noisy process is drawn with its spread:
+  // the runs over the seeds start by themselves once the page's run is done
+  const spreadNeeded = headlineNoisy(info, values);
+  const seeds = useSeeds(info, values, seed, variation, spreadNeeded && runner.state.status === 'done' && runner.state.key === specKey(specs));
   // below 1200 px the form is one column with the results, folded (the
   // comparison must not start a screen down); it opens by itself on an error
   const wide = useWindowWidth() >= 1200;
@@ -266,7 +269,7 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
           onParams={runWith}
           view={view}
           onView={onView}
-          seeds={seeds}
+          spread={{ rows: seeds.rows, state: seeds.state, total: seeds.total, run: seeds.run, stop: seeds.stop }}
           pictures={pageSpec && !invalid && <PagePicture spec={pageSpec} rec={pageRec} view={view} onView={onView} params={shownParams} />}
           controls={<PatchToggles patch={`patch ${info.seed}`} toggles={patchToggles(info, values, lessons)} onSet={(param, value) => runWith({ [param]: value })} />}
         />

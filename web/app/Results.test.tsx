@@ -64,4 +64,19 @@ describe('Results', () => {
     expect(html).toContain('(compared at the default threshold=4096; this run differs)');
     expect(html).not.toMatch(/\(sim [^)]*%\)/); // no error figure for an unlike comparison
   });
+
+  it("states no direction for a noisy figure's one run in the table; with the seeds, the medians' direction", () => {
+    const noisyInfo: ExperimentInfo = {
+      ...info,
+      published: [{ variant: 'before', params: {}, metric: 'account_max_ms', value: 770, source: 'seed 002', tolerance: 0.25, noisy: true }],
+    };
+    const one = renderToStaticMarkup(<Results info={noisyInfo} params={{}} variants={info.variants} runs={{ before: run(100, 1), after: run(300, 5) }} emphasis="none" stale={false} />);
+    expect(one).toMatch(/data-testid="change-account_max_ms"[^>]*>one run: no direction</);
+    expect(one).toMatch(/data-testid="change-commits"[^>]*>5× more</); // not noisy: this run's change
+    const rows = Array.from({ length: 12 }, (_, i) => ({ seed: i + 1, runs: { before: run(700 + i, 1), after: run(150 + i, 5) } }));
+    const med = renderToStaticMarkup(
+      <Results info={noisyInfo} params={{}} variants={info.variants} runs={{ before: run(100, 1), after: run(300, 5) }} emphasis="none" stale={false} spread={{ rows, state: 'done', total: 12 }} />,
+    );
+    expect(med).toMatch(/data-testid="change-account_max_ms"[^>]*>[\d.]+× less \(medians of 12 runs\)</);
+  });
 });

@@ -9,19 +9,18 @@
 import { useState, type ReactNode } from 'react';
 import type { ExperimentInfo, MetricInfo, RunResult, Variant } from '../engine/types';
 import { fmtChange, fmtNs, fmtNum, fmtPct, fmtUnit } from '../model/format';
+import { seedSpread } from '../model/noisy';
 import { publishedFor, relError } from '../model/provenance';
 import type { Emphasis } from '../model/urlState';
 import { KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT } from '../views/common/palette';
 import { Headline } from '../views/common/Headline';
-import { headlineOf, labelOf, sweepsFor, viewFor, type SweepContext } from '../views/registry';
-import type { PreviousRun, SweepHandle, ViewProps } from '../views/types';
+import { headlineOf, labelOf, noisyOf, sweepsFor, viewFor, type SweepContext } from '../views/registry';
+import type { PreviousRun, SeedSpread, SweepHandle, ViewProps } from '../views/types';
 import { engine } from './engine';
 import { BACKGROUND } from '../engine/pool';
 import { RunExport } from './RunExport';
 import { tracked, useSweeps, type SweepDef } from './useSweep';
 import { Tag } from '../views/common/Tag';
-import type { SeedRuns } from '../model/spread';
-import { SEEDS } from './SeedsPanel';
 
 interface Props {
   info: ExperimentInfo;
@@ -41,8 +40,9 @@ interface Props {
   onView?: ViewProps['onView'];
   /** drawn between the headline comparison and the mechanism pictures (the page's patch switches) */
   controls?: ReactNode;
-  /** the page's Run ×20 (useSeeds): the headline draws it when its published figure is a mean with a spread */
-  seeds?: SweepHandle<SeedRuns>;
+  /** the page's one Run ×20 (useSeeds): a noisy figure's median and band,
+   * a published mean's sd beside the model's spread, the view's spreads */
+  spread?: SeedSpread;
   /** the page's recorded picture (drawn when its recording arrives), between the controls and the view */
   pictures?: ReactNode;
 }
@@ -91,7 +91,20 @@ function RunFoot({ run, variant }: { run: RunResult; variant?: Variant }) {
 const differs = (m: MetricInfo, variants: Variant[], runs: Partial<Record<Variant, RunResult>>): boolean =>
   new Set(variants.filter((v) => runs[v]).map((v) => fmtNum(runs[v]?.metrics[m.name]))).size > 1;
 
-export function MetricsTable({ info, params, variants, runs, emphasis, reference }: Omit<Props, 'stale' | 'onParams' | 'previous'>) {
+/**
+ * The change column's words for a metric. A noisy one (one run of a noisy
+ * process) states a direction only from its medians over the seeds, and
+ * says so; without them it says it is one run.
+ */
+function changeText(m: MetricInfo, runs: Partial<Record<Variant, RunResult>>, noisy: boolean, spread: SeedSpread | undefined): string {
+  if (!noisy) return fmtChange(runs.before?.metrics[m.name], runs.after?.metrics[m.name]);
+  const b = spread ? seedSpread(spread.rows, 'before', m.name) : null;
+  const a = spread ? seedSpread(spread.rows, 'after', m.name) : null;
+  return b && a ? `${fmtChange(b.p50, a.p50)} (medians of ${spread!.rows.length} runs)` : 'one run: no direction';
+}
+
+export function MetricsTable({ info, params, variants, runs, emphasis, reference, spread }: Omit<Props, 'stale' | 'onParams' | 'previous'>) {
+  const noisy = noisyOf(info, params);
   const [all, setAll] = useState(false);
   const pair = variants.includes('before') && variants.includes('after');
   const shown = variants.filter((v) => runs[v] || !reference);
@@ -140,7 +153,11 @@ export function MetricsTable({ info, params, variants, runs, emphasis, reference
                   )}
                 </td>
               ))}
-              {pair && <td className="num">{fmtChange(runs.before?.metrics[m.name], runs.after?.metrics[m.name])}</td>}
+              {pair && (
+                <td className="num" data-testid={`change-${m.name}`} title={noisy(m.name) ? 'one run of a noisy process: its direction is read from the medians over the seeds' : undefined}>
+                  {changeText(m, runs, noisy(m.name), spread)}
+                </td>
+              )}
               <td className="pub">
                 {pubs.length === 0 ? (
                   <span className="muted">–</span>
@@ -211,7 +228,7 @@ function useViewSweeps(info: ExperimentInfo, params: Record<string, string>, see
   return Object.fromEntries(sweepsFor(info.name).map((s) => [s.id, handles[`${info.name}:${s.id}`]!]));
 }
 
-export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, seeds, pictures }: Props) {
+export function Results({ info, params, variants, runs, emphasis, stale, running, previous, seed, onParams, reference, view, onView, controls, spread, pictures }: Props) {
   const View = viewFor(info.name);
   const sweeps = useViewSweeps(info, params, seed ?? 1, view, onView);
   const any = variants.some((v) => runs[v]);
@@ -219,19 +236,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
   const label = (m: MetricInfo): string => labelOf(info, m);
   return (
     <div className={`results${stale ? ' results-stale' : ''}`} data-testid="results" data-running={running ? '1' : '0'}>
-      {pair && any && (
-        <Headline
-          info={info}
-          params={params}
-          runs={runs}
-          metrics={headlineOf(info)}
-          label={label}
-          reference={reference}
-          running={running}
-          seeds={seeds?.rows}
-          seedsControl={seeds ? { state: seeds.state, done: seeds.rows.length, total: SEEDS, run: () => seeds.run(), stop: seeds.stop } : undefined}
-        />
-      )}
+      {pair && any && <Headline info={info} params={params} runs={runs} metrics={headlineOf(info)} label={label} reference={reference} running={running} noisy={noisyOf(info, params)} spread={spread} seed={seed} />}
       {!pair && (
         <div className={`panels panels-${variants.length}`}>
           {variants.map((v) => (
@@ -243,7 +248,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
       {controls}
       {pictures}
       {View && any && (
-        <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} sweeps={sweeps} />
+        <View info={info} params={params} runs={runs} emphasis={emphasis} previous={previous} seed={seed} onParams={onParams} reference={reference} view={view} onView={onView} sweeps={sweeps} spread={spread} />
       )}
       {any && (
         <>
@@ -262,7 +267,7 @@ export function Results({ info, params, variants, runs, emphasis, stale, running
             </p>
             <RunExport info={info} params={params} seed={seed ?? 1} runs={runs} />
           </div>
-          <MetricsTable info={info} params={params} variants={variants} runs={runs} emphasis={emphasis} reference={reference} />
+          <MetricsTable info={info} params={params} variants={variants} runs={runs} emphasis={emphasis} reference={reference} spread={spread} />
         </>
       )}
     </div>

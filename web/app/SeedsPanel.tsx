@@ -10,10 +10,9 @@
 import { useState } from 'react';
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import { publishedFor } from '../model/provenance';
-import { layoutStrip, type StripLayout } from '../model/seedStrip';
+import { layoutStrip } from '../model/seedStrip';
+import { SpreadStrip } from '../views/common/SpreadStrip';
 import { seedsCsv, seedsJson, spreadOf, valuesOf, varies, type SeedRuns } from '../model/spread';
-import { Axes } from '../views/common/Axes';
-import { labelWidth } from '../model/axis';
 import { ChartFigure } from '../views/common/ChartFigure';
 import { download } from '../views/common/export';
 import { GHOST, KERNEL_COLOR, KERNEL_SHORT, KERNEL_TEXT, MEASURED } from '../views/common/palette';
@@ -43,61 +42,6 @@ function publishedValue(info: ExperimentInfo, metric: string, v: Variant, params
   return publishedFor(info.published, metric, v, info.params, params).find((p) => p.differs.length === 0)?.row.value;
 }
 
-function Strip({ layout: l, unit }: { layout: StripLayout; unit: string }) {
-  const r = Math.max(3, l.fontPx * 0.28);
-  const bandH = l.rowHeight * 0.7;
-  return (
-    <svg className="chart seed-strip" width={l.width} height={l.height} role="img" aria-label={l.xTitle}>
-      <Axes {...l} xTitle={l.xTitle} xGrid />
-      {l.rows.map((row) => (
-        <g key={row.variant} data-variant={row.variant} data-testid={`strip-${row.variant}`}>
-          <text x={l.margin.left - l.fontPx * 0.5} y={row.y} dy="0.35em" textAnchor="end" fontSize={l.fontPx} fill={KERNEL_TEXT[row.variant]}>
-            {KERNEL_SHORT[row.variant]}
-          </text>
-          {row.band && (
-            <rect
-              className="seed-band"
-              x={row.band.x0}
-              y={row.y - bandH / 2}
-              width={Math.max(1, row.band.x1 - row.band.x0)}
-              height={bandH}
-              fill={KERNEL_COLOR[row.variant]}
-              fillOpacity={0.16}
-            >
-              <title>{`5-95% of ${row.spread?.n} runs: ${fmtNum(row.spread?.p5)} to ${fmtNum(row.spread?.p95)}${fmtUnit(unit) ? ` ${fmtUnit(unit)}` : ''}`}</title>
-            </rect>
-          )}
-          {row.dots.map((d) => (
-            <circle key={d.seed} className="seed-dot" cx={d.x} cy={d.y} r={r} fill={KERNEL_COLOR[row.variant]} fillOpacity={0.75}>
-              <title>{`seed ${d.seed}: ${fmtNum(d.value)}${fmtUnit(unit) ? ` ${fmtUnit(unit)}` : ''}`}</title>
-            </circle>
-          ))}
-          {row.median !== null && (
-            <line className="seed-median" x1={row.median} x2={row.median} y1={row.y - bandH / 2} y2={row.y + bandH / 2} stroke={KERNEL_COLOR[row.variant]} strokeWidth={3}>
-              <title>{`median ${fmtNum(row.spread?.p50)}`}</title>
-            </line>
-          )}
-          {row.published && (
-            <g className="seed-published" data-inside={row.published.inside ? '1' : '0'} data-value={row.published.value}>
-              <line x1={row.published.x} x2={row.published.x} y1={row.y - l.rowHeight / 2 + 2} y2={row.y + l.rowHeight / 2 - 2} stroke={MEASURED} strokeWidth={2} strokeDasharray="5 3" />
-              {(() => {
-                const text = `published ${fmtNum(row.published.value)}`;
-                // the label stays inside the chart: left of a line near the right edge
-                const left = row.published.x + labelWidth(text, l.fontPx * 0.8) + l.fontPx > l.width - l.margin.right / 2;
-                return (
-                  <text x={row.published.x} y={row.y - l.rowHeight / 2 + 2} dy="0.9em" dx={left ? '-0.3em' : '0.3em'} textAnchor={left ? 'end' : 'start'} fontSize={l.fontPx * 0.8} fill={MEASURED}>
-                    {text}
-                  </text>
-                );
-              })()}
-            </g>
-          )}
-        </g>
-      ))}
-    </svg>
-  );
-}
-
 /** One chart per metric: each kernel's runs over the seeds, on one axis. */
 export function SeedStrips({ info, params, rows, metrics, exportName }: { info: ExperimentInfo; params: Record<string, string>; rows: readonly SeedRuns[]; metrics: string[]; exportName: string }) {
   const vs = info.variants.filter((v) => rows.some((r) => r.runs[v]));
@@ -119,7 +63,7 @@ export function SeedStrips({ info, params, rows, metrics, exportName }: { info: 
             ]}
           >
             {(width, theme) => (
-              <Strip
+              <SpreadStrip
                 unit={m.unit}
                 layout={layoutStrip(
                   vs.map((v) => ({

@@ -134,3 +134,19 @@ export function marginsFor(
     left: Math.round(widest + fontPx * 0.6 + (yTitle ? fontPx * 1.5 : 0) + 4),
   };
 }
+
+/**
+ * Where an axis title goes so that it is never clipped: centred on its
+ * axis, moved inwards when it would run past the chart's edge, and only
+ * when it is longer than the whole chart squeezed to fit (textLength) —
+ * by how much, `squeeze`, which the design test bounds. `along` is the
+ * axis's centre and `room` the chart's extent in the title's direction
+ * (width for x, height for a rotated y title).
+ */
+export function placeTitle(text: string, fontPx: number, along: number, room: number): { at: number; length?: number; squeeze: number } {
+  const pad = fontPx * 0.25;
+  const w = labelWidth(text, fontPx) * 0.92; // DejaVu's average is under the estimate's
+  const space = Math.max(10, room - 2 * pad);
+  if (w > space) return { at: room / 2, length: space, squeeze: space / w };
+  return { at: Math.min(Math.max(along, pad + w / 2), room - pad - w / 2), squeeze: 1 };
+}

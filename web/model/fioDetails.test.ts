@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keyProb, pLabel, readFioDetails } from './fioDetails';
+import { deviceCounters, keyProb, pLabel, readFioDetails } from './fioDetails';
 
 describe('fio details', () => {
   it('names fio percentile keys', () => {
@@ -51,5 +51,17 @@ describe('fio details', () => {
     expect(pic.others[0]?.source).toBe('5G/4k_w_9.txt');
     expect(pic.others[0]?.markers).toEqual([{ p: 0.5, us: 4555, label: 'p50' }, { p: 0.99, us: 53740, label: 'p99' }]);
     expect(pic.others[0]?.notFitted).toEqual({ kind: 'held out', reason: 'the replicate depth-128 run' });
+  });
+
+  it("words the device's counters as a student reads them", () => {
+    const c = deviceCounters({ reads: 200002, writes: 0, busy_ns: 15728142495, max_inflight: 1, odd_thing: 3 }, 15.9e9);
+    expect(c.map((x) => [x.label, x.value])).toEqual([
+      ['reads served', '200,002'],
+      ['writes served', '0'],
+      ['busy (a request in service)', '15.7 s of the 15.9 s run (98.9%)'],
+      ['most requests in flight at once', '1'],
+      ['odd thing', '3'],
+    ]);
+    expect(c.some((x) => /busy_ns|15,728/.test(x.value + x.label))).toBe(false);
   });
 });

@@ -17,6 +17,7 @@
  * missing is not drawn.
  */
 import type { MeasuredMarker, Quantile } from './cdf';
+import { fmtNs, fmtNum } from './format';
 
 export interface MeasuredPoint {
   source: string;
@@ -117,4 +118,25 @@ export function readFioDetails(details: Record<string, unknown>): FioPicture {
       : [],
     device,
   };
+}
+
+/**
+ * The device's counters of a run in words a student reads: "200,002" reads,
+ * "busy 15.7 s of the 15.7 s run (100%)", "at most 1 request in flight"
+ * (not `busy_ns 15,728,142,495`). Unknown counters keep their name.
+ */
+export function deviceCounters(device: Record<string, number>, simNs: number): { key: string; label: string; value: string }[] {
+  const out: { key: string; label: string; value: string }[] = [];
+  const { reads, writes, busy_ns: busy, max_inflight: inflight, ...rest } = device;
+  if (reads !== undefined) out.push({ key: 'reads', label: 'reads served', value: fmtNum(reads) });
+  if (writes !== undefined) out.push({ key: 'writes', label: 'writes served', value: fmtNum(writes) });
+  if (busy !== undefined)
+    out.push({
+      key: 'busy_ns',
+      label: 'busy (a request in service)',
+      value: simNs > 0 ? `${fmtNs(busy)} of the ${fmtNs(simNs)} run (${fmtNum((100 * busy) / simNs)}%)` : fmtNs(busy),
+    });
+  if (inflight !== undefined) out.push({ key: 'max_inflight', label: 'most requests in flight at once', value: fmtNum(inflight) });
+  for (const [k, v] of Object.entries(rest)) out.push({ key: k, label: k.replace(/_/g, ' '), value: fmtNum(v) });
+  return out;
 }

@@ -24,6 +24,7 @@ import type { ComponentType } from 'react';
 import type { CollectSpec, ExperimentInfo, MetricInfo, RunResult, RunSpec } from '../engine/types';
 import { metricLabel } from './common/labels';
 import { distinctJobs, jobParams, measuredPoints, type MeasuredFioPoint } from '../model/fitCheck';
+import { isNoisy } from '../model/noisy';
 import { jobKey, measuredJobs } from '../model/fioJobs';
 import { publishedSetups } from '../model/params';
 import type { ReplaySpec, ViewProps } from './types';
@@ -92,7 +93,7 @@ export interface ViewEntry {
  * metric is called on the page (the identifier stays in the tooltip, the
  * CSV and the CLI). A metric missing here is named from the engine's help.
  */
-export const METRICS: Record<string, { headline: string[]; labels: Record<string, string> }> = {
+export const METRICS: Record<string, { headline: string[]; labels: Record<string, string>; noisy?: string[] }> = {
   fio: {
     headline: ['iops', 'clat_p50_us', 'clat_p99_us'],
     labels: {
@@ -107,8 +108,20 @@ export const METRICS: Record<string, { headline: string[]; labels: Record<string
   },
   bonnie: {
     // the allocation that moved first: the latency rows are single draws
-    // of a noisy tail (the page's Run x20 shows their spread)
+    // of a noisy tail, drawn with their spread over 20 seeds
     headline: ['alloc_locked_max_ms', 'seq_delete_lat_ms', 'rand_delete_lat_ms', 'seq_create_lat_ms', 'rand_create_lat_ms'],
+    // maxima of one run: each the tail of a noisy process (allocation luck, the drive, the timer wheel)
+    noisy: [
+      'seq_create_lat_ms',
+      'seq_stat_lat_ms',
+      'seq_delete_lat_ms',
+      'rand_create_lat_ms',
+      'rand_stat_lat_ms',
+      'rand_delete_lat_ms',
+      'alloc_locked_max_ms',
+      'leaf_hold_max_ms',
+      'worker_leaf_wait_max_ms',
+    ],
     labels: {
       seq_create_lat_ms: 'slowest sequential create',
       seq_stat_lat_ms: 'slowest sequential stat + read',
@@ -242,6 +255,12 @@ export const METRICS: Record<string, { headline: string[]; labels: Record<string
 /** What the page calls a metric of an experiment. */
 export const labelOf = (info: ExperimentInfo, m: MetricInfo | string): string =>
   metricLabel(METRICS[info.name]?.labels, typeof m === 'string' ? (info.metricInfo.find((x) => x.name === m) ?? { name: m }) : m);
+
+/** Is a metric of the experiment one run of a noisy process at these parameters (declared, or published as noisy)? */
+export const noisyOf = (info: ExperimentInfo, params: Record<string, string>) => (metric: string): boolean => isNoisy(info, metric, params, METRICS[info.name]?.noisy);
+
+/** Does the page's headline show a noisy figure (so it needs its spread over the seeds)? */
+export const headlineNoisy = (info: ExperimentInfo, params: Record<string, string>): boolean => headlineOf(info).some((m) => noisyOf(info, params)(m.name));
 
 /** The experiment's headline metrics (declared, else its first three). */
 export const headlineOf = (info: ExperimentInfo): MetricInfo[] => {

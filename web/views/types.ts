@@ -9,6 +9,7 @@
 import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
 import type { ReplayState, TreeInfo } from '../model/replay';
 import type { Trace } from '../model/trace';
+import type { SeedRuns } from '../model/spread';
 import type { Emphasis } from '../model/urlState';
 
 export type SweepState = 'idle' | 'running' | 'done' | 'stopped' | 'error';
@@ -68,9 +69,21 @@ export interface ViewProps {
   onView?: (patch: Record<string, string | undefined>) => void;
   /** The sweeps the registry declares for this view, by id, run by the app. */
   sweeps?: Record<string, SweepHandle<unknown>>;
+  /** The page's runs over the seeds, when it has them: a noisy figure the view shows goes with its spread. */
+  spread?: SeedSpread;
 }
 
 /** A view's sweep by id, its rows typed as the registry's `row` makes them. */
 export function sweepOf<R>(props: Pick<ViewProps, 'sweeps'>, id: string): SweepHandle<R> | undefined {
   return props.sweeps?.[id] as SweepHandle<R> | undefined;
+}
+
+/** The page's runs over the seeds (app/SeedsPanel.tsx useSeeds), for a noisy figure's spread. */
+export interface SeedSpread {
+  rows: SeedRuns[];
+  state: SweepState;
+  total: number;
+  /** start it (absent: the page cannot, as in a lesson) */
+  run?: () => void;
+  stop?: () => void;
 }

@@ -227,6 +227,10 @@ enum {
 #define UT_ZOOM_INODES 8192
 #define UT_ZOOM_PARKS 4096
 #define UT_ZOOM_IOS 8192
+/* bytes_may_use in the zoom window: at most one sample this close to the
+ * last, but always at tar's parking and waking and at a cycle's end */
+#define UT_ZOOM_SPACE 4096
+#define UT_ZOOM_SPACE_NS (250 * NS_PER_US)
 #define UT_SAMPLES 512
 #define UT_BUCKETS 256
 
@@ -291,6 +295,8 @@ typedef struct ut_ctx {
 	int nzpark;
 	struct { simtime_t t0, t1; uint64_t bytes; } zio[UT_ZOOM_IOS];
 	int nzio;
+	struct { simtime_t t; uint64_t may_use, limit; } zsp[UT_ZOOM_SPACE];
+	int nzsp;
 	/* time buckets of the whole run (doubled when outgrown) */
 	simtime_t bucket_ns;
 	uint32_t b_cycles[UT_BUCKETS], b_ios[UT_BUCKETS];
@@ -518,6 +524,21 @@ static int ut_in_zoom(const ut_ctx *c, simtime_t at)
 	return c->zoom_set && at >= c->zoom0 && at < c->zoom1;
 }
 
+/* The metadata reservations against the limit at `at`, in the zoom window
+ * (force: a moment the picture needs, whatever the spacing). */
+static void ut_zoom_space(ut_ctx *c, simtime_t at, int force)
+{
+	if (!ut_in_zoom(c, at) || c->nzsp == UT_ZOOM_SPACE)
+		return;
+	if (!force && c->nzsp && at < c->zsp[c->nzsp - 1].t + UT_ZOOM_SPACE_NS)
+		return;
+	const space_info *m = &c->fs->space.info[SPACE_META];
+	c->zsp[c->nzsp].t = at;
+	c->zsp[c->nzsp].may_use = m->bytes_may_use;
+	c->zsp[c->nzsp].limit = fs_space_limit(c->fs, SPACE_META);
+	c->nzsp++;
+}
+
 /* fs_space_observer: an inode a reclaim flush wrote. */
 static void ut_obs_flushed(void *ctx, struct dinode *d, uint64_t pages, simtime_t at)
 {
@@ -561,6 +582,7 @@ static void ut_obs_record(void *ctx, const struct reclaim_record *r)
 	}
 	c->ncur = 0;
 	c->cur_pages = c->cur_inodes = 0;
+	ut_zoom_space(c, r->t + r->duration, 1);
 }
 
 /* Every request the device served (bdev observer). */
@@ -575,6 +597,7 @@ static void ut_dev_observe(void *ctx, const bio *b)
 		c->zio[c->nzio].bytes = b->bytes;
 		c->nzio++;
 	}
+	ut_zoom_space(c, b->complete, 0);
 }
 
 /* tar parked on a ticket; woken (at the start of its next step). */
@@ -592,6 +615,7 @@ static int ut_park(ut_ctx *c, task *t)
 			c->zoom0 = t->clock;
 			c->zoom1 = t->clock + UT_ZOOM_NS;
 		}
+		ut_zoom_space(c, t->clock, 1);
 	}
 	return TASK_BLOCKED;
 }
@@ -604,6 +628,7 @@ static void ut_unpark(ut_ctx *c, task *t)
 	simtime_t ns = t->clock - c->park_t0;
 	c->park_ns += ns;
 	c->b_park[ut_bucket(c, c->park_t0)] += ns;
+	ut_zoom_space(c, t->clock, 1);
 	if (c->zoom_set && c->nzpark < UT_ZOOM_PARKS && c->park_t0 < c->zoom1 &&
 	    t->clock >= c->zoom0) {
 		c->zpark[c->nzpark].t0 = c->park_t0;
@@ -665,6 +690,7 @@ static int ut_tar_step(sim *s, task *t)
 		return TASK_DONE;
 	ut_unpark(c, t);
 	ut_sample(c, t->clock);
+	ut_zoom_space(c, t->clock, 0);
 	fs_info *fs = c->fs;
 	const ut_entry *e = c->ei < c->ne ? &c->e[c->ei] : NULL;
 	char name[32];
@@ -1079,6 +1105,18 @@ static void ut_details(struct lab_run *r, strbuf *sb)
 		js_num(sb, ((double)c->zio[i].t0 - (double)z0) / 1e6);
 		js_num(sb, ((double)c->zio[i].t1 - (double)z0) / 1e6);
 		js_int(sb, (int64_t)c->zio[i].bytes);
+		js_arr_end(sb);
+	}
+	js_arr_end(sb);
+	/* [ms, bytes_may_use GiB, limit GiB], in the order taken (a device
+	 * completion may be taken ahead of tar's clock) */
+	js_key(sb, "space");
+	js_arr(sb);
+	for (int i = 0; i < c->nzsp; i++) {
+		js_arr(sb);
+		js_num(sb, ((double)c->zsp[i].t - (double)z0) / 1e6);
+		js_num(sb, (double)c->zsp[i].may_use / GiB);
+		js_num(sb, (double)c->zsp[i].limit / GiB);
 		js_arr_end(sb);
 	}
 	js_arr_end(sb);

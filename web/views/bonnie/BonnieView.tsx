@@ -14,7 +14,8 @@
  */
 import type { Variant } from '../../engine/types';
 import { publishedFor } from '../../model/provenance';
-import type { ViewProps } from '../types';
+import { seedSpread } from '../../model/noisy';
+import type { SeedSpread, ViewProps } from '../types';
 import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, MEASURED, NEUTRAL, fmtBytes, fmtMs, fmtNum } from '../common';
 import {
   FSYNC_PHASES,
@@ -49,18 +50,26 @@ interface Run {
   d: BonnieDetails;
 }
 
-function HistPanel({ phase, all, published, domain }: { phase: Phase; all: Run[]; published: { key: string; ms: number }[]; domain: [number, number] }) {
+/** The slowest operation of a phase is one run of a noisy process: said so, with its median over the seeds when the page has them. */
+function slowestText(phase: Phase, all: Run[], spread: SeedSpread | undefined): string {
   const maxes = all.map((r) => `${r.v} ${fmtNum(r.d.phases[phase].latency.max / 1e6)}`).join(', ');
+  const meds = spread ? all.map((r) => seedSpread(spread.rows, r.v, `${phase}_lat_ms`)?.p50) : [];
+  const over = meds.length && meds.every((m) => m !== undefined) ? `; the median of ${spread!.rows.length} runs: ${meds.map((m) => fmtNum(m)).join(' → ')} ms` : '; one run of a noisy process';
+  return `the slowest in this run (${maxes} ms)${over}`;
+}
+
+function HistPanel({ phase, all, published, domain, spread }: { phase: Phase; all: Run[]; published: { key: string; ms: number }[]; domain: [number, number]; spread?: SeedSpread }) {
   return (
     <ChartFigure
       testId={`bonnie-hist-${phase}`}
       exportName={`bonnie-hist-${phase}`}
       data={Object.fromEntries(all.map((r) => [`max-${r.v}`, String(r.d.phases[phase].latency.max / 1e6)]))}
-      title={
-        <>
-          {PHASE_LABEL[phase]}: slowest {maxes} ms
-        </>
-      }
+      title={<>{PHASE_LABEL[phase]}: every operation&apos;s latency, this run</>}
+      legend={[
+        ...all.map((r) => ({ id: r.v, label: KERNEL_LABEL[r.v], color: KERNEL_COLOR[r.v] })),
+        { id: 'max', label: slowestText(phase, all, spread), color: NEUTRAL.dark, shape: 'dash' as const },
+        ...(published.length ? [{ id: 'pub', label: "published: that kernel's Latency (one run)", color: MEASURED, shape: 'diamond' as const }] : []),
+      ]}
     >
       {(boxWidth, theme) => {
         const width = Math.max(280, boxWidth);
@@ -229,7 +238,7 @@ function AllocPanel({ all }: { all: Run[] }) {
   );
 }
 
-export function BonnieView({ info, params, runs, reference, view, onView }: ViewProps) {
+export function BonnieView({ info, params, runs, reference, view, onView, spread }: ViewProps) {
   const order: Variant[] = ['before', 'after'];
   const all: Run[] = order.filter((v) => runs[v]).map((v) => ({ v, d: readBonnieDetails(runs[v]?.details) }));
   if (all.length === 0) return null;
@@ -254,7 +263,7 @@ export function BonnieView({ info, params, runs, reference, view, onView }: View
       </p>
       <div className="pair-grid bonnie-hists">
         {FSYNC_PHASES.map((p) => (
-          <HistPanel key={p} phase={p} all={all} published={pub(p)} domain={domain} />
+          <HistPanel key={p} phase={p} all={all} published={pub(p)} domain={domain} spread={spread} />
         ))}
       </div>
       <p className="muted prose">

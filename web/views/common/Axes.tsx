@@ -4,7 +4,7 @@
  * for (ChartFrame.fontPx). Positions come from the caller's layout (axis.ts
  * helpers in the views' model files); this only draws them.
  */
-import { labelWidth, type ChartFrame } from '../../model/axis';
+import { placeTitle, type ChartFrame } from '../../model/axis';
 
 export interface AxesProps extends ChartFrame {
   /** the x title, with its unit (axisTitle) */
@@ -19,8 +19,11 @@ export interface AxesProps extends ChartFrame {
 
 export function Axes({ width, height, margin: m, xTicks, yTicks, xTitle, yTitle, xGrid, clampEnds, fontPx }: AxesProps) {
   const bottom = height - m.bottom;
-  // a title longer than its axis is squeezed to fit rather than clipped
-  const fit = (text: string, room: number) => (labelWidth(text, fontPx) * 0.92 > room ? { textLength: Math.max(10, room), lengthAdjust: 'spacingAndGlyphs' as const } : {});
+  // a title is centred on its axis, moved inwards rather than clipped at the
+  // chart's edge, and squeezed only when longer than the chart (placeTitle)
+  const xt = xTitle ? placeTitle(xTitle, fontPx, (m.left + width - m.right) / 2, width) : null;
+  const yt = yTitle ? placeTitle(yTitle, fontPx, (m.top + bottom) / 2, height) : null;
+  const squeeze = (t: { length?: number } | null) => (t?.length ? { textLength: t.length, lengthAdjust: 'spacingAndGlyphs' as const } : {});
   const anchor = (pos: number): 'start' | 'middle' | 'end' =>
     !clampEnds ? 'middle' : pos > width - m.right - fontPx * 1.5 ? 'end' : pos < m.left + fontPx * 1.5 ? 'start' : 'middle';
   return (
@@ -44,13 +47,13 @@ export function Axes({ width, height, margin: m, xTicks, yTicks, xTitle, yTitle,
             {t.label}
           </text>
         ))}
-        {xTitle && (
-          <text className="axis-title" x={(m.left + width - m.right) / 2} y={height - fontPx * 0.35} textAnchor="middle" {...fit(xTitle, width - fontPx)}>
+        {xTitle && xt && (
+          <text className="axis-title axis-title-x" x={xt.at} y={height - fontPx * 0.35} textAnchor="middle" data-squeeze={xt.squeeze < 1 ? xt.squeeze.toFixed(2) : undefined} {...squeeze(xt)}>
             {xTitle}
           </text>
         )}
-        {yTitle && (
-          <text className="axis-title" transform={`translate(${fontPx * 0.95},${(m.top + bottom) / 2}) rotate(-90)`} textAnchor="middle" {...fit(yTitle, bottom - m.top + m.bottom * 0.5)}>
+        {yTitle && yt && (
+          <text className="axis-title axis-title-y" transform={`translate(${fontPx * 0.95},${yt.at}) rotate(-90)`} textAnchor="middle" data-squeeze={yt.squeeze < 1 ? yt.squeeze.toFixed(2) : undefined} {...squeeze(yt)}>
             {yTitle}
           </text>
         )}

@@ -7,7 +7,7 @@
  */
 import { useRef, useState, type ReactNode } from 'react';
 import { useWidth } from '../common/useWidth';
-import { downloadPng, downloadSvg } from './export';
+import { downloadPng, downloadSvg, figureFrame } from './export';
 import { Legend, type LegendItem } from './Legend';
 import { useChartTheme, type ChartTheme } from './theme';
 
@@ -43,7 +43,7 @@ export function ChartFigure({ title, exportName, testId, legend, note, actions, 
         <span className="chart-title">{title}</span>
         {actions}
         <span className="export chrome-export" aria-label="export this chart">
-          <button type="button" className="btn-tiny" title="Download this chart as SVG" data-testid="export-svg" onClick={() => downloadSvg(charts(), exportName)}>
+          <button type="button" className="btn-tiny" title="Download this chart as SVG" data-testid="export-svg" onClick={() => fig.current && downloadSvg(charts(), exportName, figureFrame(fig.current))}>
             SVG
           </button>
           <button
@@ -53,7 +53,7 @@ export function ChartFigure({ title, exportName, testId, legend, note, actions, 
             data-testid="export-png"
             onClick={() => {
               setErr(null);
-              downloadPng(charts(), exportName).catch((e: unknown) => setErr(e instanceof Error ? e.message : String(e)));
+              downloadPng(charts(), exportName, fig.current ? figureFrame(fig.current) : undefined).catch((e: unknown) => setErr(e instanceof Error ? e.message : String(e)));
             }}
           >
             PNG

@@ -7,13 +7,23 @@ import type { ReactNode } from 'react';
 export interface LegendItem {
   label: ReactNode;
   color: string;
-  shape?: 'box' | 'line' | 'dash' | 'diamond' | 'ring';
+  shape?: 'box' | 'line' | 'dash' | 'diamond' | 'ring' | 'dot' | 'whisker';
   /** a key for React and tests (default: the label when it is a string) */
   id?: string;
   testId?: string;
+  /** a box's outline (a white box needs one) */
+  outline?: string;
+  /** text drawn in place of a swatch ("3", "⋯"): what a label in the picture means */
+  glyph?: string;
 }
 
-function Swatch({ color, shape = 'box' }: { color: string; shape?: LegendItem['shape'] }) {
+function Swatch({ color, shape = 'box', outline, glyph }: { color: string; shape?: LegendItem['shape']; outline?: string; glyph?: string }) {
+  if (glyph !== undefined)
+    return (
+      <span className="legend-glyph" aria-hidden="true">
+        {glyph}
+      </span>
+    );
   switch (shape) {
     case 'line':
     case 'dash':
@@ -34,10 +44,22 @@ function Swatch({ color, shape = 'box' }: { color: string; shape?: LegendItem['s
           <rect x="4" y="4" width="8" height="8" transform="rotate(45 8 8)" fill="#fff" stroke={color} strokeWidth="1.8" />
         </svg>
       );
+    case 'dot':
+      return (
+        <svg width="16" height="16" aria-hidden="true">
+          <circle cx="8" cy="8" r="5" fill="#fff" stroke={color} strokeWidth="2" />
+        </svg>
+      );
+    case 'whisker':
+      return (
+        <svg width="28" height="14" aria-hidden="true">
+          <path d="M2 3v8M2 7h24M26 3v8" fill="none" stroke={color} strokeWidth="2" />
+        </svg>
+      );
     default:
       return (
         <svg width="14" height="14" aria-hidden="true">
-          <rect width="14" height="14" fill={color} stroke="#fff" strokeWidth="0.5" />
+          <rect x="0.5" y="0.5" width="13" height="13" fill={color} stroke={outline ?? '#fff'} strokeWidth={outline ? 1.5 : 0.5} />
         </svg>
       );
   }
@@ -49,7 +71,7 @@ export function Legend({ items, className }: { items: LegendItem[]; className?: 
     <div className={`chart-legend${className ? ` ${className}` : ''}`}>
       {items.map((it, i) => (
         <span key={it.id ?? (typeof it.label === 'string' ? it.label : i)} data-testid={it.testId}>
-          <Swatch color={it.color} shape={it.shape} /> {it.label}
+          <Swatch color={it.color} shape={it.shape} outline={it.outline} glyph={it.glyph} /> {it.label}
         </span>
       ))}
     </div>

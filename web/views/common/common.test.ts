@@ -8,8 +8,8 @@ import { scaleLinear, scaleLog } from 'd3-scale';
 import { describe, expect, it } from 'vitest';
 import type { ExperimentInfo } from '../../engine/types';
 import { layoutCommits, longestCommitMs, readQgroupDetails } from '../qgroup/model';
-import { axisTitle, labelWidth, logTicks, marginsFor, scaleTicks, thinTicks } from '../../model/axis';
-import { runCsv } from './export';
+import { axisTitle, labelWidth, logTicks, marginsFor, placeTitle, scaleTicks, thinTicks } from '../../model/axis';
+import { exportLayout, runCsv, wrapText } from './export';
 import { layoutHeadline } from './Headline';
 import { labelFromHelp, metricLabel, patchName, seedName } from './labels';
 import { KERNEL_COLOR, KERNEL_ONLY, greys } from './palette';
@@ -141,6 +141,21 @@ describe('focus mode', () => {
     expect(chartTheme(1920, true, false).fontPx).toBeGreaterThanOrEqual(24);
     expect(chartTheme(1920, true, true).fontPx).toBeGreaterThan(chartTheme(1920, true, false).fontPx);
     expect(chartTheme(1280, false, false).fontPx).toBe(16);
+    // a projector at 1024 px in focus mode: still 24 px
+    expect(chartTheme(1024, true, false).fontPx).toBeGreaterThanOrEqual(24);
+  });
+
+  it('an axis title is moved inwards rather than clipped, squeezed only when longer than the chart', () => {
+    // centred on a plot that starts far right: it would run past the edge, so it moves left
+    const t = placeTitle('one operation (ms, log)', 26, 300, 400);
+    const half = (labelWidth('one operation (ms, log)', 26) * 0.92) / 2;
+    expect(t.squeeze).toBe(1);
+    expect(t.at + half).toBeLessThanOrEqual(400);
+    expect(t.at - half).toBeGreaterThanOrEqual(0);
+    expect(placeTitle('ms', 16, 100, 400)).toEqual({ at: 100, squeeze: 1 });
+    const long = placeTitle('a very long axis title that cannot fit', 26, 100, 200);
+    expect(long.squeeze).toBeLessThan(0.5);
+    expect(long.length).toBeLessThanOrEqual(200);
   });
 });
 
@@ -157,5 +172,31 @@ describe('export', () => {
     const run = (ms: number, c: number) => ({ metrics: { account_max_ms: ms, commits: c }, simNs: 0, events: 0, details: {}, wallMs: 0 });
     const csv = runCsv(info, { before: run(744.09941, 1), after: run(183.2, 5) }, (m) => (m === 'commits' ? 'commits, all' : m));
     expect(csv.split('\n')).toEqual(['metric,label,unit,before,after', 'account_max_ms,account_max_ms,ms,744.09941,183.2', 'commits,"commits, all",count,1,5', '']);
+  });
+
+  it('an exported chart carries its title above, its legend and its source below, inside its width', () => {
+    expect(wrapText('one two three four', 16, labelWidth('one two', 16))).toEqual(['one two', 'three', 'four']);
+    expect(wrapText('one two three four', 16, labelWidth('three four', 16))).toEqual(['one two', 'three four']);
+    const frame = {
+      title: 'Qgroup records queued in the running transaction, during the drop of both kernels',
+      legend: ['before (no patch)', 'after (patched)', 'threshold 4,096'].map((text) => ({ text })),
+      footer: 'btrfs patch lab · simulated',
+    };
+    const L = exportLayout(frame, 400, 300);
+    expect(L.titleLines.length).toBeGreaterThan(1); // wrapped, not clipped
+    expect(L.chartsY).toBeGreaterThan(L.titleLines[L.titleLines.length - 1]!.y);
+    for (const it of L.items) {
+      expect(it.y).toBeGreaterThan(L.chartsY + 300);
+      expect(it.x).toBeLessThan(400);
+    }
+    expect(L.items.length).toBe(3);
+    expect(L.footerY).toBeGreaterThan(Math.max(...L.items.map((i) => i.y)));
+    expect(L.height).toBeGreaterThan(L.footerY);
+    // a link longer than the chart is cut into lines that fit
+    const F = exportLayout({ ...frame, footer: `btrfs patch lab · simulated · http://localhost:4403/#/exp/untar?${'p.scale=0.05&'.repeat(8)}` }, 400, 300);
+    expect(F.footer.length).toBeGreaterThan(1);
+    for (const l of F.footer) expect(labelWidth(l.text, 11)).toBeLessThanOrEqual(400);
+    // no frame parts, no room taken
+    expect(exportLayout({ title: '', legend: [], footer: '' }, 400, 300).chartsY).toBe(12);
   });
 });

@@ -6,7 +6,7 @@
  */
 import type { RunResult } from '../../engine/types';
 import type { Quantile } from '../../model/cdf';
-import { readFioDetails, type MeasuredPoint } from '../../model/fioDetails';
+import { deviceCounters, readFioDetails, type MeasuredPoint } from '../../model/fioDetails';
 import { jobKey, measuredJobs } from '../../model/fioJobs';
 import { fmtNum, fmtPct } from '../../model/format';
 import { splitProfileNotes } from '../../model/profileNotes';
@@ -200,11 +200,17 @@ export function DeviceView(props: ViewProps) {
             </div>
           )}
           {Object.keys(pic.device).length > 0 && (
-            <p className="muted device-counters">
-              device: {Object.entries(pic.device)
-                .map(([k, v]) => `${k} ${fmtNum(v)}`)
-                .join(' · ')}
-            </p>
+            <table className="metrics device-counters" data-testid="device-counters">
+              <caption>What the simulated drive did in this run</caption>
+              <tbody>
+                {deviceCounters(pic.device, run.simNs).map((c) => (
+                  <tr key={c.key} title={c.key}>
+                    <th scope="row">{c.label}</th>
+                    <td className="num">{c.value}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
           )}
         </div>
       </div>

@@ -14,7 +14,6 @@ import { publishedFor } from '../../model/provenance';
 import type { ViewProps } from '../types';
 import { Axes, ChartFigure, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, MEASURED, NEUTRAL, fmtBytes, fmtMs, fmtNum } from '../common';
 import {
-  OPS,
   clusterBytes,
   diskClusters,
   layoutExtents,
@@ -27,16 +26,20 @@ import {
   type ReceiveDetails,
 } from './model';
 
-/** Each command type's grey in the timeline (never a kernel's colour). */
-const OP_COLOR: Record<string, string> = {
-  mkfile: NEUTRAL.light,
-  rename: NEUTRAL.mid,
-  utimes: NEUTRAL.faint,
-  write: NEUTRAL.dark,
-  truncate: NEUTRAL.strong,
-  chown: NEUTRAL.light,
-  chmod: NEUTRAL.mid,
-};
+/**
+ * The commands' greys in the timeline (never a kernel's colour): four
+ * lightnesses far enough apart to tell apart, one per kind of command
+ * (seven greys could not be); each bar's title names its own command.
+ */
+const OP_GROUPS = [
+  { key: 'name', ops: ['mkfile', 'rename'], label: 'MKFILE, RENAME (create, then the final name)', color: NEUTRAL.light },
+  { key: 'write', ops: ['write'], label: 'WRITE (pwrite)', color: NEUTRAL.dark },
+  { key: 'truncate', ops: ['truncate'], label: 'TRUNCATE', color: NEUTRAL.strong },
+  { key: 'attr', ops: ['chown', 'chmod', 'utimes'], label: 'CHOWN, CHMOD, UTIMES (attributes)', color: '#ffffff' },
+] as const;
+const OP_COLOR: Record<string, string> = Object.fromEntries(OP_GROUPS.flatMap((g) => g.ops.map((op) => [op, g.color])));
+/** the white of the attribute commands needs an outline to show */
+const OP_STROKE = (op: string): string => (OP_COLOR[op] === '#ffffff' ? NEUTRAL.dark : '#fff');
 const OP_LABEL: Record<string, string> = {
   mkfile: 'MKFILE (creat)',
   rename: 'RENAME',
@@ -58,8 +61,14 @@ function TimelinePanel({ run, xMaxMs, reference }: { run: Run; xMaxMs: number; r
   const color = KERNEL_COLOR[v];
   const waits = d.zoom.cmds.filter((c) => c.wait).length;
   const last = d.zoom.firstFile + Math.max(0, new Set(d.zoom.cmds.map((c) => c.file)).size - 1);
+  const present = new Set(d.zoom.cmds.map((c) => c.op));
   return (
     <ChartFigure
+      legend={[
+        ...OP_GROUPS.filter((g) => g.ops.some((op) => present.has(op))).map((g) => ({ id: g.key, label: g.label, color: g.color, shape: 'box' as const, outline: g.color === '#ffffff' ? NEUTRAL.dark : undefined })),
+        { id: 'wait', label: 'the truncate waiting for the tail page', color: color },
+        { id: 'io', label: 'a disk request, submission to completion (bottom lane)', color: NEUTRAL.mid },
+      ]}
       testId={`receive-timeline-${v}`}
       className={reference ? 'figure-reference' : undefined}
       exportName={`receive-timeline-${v}`}
@@ -88,7 +97,7 @@ function TimelinePanel({ run, xMaxMs, reference }: { run: Run; xMaxMs: number; r
               </text>
             </g>
             {L.bars.map((b, i) => (
-              <rect key={i} x={b.x} y={b.y} width={b.w} height={b.h} fill={OP_COLOR[b.op] ?? NEUTRAL.mid} stroke="#fff" strokeWidth={0.5} data-hl-key={b.op === 'truncate' ? 'truncates' : undefined}>
+              <rect key={i} x={b.x} y={b.y} width={b.w} height={b.h} fill={OP_COLOR[b.op] ?? NEUTRAL.mid} stroke={OP_STROKE(b.op)} strokeWidth={OP_STROKE(b.op) === '#fff' ? 0.5 : 1} data-op={b.op} data-hl-key={b.op === 'truncate' ? 'truncates' : undefined}>
                 <title>{`file_${b.file}: ${OP_LABEL[b.op] ?? b.op}`}</title>
               </rect>
             ))}
@@ -99,7 +108,7 @@ function TimelinePanel({ run, xMaxMs, reference }: { run: Run; xMaxMs: number; r
             ))}
             <rect x={L.margin.left} y={L.disk.y} width={width - L.margin.left - L.margin.right} height={L.disk.h} fill={NEUTRAL.faint} />
             {L.ios.map((io, i) => (
-              <rect key={`io${i}`} x={io.x} y={L.disk.y + 2} width={io.w} height={L.disk.h - 4} fill={NEUTRAL.strong} data-testid={`receive-io-${v}`} data-hl-key="disk-writes">
+              <rect key={`io${i}`} x={io.x} y={L.disk.y + 2} width={io.w} height={L.disk.h - 4} fill={NEUTRAL.mid} data-testid={`receive-io-${v}`} data-hl-key="disk-writes">
                 <title>{`disk ${io.op}`}</title>
               </rect>
             ))}
@@ -125,12 +134,24 @@ function ExtentPanel({ run, bytesAcross, breaksAcross, reference }: { run: Run; 
           {reference && <span className="ref-badge">reference</span>} · {fmtNum(per)} {per === 1 ? 'extent' : 'extents'} per file, after the sync
         </>
       }
+      legend={[
+        { id: 'first', label: "the file's extent holding byte 0", color: NEUTRAL.dark },
+        { id: 'next', label: 'its next extent', color: NEUTRAL.mid },
+        { id: 'num', glyph: '3', label: 'on the disk: an extent of the file numbered 3 on the right', color: NEUTRAL.dark },
+        { id: 'gap', glyph: '⋯', label: 'a jump between far addresses (its size under it), not to scale', color: NEUTRAL.dark },
+      ]}
     >
       {(boxWidth, theme) => {
         const width = Math.max(280, boxWidth);
         const L = layoutExtents(d.layout, width, theme.fontPx, bytesAcross, breaksAcross);
         return (
           <svg className="chart" data-variant={v} data-pair="receive-extents" width={width} height={L.height} viewBox={`0 0 ${width} ${L.height}`} role="img" aria-label="each file's extents and where they sit on the disk" data-testid={`receive-extents-chart-${v}`}>
+            <text className="lane-label" fontSize={theme.fontPx} x={L.fileX.x0} y={L.captions.files}>
+              each file from byte 0
+            </text>
+            <text className="lane-label" fontSize={theme.fontPx} x={L.fileX.x0} y={L.captions.disk}>
+              the disk, in address order
+            </text>
             {L.files.map((f) => (
               <g key={f.name}>
                 <text className="tick tick-y" fontSize={theme.fontPx} x={L.fileX.x0 - theme.fontPx * 0.4} y={f.y + f.h / 2} dy="0.35em" textAnchor="end">
@@ -191,7 +212,6 @@ export function ReceiveView({ info, params, runs, reference }: ViewProps) {
   const xMaxMs = Math.max(...all.map((r) => windowEnd(r.d)));
   const bytesAcross = Math.max(...all.map((r) => clusterBytes(diskClusters(r.d.layout))));
   const breaksAcross = Math.max(...all.map((r) => diskClusters(r.d.layout).length - 1));
-  const opsPresent = OPS.filter((op) => all.some((r) => (r.d.ops[op]?.count ?? 0) > 0));
   return (
     <section className="receive-view" data-testid="receive-view">
       <ChartFigure
@@ -234,14 +254,8 @@ export function ReceiveView({ info, params, runs, reference }: ViewProps) {
         ))}
       </div>
       <p className="muted prose receive-legend-note">
-        Each row is a file of the stream, each bar a command as <code>btrfs receive</code> replays it (greys, in stream order:{' '}
-        {opsPresent.map((op, i) => (
-          <span key={op}>
-            <span className="swatch-inline" style={{ background: OP_COLOR[op] }} /> {OP_LABEL[op]}
-            {i < opsPresent.length - 1 ? ', ' : ''}
-          </span>
-        ))}
-        ); in the kernel&apos;s colour, the truncate waiting for the file&apos;s tail page. The bottom lane is the destination disk: each black bar a request, from submission to completion.
+        Each row is a file of the stream, each bar a command as <code>btrfs receive</code> replays it, in stream order (hover a bar for its command); in the kernel&apos;s colour, the truncate
+        waiting for the file&apos;s tail page. The bottom lane is the destination disk: each grey bar a request, from submission to completion.
       </p>
 
       <div className="pair-grid">

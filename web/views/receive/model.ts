@@ -347,6 +347,8 @@ export interface ExtentLayout {
   disk: { y: number; h: number; boxes: { x: number; w: number; file: number; extent: number; disk: number }[]; breaks: { x: number; gap: number }[] };
   links: { x1: number; y1: number; x2: number; y2: number; file: number }[];
   fileX: { x0: number; x1: number };
+  /** baselines of the captions above the files and above the disk */
+  captions: { files: number; disk: number };
 }
 
 /**
@@ -381,11 +383,14 @@ export function layoutExtents(files: RcFile[], width: number, fontPx = 16, bytes
     const i = clusters.findIndex((c) => disk >= c.from && disk < c.to);
     return i < 0 ? pad : left[i]! + (disk - clusters[i]!.from) * pxPerByte;
   };
-  const diskY = fontPx * 0.5 + files.length * rowH + fontPx * 1.2;
+  // a caption row above the files and one above the disk
+  const top = fontPx * 1.6;
+  const diskY = top + fontPx * 0.5 + files.length * rowH + fontPx * 2.4;
   const out: ExtentLayout = {
     width,
     height: diskY + rowH + fontPx * 2.2,
     fontPx,
+    captions: { files: fontPx * 1.1, disk: diskY - fontPx * 0.45 },
     files: [],
     disk: {
       y: diskY,
@@ -397,7 +402,7 @@ export function layoutExtents(files: RcFile[], width: number, fontPx = 16, bytes
     fileX: { x0, x1 },
   };
   files.forEach((f, i) => {
-    const y = fontPx * 0.5 + i * rowH;
+    const y = top + fontPx * 0.5 + i * rowH;
     const h = rowH * 0.75;
     const pages = f.extents.map((e, k) => ({ x: fx(e.off), w: Math.max(1, fx(e.off + e.len) - fx(e.off)), extent: k, off: e.off, len: e.len }));
     out.files.push({ name: f.name, y, h, pages, extents: f.extents.filter((e) => e.type !== 'inline').length });

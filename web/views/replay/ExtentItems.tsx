@@ -12,7 +12,7 @@ import type { Variant } from '../../engine/types';
 import { extentItems } from '../../model/extentItems';
 import { fmtBytes, fmtNum } from '../../model/format';
 import type { Trace } from '../../model/trace';
-import { ChartFigure, INK, KERNEL_LABEL, KERNEL_TEXT, NEUTRAL } from '../common';
+import { ChartFigure, INK, KERNEL_LABEL, KERNEL_TEXT, labelWidth, NEUTRAL, smallPx } from '../common';
 
 const WHY_COLOUR: Record<string, string> = { truncate: NEUTRAL.strong, sync: NEUTRAL.mid, writeback: NEUTRAL.light };
 const WHY_TEXT: Record<string, string> = { truncate: 'written by the TRUNCATE', sync: 'written at the sync', writeback: 'written by writeback' };
@@ -34,7 +34,7 @@ export function ExtentItems({ sides }: { sides: { variant: Variant; trace: Trace
         const fs = theme.fontPx;
         const colW = sides.length > 1 && boxWidth >= 700 ? (boxWidth - 24) / 2 : boxWidth;
         const rowH = Math.round(fs * 1.9);
-        const labelW = Math.round(fs * 6);
+        const labelW = Math.round(Math.max(fs * 6, labelWidth(`inode ${Math.max(...data.flatMap((d) => d.files.map((f) => f.ino)), 0)}`, smallPx(theme, 0.8)) + fs * 0.5));
         const plotW = Math.max(120, colW - labelW - 8);
         const h = Math.round(fs * 1.6) + rowH * ROWS + Math.round(fs * 1.8);
         return (
@@ -52,7 +52,7 @@ export function ExtentItems({ sides }: { sides: { variant: Variant; trace: Trace
                       const y = Math.round(fs * 1.6) + r * rowH;
                       return (
                         <g key={f.ino}>
-                          <text x={0} y={y + rowH * 0.62} fontSize={fs * 0.8} fill={NEUTRAL.dark}>
+                          <text x={0} y={y + rowH * 0.62} fontSize={smallPx(theme, 0.8)} fill={NEUTRAL.dark}>
                             inode {f.ino}
                           </text>
                           <rect x={labelW} y={y + 3} width={plotW} height={rowH - 6} fill="#fff" stroke={NEUTRAL.faint} />
@@ -64,8 +64,8 @@ export function ExtentItems({ sides }: { sides: { variant: Variant; trace: Trace
                               <g key={it.start} className="extent-item" data-why={it.why}>
                                 <rect x={x0} y={y + 3} width={w} height={rowH - 6} fill={WHY_COLOUR[it.why] ?? NEUTRAL.faint} stroke={INK} strokeWidth={1} />
                                 <title>{`${label}: ${WHY_TEXT[it.why] ?? it.why}`}</title>
-                                {w > label.length * fs * 0.45 && (
-                                  <text x={x0 + 4} y={y + rowH * 0.62} fontSize={fs * 0.7} fill={it.why === 'truncate' ? '#fff' : INK}>
+                                {w > label.length * smallPx(theme, 0.7) * 0.62 && (
+                                  <text x={x0 + 4} y={y + rowH * 0.62} fontSize={smallPx(theme, 0.7)} fill={it.why === 'truncate' ? '#fff' : INK}>
                                     {label}
                                   </text>
                                 )}
@@ -75,7 +75,7 @@ export function ExtentItems({ sides }: { sides: { variant: Variant; trace: Trace
                         </g>
                       );
                     })}
-                    <g fontSize={fs * 0.75} fill={INK}>
+                    <g fontSize={smallPx(theme, 0.75)} fill={INK}>
                       <text x={labelW} y={h - 4}>
                         0
                       </text>

@@ -25,7 +25,7 @@ import { fmtBytes, fmtNum } from '../../model/format';
 import { callAtOffset, layoutLseekLane, lseekCalls, lseekTotals, windowAround, type LseekMark, type LseekRun } from '../../model/lseekPicture';
 import { ioKey, ioRecords, Replay } from '../../model/replay';
 import type { Trace } from '../../model/trace';
-import { ChartFigure, INK, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, NEUTRAL, scaleTicks } from '../common';
+import { ChartFigure, INK, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, labelWidth, NEUTRAL, scaleTicks, smallPx } from '../common';
 import { scaleLinear } from 'd3-scale';
 
 export interface LseekSide {
@@ -270,11 +270,11 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                     <text x={0} y={y0 + fs} fontSize={fs} fontWeight={700} fill={KERNEL_TEXT[side.variant]}>
                       {KERNEL_LABEL[side.variant]}
                     </text>
-                    <text x={gutter} y={yCalls + rowH + capH * 0.7} fontSize={fs * 0.8} fill={INK} data-testid={`lseek-now-${side.variant}`}>
+                    <text x={gutter} y={yCalls + rowH + capH * 0.7} fontSize={smallPx(theme, 0.8)} fill={INK} data-testid={`lseek-now-${side.variant}`}>
                       {c ? `this lseek: ${MARK_TEXT[c.mark]}${c.searches.length ? ` (${fmtNum(c.searchRecords)} record${c.searchRecords === 1 ? '' : 's'})` : ''}` : ''}
                     </text>
                     <rect x={gutter - 6} y={yRec} width={4} height={rowH * 3} fill={KERNEL_COLOR[side.variant]} />
-                    <g fontSize={fs * 0.8} fill={NEUTRAL.dark}>
+                    <g fontSize={smallPx(theme, 0.8)} fill={NEUTRAL.dark}>
                       <text x={0} y={yRec + rowH / 2 + fs * 0.3}>io_tree</text>
                       <text x={0} y={yLock + rowH / 2 + fs * 0.3}>lock</text>
                       <text x={0} y={yCalls + rowH / 2 + fs * 0.3}>lseeks</text>
@@ -287,12 +287,12 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                         </rect>
                       ))}
                       {L.before > 0 && (
-                        <text x={0} y={yRec - noteH * 0.25} fontSize={fs * 0.72} fill={NEUTRAL.dark}>
+                        <text x={0} y={yRec - noteH * 0.25} fontSize={smallPx(theme, 0.72)} fill={NEUTRAL.dark}>
                           ◀ {fmtNum(L.before)} records before
                         </text>
                       )}
                       {L.after > 0 && (
-                        <text x={plotW} y={yRec - noteH * 0.25} fontSize={fs * 0.72} textAnchor="end" fill={NEUTRAL.dark}>
+                        <text x={plotW} y={yRec - noteH * 0.25} fontSize={smallPx(theme, 0.72)} textAnchor="end" fill={NEUTRAL.dark}>
                           {fmtNum(L.after)} more to EOF ▶
                         </text>
                       )}
@@ -303,14 +303,14 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                         </g>
                       )}
                       {L.cached && L.cached.side !== 0 && (
-                        <text x={plotW / 2} y={yRec - noteH * 0.25} fontSize={fs * 0.72} textAnchor="middle" fill={INK} className="lseek-cached" data-testid={`lseek-cached-${side.variant}`}>
+                        <text x={plotW / 2} y={yRec - noteH * 0.25} fontSize={smallPx(theme, 0.72)} textAnchor="middle" fill={INK} className="lseek-cached" data-testid={`lseek-cached-${side.variant}`}>
                           {L.cached.side < 0 ? `◀ cached state at ${fmtBytes(L.cached.start)}` : `cached state at ${fmtBytes(L.cached.start)} ▶`}
                         </text>
                       )}
                       {L.lock && (
                         <g data-testid={`lseek-lock-${side.variant}`}>
                           <rect x={L.lock.x0} y={yLock + 4} width={Math.max(2, L.lock.x1 - L.lock.x0)} height={rowH - 8} fill="url(#lseek-hatch)" stroke={INK} strokeWidth={1.5} />
-                          <text x={Math.min(L.lock.x0 + 6, plotW - fs * 12)} y={yLock + rowH / 2 + fs * 0.3} fontSize={fs * 0.8} fill={INK} className="lseek-lock-label" paintOrder="stroke" stroke="#fff" strokeWidth={4}>
+                          <text x={Math.min(L.lock.x0 + 6, plotW - fs * 12)} y={yLock + rowH / 2 + fs * 0.3} fontSize={smallPx(theme, 0.8)} fill={INK} className="lseek-lock-label" paintOrder="stroke" stroke="#fff" strokeWidth={4}>
                             {`locked to EOF: lock + unlock walk ${fmtNum(c?.lockRecords ?? L.lock.records)} record${(c?.lockRecords ?? L.lock.records) === 1 ? '' : 's'}${L.lock.past ? ' ▶' : ''}`}
                           </text>
                         </g>
@@ -330,16 +330,21 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                   <line x1={0} y1={0} x2={0} y2={6} stroke={NEUTRAL.mid} strokeWidth={2} />
                 </pattern>
               </defs>
-              <g transform={`translate(${gutter},${bandH * sides.length})`} fontSize={fs * 0.8} fill={INK}>
+              <g transform={`translate(${gutter},${bandH * sides.length})`} fontSize={smallPx(theme, 0.8)} fill={INK}>
                 <line x1={0} x2={plotW} y1={2} y2={2} stroke={INK} />
-                {ticks.map((t) => (
-                  <g key={t.label} transform={`translate(${t.pos},0)`}>
-                    <line y1={2} y2={7} stroke={INK} />
-                    <text y={fs + 4} textAnchor="middle">
-                      {t.label}
-                    </text>
-                  </g>
-                ))}
+                {ticks.map((t) => {
+                  // a label at either end stays inside the picture
+                  const half = labelWidth(t.label, smallPx(theme, 0.8)) / 2;
+                  const anchor = t.pos + half > plotW + 8 ? 'end' : t.pos - half < -gutter ? 'start' : 'middle';
+                  return (
+                    <g key={t.label} transform={`translate(${t.pos},0)`}>
+                      <line y1={2} y2={7} stroke={INK} />
+                      <text y={fs + 4} textAnchor={anchor}>
+                        {t.label}
+                      </text>
+                    </g>
+                  );
+                })}
                 <text x={plotW} y={fs * 2.3} textAnchor="end" fill={NEUTRAL.dark}>
                   offset in the file ({unit.name})
                 </text>

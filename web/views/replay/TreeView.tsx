@@ -13,7 +13,7 @@ import { useMemo, useState } from 'react';
 import { fmtNum } from '../../model/format';
 import { keyText, type ReplayState, type TreeInfo } from '../../model/replay';
 import { layoutTree, treeName, type LaidNode } from '../../model/treeLayout';
-import { GHOST, INK, NEUTRAL, useChartTheme } from '../common';
+import { GHOST, INK, labelWidth, NEUTRAL, smallPx, useChartTheme } from '../common';
 
 /** Marks, in the greys of web/DESIGN.md (orange and blue are the kernels'
  * alone): a status is told by lightness and shape, never by a hue. */
@@ -58,24 +58,38 @@ export function TreeView({ state, tree, width, tasks, maxLeaves: initial, label 
   const fs = theme.fontPx;
   // level labels sit in a gutter of their own (never over the tree's
   // lines); a leaf is never narrower than its item count in the chart font
-  const gutter = Math.round(fs * 5);
+  const small = smallPx(theme, 0.75);
   const right = 4;
-  const plotW = Math.max(120, width - gutter - right);
   const minLeaf = Math.max(36, fs * 2.3);
   const [maxLeaves, setMaxLeaves] = useState<number | null>(initial ?? null);
-  const leaves = maxLeaves ?? Math.max(4, Math.floor(plotW / minLeaf));
   const [pan, setPan] = useState<number | null>(null);
   const [hover, setHover] = useState<LaidNode | null>(null);
   const levelGap = Math.round(fs * 3.6);
-  const L = useMemo(
-    () => layoutTree(state, tree, { width: plotW, maxLeaves: leaves, focus: pan ?? undefined, levelGap, leafHeight: Math.round(fs * 1.7), nodeHeight: Math.round(fs * 1.3) }),
+  const { L, gutter, leaves } = useMemo(() => {
+    const lay = (g: number) => {
+      const plotW = Math.max(120, width - g - right);
+      const n = maxLeaves ?? Math.max(4, Math.floor(plotW / minLeaf));
+      return { L: layoutTree(state, tree, { width: plotW, maxLeaves: n, focus: pan ?? undefined, levelGap, leafHeight: Math.round(fs * 1.7), nodeHeight: Math.round(fs * 1.3) }), gutter: g, leaves: n };
+    };
+    const first = lay(Math.round(fs * 5));
+    // the gutter is as wide as its widest label (24 px text in focus mode)
+    const need = Math.ceil(
+      Math.max(
+        ...first.L.levels.map((lv) =>
+          Math.max(
+            labelWidth(lv.level ? `level ${lv.level}` : 'leaves', small),
+            labelWidth(`${fmtNum(lv.total)} · ${Math.round(lv.avgFill * 100)}%`, small),
+            lv.hiddenLeft > 0 || lv.hiddenRight > 0 ? labelWidth(`◀${fmtNum(lv.hiddenLeft)} ${fmtNum(lv.hiddenRight)}▶`, small) : 0,
+          ),
+        ),
+      ) + small * 0.6,
+    );
+    return need > first.gutter ? lay(need) : first;
     // state is the replay's own object: its position says when it changed
-    [state, state.pos, tree, plotW, leaves, pan, levelGap, fs],
-  );
+  }, [state, state.pos, tree, width, maxLeaves, minLeaf, pan, levelGap, fs, small]);
   const name = label ?? treeName(tree.id);
   const top = Math.round(fs * 1.3);
   const h = L.height + top + 6;
-  const small = fs * 0.75;
   return (
     <figure className="tree-view" data-testid="tree-view" data-tree={tree.id} data-leaves={L.leafTotal} data-shown={L.window[1] - L.window[0]} aria-label={`${name}: ${L.leafTotal} leaves`}>
       <div className="tree-head">

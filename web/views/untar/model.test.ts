@@ -20,6 +20,7 @@ import {
   readUntarDetails,
   spaceDomain,
   windowSummary,
+  windowText,
 } from './model';
 
 const fixture = {
@@ -62,6 +63,13 @@ const fixture = {
       [1, 2, 4096],
       [1.5, 3, 8192],
     ],
+    // [ms, may_use GiB, limit GiB], in the engine's order (not sorted)
+    space: [
+      [0, 0.99, 1],
+      [6, 0.995, 1],
+      [5, 0.9, 1],
+      ['x', 1, 1],
+    ],
   },
 };
 
@@ -73,6 +81,7 @@ describe('untar view model', () => {
     expect(d.zoom?.cycles[1]!.t1).toBe(0); // 'x'
     expect(d.zoom?.cycles[0]!.files[2]).toEqual({ name: 'bad', size: 0, pages: 0, at: 0 });
     expect(d.series.delallocMib).toEqual([0, 3, 0]);
+    expect(d.zoom?.space.map((p) => p.t)).toEqual([0, 0, 5, 6]); // by time
     expect(readUntarDetails(undefined).zoom).toBeNull();
     expect(readUntarDetails({ zoom: null }).zoom).toBeNull();
   });
@@ -99,15 +108,26 @@ describe('untar view model', () => {
     }
     expect(L.parks).toHaveLength(2);
     expect(L.parks[0]!.bytes).toBe(1310720);
-    expect(L.lanes.map((l) => l.key)).toEqual(['writer', 'cycles', 'device']);
-    expect(L.height).toBeGreaterThan(L.lanes[2]!.y + L.lanes[2]!.h);
-    expect(L.pageTicks.length).toBeGreaterThan(1);
-    expect(L.pageTitle).toContain('pages');
+    expect(L.lanes.map((l) => l.key)).toEqual(['space', 'writer', 'cycles', 'device']);
+    expect(L.height).toBeGreaterThan(L.lanes[3]!.y + L.lanes[3]!.h);
+    // lanes top to bottom, none over another, each captioned with its unit where it has an axis
+    for (let k = 1; k < L.lanes.length; k++) expect(L.lanes[k]!.y).toBeGreaterThan(L.lanes[k - 1]!.y + L.lanes[k - 1]!.h + 16);
+    const cyc = L.lanes[2]!;
+    expect(cyc.ticks.length).toBeGreaterThan(1);
+    expect(cyc.label).toContain('pages');
+    expect(L.lanes[0]!.label).toBe('metadata reserved − the limit (MiB)');
+    // the reservations: at most 100 MiB below the limit here; the limit is the lane's 0, at its top
+    expect(dom.roomMib).toBeCloseTo(102.4);
+    expect(L.limitY).toBeGreaterThanOrEqual(L.lanes[0]!.y);
+    expect(L.limitY).toBeLessThan(L.lanes[0]!.y + L.lanes[0]!.h / 2);
+    expect(L.lanes[0]!.ticks.map((t) => t.label)).toContain('0');
+    expect(L.space.startsWith('M')).toBe(true);
     // marks in time order along x; a longer window squeezes them left
     expect(L.marks[1]!.x).toBeGreaterThan(L.marks[0]!.x);
     const L2 = layoutQueue(d, 700, 16, { ...dom, ms: 1000 });
     expect(L2.marks[1]!.x).toBeLessThan(L.marks[1]!.x);
     expect(windowSummary(d)).toEqual({ cycles: 2, pages: 80, inodes: 40, parkedMs: 4, ms: 500 });
+    expect(windowText(d)).toBe('the 500 ms from the first ticket, 1.5 to 2 s into the 2 s run');
     expect(cycleFiles(d.zoom!.cycles[0]!, true)[0]!.name).toBe('f0000002.cpp');
   });
 
@@ -117,6 +137,9 @@ describe('untar view model', () => {
     expect(dom.tMax).toBe(2);
     const S = layoutSpace(d, 600, 200, 16, dom);
     expect(S.reached).not.toBeNull();
+    // the flush queue's window, shaded on the whole run: 1.5 to 2 s of it
+    expect(S.window!.x0).toBeGreaterThan(S.margin.left + (600 - S.margin.left - S.margin.right) * 0.7);
+    expect(S.window!.x1).toBeCloseTo(600 - S.margin.right);
     expect(S.mayUse.startsWith('M')).toBe(true);
     expect(S.yTitle).toContain('GiB');
     const R = layoutCycleRate([{ key: 'before', d }], 600, 200, 16, dom.tMax);
@@ -152,6 +175,11 @@ describe('untar view model on the real engine', () => {
     expect(c.files.length).toBe(c.inodes);
     expect(c.files.reduce((s, f) => s + f.pages, 0)).toBe(c.flushed);
     expect(windowSummary(bd).parkedMs).toBeGreaterThan(10 * windowSummary(ad).parkedMs);
+    // reservations against the limit, sampled through the window: 5.10's
+    // cycles free too little to leave tar room; the fix's free much more
+    const room = (d: typeof bd) => Math.max(...d.zoom!.space.map((p) => (p.limitGib - p.mayUseGib) * 1024));
+    expect(bd.zoom!.space.length).toBeGreaterThan(20);
+    expect(room(ad)).toBeGreaterThan(3 * room(bd));
   });
 
   it('a fresh 2 TiB: the limit is never reached, no window, the same run in both kernels', () => {

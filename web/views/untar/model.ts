@@ -45,6 +45,13 @@ export interface UtIo {
   bytes: number;
 }
 
+/** Metadata reservations against the limit at a moment of the window. */
+export interface UtSpace {
+  t: number; // ms from the window's start
+  mayUseGib: number;
+  limitGib: number;
+}
+
 export interface UntarDetails {
   files: number;
   dirs: number;
@@ -57,7 +64,7 @@ export interface UntarDetails {
   series: { t: number[]; mayUseGib: number[]; limitGib: number[]; delallocMib: number[]; tickets: number[]; dirtyMib: number[] };
   buckets: { bucketS: number; cycles: number[]; pages: number[]; ios: number[]; parkS: number[] };
   /** null: no ticket was ever queued (the window never opened) */
-  zoom: { t0S: number; t1S: number; cycles: UtCycle[]; parks: UtPark[]; ios: UtIo[] } | null;
+  zoom: { t0S: number; t1S: number; cycles: UtCycle[]; parks: UtPark[]; ios: UtIo[]; space: UtSpace[] } | null;
 }
 
 const num = (x: unknown, d = 0): number => (typeof x === 'number' && Number.isFinite(x) ? x : d);
@@ -131,6 +138,13 @@ export function readUntarDetails(details: Record<string, unknown> | undefined): 
         const x = arr(p);
         return { t0: num(x[0]), t1: num(x[1]), bytes: num(x[2]) };
       }),
+      // taken in the engine's order (a completion may be ahead of tar's clock): by time
+      space: arr(z.space)
+        .map((p) => {
+          const x = arr(p);
+          return { t: num(x[0]), mayUseGib: num(x[1]), limitGib: num(x[2]) };
+        })
+        .sort((a, b) => a.t - b.t),
     },
   };
 }
@@ -152,9 +166,20 @@ const path = (pts: [number, number][]): string => pts.map((p, i) => `${i ? 'L' :
 
 /* ---- the whole run: reservations against the limit -------------------- */
 
+/** The zoom window on a whole-run chart's x axis (px), if the run has one. */
+export interface WindowBand {
+  x0: number;
+  x1: number;
+}
+
+const windowBand = (d: UntarDetails, x: (s: number) => number): WindowBand | null =>
+  d.zoom ? { x0: x(d.zoom.t0S), x1: Math.max(x(d.zoom.t0S) + 2, x(Math.min(d.zoom.t1S, d.elapsedS))) } : null;
+
 export interface SpaceLayout extends ChartFrame {
   mayUse: string;
   limit: string;
+  /** where the flush queue's window sits in the run */
+  window: WindowBand | null;
   /** where may_use first reached the limit (within 0.1%), if it did */
   reached: { x: number; y: number } | null;
   xTitle: string;
@@ -199,9 +224,10 @@ export function layoutSpace(d: UntarDetails, width: number, height: number, font
     ...frame(width, height, m, fontPx, x, y),
     mayUse: path(mu),
     limit: path(lim),
+    window: windowBand(d, x),
     reached,
     xTitle: axisTitle('time since tar started', 's'),
-    yTitle: axisTitle('metadata reserved', 'GiB'),
+    yTitle: axisTitle('reserved', 'GiB'),
   };
 }
 
@@ -209,6 +235,8 @@ export function layoutSpace(d: UntarDetails, width: number, height: number, font
 
 export interface LinesLayout extends ChartFrame {
   series: { key: string; d: string }[];
+  /** where the flush queue's window sits in the run (the same moment in both kernels) */
+  window: WindowBand | null;
   xTitle: string;
   yTitle: string;
 }
@@ -223,6 +251,7 @@ export function layoutDelalloc(runs: { key: string; d: UntarDetails }[], width: 
   return {
     ...frame(width, height, m, fontPx, x, y),
     series: runs.map(({ key, d }) => ({ key, d: path(d.series.t.map((t, i) => [x(t), y(d.series.delallocMib[i] ?? 0)])) })),
+    window: runs[0] ? windowBand(runs[0].d, x) : null,
     xTitle: axisTitle('time since tar started', 's'),
     yTitle: axisTitle('delalloc', 'MiB'),
   };
@@ -251,8 +280,9 @@ export function layoutCycleRate(runs: { key: string; d: UntarDetails }[], width:
       }
       return { key, d: path(st) };
     }),
+    window: runs[0] ? windowBand(runs[0].d, x) : null,
     xTitle: axisTitle('time since tar started', 's'),
-    yTitle: axisTitle('reclaim cycles', 'per s'),
+    yTitle: axisTitle('cycles', 'per s'),
   };
 }
 
@@ -275,27 +305,40 @@ export interface QueueMark {
   t1: number;
 }
 
+export type LaneKey = 'space' | 'writer' | 'cycles' | 'device';
+
+export interface QueueLane {
+  key: LaneKey;
+  /** the lane's caption, above it (with the unit of its ticks) */
+  label: string;
+  y: number;
+  h: number;
+  /** ticks of the lane's own axis, on the right */
+  ticks: { y: number; label: string }[];
+}
+
 export interface QueueLayout extends ChartFrame {
   xTitle: string;
-  /** lane rows: label and band */
-  lanes: { key: 'writer' | 'cycles' | 'device'; label: string; y: number; h: number }[];
+  /** lanes, top to bottom: reservations against the limit, tar, reclaim cycles, the device */
+  lanes: QueueLane[];
+  /** metadata reserved minus the limit (MiB), a line; the limit is its 0 */
+  space: string;
+  limitY: number;
   parks: { x: number; w: number; bytes: number; ms: number }[];
   marks: QueueMark[];
-  /** the pages axis of the cycles lane (log), on the right */
-  pageTicks: { y: number; label: string }[];
-  pageTitle: string;
   /** requests in flight: a step line in the device lane */
   inflight: string;
   inflightMax: number;
   ios: number;
 }
 
-/** The window's shared scales: its length (ms) and the largest page count. */
-export function queueDomain(runs: UntarDetails[]): { ms: number; pagesMax: number; inflightMax: number } {
+/** The window's shared scales: its length (ms), the largest page count, requests in flight, and how far below the limit reservations fell (MiB). */
+export function queueDomain(runs: UntarDetails[]): { ms: number; pagesMax: number; inflightMax: number; roomMib: number } {
   const ms = Math.max(1, ...runs.map((d) => (d.zoom ? (d.zoom.t1S - d.zoom.t0S) * 1000 : 0)));
   const pagesMax = Math.max(2, ...runs.flatMap((d) => (d.zoom ? d.zoom.cycles.flatMap((c) => [c.flushed, c.wanted]) : [])));
   const inflightMax = Math.max(1, ...runs.map((d) => (d.zoom ? maxInflight(d.zoom.ios) : 0)));
-  return { ms, pagesMax, inflightMax };
+  const roomMib = Math.max(1, ...runs.flatMap((d) => (d.zoom ? d.zoom.space.map((p) => (p.limitGib - p.mayUseGib) * 1024) : [])));
+  return { ms, pagesMax, inflightMax, roomMib };
 }
 
 /** Requests in flight over time: [ms, count] at every submission and completion. */
@@ -318,34 +361,61 @@ export function inflightSteps(ios: UtIo[]): [number, number][] {
 export const maxInflight = (ios: UtIo[]): number => Math.max(0, ...inflightSteps(ios).map((p) => p[1]));
 
 /**
- * One kernel's flush queue over the window, on the pair's shared scales:
- * the writer's lane (tar parked on its ticket: a bar per wait), the
- * cycles' lane (each reclaim cycle a bar from its start to its end, as
- * tall as the pages it wrote on a log scale, with a tick at the pages it
- * asked for), and the device's lane (requests in flight).
+ * One kernel's flush queue over the window, on the pair's shared scales
+ * and one clock (ms since the first ticket, the same moment in both
+ * kernels), in four lanes, each captioned above: the metadata reserved
+ * against the overcommit limit (MiB below it: the line at 0 is the limit,
+ * where reservations become tickets); tar (parked on its ticket: a bar per
+ * wait); the reclaim cycles (each a bar from its start to its end, as tall
+ * as the pages it wrote on a log scale, a tick at the pages it asked for);
+ * the device (requests in flight). The numeric lanes' ticks are on the right.
  */
-export function layoutQueue(d: UntarDetails, width: number, fontPx: number, dom: { ms: number; pagesMax: number; inflightMax: number }): QueueLayout {
+export function layoutQueue(d: UntarDetails, width: number, fontPx: number, dom: { ms: number; pagesMax: number; inflightMax: number; roomMib: number }): QueueLayout {
   const z = d.zoom;
-  const lh = Math.round(fontPx * 2.2); // the writer's and the device's lanes
-  const ch = Math.round(fontPx * 8); // the cycles' lane
-  const gap = Math.round(fontPx * 0.8);
-  const labels = ['tar', 'reclaim', 'device'];
-  // lane names in the left margin; the cycles' page axis (log) and its
-  // title on the right
-  const right = Math.round(labelWidth(fmtNum(dom.pagesMax), fontPx) + fontPx * 2.4);
-  const m = marginsFor(fontPx, labels, { yTitle: false, top: Math.round(fontPx * 0.6), right });
+  const cap = Math.round(fontPx * 1.5); // a lane's caption row
+  const gap = Math.round(fontPx * 0.5);
+  const sh = Math.round(fontPx * 5); // reservations
+  const lh = Math.round(fontPx * 1.8); // tar
+  const ch = Math.round(fontPx * 7); // the cycles
+  const dh = Math.round(fontPx * 3); // the device
+  const room = scaleLinear().domain([-dom.roomMib, 0]).nice();
+  const roomLabels = room.ticks(3).map(fmtNum);
+  const tickW = Math.max(labelWidth(fmtNum(dom.pagesMax), fontPx), labelWidth(fmtNum(dom.inflightMax), fontPx), ...roomLabels.map((l) => labelWidth(l, fontPx)));
+  const m = { top: Math.round(fontPx * 0.3), right: Math.round(tickW + fontPx * 0.9), bottom: Math.round(fontPx * 3), left: Math.round(fontPx * 0.6) };
   const x = scaleLinear().domain([0, dom.ms]).range([m.left, width - m.right]);
-  const writer = { key: 'writer' as const, label: 'tar', y: m.top, h: lh };
-  const cycles = { key: 'cycles' as const, label: 'reclaim', y: writer.y + lh + gap, h: ch };
-  const device = { key: 'device' as const, label: 'device', y: cycles.y + ch + gap, h: lh };
-  const height = device.y + lh + m.bottom;
+  let y = m.top;
+  // a caption runs the chart's width; a narrow chart (1024 px, a projector) takes the short one
+  const fits = (t: string): boolean => labelWidth(t, fontPx) <= width - m.left - fontPx * 0.3;
+  const lane = (key: LaneKey, label: string, short: string, h: number): QueueLane => {
+    const l = { key, label: fits(label) ? label : short, y: y + cap, h, ticks: [] as { y: number; label: string }[] };
+    y = l.y + h + gap;
+    return l;
+  };
+  const space = lane('space', axisTitle('metadata reserved − the limit', 'MiB'), axisTitle('reserved − limit', 'MiB'), sh);
+  const writer = lane('writer', 'tar, parked on its ticket', 'tar parked', lh);
+  const cycles = lane('cycles', axisTitle('pages per reclaim cycle', 'log'), axisTitle('pages a cycle', 'log'), ch);
+  const device = lane('device', 'device: requests in flight', 'requests in flight', dh);
+  const height = y - gap + m.bottom;
+  // a lane's top tick label sits inside its lane, clear of the caption above
+  const inset = fontPx * 0.6;
+
+  const sy = room.range([space.y + space.h, space.y + inset]);
+  space.ticks = scaleTicks(sy, 'y', space.h, fontPx).map((t) => ({ y: t.pos, label: t.label }));
   const base = cycles.y + ch;
   const py = scaleLog()
     .domain([1, Math.max(2, dom.pagesMax)])
-    .range([base, cycles.y + fontPx * 0.3])
+    .range([base, cycles.y + inset])
     .clamp(true);
-  const pageTicks = logTicks(py, 'y', ch, fontPx).map((t) => ({ y: t.pos, label: t.label }));
+  cycles.ticks = logTicks(py, 'y', ch, fontPx).map((t) => ({ y: t.pos, label: t.label }));
+  const iy = scaleLinear()
+    .domain([0, dom.inflightMax])
+    .range([device.y + dh, device.y + inset]);
+  device.ticks = [0, dom.inflightMax].map((v) => ({ y: iy(v), label: fmtNum(v) }));
+
   const clampX = (ms: number): number => x(Math.min(dom.ms, Math.max(0, ms)));
+  const sp = (z?.space ?? []).filter((p) => p.t >= 0 && p.t <= dom.ms);
+  const spacePts: [number, number][] = sp.map((p) => [clampX(p.t), sy(Math.min(0, (p.mayUseGib - p.limitGib) * 1024))]);
+  if (spacePts.length) spacePts.push([x(dom.ms), spacePts[spacePts.length - 1]![1]]);
   const parks = (z?.parks ?? [])
     .filter((p) => p.t1 > 0 && p.t0 < dom.ms)
     .map((p) => ({ x: clampX(p.t0), w: Math.max(1, clampX(p.t1) - clampX(p.t0)), bytes: p.bytes, ms: p.t1 - p.t0 }));
@@ -366,19 +436,16 @@ export function layoutQueue(d: UntarDetails, width: number, fontPx: number, dom:
       t1: c.t1,
     };
   });
-  const iy = scaleLinear()
-    .domain([0, dom.inflightMax])
-    .range([device.y + lh, device.y + 2]);
   const steps = inflightSteps(z?.ios ?? []).filter((p) => p[0] <= dom.ms);
   steps.push([dom.ms, steps.length ? steps[steps.length - 1]![1] : 0]);
   return {
     ...frame(width, height, m, fontPx, x),
     xTitle: axisTitle('time since the first ticket', 'ms'),
-    lanes: [writer, cycles, device],
+    lanes: [space, writer, cycles, device],
+    space: path(spacePts),
+    limitY: sy(0),
     parks,
     marks,
-    pageTicks,
-    pageTitle: axisTitle('pages', 'log'),
     inflight: path(steps.map(([t, n]) => [x(t), iy(n)])),
     inflightMax: dom.inflightMax,
     ios: z?.ios.length ?? 0,
@@ -390,7 +457,7 @@ export function cycleFiles(c: UtCycle, bySize = false): UtFile[] {
   return bySize ? [...c.files].sort((a, b) => b.pages - a.pages || b.size - a.size) : c.files;
 }
 
-/** A summary of the window: cycles, pages, inodes and the writer's wait. */
+/** A summary of the window: cycles, pages, inodes and the writer's wait, in it (not the run's). */
 export function windowSummary(d: UntarDetails): { cycles: number; pages: number; inodes: number; parkedMs: number; ms: number } {
   const z = d.zoom;
   if (!z) return { cycles: 0, pages: 0, inodes: 0, parkedMs: 0, ms: 0 };
@@ -402,4 +469,17 @@ export function windowSummary(d: UntarDetails): { cycles: number; pages: number;
     parkedMs: z.parks.reduce((s, p) => s + Math.max(0, Math.min(ms, p.t1) - Math.max(0, p.t0)), 0),
     ms,
   };
+}
+
+/**
+ * Which window of the run a flush-queue chart shows, in words: "the
+ * 500 ms from the first ticket, 8.22 to 8.72 s into the 85.3 s run" (the
+ * window's counts are its own; the headline's are the whole run's).
+ */
+export function windowText(d: UntarDetails): string {
+  const z = d.zoom;
+  if (!z) return '';
+  const ms = (z.t1S - z.t0S) * 1000;
+  const end = Math.min(z.t1S, d.elapsedS);
+  return `the ${fmtNum(ms)} ms from the first ticket, ${fmtNum(z.t0S)} to ${fmtNum(end)} s into the ${fmtNum(d.elapsedS)} s run`;
 }
