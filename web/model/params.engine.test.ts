@@ -70,6 +70,11 @@ function engine(e: ExperimentInfo, name: string, text: string): 'ok' | 'syntax' 
   } catch (err) {
     const le = LabError.from(err);
     if (le.codeName === 'LAB_EINVAL') return 'syntax';
+    // a limit between two parameters (untar: fs_used_gib below fs_gib) is
+    // the engine's to check: its one-line refusal names both, and the page
+    // shows it; each value on its own is in range
+    const others = e.params.filter((q) => q.name !== name && new RegExp(`\\b${q.name}\\b`).test(le.message));
+    if (le.codeName === 'LAB_ERANGE' && others.length > 0 && le.message.includes(name) && !le.message.includes('\n')) return 'pair';
     if (le.codeName === 'LAB_ERANGE') return 'range';
     return `${le.codeName}: ${le.message}`;
   }
@@ -87,7 +92,7 @@ describe('the form and the engine read parameter values alike', () => {
           const pageKind = page.ok ? 'ok' : page.kind;
           const eng = engine(e, p.name, text);
           n++;
-          if (pageKind !== eng) disagree.push(`${e.name}.${p.name}=${JSON.stringify(text)}: page ${pageKind}, engine ${eng}`);
+          if (pageKind !== eng && !(pageKind === 'ok' && eng === 'pair')) disagree.push(`${e.name}.${p.name}=${JSON.stringify(text)}: page ${pageKind}, engine ${eng}`);
         }
       }
     }
