@@ -1,4 +1,4 @@
-// scripts/fuzz.mjs [SECONDS] [--per-target S] [--merge] - `npm run fuzz --
+// scripts/fuzz.mjs [SECONDS] [--per-target S] [--seed N] [--merge] - `npm run fuzz --
 // 600`: a coverage-guided fuzzing campaign over the engine's libFuzzer
 // targets (engine/fuzz/), the time split evenly between them (or S
 // seconds each with --per-target: CI runs `--per-target 60`), one after
@@ -11,7 +11,10 @@
 // size and findings. --merge then folds into the committed corpus the
 // inputs of build/fuzz/corpus that add coverage to it (libFuzzer
 // -merge=1), so that `npm test` replays the campaign's growth.
-// Exit status 1 if anything was found.
+// --seed N fixes libFuzzer's random seed (CI uses 1), so that a finding
+// in CI comes back when the same command runs on the same commit (its
+// first mutations are the same; how far it gets in S seconds depends on
+// the machine). Exit status 1 if anything was found.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -22,10 +25,12 @@ const argv = process.argv.slice(2);
 const merge = argv.includes('--merge');
 const pt = argv.indexOf('--per-target');
 const perTarget = pt >= 0 ? Number(argv[pt + 1]) : NaN;
-const rest = argv.filter((a, i) => a !== '--merge' && (pt < 0 || (i !== pt && i !== pt + 1)));
+const sd = argv.indexOf('--seed');
+const fuzzSeed = sd >= 0 ? Number(argv[sd + 1]) : NaN;
+const rest = argv.filter((a, i) => a !== '--merge' && (pt < 0 || (i !== pt && i !== pt + 1)) && (sd < 0 || (i !== sd && i !== sd + 1)));
 const seconds = Number(rest[0] ?? 600);
-const usage = 'usage: npm run fuzz -- [SECONDS | --per-target SECONDS] [--merge] (at least 2 s)';
-if ((pt >= 0 && (!(perTarget >= 1) || rest.length)) || rest.length > 1 || !Number.isFinite(seconds) || seconds < 2) {
+const usage = 'usage: npm run fuzz -- [SECONDS | --per-target SECONDS] [--seed N] [--merge] (at least 2 s; N a whole number from 1)';
+if ((pt >= 0 && (!(perTarget >= 1) || rest.length)) || rest.length > 1 || !Number.isFinite(seconds) || seconds < 2 || (sd >= 0 && !(Number.isInteger(fuzzSeed) && fuzzSeed >= 1))) {
   process.stderr.write(`${usage}\n`);
   process.exit(2);
 }
@@ -56,6 +61,7 @@ function campaign(name) {
   ];
   const dict = join(root, 'engine/fuzz', `${name}.dict`);
   if (existsSync(dict)) args.unshift(`-dict=${dict}`);
+  if (sd >= 0) args.unshift(`-seed=${fuzzSeed}`);
   const before = new Set(readdirSync(crashDir));
   const t0 = Date.now();
   return new Promise((resolve) => {
