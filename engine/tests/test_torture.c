@@ -676,6 +676,77 @@ static void test_power_cut_fsync_in_flight(void)
 	lab_close(r);
 }
 
+/*
+ * Fuzz finding torture-rename-fsyncing-dir-1: a file made in this
+ * transaction in a directory, renamed in it while an fsync of that
+ * directory was in flight (logged, syncing the log: btrfs_sync_file has
+ * unlocked the directory), was found by a power cut although no fsync of
+ * it had run. That is allowed: the directory's logged_trans is this
+ * transaction's, so btrfs_log_new_name logs the renamed inode and its new
+ * name, and that log sync or a later one writes it. The check's record
+ * counts the directory as logged while an fsync logging it is in flight
+ * (tort_note_rename), so it accepts the file, and reports it without that
+ * record. Runs the corpus input as its script.
+ */
+static void test_power_cut_rename_fsyncing_dir(void)
+{
+	FILE *f = fopen("fuzz/corpus/torture/torture-rename-fsyncing-dir-1", "rb");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	static uint8_t data[4096];
+	size_t size = fread(data, 1, sizeof data, f);
+	fclose(f);
+	CHECK(size > 3 && (data[0] & 1));
+	char params[64];
+	snprintf(params, sizeof params, "ops=200000\nmix=all\nsubvols=%u", 1 + data[1] % 8);
+	lab_run *r = open_run(params, data[2]);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	tort *c = r->ctx;
+	c->script = data + 3;
+	c->script_len = size - 3;
+	int done = 0, seen = 0;
+	while (!done && lab_step(r, 1, &done) == 0) {
+		for (int i = 0; i < c->nents && !seen; i++) {
+			tent *e = &c->ents[i];
+			struct inode *in = fs_inode_get(c->sv[e->sv], e->ino);
+			int k = tort_find(c, e->sv, e->dir);
+			/* a new file no fsync of its own logged, in a new
+			 * directory logged in this transaction, on record as
+			 * logged (the rename) */
+			if (e->is_dir || !in || in->generation != c->fs->transid ||
+			    e->log_trans != c->fs->transid || e->dur_trans == c->fs->transid ||
+			    tort_pinned(c, e->sv, e->ino) || k < 0 ||
+			    c->ents[k].log_trans != c->fs->transid)
+				continue;
+			tl_image im;
+			CHECK_EQ(treelog_replay(c->tl, c->sv[e->sv], &im), 0);
+			const tl_img_inode *ii = tl_image_inode(&im, e->ino);
+			int found = ii && ii->nlink > 0;
+			tl_image_free(&im);
+			if (!found)
+				continue;
+			seen = 1;
+			uint64_t f0 = c->failures;
+			tort_power_cut_check(c);
+			CHECK_EQ(c->failures, f0);
+			e->log_trans = 0; /* the record without the rename's logging */
+			tort_power_cut_check(c);
+			e->log_trans = c->fs->transid;
+			CHECK(c->failures > f0);
+			CHECK(strstr(c->first_error, "never fsynced") != NULL);
+			c->failures = f0;
+			c->first_error[0] = 0;
+		}
+	}
+	CHECK(done);
+	CHECK(seen);
+	CHECK_EQ(c->failures, 0);
+	lab_close(r);
+}
+
 /* At every power cut of a few mix=all runs, the replay read in part
  * (treelog_replay_some, what the cut check uses) agrees with the whole
  * replay on its scope, for every subvolume, asked for every live file of
@@ -740,6 +811,7 @@ int main(void)
 {
 	test_power_cut_new_ancestor();
 	test_power_cut_fsync_in_flight();
+	test_power_cut_rename_fsyncing_dir();
 	test_power_cut_partial();
 	test_power_cut();
 	test_params();

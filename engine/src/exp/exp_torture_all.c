@@ -295,9 +295,17 @@ void tort_note_rename(tort *c, tent *e, uint64_t old_dir)
 	fs_info *fs = c->fs;
 	/* the inode logged, or the directory it left (which lost its name
 	 * in the log): the top directory has no entry here, so a rename out
-	 * of it counts as logged */
+	 * of it counts as logged. So does a directory an fsync in flight
+	 * logs (as the inode, its parent, or a new ancestor logged so far:
+	 * fsync_logs): once btrfs_log_inode has logged it (logged_trans) the
+	 * rename may run while that fsync is still syncing the log, and
+	 * btrfs_log_new_name logs the renamed inode, which that log sync
+	 * or any later one writes (fuzz finding torture-rename-fsyncing-dir-1);
+	 * a directory fsynced with LOG_INODE_ALL before the rename would
+	 * log it too (log_new_dir_dentries: a new dentry's inode). */
 	const tent *od = old_dir != BTRFS_FIRST_FREE_OBJECTID ? find_ent(c, e->sv, old_dir) : NULL;
-	int od_logged = old_dir == BTRFS_FIRST_FREE_OBJECTID || (od && od->log_trans == fs->transid);
+	int od_logged = old_dir == BTRFS_FIRST_FREE_OBJECTID || (od && od->log_trans == fs->transid) ||
+			fsync_busy_on(c, e->sv, old_dir);
 	if (e->log_trans != fs->transid && !fsync_busy_on(c, e->sv, e->ino) && !od_logged)
 		return;
 	e->log_trans = fs->transid;
