@@ -160,6 +160,7 @@ export async function claimsAgainstPage(page: Page): Promise<{ checked: number; 
   let checked = 0;
   for (const c of claims) {
     if (c.ref.includes('@')) continue; // about an earlier step's run, not the picture on screen
+    if (c.ref.includes('~')) continue; // a statistic over the step's seeds (sd): no cell shows it; lessons.test.ts checks it against the runs
     const [variant, metric] = c.ref.split('.');
     const cell = page.getByTestId(`cell-${variant}-${metric}`);
     if ((await cell.count()) === 0) {
