@@ -14,8 +14,9 @@ const CLASSROOM = '#/exp/untar?p.scale=0.05&p.fs_gib=13&p.fs_used_gib=0';
 test('untar: 5.10 runs many more, smaller reclaim cycles; a click lists what a cycle wrote', async ({ lab }) => {
   const { page } = lab;
   await lab.open(CLASSROOM);
-  await test.step('run both kernels', async () => {
-    await page.getByTestId('run').click();
+  await test.step('the link runs both kernels by itself', async () => {
+    // a short link runs on opening (ExperimentPage's autoRun); a click
+    // racing it under a loaded machine left the page 'canceled' in CI
     await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'done', { timeout: 60_000 });
     await expect(page.getByTestId('untar-view')).toBeVisible();
   });
