@@ -929,27 +929,7 @@ static void torture_details(struct lab_run *r, strbuf *out)
 static int torture_snapshot(struct lab_run *r, const char *what, strbuf *out)
 {
 	tort *c = r->ctx;
-	fs_info *fs = c->fs;
-	const bt_tree *tr = NULL;
-	if (!strcmp(what, "tree:fs"))
-		tr = &c->sv[0]->tree;
-	else if (!strcmp(what, "tree:extent"))
-		tr = &fs->extent_tree;
-	else if (!strcmp(what, "tree:csum"))
-		tr = &fs->csum_tree;
-	else if (!strcmp(what, "tree:root"))
-		tr = &fs->root_tree;
-	else if (!strncmp(what, "tree:", 5)) {
-		char *end;
-		unsigned long long id = strtoull(what + 5, &end, 10);
-		struct btrfs_root *root = *end ? NULL : fs_root_lookup(fs, id);
-		if (root && root->tree.root)
-			tr = &root->tree;
-	}
-	if (!tr)
-		return LAB_ENOENT;
-	bt_snapshot_json(tr, out, 200);
-	return 0;
+	return fs_tree_snapshot(c->fs, &c->sv[0]->tree, what, out);
 }
 
 /* lab_check: the full checker now, between two steps (read-only: the

@@ -194,6 +194,30 @@ int fs_run_refs(fs_info *fs, task *t)
 
 /* ----------------------------------------------------------------- roots */
 
+int fs_tree_snapshot(fs_info *fs, const bt_tree *top, const char *what, struct strbuf *out)
+{
+	const bt_tree *tr = NULL;
+	if (!strcmp(what, "tree:fs"))
+		tr = top;
+	else if (!strcmp(what, "tree:extent"))
+		tr = &fs->extent_tree;
+	else if (!strcmp(what, "tree:csum"))
+		tr = &fs->csum_tree;
+	else if (!strcmp(what, "tree:root"))
+		tr = &fs->root_tree;
+	else if (!strncmp(what, "tree:", 5)) {
+		char *end;
+		unsigned long long id = strtoull(what + 5, &end, 10);
+		struct btrfs_root *root = *end ? NULL : fs_root_lookup(fs, id);
+		if (root && root->tree.root)
+			tr = &root->tree;
+	}
+	if (!tr)
+		return LAB_ENOENT;
+	bt_snapshot_json(tr, out, 200);
+	return 0;
+}
+
 struct btrfs_root *fs_root_lookup(fs_info *fs, uint64_t id)
 {
 	int lo = 0, hi = fs->nroots - 1;

@@ -289,6 +289,11 @@ static inline int fs_patch_on(const fs_info *fs, patch_id id)
 
 /* Roots. */
 struct btrfs_root *fs_root_lookup(fs_info *fs, uint64_t id);
+/* The tree a lab_snapshot names, as JSON (bt_snapshot_json, 200 nodes):
+ * "tree:fs" (top, the experiment's top-level subvolume), "tree:<root id>",
+ * "tree:extent", "tree:csum", "tree:root". LAB_ENOENT for anything else. */
+struct strbuf;
+int fs_tree_snapshot(fs_info *fs, const bt_tree *top, const char *what, struct strbuf *out);
 /* Create a root with an empty tree and its ROOT_ITEM (no directory entry,
  * no root dir inode): the primitive for subvolume create and snapshot. */
 int fs_root_create(fs_info *fs, task *t, uint64_t id, struct btrfs_root **out);
