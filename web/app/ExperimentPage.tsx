@@ -61,8 +61,10 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   );
   const runner = useRunner();
   // a headline that is one run of a noisy process is drawn with its spread:
-  // the runs over the seeds start by themselves once the page's run is done
-  const spreadNeeded = headlineNoisy(info, values);
+  // the runs over the seeds start by themselves once the page's run is done;
+  // with variation off every seed draws the same conditions, so one run is
+  // the whole distribution and nothing starts by itself
+  const spreadNeeded = variation === 'on' && headlineNoisy(info, values);
   const seeds = useSeeds(info, values, seed, variation, spreadNeeded && runner.state.status === 'done' && runner.state.key === specKey(specs));
   // below 1200 px the form is one column with the results, folded (the
   // comparison must not start a screen down); it opens by itself on an error

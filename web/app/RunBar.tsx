@@ -1,4 +1,5 @@
 /* RunBar.tsx - Run / Cancel and the progress bar of the current run. */
+import { useEffect, useRef } from 'react';
 import type { Variant } from '../engine/types';
 import type { RunStatus } from './useRunner';
 
@@ -15,13 +16,28 @@ interface Props {
   label?: string;
 }
 
+/** How long a freshly shown Cancel ignores clicks (a click aimed at Run). */
+const CLICK_THROUGH_MS = 500;
+
 export function RunBar({ status, progress, current, invalid, badParams, stale, onRun, onCancel, label }: Props) {
   const running = status === 'running';
   const pct = Math.round(progress * 100);
+  // Cancel takes Run's place when a run starts. A run that starts by itself
+  // (opening a page runs it) can swap the buttons under a pointer already on
+  // its way to Run; a click that lands on Cancel within a moment of its
+  // appearing meant Run, whose run is now under way, so it is not a cancel.
+  // Esc (the page's keys) cancels at once.
+  const shownAt = useRef(0);
+  useEffect(() => {
+    if (running) shownAt.current = performance.now();
+  }, [running]);
+  const cancelClick = (): void => {
+    if (performance.now() - shownAt.current >= CLICK_THROUGH_MS) onCancel();
+  };
   return (
     <div className="runbar">
       {running ? (
-        <button type="button" className="btn btn-cancel" onClick={onCancel} data-testid="cancel">
+        <button type="button" className="btn btn-cancel" onClick={cancelClick} data-testid="cancel">
           Cancel <kbd>Esc</kbd>
         </button>
       ) : (
