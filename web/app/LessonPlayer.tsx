@@ -15,7 +15,9 @@
  * view without moving the note. Narrower, and in focus mode, one column.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { ExperimentInfo, RunResult, Variant } from '../engine/types';
+import type { ExperimentInfo, RunResult, RunSpec, Variant } from '../engine/types';
+import type { RunTicket } from '../engine/client';
+import { BACKGROUND } from '../engine/pool';
 import type { PreviousRun } from '../views/types';
 import { evaluateStep, judgePrediction, parseGuess, predictionMetrics, statMetrics, type SeedMetrics, type StepMetrics } from '../model/lessonChecks';
 import type { Lesson } from '../model/lessonFormat';
@@ -27,6 +29,7 @@ import { SeedStrips } from './SeedsPanel';
 import { formatHash, type Emphasis } from '../model/urlState';
 import { usePageCommands } from './commands';
 import { DiffView } from './DiffView';
+import { engine } from './engine';
 import { ErrorBanner } from './ErrorBanner';
 import { Markdown } from './Markdown';
 import { collectFor, replayFor } from '../views/registry';
@@ -68,7 +71,18 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
   const [ranStep, setRanStep] = useState<number | null>(null);
   const [seedsAll, setSeedsAll] = useState<SeedMetrics>(() => sessionSeeds.get(lesson.id) ?? []);
   // which of the step's seeds is running (a step over seeds)
-  const [seedAt, setSeedAt] = useState<number | null>(null);
+  const [seedsDone, setSeedsDone] = useState<number | null>(null);
+  // a step over seeds: the runs of its other seeds, on the pool beside the runner's
+  const background = useRef<RunTicket[]>([]);
+  const dropBackground = (): void => {
+    for (const t of background.current) t.cancel();
+    background.current = [];
+  };
+  const cancel = (): void => {
+    dropBackground();
+    runner.cancel();
+  };
+  useEffect(() => dropBackground, []);
   // the guess as it stood when the step ran (or was last submitted with Enter): what the verdict judges
   const [submitted, setSubmitted] = useState<number | null>(null);
   // ... as it was typed: while the field still holds it, the projector's keys (f, c, ?) work from the field
@@ -131,22 +145,38 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
     const seedAcc = [...seedsAll];
     let r: Partial<Record<Variant, RunResult>> | null;
     if (s.scenario.seeds) {
-      // each seed in turn, the scenario's own seed last: its run is the picture
-      const per: StepMetrics[] = [];
-      const rows: SeedRuns[] = [];
-      r = null;
-      for (const seed of stepSeeds(s).reverse()) {
-        setSeedAt(seed);
-        r = await runner.run([...stepSpecs(s, info, seed), ...(ref ? [{ ...ref, seed }] : [])], collectFor(info.name));
-        if (!r) {
-          setSeedAt(null);
-          return;
-        }
-        const own = Object.fromEntries(Object.entries(r).filter(([v]) => s.scenario.variants.includes(v as Variant)));
-        per.unshift(metricsOf(own));
-        rows.unshift({ seed, runs: own });
+      // the seeds side by side on the engine's pool: the scenario's own seed
+      // through the runner (its run is the picture, with progress and
+      // cancel), the others behind it at background priority; a cancel or a
+      // newer run drops them all. Same seeds, same results as one by one.
+      const seeds = stepSeeds(s);
+      const specsOf = (seed: number): RunSpec[] => [...stepSpecs(s, info, seed), ...(ref ? [{ ...ref, seed }] : [])];
+      const tickets = seeds.slice(1).map((seed) => specsOf(seed).map((sp) => engine.run(sp, undefined, undefined, { priority: BACKGROUND })));
+      background.current = tickets.flat();
+      let done = 0;
+      setSeedsDone(0);
+      const others = tickets.map(async (ts) => {
+        const rs = await Promise.all(ts.map((t) => t.promise));
+        setSeedsDone(++done);
+        return rs;
+      });
+      others.forEach((o) => o.catch(() => {})); // awaited below; a cancel must not surface unhandled
+      r = await runner.run(specsOf(seeds[0]!), collectFor(info.name));
+      let rest: RunResult[][] | null = null;
+      if (r) {
+        setSeedsDone(++done);
+        rest = await Promise.all(others).catch(() => null);
       }
-      setSeedAt(null);
+      dropBackground();
+      setSeedsDone(null);
+      if (!r || !rest) return;
+      const ownOf = (res: Partial<Record<Variant, RunResult>>): Partial<Record<Variant, RunResult>> =>
+        Object.fromEntries(Object.entries(res).filter(([v]) => s.scenario.variants.includes(v as Variant)));
+      const rows: SeedRuns[] = [
+        { seed: seeds[0]!, runs: ownOf(r) },
+        ...rest.map((rs, k) => ({ seed: seeds[k + 1]!, runs: ownOf(Object.fromEntries(specsOf(seeds[k + 1]!).map((sp, j) => [sp.variant, rs[j]!]))) })),
+      ];
+      const per: StepMetrics[] = rows.map((row) => metricsOf(row.runs));
       seedAcc[i] = per;
       sessionSeeds.set(lesson.id, seedAcc);
       const sr = sessionSeedRuns.get(lesson.id) ?? [];
@@ -192,7 +222,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
     setNeedGuess(false);
     return true;
   };
-  usePageCommands({ run: () => void run(), cancel: runner.cancel, next, prev, typeGuess });
+  usePageCommands({ run: () => void run(), cancel, next, prev, typeGuess });
 
   const labLink = info
     ? formatHash({
@@ -318,7 +348,7 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             invalid={!info}
             stale={false}
             onRun={() => void run()}
-            onCancel={runner.cancel}
+            onCancel={cancel}
             label="Run this step"
           />
         </div>
@@ -332,9 +362,9 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
           </code>{' '}
           <a href={labLink}>open in the lab →</a>
         </div>
-        {seedAt !== null && s.scenario.seeds && (
+        {seedsDone !== null && s.scenario.seeds && (
           <p className="muted" data-testid="lesson-seed-at">
-            seed {seedAt} ({s.scenario.seed + s.scenario.seeds - seedAt} of {s.scenario.seeds})
+            {seedsDone} of {s.scenario.seeds} seeds done
           </p>
         )}
         {!info && <ErrorBanner error={`This step needs the experiment "${s.scenario.experiment}", which this engine build does not have.`} />}
