@@ -68,7 +68,7 @@ export function benchBundle(log = console.log) {
   // what an experiment page loads after its frame: its view, and the
   // device's measured points (the files it did not have yet)
   const expPage = pages.find((p) => /ExperimentPage/.test(p));
-  if (expPage) {
+  if (expPage && (views.length > 0 || later.length > 0)) {
     const have = new Set([...filesOf([entry, expPage]), ...engine]);
     const extra = (keys) => kb(sum([...filesOf(keys)].filter((f) => !have.has(f))));
     log(`  then, while its first run runs: its view ${views.map((v) => `${name(v)} +${extra([v])}`).join(', ')} KB` +
