@@ -9,7 +9,7 @@ make -s -C engine native wasm >&2
 
 # The web app: rebuild when any input is newer than the last build.
 stamp=dist/.build-stamp
-if [ ! -f "$stamp" ] || [ -n "$(find web lessons build/wasm vite.config.ts package-lock.json \
+if [ ! -f "$stamp" ] || [ -n "$(find web lessons build/wasm build/wasm-web vite.config.ts package-lock.json \
       -newer "$stamp" -type f 2>/dev/null | head -n 1)" ]; then
   echo "build: web app (vite build)" >&2
   npx vite build --logLevel warn >&2

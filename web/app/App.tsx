@@ -20,6 +20,7 @@ import { HelpOverlay } from './HelpOverlay';
 import { Home } from './Home';
 import { isStringRecord, loadJson } from './storage';
 import { testHook } from './testHook';
+import { usePublished } from './usePublished';
 
 // Each page's code is its own chunk, loaded when the page opens; the
 // route's chunk is asked for as this module runs, beside the engine's
@@ -126,6 +127,12 @@ export function App() {
       ),
     [experiments],
   );
+  // the published rows the page needs that the list leaves out (the device's measured points)
+  const routeLesson = route.page === 'lesson' ? lessonLoad.lessons.find((l) => l.id === route.id) : undefined;
+  const published = usePublished(
+    experiments,
+    route.page === 'experiment' ? [route.name] : routeLesson ? routeLesson.steps.map((s) => s.scenario.experiment) : [],
+  );
   useEffect(() => {
     testHook().lessons = lessonLoad.lessons.map((l) => l.id);
   }, [lessonLoad]);
@@ -202,7 +209,7 @@ export function App() {
     // the sandbox has its own page (a script, not a form)
     page = <ErrorBanner error="The sandbox has its own page: open #/sandbox." />;
   } else if (route.page === 'experiment') {
-    const info = experiments?.find((e) => e.name === route.name);
+    const info = published.experiments?.find((e) => e.name === route.name);
     page = info ? (
       <ExperimentPage
         key={info.name}
@@ -229,6 +236,8 @@ export function App() {
       />
     ) : experiments === null ? (
       <p className="loading">Loading the engine…</p>
+    ) : published.experiments === null ? (
+      <p className="loading">Loading the measurements…</p>
     ) : (
       <ErrorBanner error={`There is no experiment called "${route.name}" in this engine build.`} />
     );
@@ -238,12 +247,14 @@ export function App() {
       <ErrorBanner error={`There is no lesson called "${route.id}".`} />
     ) : experiments === null ? (
       <p className="loading">Loading the engine…</p>
+    ) : published.experiments === null ? (
+      <p className="loading">Loading the measurements…</p>
     ) : (
       <LessonPlayer
         key={lesson.id}
         lesson={lesson}
         step={route.step}
-        experiments={experiments}
+        experiments={published.experiments}
         emphasis={view.emphasis}
         onStep={(step) => go({ ...view, route: { ...route, step } })}
       />
@@ -281,6 +292,7 @@ export function App() {
           )}
           <main className="page">
             {loadError && <ErrorBanner error={`The engine did not load: ${loadError}`} />}
+            {published.error && <ErrorBanner error={`The page opened without its published figures: ${published.error}`} />}
             {lessonLoad.errors.map((e) => (
               <ErrorBanner key={e} error={`A lesson failed validation: ${e}`} />
             ))}

@@ -5,7 +5,7 @@
  * it downloads), and the compiled module is handed to every worker, which
  * then only instantiates it.
  */
-import wasmUrl from '../../build/wasm/lab.wasm?url';
+import wasmUrl from '../../build/wasm-web/lab.wasm?url';
 import type { WorkerLike } from '../engine/client';
 import { EnginePool, poolSize } from '../engine/pool';
 import type { ModuleMessage } from '../engine/protocol';

@@ -76,6 +76,7 @@ interface RawExperiment {
   metrics: string[];
   metric_info?: MetricInfo[];
   published?: PublishedRow[];
+  published_separate?: number;
   patches?: PatchInfo[];
   kernels?: Partial<Record<Variant, string>>;
   work_unit?: string;
@@ -99,6 +100,7 @@ export function parseExperimentList(json: string): ExperimentInfo[] {
     metrics: e.metrics,
     metricInfo: e.metric_info ?? e.metrics.map((m) => ({ name: m, unit: '', help: '' })),
     published: e.published ?? [],
+    ...(e.published_separate ? { publishedSeparate: e.published_separate } : {}),
     ...(e.work_unit ? { workUnit: e.work_unit } : {}),
     ...(Array.isArray(e.patches) ? { patches: e.patches } : {}),
     ...(e.kernels ? { kernels: e.kernels } : {}),

@@ -91,6 +91,10 @@ export interface ExperimentInfo {
   metrics: string[];
   metricInfo: MetricInfo[];
   published: PublishedRow[];
+  /** Published rows the page's engine build leaves out (the fio device's
+   * measured points): `published` is empty until web/engine/published.ts
+   * loads them, for the pages that show them. */
+  publishedSeparate?: number;
   /** The patches it exposes (list --json's `patches`: engine/src/kernel/patches.def). */
   patches?: PatchInfo[];
   /** The kernel each variant runs ("6.1", "6.2": patches.def's kernels). */

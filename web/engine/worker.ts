@@ -6,8 +6,8 @@
  * its own thread.
  */
 /// <reference lib="webworker" />
-import createLabModule from '../../build/wasm/lab.mjs';
-import wasmUrl from '../../build/wasm/lab.wasm?url';
+import createLabModule from '../../build/wasm-web/lab.mjs';
+import wasmUrl from '../../build/wasm-web/lab.wasm?url';
 import { Bridge, type LabFactory } from './bridge';
 import { createWorkerCore } from './workerCore';
 import { isModuleMessage, type WorkerRequest, type WorkerResponse, type ModuleMessage } from './protocol';

@@ -6,7 +6,9 @@
  *
  * To add a view: write web/views/<name>/<Name>View.tsx exporting a component
  * that takes ViewProps, and add one line below, e.g.
- *   'qgroup-drop': { component: QgroupView, collect: { snapshots: ['tree:dropping'] } },
+ *   'qgroup-drop': { load: () => import('./qgroup/QgroupView').then((m) => m.QgroupView), collect: { snapshots: ['tree:dropping'] } },
+ * Each view is its own chunk (with what only it draws), loaded when a page
+ * of its experiment first asks for it (viewFor), not with every page.
  *
  * Views only draw. What a view needs run besides the page's own runs (a
  * sweep over a parameter, every measured job) is declared here as data
@@ -20,7 +22,7 @@
  * metrics (LABELS); without them the page uses the first metrics and the
  * engine's help lines.
  */
-import type { ComponentType } from 'react';
+import { createElement, lazy, Suspense, type ComponentType } from 'react';
 import type { CollectSpec, ExperimentInfo, MetricInfo, RunResult, RunSpec } from '../engine/types';
 import { metricLabel } from './common/labels';
 import { distinctJobs, jobParams, measuredPoints, type MeasuredFioPoint } from '../model/fitCheck';
@@ -29,17 +31,10 @@ import { jobKey, measuredJobs } from '../model/fioJobs';
 import { publishedSetups } from '../model/params';
 import type { ReplaySpec, ViewProps } from './types';
 import { droppingTree, lseekCursor } from './replay/pick';
-import { BonnieView } from './bonnie/BonnieView';
 import { subvolTree } from './bonnie/pick';
-import { DeviceView } from './device/DeviceView';
-import { QgroupView } from './qgroup/QgroupView';
 import { SWEEP_THRESHOLDS, sweepRow } from './qgroup/model';
-import { ReceiveView } from './receive/ReceiveView';
 import { receivedTree } from './receive/pick';
-import { SparseCpView } from './sparsecp/SparseCpView';
 import { creationRow, sweepSpawns } from './sparsecp/model';
-import { TortureView } from './torture/TortureView';
-import { UntarView } from './untar/UntarView';
 import { fillPoints, fillRow } from './untar/fill';
 
 /** What a sweep's functions are given: the page's experiment, parameters and seed. */
@@ -74,7 +69,8 @@ export interface SweepSpec<P = string, R = unknown> {
 const sweep = <P, R>(s: SweepSpec<P, R>): SweepSpec<P, R> => s;
 
 export interface ViewEntry {
-  component: ComponentType<ViewProps>;
+  /** The view's module, loaded on demand (its own chunk). */
+  load: () => Promise<ComponentType<ViewProps>>;
   /** Sweeps the view draws, run by the app (see SweepSpec). */
   sweeps?: SweepSpec<any, any>[]; // each keeps its own point and row types
   /** Snapshots / trace the view needs from each finished run. */
@@ -312,9 +308,9 @@ const FILL_SWEEP = sweep({
 
 export const VIEWS: Record<string, ViewEntry> = {
   // → / ← walk the jobs fio measured on the profile, as the job picker lists them
-  fio: { component: DeviceView, steps: (info, v) => measuredJobs(info.published, v.device ?? '').map((j) => j.params), sweeps: [FIT_CHECK] },
+  fio: { load: () => import('./device/DeviceView').then((m) => m.DeviceView), steps: (info, v) => measuredJobs(info.published, v.device ?? '').map((j) => j.params), sweeps: [FIT_CHECK] },
   bonnie: {
-    component: BonnieView,
+    load: () => import('./bonnie/BonnieView').then((m) => m.BonnieView),
     replay: {
       blurb:
         "bonnie++ on a classroom box: creates, stats and deletes, each create and delete fsyncing the file and its directory. Step through a create (shift+→): the fsync read-locks the file's subvolume leaf while copying it into the log tree; before the patch the copy is a fresh clone allocated under that lock.",
@@ -324,7 +320,7 @@ export const VIEWS: Record<string, ViewEntry> = {
   },
   // → / ← walk the sweep's thresholds (the RFC table's 1K-8K and infinite, and 16K)
   'qgroup-drop': {
-    component: QgroupView,
+    load: () => import('./qgroup/QgroupView').then((m) => m.QgroupView),
     steps: () => SWEEP_THRESHOLDS.map((threshold) => ({ threshold })),
     sweeps: [THRESHOLD_SWEEP],
     replay: {
@@ -334,7 +330,7 @@ export const VIEWS: Record<string, ViewEntry> = {
     },
   },
   receive: {
-    component: ReceiveView,
+    load: () => import('./receive/ReceiveView').then((m) => m.ReceiveView),
     replay: {
       blurb:
         "The received subvolume's tree, file by file: its inode, its ref, then, before the patch, the tail page's file extent item already at the truncate (written and waited for), the first page's only at the sync; after, one item per file, at the sync.",
@@ -343,7 +339,7 @@ export const VIEWS: Record<string, ViewEntry> = {
     },
   },
   'sparse-cp': {
-    component: SparseCpView,
+    load: () => import('./sparsecp/SparseCpView').then((m) => m.SparseCpView),
     sweeps: [CREATION_SWEEP],
     replay: {
       blurb: "Each lseek locks the io_tree from its offset to EOF and walks every record in that range: before the series, the hole reads' UPTODATE records pile up ahead of cp's cursor; after it, the lock meets one record.",
@@ -353,7 +349,7 @@ export const VIEWS: Record<string, ViewEntry> = {
     },
   },
   untar: {
-    component: UntarView,
+    load: () => import('./untar/UntarView').then((m) => m.UntarView),
     sweeps: [FILL_SWEEP],
     replay: {
       blurb:
@@ -363,7 +359,7 @@ export const VIEWS: Record<string, ViewEntry> = {
     },
   },
   torture: {
-    component: TortureView,
+    load: () => import('./torture/TortureView').then((m) => m.TortureView),
     collect: { trace: true },
     replay: {
       blurb: 'Step through any operation (shift+→): the search path down the fs tree, the blocks it COWs and locks, the splits, and each commit.',
@@ -372,9 +368,57 @@ export const VIEWS: Record<string, ViewEntry> = {
   },
 };
 
-/** The view for an experiment, or null. */
+/** A view whose module has not arrived yet keeps the picture's place: the
+ * page's frame stays where it is instead of flashing empty. */
+const viewLoading = () => createElement('div', { className: 'view-loading loading', role: 'status', style: { minHeight: '20rem' } }, 'Loading the picture…');
+
+/** A view whose chunk did not load (offline, a new build deployed under
+ * the page): said in place; the rest of the page keeps working. */
+const viewFailed = (err: unknown): ComponentType<ViewProps> =>
+  function ViewFailed() {
+    return createElement('div', { className: 'error', role: 'alert' }, `The picture could not be loaded (${err instanceof Error ? err.message : String(err)}); reload the page to try again.`);
+  };
+
+/** Per experiment: its view, loaded once. Rendered directly once the module
+ * is here; before that through React.lazy under its own Suspense. */
+const deferred = new Map<string, { view: ComponentType<ViewProps>; preload: () => Promise<ComponentType<ViewProps>> }>();
+
+function deferredView(experiment: string, entry: ViewEntry) {
+  let loaded: ComponentType<ViewProps> | null = null;
+  let pending: Promise<ComponentType<ViewProps>> | null = null;
+  const preload = () =>
+    (pending ??= entry.load().then(
+      (c) => (loaded = c),
+      (err: unknown) => (loaded = viewFailed(err)),
+    ));
+  const Lazy = lazy(() => preload().then((c) => ({ default: c })));
+  function DeferredView(props: ViewProps) {
+    return loaded ? createElement(loaded, props) : createElement(Suspense, { fallback: viewLoading() }, createElement(Lazy, props));
+  }
+  DeferredView.displayName = `View(${experiment})`;
+  return { view: DeferredView, preload };
+}
+
+function deferredFor(experiment: string) {
+  const entry = VIEWS[experiment];
+  if (!entry) return null;
+  let d = deferred.get(experiment);
+  if (!d) deferred.set(experiment, (d = deferredView(experiment, entry)));
+  return d;
+}
+
+/** The view for an experiment, or null. Asking for it starts loading its
+ * module (a page asks as it opens, long before its first run has a result). */
 export function viewFor(experiment: string): ComponentType<ViewProps> | null {
-  return VIEWS[experiment]?.component ?? null;
+  const d = deferredFor(experiment);
+  if (!d) return null;
+  void d.preload();
+  return d.view;
+}
+
+/** Load the experiment's view now (a page about to open); resolves when it is here. */
+export function preloadView(experiment: string): Promise<unknown> {
+  return deferredFor(experiment)?.preload() ?? Promise.resolve();
 }
 
 /** What the experiment's view wants collected from each run (undefined: nothing). */

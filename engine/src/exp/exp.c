@@ -713,5 +713,7 @@ void exp_describe_json(const lab_exp *e, strbuf *out)
 		js_obj_end(out);
 	}
 	js_arr_end(out);
+	if (e->npublished_separate)
+		js_kint(out, "published_separate", e->npublished_separate);
 	js_obj_end(out);
 }

@@ -127,6 +127,11 @@ typedef struct lab_exp {
 	int nmetrics;
 	const published_row *published;
 	int npublished;
+	/* Rows left out of this build (the web's engine, LAB_WEB_BUILD: the
+	 * fio device's 1,038 measured rows would be a sixth of its download);
+	 * the list says how many, and the page loads them from the
+	 * published.json the build writes beside it when a page needs them. */
+	int npublished_separate;
 	const small_run *small;
 	int nsmall;
 	/* Build the simulation for r->variant and r->params into r->sim and
