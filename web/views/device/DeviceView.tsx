@@ -71,8 +71,33 @@ export function DeviceView(props: ViewProps) {
       : []),
     { id: 'sim', label: 'simulated', points: withTail(pic.simulated, run.metrics.clat_p999_us), color: KERNEL_COLOR.base },
   ];
+  // what the page demonstrates, first: the simulated drive against fio's
+  // measurement of the same job on the real one
+  const pairs = meas
+    ? ([
+        ['IOPS', run.metrics.iops, meas.iops, ''],
+        ['median latency', run.metrics.clat_p50_us, mm(0.5), ' µs'],
+        ['p99', run.metrics.clat_p99_us, mm(0.99), ' µs'],
+      ] as [string, number | undefined, number | undefined, string][]).filter(([, a, b]) => a !== undefined && b !== undefined && b !== 0)
+    : [];
   return (
     <section className="device-view" data-testid="device-view">
+      <p className="device-summary" data-testid="device-summary">
+        {pairs.length > 0 ? (
+          <>
+            Simulated <Tag kind="simulated" /> against fio on the real drive <Tag kind="measured" />, the same job:{' '}
+            {pairs.map(([what, a, b, unit], i) => (
+              <span key={what}>
+                {i > 0 && ' · '}
+                {what} <b>{fmtNum(a)}</b> vs <b>{fmtNum(b)}</b>
+                {unit} ({fmtPct(a! / b! - 1)})
+              </span>
+            ))}
+          </>
+        ) : (
+          <>No fio measurement of this exact job: the simulated drive extrapolates{onParams && jobs.length > 0 ? '; pick a measured job below to compare' : ''}.</>
+        )}
+      </p>
       {onParams && (
         <div className="jobpick">
           <label htmlFor="measured-job">Jobs fio measured on {params.device}:</label>{' '}
