@@ -13,7 +13,7 @@ import { fmtNum } from '../../model/format';
 import { Axes, ChartFigure, KERNEL_COLOR } from '../common';
 import { PHASE_COLOR, PHASE_LABEL, PHASES, readQgroupDetails, type Commit } from '../qgroup/model';
 import type { ViewProps } from '../types';
-import { commitSummary, commitWindow, fmtMs, fmtValue, layoutCommits, layoutSeries, readSeries, type Series } from './model';
+import { commitSummary, commitWindow, fmtMs, fmtValue, layoutCommits, layoutSeries, readSeries, workDone, type Series } from './model';
 
 /** What the invariant checker holds the file system to after each commit
  * (engine/src/kernel/check.h, and the checks subsystems register). */
@@ -102,6 +102,7 @@ export function TortureView({ runs }: ViewProps) {
   const total = run.metrics.commits ?? commits.length;
   const ops = run.metrics.ops ?? 0;
   const full = run.metrics.full_checks ?? 0;
+  const work = workDone(run.details, run.metrics.fsyncs);
   return (
     <section className="torture-view" data-testid="torture-view">
       <div className={`torture-claim${failures ? ' bad' : ''}`} data-testid="torture-verdict" data-failures={failures}>
@@ -127,6 +128,11 @@ export function TortureView({ runs }: ViewProps) {
             <li key={c}>{c}</li>
           ))}
         </ul>
+        {work.length > 0 && (
+          <p className="torture-claim-sub" data-testid="torture-work">
+            The random work it survived: {work.join(' · ')}.
+          </p>
+        )}
       </div>
       {commits.length > 0 && <CommitChart commits={commits} total={total} tMaxMs={tMaxMs} />}
       <div className="multiples">
