@@ -9,8 +9,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { Bridge } from '../engine/bridge';
 import { loadNodeBridge } from '../engine/node';
 import type { RunSpec } from '../engine/types';
-import { callAtOffset, layoutLseekLane, lseekCalls, lseekTotals, markOf, totalsAsMetrics, windowAround } from './lseekPicture';
-import { ioRecords, Replay } from './replay';
+import { callAtOffset, layoutLseekLane, lockWalk, lseekCalls, lseekTotals, markOf, totalsAsMetrics, windowAround } from './lseekPicture';
+import { ioKey, ioRecords, Replay } from './replay';
 import { decodeTrace, type RawTrace, type Trace } from './trace';
 
 const KINDS = [
@@ -172,6 +172,18 @@ describe('on real recordings: the counts are the run metrics', () => {
       const m = totalsAsMetrics(t);
       for (const k of ['lseek_calls', 'state_cache_hits', 'state_cache_misses'] as const) expect(m[k]).toBe(metrics[k]);
       for (const k of ['lock_records_avg', 'search_records_avg', 'records_per_lseek_avg'] as const) expect(m[k]).toBeCloseTo(metrics[k]!, 6);
+      // each call's range lock, counted again from the io_tree as the
+      // replay has it when the lock is taken: the engine's own count
+      const rp = new Replay(trace);
+      let walked = 0;
+      for (const c of run.calls) {
+        const io = rp.stateAt(c.lockAt).io.get(ioKey(run.fs, run.ino));
+        const w = lockWalk(ioRecords(io), c.lock!.start, c.lock!.end);
+        expect(w.total, `call ${c.n} at ${c.offset}`).toBe(c.lockRecords);
+        expect(w.lock + w.unlock).toBe(w.total);
+        walked += w.total;
+      }
+      expect(walked / run.calls.length).toBeCloseTo(metrics.lock_records_avg!, 6);
     });
   }
   it('9/9 turns the hits into searches from the root; cold has no search', () => {

@@ -54,6 +54,9 @@ export interface LseekCall {
   /** -1: ENXIO */
   result: number;
   lock: { start: number; end: number; records: number } | null;
+  /** replay position just before its range lock (the io_tree the lock
+   * walks: a readahead's LOCKED records it waited for are gone by then) */
+  lockAt: number;
   /** what lseek_ret says the call walked */
   lockRecords: number;
   searchRecords: number;
@@ -124,6 +127,7 @@ export function lseekCalls(tr: Trace, fromFirst = true): LseekRun {
         iSize: a(i, 4),
         result: -1,
         lock: null,
+        lockAt: i + 1,
         lockRecords: 0,
         searchRecords: 0,
         hits: 0,
@@ -135,6 +139,7 @@ export function lseekCalls(tr: Trace, fromFirst = true): LseekRun {
       continue;
     } else if (kind === kLock && a(i, 1) === cur.ino && a(i, 0) === cur.fs) {
       cur.lock = { start: a(i, 2), end: a(i, 3), records: a(i, 4) };
+      cur.lockAt = i;
     } else if (kind === kCount && a(i, 1) === cur.ino && a(i, 0) === cur.fs) {
       const c = a(i, 4);
       cur.searches.push({ start: a(i, 2), end: a(i, 3), cached: (c === 1 ? 1 : c === 2 ? 2 : 0) as SearchStart, records: a(i, 5), cs: a(i, 6) >= 0 ? [a(i, 6), a(i, 7)] : null });
@@ -338,4 +343,67 @@ export function windowAround(offset: number, span: number, size: number): { from
   let from = Math.max(0, Math.floor(offset - s / 4));
   if (size > 0 && from + s > size) from = Math.max(0, size - s);
   return { from, to: from + s };
+}
+
+/* ---- what a range lock walks ------------------------------------------ */
+
+export interface LockWalk {
+  /** records of the io_tree inside the locked range */
+  inRange: number;
+  /** stretches of the range no record covers: the lock fills each with a
+   * LOCKED record of its own, which the unlock frees in the same call */
+  gaps: number;
+  /** records the lock (set_extent_bit LOCKED) and the unlock (clear) walk */
+  lock: number;
+  unlock: number;
+  total: number;
+  /** where the records in range begin and end (null: none) */
+  first: number | null;
+  last: number | null;
+}
+
+/**
+ * What an lseek's range lock over [start, end] walks on the io_tree as it
+ * stands (records sorted by start, as ioRecords gives them): the engine's
+ * own count (eio_lock_pass_cost in engine/src/kernel/eio.c, which the
+ * recording's lseek_ret carries), broken down so the picture can say where
+ * the records are. The lock visits every record in range and fills every
+ * gap with a LOCKED record; the unlock walks all of them again and frees
+ * the fillers. None of the fillers outlives the call, so a picture of the
+ * tree after the call never shows them.
+ */
+export function lockWalk(recs: IoRec[], start: number, end: number): LockWalk {
+  let k = 0;
+  let adj = 0;
+  let first: IoRec | null = null;
+  let last: IoRec | null = null;
+  let beyond = false;
+  let after: IoRec | null = null;
+  for (const r of recs) {
+    if (r.end < start) continue;
+    if (r.start > end) {
+      beyond = true;
+      after ??= r;
+      continue;
+    }
+    if (last && r.start === last.end + 1) adj++;
+    first ??= r;
+    last = r;
+    k++;
+  }
+  if (k === 0 || !first || !last) {
+    // one descent finds nothing in range (visiting the record beyond, if
+    // any) and puts one record in; the unlock frees it
+    const lock = after ? 1 : 0;
+    return { inRange: 0, gaps: 1, lock, unlock: 1, total: lock + 1, first: null, last: null };
+  }
+  const hs = first.start < start ? 1 : 0;
+  const hg = first.start > start ? 1 : 0;
+  const ts = last.end > end ? 1 : 0;
+  const tg = last.end < end ? 1 : 0;
+  const over = k === 1 && hs && ts ? 1 : 0;
+  const gi = k - 1 - adj;
+  const lock = k + gi + hg + (tg && beyond ? 1 : 0) + over;
+  const unlock = k + gi + hg + tg;
+  return { inRange: k, gaps: gi + hg + tg, lock, unlock, total: lock + unlock, first: first.start, last: last.end };
 }

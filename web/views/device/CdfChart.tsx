@@ -49,7 +49,7 @@ export function CdfChart({ series, measured, measuredLabel, others, othersLabel,
         {L.otherMarkers.map((mk) => (
           <g key={`other-${mk.label}`} transform={`translate(${mk.x},${mk.y})`} data-testid="cdf-marker-other">
             <rect x={-7.5} y={-7.5} width={15} height={15} transform="rotate(45)" fill="#fff" stroke="#000" strokeWidth={2} />
-            <text x={mk.side === 'right' ? 10 : -10} y={-8} className="marker-label" fontSize={fontPx} textAnchor={mk.side === 'right' ? undefined : 'end'}>
+            <text x={mk.side === 'right' ? 10 : -10} y={-8} className="marker-label" fontSize={fontPx} paintOrder="stroke" stroke="#fff" strokeWidth={4} strokeLinejoin="round" textAnchor={mk.side === 'right' ? undefined : 'end'}>
               {formatUs(mk.us)}
             </text>
             <title>{`measured ${mk.label} in another run: ${formatUs(mk.us)}${othersLabel ? ` (${othersLabel})` : ''}`}</title>
@@ -58,7 +58,7 @@ export function CdfChart({ series, measured, measuredLabel, others, othersLabel,
         {L.markers.map((mk) => (
           <g key={mk.label} transform={`translate(${mk.x},${mk.y})`} data-testid="cdf-marker">
             <rect x={-6} y={-6} width={12} height={12} transform="rotate(45)" fill="#000" stroke="#fff" strokeWidth={1.5} />
-            <text x={mk.side === 'right' ? 10 : -10} y={-8} className="marker-label" fontSize={fontPx} textAnchor={mk.side === 'right' ? undefined : 'end'}>
+            <text x={mk.side === 'right' ? 10 : -10} y={-8} className="marker-label" fontSize={fontPx} paintOrder="stroke" stroke="#fff" strokeWidth={4} strokeLinejoin="round" textAnchor={mk.side === 'right' ? undefined : 'end'}>
               {mk.label} {formatUs(mk.us)}
             </text>
             <title>{`measured ${mk.label}: ${formatUs(mk.us)}${measuredLabel ? ` (${measuredLabel})` : ''}`}</title>

@@ -5,6 +5,9 @@
  * lseek_ret; web/model/lseekPicture.ts). One cursor, the n-th lseek of cp
  * in both kernels (they make the same calls), plays or scrubs through the
  * run. Per kernel, one band:
+ *   file      the whole file: every record as a tick, the window the rows
+ *             below show (a box) and the range lock (hatched), so records
+ *             the lock walks far ahead of the cursor are on screen too;
  *   io_tree   its records as marks (greys by bits), the record the open
  *             file's cached state points at outlined and flagged;
  *   lock      the current call's range lock, from its offset to EOF (it
@@ -13,6 +16,11 @@
  *             delalloc searches started at the cached state (a hit), a
  *             hollow triangle when one descended from the root, a short
  *             tick when the call needed no search.
+ * Under the picture, what each kernel's range lock walked in this call,
+ * from the io_tree as the lock found it (model: lockWalk, the engine's
+ * own count): the records in range and the gaps it fills with LOCKED
+ * records, twice (lock and unlock). The fillers are freed within the call,
+ * so the tree drawn after it never shows them.
  * Under it, the counts so far and over the whole recording, which are the
  * run's metrics when the recording holds every call.
  *
@@ -22,7 +30,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Variant } from '../../engine/types';
 import { fmtBytes, fmtNum } from '../../model/format';
-import { callAtOffset, layoutLseekLane, lseekCalls, lseekTotals, windowAround, type LseekMark, type LseekRun } from '../../model/lseekPicture';
+import { callAtOffset, layoutLseekLane, lockWalk, lseekCalls, lseekTotals, windowAround, type LockWalk, type LseekMark, type LseekRun } from '../../model/lseekPicture';
 import { ioKey, ioRecords, Replay } from '../../model/replay';
 import type { Trace } from '../../model/trace';
 import { ChartFigure, INK, KERNEL_COLOR, KERNEL_LABEL, KERNEL_TEXT, labelWidth, NEUTRAL, scaleTicks, smallPx } from '../common';
@@ -55,6 +63,8 @@ const BITS: [number, string, string][] = [
 const colourOf = (bits: number): string => (BITS.find(([b]) => bits & b) ?? [0, NEUTRAL.faint])[1];
 
 const SPEEDS = [5, 25, 100, 500, 2000];
+/** While playing, how often the page's cursor follows (ms). */
+const REPORT_MS = 200;
 /** Window widths, in strides of the file (extent + hole): at the first,
  * a 4 KiB record is ~1/16 of the width, a mark per lseek ~1/32 apart. */
 const ZOOMS = [16, 32, 64, 128, 512, Infinity];
@@ -84,6 +94,11 @@ function Mark({ mark, x, y, r, current }: { mark: LseekMark; x: number; y: numbe
   return <line x1={x} x2={x} y1={y - r * 0.6} y2={y + r * 0.6} stroke={NEUTRAL.dark} strokeWidth={current ? 3 : 1.5} className="lseek-mark mark-none" />;
 }
 
+/** Two kernels' range locks of the same call walked the same records (one sentence says it for both). */
+function sameWalk(a: { c?: { lockRecords: number }; walk: LockWalk | null }, b: { c?: { lockRecords: number }; walk: LockWalk | null }): boolean {
+  return !!a.walk && !!b.walk && a.c?.lockRecords === b.c?.lockRecords && JSON.stringify(a.walk) === JSON.stringify(b.walk);
+}
+
 export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, strideBytes = 8192 }: LseekPictureProps) {
   const runs: LseekRun[] = useMemo(() => sides.map((s) => lseekCalls(s.trace, fromFirst)), [sides, fromFirst]);
   const replays = useMemo(() => sides.map((s) => new Replay(s.trace)), [sides]);
@@ -95,27 +110,40 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
   const [speed, setSpeed] = useState(100);
   const [zoom, setZoom] = useState(0);
 
-  // the page's cursor moves the picture (unless it is what we reported)
-  const said = useRef<number | null>(null);
+  // One cursor with the page: the page's cursor (its call slider) moves
+  // the picture, and the picture's moves (a step, the scrubber, playing)
+  // go to the page, so the page's panels show the same offset. What we
+  // reported comes back as the page's cursor: those values are ours, not
+  // a move of the page's (a few are kept: while playing, the next report
+  // can leave before the last one is back).
+  const said = useRef<number[]>([]);
   useEffect(() => {
-    if (cursor === undefined || cursor === said.current) return;
+    if (cursor === undefined || said.current.includes(cursor)) return;
     const i = callAtOffset(ref.calls, cursor * size);
-    if (i >= 0) setK(i);
+    if (i >= 0) {
+      setPlaying(false);
+      setK(i);
+    }
   }, [cursor, ref, size]);
-  // and the picture's moves go to the page a moment after the last one
   const onCursorRef = useRef(onCursor);
   onCursorRef.current = onCursor;
+  const lastSaid = useRef(0);
   useEffect(() => {
-    if (playing || !onCursorRef.current) return;
+    if (!onCursorRef.current) return;
     const c = ref.calls[k];
-    if (!c) return;
+    // the page's cursor already stands on this call
+    if (!c || (cursor !== undefined && callAtOffset(ref.calls, cursor * size) === k)) return;
+    // a step or a drag: a moment after the last move; playing: a few
+    // times a second (each report redraws the page's panels)
+    const wait = playing ? Math.max(0, REPORT_MS - (performance.now() - lastSaid.current)) : 120;
     const id = setTimeout(() => {
-      const f = Math.round((c.offset / size) * 1000) / 1000;
-      said.current = f;
+      const f = Math.round((c.offset / size) * 1e6) / 1e6;
+      said.current = [...said.current.slice(-7), f];
+      lastSaid.current = performance.now();
       onCursorRef.current?.(f);
-    }, 300);
+    }, wait);
     return () => clearTimeout(id);
-  }, [k, playing, ref, size]);
+  }, [k, playing, ref, size, cursor]);
 
   useEffect(() => {
     if (!playing) return;
@@ -180,18 +208,42 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
         const gutter = Math.round(fs * 5.2);
         const plotW = width - gutter - 8;
         const rowH = Math.round(fs * 1.6);
-        // a band: the kernel, a line for what lies outside the window, the
-        // three rows, then what this lseek did (each text on a line of its own)
+        // a band: the kernel, the whole file, a line for what lies outside
+        // the window, the three rows, then what this lseek did (each text on
+        // a line of its own)
         const titleH = Math.round(fs * 1.3);
-        const noteH = Math.round(fs * 1.0);
+        const ovH = Math.round(fs * 1.1);
+        const noteH = Math.round(fs * 1.2);
         const capH = Math.round(fs * 1.5);
-        const bandH = titleH + noteH + rowH * 3 + capH;
+        const bandH = titleH + ovH + noteH + rowH * 3 + capH;
         const axisH = Math.round(fs * 2.6);
         const h = bandH * sides.length + axisH;
 
         const unit = win.to - win.from >= 4 << 20 ? { per: 1 << 20, name: 'MiB' } : { per: 1024, name: 'KiB' };
         const ticks = scaleTicks(scaleLinear().domain([win.from / unit.per, win.to / unit.per]).range([0, plotW]), 'x', plotW, fs);
         const markR = Math.max(4, fs * 0.34);
+        // per kernel: what this call's lock walked (the tree as the lock
+        // found it), then the tree after the call, in the window and whole
+        const bands = sides.map((side, i) => {
+          const run = runs[i]!;
+          const ci = Math.min(k, run.calls.length - 1);
+          const c = run.calls[ci];
+          const key = ioKey(run.fs, run.ino);
+          const walk: LockWalk | null = c?.lock ? lockWalk(ioRecords(replays[i]!.stateAt(c.lockAt).io.get(key)), c.lock.start, c.lock.end) : null;
+          const s = c ? replays[i]!.stateAt(c.end) : null;
+          const io = s ? s.io.get(key) : undefined;
+          const recs = io ? ioRecords(io) : [];
+          const cached = io?.cached ? { start: io.cached.start, end: io.cached.end } : null;
+          return {
+            side,
+            c,
+            walk,
+            nrec: io ? io.recs.size : 0,
+            cached,
+            L: layoutLseekLane(recs, run.calls, ci, cached, { width: plotW, from: win.from, to: win.to }),
+            O: layoutLseekLane(recs, [], -1, null, { width: plotW, from: 0, to: size }),
+          };
+        });
         return (
           <>
             <div className="lseek-player" role="group" aria-label="cp's lseeks">
@@ -254,26 +306,38 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
               </div>
             </div>
             <svg className="chart lseek-svg" width={width} height={h} viewBox={`0 0 ${width} ${h}`} role="img" aria-label="the io_tree around cp's cursor, before and after" data-testid="lseek-svg">
-              {sides.map((side, i) => {
-                const run = runs[i]!;
-                const c = run.calls[Math.min(k, run.calls.length - 1)];
-                const s = c ? replays[i]!.stateAt(c.end) : null;
-                const io = s ? s.io.get(ioKey(run.fs, run.ino)) : undefined;
-                const L = layoutLseekLane(io ? ioRecords(io) : [], run.calls, Math.min(k, run.calls.length - 1), io?.cached ?? null, { width: plotW, from: win.from, to: win.to });
+              {bands.map(({ side, c, walk, nrec, cached, L, O }, i) => {
                 const y0 = i * bandH;
-                const yRec = y0 + titleH + noteH;
+                const yOv = y0 + titleH;
+                const yRec = yOv + ovH + noteH;
                 const yLock = yRec + rowH;
                 const yCalls = yLock + rowH;
                 const recH = rowH - 6;
+                const wx0 = (win.from / size) * plotW;
+                const wx1 = Math.max(wx0 + 3, (win.to / size) * plotW);
+                const ahead = walk && walk.inRange > 0 && L.recs.length === 0;
                 return (
-                  <g key={side.variant} data-testid={`lseek-band-${side.variant}`} data-records={io ? io.recs.size : 0} data-mark={c?.mark ?? ''} data-cached={io?.cached ? `${io.cached.start}-${io.cached.end}` : ''}>
+                  <g key={side.variant} data-testid={`lseek-band-${side.variant}`} data-records={nrec} data-mark={c?.mark ?? ''} data-cached={cached ? `${cached.start}-${cached.end}` : ''}>
                     <text x={0} y={y0 + fs} fontSize={fs} fontWeight={700} fill={KERNEL_TEXT[side.variant]}>
                       {KERNEL_LABEL[side.variant]}
                     </text>
+                    <text x={0} y={yOv + ovH / 2 + fs * 0.3} fontSize={smallPx(theme, 0.8)} fill={NEUTRAL.dark}>
+                      whole file
+                    </text>
+                    <g transform={`translate(${gutter},0)`} data-testid={`lseek-file-${side.variant}`}>
+                      <rect x={0} y={yOv} width={plotW} height={ovH} fill="#fff" stroke={NEUTRAL.light} />
+                      {c?.lock && <rect x={(c.lock.start / size) * plotW} y={yOv} width={Math.max(2, plotW - (c.lock.start / size) * plotW)} height={ovH} fill="url(#lseek-hatch)" opacity={0.6} />}
+                      {O.recs.map((r) => (
+                        <rect key={r.start} x={r.x} y={yOv + 2} width={Math.max(1, r.w)} height={ovH - 4} fill={colourOf(r.bits)} className="lseek-file-rec" />
+                      ))}
+                      <rect x={wx0} y={yOv - 2} width={wx1 - wx0} height={ovH + 4} fill="none" stroke={INK} strokeWidth={2} data-testid={`lseek-file-window-${side.variant}`}>
+                        <title>the window drawn below</title>
+                      </rect>
+                    </g>
                     <text x={gutter} y={yCalls + rowH + capH * 0.7} fontSize={smallPx(theme, 0.8)} fill={INK} data-testid={`lseek-now-${side.variant}`}>
                       {c ? `this lseek: ${MARK_TEXT[c.mark]}${c.searches.length ? ` (${fmtNum(c.searchRecords)} record${c.searchRecords === 1 ? '' : 's'})` : ''}` : ''}
                     </text>
-                    <rect x={gutter - 6} y={yRec} width={4} height={rowH * 3} fill={KERNEL_COLOR[side.variant]} />
+                    <rect x={gutter - 6} y={yOv} width={4} height={yCalls + rowH - yOv} fill={KERNEL_COLOR[side.variant]} />
                     <g fontSize={smallPx(theme, 0.8)} fill={NEUTRAL.dark}>
                       <text x={0} y={yRec + rowH / 2 + fs * 0.3}>io_tree</text>
                       <text x={0} y={yLock + rowH / 2 + fs * 0.3}>lock</text>
@@ -321,6 +385,12 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                       ))}
                       {L.cursorX !== null && <line x1={L.cursorX} x2={L.cursorX} y1={yRec - 2} y2={yCalls + rowH} stroke={INK} strokeWidth={1.5} strokeDasharray="4 3" />}
                     </g>
+                    {ahead && (
+                      <text x={gutter + plotW * 0.6} y={yRec + rowH / 2 + fs * 0.3} fontSize={smallPx(theme, 0.8)} textAnchor="middle" fill={INK} data-testid={`lseek-ahead-${side.variant}`}>
+                        {`none here: the ${fmtNum(walk.inRange)} the lock walks lie ahead, from ${fmtBytes(walk.first ?? 0)}`}
+                      </text>
+                    )}
+
                   </g>
                 );
               })}
@@ -350,6 +420,40 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                 </text>
               </g>
             </svg>
+            <div className="lseek-walks" data-testid="lseek-walks">
+              {bands.map(({ side, c, walk }, i) =>
+                c?.lock && walk ? (
+                  <p
+                    key={side.variant}
+                    data-testid={`lseek-walk-${side.variant}`}
+                    data-lock={walk.lock}
+                    data-unlock={walk.unlock}
+                    data-total={walk.total}
+                    data-run={c.lockRecords}
+                    hidden={i > 0 && sameWalk(bands[0]!, bands[i]!)}
+                  >
+                    {i === 0 && bands.length > 1 && sameWalk(bands[0]!, bands[1]!) ? (
+                      <b>In both kernels</b>
+                    ) : (
+                      <b style={{ color: KERNEL_TEXT[side.variant] }}>{KERNEL_LABEL[side.variant]}</b>
+                    )}
+                    : this lseek locked {fmtBytes(c.lock.start)} → EOF, and lock + unlock walked{' '}
+                    <b>{fmtNum(c.lockRecords)}</b> records
+                    {walk.total !== c.lockRecords ? (
+                      '.'
+                    ) : walk.inRange === 0 ? (
+                      <>: no record of the io_tree lies in that range; the lock put one LOCKED record over it and the unlock freed it.</>
+                    ) : (
+                      <>
+                        : the {fmtNum(walk.inRange)} {walk.inRange === 1 ? 'record' : 'records'} of the io_tree in that range ({fmtBytes(walk.first ?? 0)}–{fmtBytes((walk.last ?? 0) + 1)}) and the {fmtNum(walk.gaps)}{' '}
+                        {walk.gaps === 1 ? 'gap' : 'gaps'} around them, each filled with a LOCKED record (the lock: {fmtNum(walk.lock)}), all walked again by the unlock, which frees the fillers ({fmtNum(walk.unlock)}).
+                        The fillers live only inside the call, so the tree drawn after it has none{walk.first !== null && walk.first >= win.to ? '; the records walked lie ahead of the window (the whole-file row)' : ''}.
+                      </>
+                    )}
+                  </p>
+                ) : null,
+              )}
+            </div>
             <div className="lseek-key">
               <svg width={16} height={16} aria-hidden="true">
                 <Mark mark="hit" x={8} y={8} r={5} current={false} />

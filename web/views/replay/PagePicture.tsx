@@ -116,9 +116,10 @@ export function PagePicture({ spec, rec, view, onView, params }: Props) {
   const own = spec.initial ? spec.initial(first) : -1;
   const start = own > 0 ? own : diverge ? diverge.a + 1 : opKind ? nthOp(first, opKind, 0) : -1;
   const caption = spec.caption && start > 0 ? spec.caption(first, second, start) : null;
+  const cmp = spec.compare && start > 0 ? spec.compare(first, second, start) : null;
   return (
     <Shell status="done">
-      <div className="figure page-trees" data-testid="page-trees">
+      <div className="figure page-trees" data-testid="page-trees" data-compare={cmp?.what} data-before={cmp?.before} data-after={cmp?.after}>
         <h2 className="replay-title">The trees, {rec.window}</h2>
         <ReplayPanel
           key={rec.sides.map((s) => s.trace.n).join()}

@@ -38,6 +38,9 @@ export interface PageRecordingSpec {
   initial?: (first: Trace) => number;
   /** a sentence on the moment the player starts at (both kernels) */
   caption?: (first: Trace, second: Trace | undefined, pos: number) => string | null;
+  /** the figure the picture compares at that moment, per kernel (the
+   * page marks it up, so a test can read the difference without the text) */
+  compare?: (first: Trace, second: Trace | undefined, pos: number) => { what: string; before: number; after: number } | null;
   /** one or two sentences: what to look at */
   blurb: string;
 }
@@ -112,6 +115,12 @@ export interface PageRecordingState {
   recordFrom(ms: number | null): void;
 }
 
+/** bonnie: how long the clone the player starts at held the leaf's read lock, in both kernels (ms). */
+export function bonnieCompare(a: Trace, b: Trace | undefined, pos: number): { what: string; before: number; after: number } | null {
+  const c = sameLeafClone(a, b, pos);
+  return c.a && c.b ? { what: 'leaf read lock held (ms)', before: c.a.holdMs, after: c.b.holdMs } : null;
+}
+
 /** bonnie: the clone the player starts at, in both kernels. */
 export function bonnieCaption(a: Trace, b: Trace | undefined, pos: number): string | null {
   const c = sameLeafClone(a, b, pos);
@@ -148,6 +157,7 @@ export const PAGE_RECORDINGS: Record<string, PageRecordingSpec> = {
     pickTrees: bonnieTrees,
     initial: longestLeafClone,
     caption: bonnieCaption,
+    compare: bonnieCompare,
     blurb:
       "The create where a leaf was held longest: its fsync read-locks the file's leaf in the subvolume and copies it into the log tree. Before the patch the copy is a fresh extent buffer allocated while the lock is held, and under memory pressure that allocation waits; after it, a buffer allocated before the lock.",
   },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commitSummary, commitWindow, layoutCommits, layoutSeries, readSeries } from './model';
+import { commitSummary, commitWindow, layoutCommits, layoutSeries, readSeries, workDone } from './model';
 import { readQgroupDetails } from '../qgroup/model';
 
 describe('torture view model', () => {
@@ -75,5 +75,16 @@ describe('torture view model', () => {
     expect(Number(L.xTicks[0]!.label)).toBeGreaterThanOrEqual(52);
     expect(Math.min(...L.bars.map((b) => b.x))).toBeGreaterThanOrEqual(L.margin.left);
     expect(L.yTitle).toBe('duration (ms)');
+  });
+});
+
+describe('workDone: the random work in words', () => {
+  it('names the non-zero parts, the power cuts with how many were replayed', () => {
+    const d = { snapshots: 0, reads: 21, lseeks: 0, all: { log_commits: 12, power_cuts: 3, power_cuts_replayed: 3, sends: 0, snapshots_taken: 4 } };
+    expect(workDone(d, 99)).toEqual(['99 fsyncs', '12 log-tree commits', '4 snapshots', '3 power cuts (3 replayed from the log)', '21 reads']);
+  });
+  it('a files mix has no "all" block; nothing at all gives nothing', () => {
+    expect(workDone({ snapshots: 0, reads: 5, lseeks: 9 }, 0)).toEqual(['9 lseeks', '5 reads']);
+    expect(workDone(undefined, undefined)).toEqual([]);
   });
 });

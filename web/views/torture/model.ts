@@ -188,3 +188,24 @@ export function layoutCommits(commits: Commit[], tMaxMs: number, width: number, 
     barWidth: Math.max(1.5, Math.min(8, ((width - m.left - m.right) / n) * 0.6)),
   };
 }
+
+/** What the run's random work did (the engine's details), in words, the non-zero parts only. */
+export function workDone(details: unknown, fsyncs: number | undefined): string[] {
+  const d = (details ?? {}) as Record<string, unknown>;
+  const all = (d.all ?? {}) as Record<string, unknown>;
+  const n = (o: Record<string, unknown>, k: string): number => (typeof o[k] === 'number' ? (o[k] as number) : 0);
+  const parts: [number, string][] = [
+    [fsyncs ?? 0, 'fsyncs'],
+    [n(all, 'log_commits'), 'log-tree commits'],
+    [n(all, 'fsync_storms'), 'fsync storms'],
+    [n(all, 'snapshots_taken') || n(d, 'snapshots'), 'snapshots'],
+    [n(all, 'snapshots_deleted') + n(all, 'subvols_deleted'), 'subvolumes and snapshots deleted'],
+    [n(all, 'roots_dropped'), 'trees dropped by the cleaner'],
+    [n(all, 'sends'), 'send/receive round trips compared'],
+    [n(all, 'remounts'), 'remounts'],
+    [n(all, 'power_cuts'), `power cuts${n(all, 'power_cuts_replayed') ? ` (${fmtNum(n(all, 'power_cuts_replayed'))} replayed from the log)` : ''}`],
+    [n(d, 'lseeks'), 'lseeks'],
+    [n(d, 'reads'), 'reads'],
+  ];
+  return parts.filter(([v]) => v > 0).map(([v, what]) => `${fmtNum(v)} ${what}`);
+}
