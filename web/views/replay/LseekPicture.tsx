@@ -438,7 +438,7 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                       <b style={{ color: KERNEL_TEXT[side.variant] }}>{KERNEL_LABEL[side.variant]}</b>
                     )}
                     : this lseek locked {fmtBytes(c.lock.start)} → EOF, and lock + unlock walked{' '}
-                    <b>{fmtNum(c.lockRecords)}</b> records
+                    <b>{fmtNum(c.lockRecords)}</b> {c.lockRecords === 1 ? 'record' : 'records'}
                     {walk.total !== c.lockRecords ? (
                       '.'
                     ) : walk.inRange === 0 ? (
