@@ -118,7 +118,14 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
   // can leave before the last one is back).
   const said = useRef<number[]>([]);
   useEffect(() => {
-    if (cursor === undefined || said.current.includes(cursor)) return;
+    if (cursor === undefined) return;
+    // an echo: forget it and the older ones (the page may later move to
+    // the same value itself)
+    const echo = said.current.indexOf(cursor);
+    if (echo >= 0) {
+      said.current = said.current.slice(echo + 1);
+      return;
+    }
     const i = callAtOffset(ref.calls, cursor * size);
     if (i >= 0) {
       setPlaying(false);
@@ -438,7 +445,7 @@ export function LseekPicture({ sides, fromFirst = true, cursor, onCursor, stride
                       <b style={{ color: KERNEL_TEXT[side.variant] }}>{KERNEL_LABEL[side.variant]}</b>
                     )}
                     : this lseek locked {fmtBytes(c.lock.start)} → EOF, and lock + unlock walked{' '}
-                    <b>{fmtNum(c.lockRecords)}</b> records
+                    <b>{fmtNum(c.lockRecords)}</b> {c.lockRecords === 1 ? 'record' : 'records'}
                     {walk.total !== c.lockRecords ? (
                       '.'
                     ) : walk.inRange === 0 ? (

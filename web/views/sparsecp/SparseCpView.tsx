@@ -283,7 +283,7 @@ export function SparseCpView(props: ViewProps) {
   return (
     <section className="sparsecp-view" data-testid="sparsecp-view">
       <label className="sparsecp-cursor">
-        lseek cursor: <strong>{fmtBytes(cursor * (first.fileBytes || 0))}</strong>{' '}
+        lseek cursor{onView ? " (one with the lseek picture's)" : ''}: <strong>{fmtBytes(cursor * (first.fileBytes || 0))}</strong>{' '}
         <input
           type="range"
           min={0}
