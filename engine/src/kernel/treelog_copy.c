@@ -621,11 +621,42 @@ int tl_log_new_dir(treelog *tl, task *t, tl_root *lr, struct btrfs_root *root, s
 	return r;
 }
 
-/* The fast fsync's logging: the inode item filled from memory and the
+/* A hole item for [from, to) of inode ino (what log_one_extent logs for
+ * a hole extent map: a regular extent with disk_bytenr 0). */
+static bt_item tl_hole_item(uint64_t ino, uint64_t from, uint64_t to)
+{
+	bt_item it;
+	memset(&it, 0, sizeof(it));
+	it.key = bt_mkkey(ino, BTRFS_EXTENT_DATA_KEY, from);
+	it.size = SZ_FE_REG;
+	it.aux = FE_REG;
+	it.v[1] = to - from;
+	return it;
+}
+
+/*
+ * The fast fsync's logging: the inode item filled from memory and the
  * extents changed in this transaction, which btrfs takes from the
  * inode's modified extent maps (btrfs_log_changed_extents): here the
  * file extent items of the inode's leaves COWed in this transaction, read
- * without a subvolume lock (the extent maps are memory; no clone). */
+ * without a subvolume lock (the extent maps are memory; no clone).
+ *
+ * The modified maps include holes: a write past EOF adds a hole map over
+ * the gap from the old EOF (btrfs_cont_expand -> btrfs_replace_extent_map_range
+ * with modified = true), and log_one_extent logs it as an extent with
+ * disk_bytenr 0, which replay_one_extent replays as btrfs_drop_extents
+ * over the range: the committed extents there (cut by a truncate earlier
+ * in this transaction) are gone after a replay. The kernel's fast path
+ * keeps the extents and holes logged before (drop_inode_items stops at
+ * the xattrs); this one drops the inode's extent items (tls_join) and
+ * logs those of the changed leaves again, so it logs the holes again
+ * too: each gap before a changed extent, and the gap from the last
+ * extent to EOF. A truncate is the only thing that removes a committed
+ * extent without putting another over its range, and it removes the
+ * tail, so what it removed lies in one of those gaps (fuzz finding
+ * torture-fast-fsync-hole-1: a replay brought a truncated extent back
+ * into the range a write past EOF grew the file over).
+ */
 int tl_log_fast(treelog *tl, task *t, tl_fsync *f)
 {
 	tl_root *lr = f->lr;
@@ -643,6 +674,7 @@ int tl_log_fast(treelog *tl, task *t, tl_fsync *f)
 	int r = bt_search(tr, &p, &k, 0, 0);
 	bt_item buf[16];
 	int nbuf = 0;
+	uint64_t fe_end = 0; /* the end of the extent before (btrfs_log_holes' walk) */
 	while (r >= 0 && !rc) {
 		const bt_item *x = bt_path_item(&p);
 		if (!x) {
@@ -652,12 +684,18 @@ int tl_log_fast(treelog *tl, task *t, tl_fsync *f)
 		}
 		if (x->key.objectid != in->ino || x->key.type != BTRFS_EXTENT_DATA_KEY)
 			break;
-		if (p.nodes[0]->generation >= fs->transid)
+		if (p.nodes[0]->generation >= fs->transid) {
+			if (x->key.offset > fe_end)
+				buf[nbuf++] = tl_hole_item(in->ino, fe_end, x->key.offset);
 			buf[nbuf++] = *x;
-		if (nbuf == 16 || bt_next_item(tr, &p)) {
-			/* insert outside the subvolume walk */
+		}
+		fe_end = x->key.offset + (x->aux == FE_INLINE
+			? (x->v[1] + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE : x->v[1]);
+		if (nbuf >= 15 || bt_next_item(tr, &p)) {
+			/* insert outside the subvolume walk (room for a hole
+			 * and an extent is kept) */
 			bt_key resume = x->key;
-			int end = nbuf < 16;
+			int end = nbuf < 15;
 			bt_path_release(&p);
 			fs->accounting_off--;
 			for (int i = 0; i < nbuf && !rc; i++)
@@ -673,6 +711,11 @@ int tl_log_fast(treelog *tl, task *t, tl_fsync *f)
 	}
 	bt_path_release(&p);
 	fs->accounting_off--;
+	/* and the hole from the last extent to EOF (a truncate up's hole
+	 * map, or the one a full sync logged before) */
+	uint64_t eof = (in->size + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE;
+	if (r >= 0 && !rc && eof > fe_end)
+		buf[nbuf++] = tl_hole_item(in->ino, fe_end, eof);
 	for (int i = 0; i < nbuf && !rc; i++)
 		rc = tl_log_put(tl, t, lr, &buf[i], 1);
 	return r < 0 ? r : rc;
