@@ -34,6 +34,11 @@ describe('views load by experiment', () => {
     expect(viewFor('bonnie')).toBe(viewFor('bonnie'));
   });
 
+  it('draws a view whose module is already here in its first render, with no placeholder', async () => {
+    await preloadView('receive'); // before any page drew it: the lazy wrapper has not asked yet
+    expect(draw('receive')).not.toContain('Loading the picture');
+  });
+
   it('says in place that a view could not be loaded', async () => {
     VIEWS['broken-view'] = { load: () => Promise.reject(new Error('network down')) };
     try {

@@ -379,8 +379,9 @@ const viewFailed = (err: unknown): ComponentType<ViewProps> =>
     return createElement('div', { className: 'error', role: 'alert' }, `The picture could not be loaded (${err instanceof Error ? err.message : String(err)}); reload the page to try again.`);
   };
 
-/** Per experiment: its view, loaded once. Rendered directly once the module
- * is here; before that through React.lazy under its own Suspense. */
+/** Per experiment: its view, loaded once, drawn through React.lazy under
+ * its own Suspense (always that one tree, so the view is never remounted
+ * when its module arrives). */
 const deferred = new Map<string, { view: ComponentType<ViewProps>; preload: () => Promise<ComponentType<ViewProps>> }>();
 
 function deferredView(experiment: string, entry: ViewEntry) {
@@ -391,9 +392,19 @@ function deferredView(experiment: string, entry: ViewEntry) {
       (c) => (loaded = c),
       (err: unknown) => (loaded = viewFailed(err)),
     ));
-  const Lazy = lazy(() => preload().then((c) => ({ default: c })));
+  // React.lazy is handed a thenable that answers as soon as the module is
+  // here: at once when it already is, so the view is drawn in its first
+  // render with no fallback (a resolved Promise would still suspend it for
+  // a tick: a flash), else in the same tick the module arrives.
+  type Loaded = { default: ComponentType<ViewProps> };
+  const Lazy = lazy(
+    () =>
+      ({
+        then: (ok: (m: Loaded) => void) => (loaded ? ok({ default: loaded }) : void preload().then((c) => ok({ default: c }))),
+      }) as unknown as Promise<Loaded>,
+  );
   function DeferredView(props: ViewProps) {
-    return loaded ? createElement(loaded, props) : createElement(Suspense, { fallback: viewLoading() }, createElement(Lazy, props));
+    return createElement(Suspense, { fallback: viewLoading() }, createElement(Lazy, props));
   }
   DeferredView.displayName = `View(${experiment})`;
   return { view: DeferredView, preload };
