@@ -26,7 +26,9 @@ export function RunBar({ status, progress, current, invalid, badParams, stale, o
   // (opening a page runs it) can swap the buttons under a pointer already on
   // its way to Run; a click that lands on Cancel within a moment of its
   // appearing meant Run, whose run is now under way, so it is not a cancel.
-  // Esc (the page's keys) cancels at once.
+  // Esc (the page's keys) cancels at once. The two are distinct elements
+  // (keys): React would otherwise turn the Run element itself into Cancel,
+  // and a click already aimed at that element would land on Cancel.
   const shownAt = useRef(0);
   useEffect(() => {
     if (running) shownAt.current = performance.now();
@@ -37,11 +39,11 @@ export function RunBar({ status, progress, current, invalid, badParams, stale, o
   return (
     <div className="runbar">
       {running ? (
-        <button type="button" className="btn btn-cancel" onClick={cancelClick} data-testid="cancel">
+        <button key="cancel" type="button" className="btn btn-cancel" onClick={cancelClick} data-testid="cancel">
           Cancel <kbd>Esc</kbd>
         </button>
       ) : (
-        <button type="button" className="btn btn-run" onClick={onRun} disabled={invalid} data-testid="run" title={invalid ? 'Fix the parameters first' : undefined}>
+        <button key="run" type="button" className="btn btn-run" onClick={onRun} disabled={invalid} data-testid="run" title={invalid ? 'Fix the parameters first' : undefined}>
           {label ?? 'Run'} <kbd>r</kbd>
         </button>
       )}
