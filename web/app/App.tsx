@@ -243,9 +243,10 @@ export function App() {
         key={lesson.id}
         lesson={lesson}
         step={route.step}
+        badStep={route.badStep}
         experiments={experiments}
         emphasis={view.emphasis}
-        onStep={(step) => go({ ...view, route: { ...route, step } })}
+        onStep={(step) => go({ ...view, route: { page: 'lesson', id: route.id, step } })}
       />
     );
   } else {
