@@ -396,3 +396,92 @@ test('run sandbox --script FILE: per command what changed, the same on both buil
   assert.equal(missing.status, 2);
   assert.match(missing.err, /cannot read the file\n$/);
 });
+
+// ---- flags mean one thing (issue 32 item 4)
+
+/** The CLI without npm in between (quicker, and env reaches it as given). */
+function labDirect(mode, args, env = {}) {
+  const [cmd, pre] = mode === 'native' ? [join(root, 'build/native/lab'), []] : [process.execPath, [join(root, 'cli/lab.mjs')]];
+  const r = spawnSync(cmd, [...pre, ...args], { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20, env: { ...process.env, LAB_PROGRESS: '', ...env } });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+const oneLine = /^lab: [^\x00-\x1f\x7f]+\n$/;
+
+test('an option or a --set key given twice is refused with one line naming it, whatever the values', () => {
+  const cases = [
+    [['run', 'fio', '--seed', '1', '--seed', '2'], /^lab: --seed given twice \('1', then '2'\)/],
+    [['run', 'bonnie', '--variant', 'before', '--variant', 'after'], /^lab: --variant given twice \('before', then 'after'\)/],
+    [['run', 'bonnie', '--set', 'files=8', '--set', 'files=9'], /^lab: --set 'files' given twice \('files=8', then 'files=9'\)/],
+    // the same rule when the first value is out of range: not "last one wins" for some keys
+    [['run', 'bonnie', '--set', 'files=99999', '--set', 'files=9'], /^lab: --set 'files' given twice/],
+    [['run', 'fio', '--set', 'variation=off', '--set', 'variation=on'], /^lab: --set 'variation' given twice/],
+    [['run', 'fio', '--json', '--json'], /^lab: --json given twice/],
+    [['run', 'fio', '--seeds', '2', '--seeds=3'], /^lab: --seeds given twice \('2', then '3'\)/],
+    [['run', 'fio', '--jobs', '1', '--jobs', '2'], /^lab: --jobs given twice/],
+    [['fidelity', '--experiment', 'fio', '--experiment', 'bonnie'], /^lab: --experiment given twice/],
+    [['list', '--json', '--json'], /^lab: --json given twice/],
+  ];
+  for (const [args, re] of cases) {
+    for (const mode of ['native', 'wasm']) {
+      const r = labDirect(mode, args);
+      assert.equal(r.status, 2, `${mode} ${args.join(' ')}: ${r.err}`);
+      assert.equal(r.out, '', `${mode} ${args.join(' ')}`);
+      assert.match(r.err, oneLine, `${mode} ${args.join(' ')}`);
+      assert.match(r.err, re, `${mode} ${args.join(' ')}`);
+    }
+  }
+});
+
+test('-- ends the options: what follows is an argument, as in every Unix tool', () => {
+  for (const mode of ['native', 'wasm']) {
+    const ok = labDirect(mode, ['run', '--json', '--set', 'ios=100', '--', 'fio']);
+    assert.equal(ok.status, 0, `${mode}: ${ok.err}`);
+    assert.equal(JSON.parse(ok.out).experiment, 'fio');
+    const after = labDirect(mode, ['run', 'fio', '--', '--json']);
+    assert.equal(after.status, 2);
+    assert.equal(after.err, "lab: unexpected argument: '--json'\n");
+    // --opt=VALUE is --opt VALUE
+    const eq = labDirect(mode, ['run', 'fio', '--set=ios=100', '--seed=4', '--json']);
+    assert.equal(eq.status, 0, eq.err);
+    assert.equal(JSON.parse(eq.out).seed, 4);
+    assert.equal(JSON.parse(eq.out).params.ios, 100);
+  }
+});
+
+test('--variant: the messages name the experiment\'s own variants; torture runs as base', () => {
+  for (const mode of ['native', 'wasm']) {
+    const t = labDirect(mode, ['run', 'torture', '--variant', 'before']);
+    assert.equal(t.status, 2);
+    assert.match(t.err, oneLine);
+    assert.match(t.err, /'torture' has one variant, base/);
+    assert.doesNotMatch(t.err, /after/);
+    const base = labDirect(mode, ['run', 'torture', '--variant', 'base', '--set', 'ops=300', '--json']);
+    assert.equal(base.status, 0, base.err);
+    assert.deepEqual(Object.keys(JSON.parse(base.out).runs), ['base']);
+    const b = labDirect(mode, ['run', 'bonnie', '--variant', 'base']);
+    assert.equal(b.status, 2);
+    assert.match(b.err, /'bonnie' has variants before, after \(or both\), not: 'base'\n$/);
+  }
+});
+
+test('a type refusal names the parameter and its accepted range once, the range from the parameter table', () => {
+  const num = (x) => String(x);
+  let checked = 0;
+  for (const e of list.experiments) {
+    for (const p of e.params) {
+      if (!['int', 'float', 'int-or-inf'].includes(p.type)) continue;
+      const r = labDirect('native', ['run', e.name, '--set', `${p.name}=abc`]);
+      assert.equal(r.status, 2, `${e.name}.${p.name}`);
+      assert.match(r.err, oneLine);
+      const range = `${p.min_exclusive ? '(' : '['}${num(p.min)}, ${num(p.max)}]`;
+      assert.ok(r.err.includes(`'${p.name}' takes a${p.type === 'float' ? ' number' : 'n integer'} in ${range}`), `${e.name}.${p.name}: ${r.err}`);
+      assert.equal(r.err.split(range).length, 2, `${e.name}.${p.name}: the range once`);
+      assert.ok(r.err.endsWith(", not 'abc'\n"), r.err);
+      checked++;
+    }
+  }
+  assert.ok(checked > 20, `${checked} numeric parameters`);
+  assert.equal(labDirect('wasm', ['run', 'bonnie', '--set', 'scale=abc']).err, "lab: parameter 'scale' takes a number in (0, 1], not 'abc'\n");
+});
+
