@@ -350,13 +350,13 @@ static void plan_add(cli_plan *pl, const lab_exp *e, const char *variant, const 
 		return;
 	if (pl->n == pl->cap) {
 		int cap = pl->cap ? 2 * pl->cap : 64;
-		unit *u = realloc(pl->u, (size_t)cap * sizeof *u);
+		unit *u = lab_realloc(pl->u, (size_t)cap * sizeof *u);
 		if (u)
 			pl->u = u;
-		unit_res *r = realloc(pl->r, (size_t)cap * sizeof *r);
+		unit_res *r = lab_realloc(pl->r, (size_t)cap * sizeof *r);
 		if (r)
 			pl->r = r;
-		unsigned char *h = realloc(pl->have, (size_t)cap);
+		unsigned char *h = lab_realloc(pl->have, (size_t)cap);
 		if (h)
 			pl->have = h;
 		if (!u || !r || !h) {
@@ -965,6 +965,7 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 			break;
 		}
 		run_sum_take(runs[i], &sum[i]);
+		host_progress(i + 1, nv, 0);
 		if (e->takes_script && e->details)
 			e->details(runs[i], &det[i]);
 		lab_close(runs[i]);
