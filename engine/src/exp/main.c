@@ -11,12 +11,16 @@
  *    their results (--x-results): the bytes of a serial run.
  */
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 #include "lab.h"
 
@@ -129,6 +133,12 @@ static int run_children(int argc, char **argv, int units, int jobs, char **lines
 		if (pid[k] < 0)
 			return 1;
 		if (pid[k] == 0) {
+#ifdef __linux__
+			/* a parent stopped (Ctrl-C, kill) takes its workers along */
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			if (getppid() == 1)
+				_exit(1);
+#endif
 			close(p[0]);
 			for (int i = k; i < units; i += jobs) {
 				char range[48];
