@@ -396,3 +396,190 @@ test('run sandbox --script FILE: per command what changed, the same on both buil
   assert.equal(missing.status, 2);
   assert.match(missing.err, /cannot read the file\n$/);
 });
+
+// ---- flags mean one thing (issue 32 item 4)
+
+/** The CLI without npm in between (quicker, and env reaches it as given). */
+function labDirect(mode, args, env = {}) {
+  const [cmd, pre] = mode === 'native' ? [join(root, 'build/native/lab'), []] : [process.execPath, [join(root, 'cli/lab.mjs')]];
+  const r = spawnSync(cmd, [...pre, ...args], { cwd: root, encoding: 'utf8', maxBuffer: 256 << 20, env: { ...process.env, LAB_PROGRESS: '', ...env } });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+const oneLine = /^lab: [^\x00-\x1f\x7f]+\n$/;
+
+test('an option or a --set key given twice is refused with one line naming it, whatever the values', () => {
+  const cases = [
+    [['run', 'fio', '--seed', '1', '--seed', '2'], /^lab: --seed given twice \('1', then '2'\)/],
+    [['run', 'bonnie', '--variant', 'before', '--variant', 'after'], /^lab: --variant given twice \('before', then 'after'\)/],
+    [['run', 'bonnie', '--set', 'files=8', '--set', 'files=9'], /^lab: --set 'files' given twice \('files=8', then 'files=9'\)/],
+    // the same rule when the first value is out of range: not "last one wins" for some keys
+    [['run', 'bonnie', '--set', 'files=99999', '--set', 'files=9'], /^lab: --set 'files' given twice/],
+    [['run', 'fio', '--set', 'variation=off', '--set', 'variation=on'], /^lab: --set 'variation' given twice/],
+    [['run', 'fio', '--json', '--json'], /^lab: --json given twice/],
+    [['run', 'fio', '--seeds', '2', '--seeds=3'], /^lab: --seeds given twice \('2', then '3'\)/],
+    [['run', 'fio', '--jobs', '1', '--jobs', '2'], /^lab: --jobs given twice/],
+    [['fidelity', '--experiment', 'fio', '--experiment', 'bonnie'], /^lab: --experiment given twice/],
+    [['list', '--json', '--json'], /^lab: --json given twice/],
+  ];
+  for (const [args, re] of cases) {
+    for (const mode of ['native', 'wasm']) {
+      const r = labDirect(mode, args);
+      assert.equal(r.status, 2, `${mode} ${args.join(' ')}: ${r.err}`);
+      assert.equal(r.out, '', `${mode} ${args.join(' ')}`);
+      assert.match(r.err, oneLine, `${mode} ${args.join(' ')}`);
+      assert.match(r.err, re, `${mode} ${args.join(' ')}`);
+    }
+  }
+});
+
+test('-- ends the options: what follows is an argument, as in every Unix tool', () => {
+  for (const mode of ['native', 'wasm']) {
+    const ok = labDirect(mode, ['run', '--json', '--set', 'ios=100', '--', 'fio']);
+    assert.equal(ok.status, 0, `${mode}: ${ok.err}`);
+    assert.equal(JSON.parse(ok.out).experiment, 'fio');
+    const after = labDirect(mode, ['run', 'fio', '--', '--json']);
+    assert.equal(after.status, 2);
+    assert.equal(after.err, "lab: unexpected argument: '--json'\n");
+    // --opt=VALUE is --opt VALUE
+    const eq = labDirect(mode, ['run', 'fio', '--set=ios=100', '--seed=4', '--json']);
+    assert.equal(eq.status, 0, eq.err);
+    assert.equal(JSON.parse(eq.out).seed, 4);
+    assert.equal(JSON.parse(eq.out).params.ios, 100);
+  }
+});
+
+test('--variant: the messages name the experiment\'s own variants; torture runs as base', () => {
+  for (const mode of ['native', 'wasm']) {
+    const t = labDirect(mode, ['run', 'torture', '--variant', 'before']);
+    assert.equal(t.status, 2);
+    assert.match(t.err, oneLine);
+    assert.match(t.err, /'torture' has one variant, base/);
+    assert.doesNotMatch(t.err, /after/);
+    const base = labDirect(mode, ['run', 'torture', '--variant', 'base', '--set', 'ops=300', '--json']);
+    assert.equal(base.status, 0, base.err);
+    assert.deepEqual(Object.keys(JSON.parse(base.out).runs), ['base']);
+    const b = labDirect(mode, ['run', 'bonnie', '--variant', 'base']);
+    assert.equal(b.status, 2);
+    assert.match(b.err, /'bonnie' has variants before, after \(or both\), not: 'base'\n$/);
+  }
+});
+
+test('a type refusal names the parameter and its accepted range once, the range from the parameter table', () => {
+  const num = (x) => String(x);
+  let checked = 0;
+  for (const e of list.experiments) {
+    for (const p of e.params) {
+      if (!['int', 'float', 'int-or-inf'].includes(p.type)) continue;
+      const r = labDirect('native', ['run', e.name, '--set', `${p.name}=abc`]);
+      assert.equal(r.status, 2, `${e.name}.${p.name}`);
+      assert.match(r.err, oneLine);
+      const range = `${p.min_exclusive ? '(' : '['}${num(p.min)}, ${num(p.max)}]`;
+      assert.ok(r.err.includes(`'${p.name}' takes a${p.type === 'float' ? ' number' : 'n integer'} in ${range}`), `${e.name}.${p.name}: ${r.err}`);
+      assert.equal(r.err.split(range).length, 2, `${e.name}.${p.name}: the range once`);
+      assert.ok(r.err.endsWith(", not 'abc'\n"), r.err);
+      checked++;
+    }
+  }
+  assert.ok(checked > 20, `${checked} numeric parameters`);
+  assert.equal(labDirect('wasm', ['run', 'bonnie', '--set', 'scale=abc']).err, "lab: parameter 'scale' takes a number in (0, 1], not 'abc'\n");
+});
+
+// ---- progress, --jobs and the --seeds bound (issue 36 item 4)
+
+const six = ['run', 'qgroup-drop', '--set', 'files=64', '--seeds', '3']; // 2 variants x 3 seeds: 6 runs
+
+/** The progress frames drawn on stderr ("\r...\x1b[K"), as text. */
+const frames = (err) => err.split('\r').map((f) => f.replace(/\x1b\[K\n?$/, '')).filter(Boolean);
+
+test('progress: on a terminal, every run of every variant and seed counted, redrawn in place; nothing without one', () => {
+  for (const mode of ['native', 'wasm']) {
+    for (const jobs of ['1', '2']) {
+      const r = labDirect(mode, [...six, '--jobs', jobs], { LAB_PROGRESS: '1', LAB_PROGRESS_AFTER_MS: '0' });
+      assert.equal(r.status, 0, r.err);
+      const f = frames(r.err);
+      assert.ok(f.length >= 2, `${mode} --jobs ${jobs}: ${JSON.stringify(r.err)}`);
+      for (const line of f) assert.match(line, /^lab: \d of 6 runs done(, \d+\.\d s elapsed, (about \d+\.\d s left|time left not known yet)| in \d+\.\d s)$/, `${mode} --jobs ${jobs}`);
+      assert.equal(f.at(-1).replace(/ in .*/, ''), 'lab: 6 of 6 runs done', `${mode} --jobs ${jobs}: the last frame`);
+      assert.ok(r.err.endsWith('\x1b[K\n'), 'the last line stays, ended');
+      const counts = f.map((line) => Number(/(\d) of/.exec(line)[1]));
+      assert.deepEqual(counts, [...counts].sort((a, b) => a - b), 'runs done never go back');
+      // stdout is untouched: the table as without progress
+      assert.equal(r.out, labDirect(mode, [...six, '--jobs', jobs]).out);
+    }
+    // one run of each variant is 2 runs; fidelity counts its runs too
+    const two = labDirect(mode, ['run', 'qgroup-drop', '--set', 'files=64'], { LAB_PROGRESS: '1', LAB_PROGRESS_AFTER_MS: '0' });
+    assert.match(frames(two.err).at(-1), /^lab: 2 of 2 runs done in /);
+    const fid = labDirect(mode, ['fidelity', '--experiment', 'qgroup-drop', '--jobs', '1'], { LAB_PROGRESS: '1', LAB_PROGRESS_AFTER_MS: '0' });
+    assert.match(frames(fid.err).at(-1), /^lab: 2 of 2 runs done in /);
+    // no terminal (a pipe), or LAB_PROGRESS=0: nothing on stderr
+    assert.equal(labDirect(mode, six).err, '');
+    assert.equal(labDirect(mode, six, { LAB_PROGRESS: '0' }).err, '');
+    // the delay: a run shorter than it draws nothing
+    assert.equal(labDirect(mode, six, { LAB_PROGRESS: '1', LAB_PROGRESS_AFTER_MS: '600000' }).err, '');
+  }
+});
+
+test('progress through a real pseudo-terminal (script(1)): the TTY path itself', { skip: spawnSync('script', ['--version']).status !== 0 }, () => {
+  for (const mode of ['native', 'wasm']) {
+    const cmd = mode === 'native' ? [join(root, 'build/native/lab')] : [process.execPath, join(root, 'cli/lab.mjs')];
+    // stdout to a file, stderr the pty: only the progress reaches the terminal
+    const q = (s) => `'${s.replace(/'/g, "'\\''")}'`;
+    const line = `LAB_PROGRESS= LAB_PROGRESS_AFTER_MS=0 ${[...cmd, ...six, '--jobs', '1'].map(q).join(' ')} > /dev/null`;
+    const r = spawnSync('script', ['-qec', line, '/dev/null'], { cwd: root, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /lab: 6 of 6 runs done in \d+\.\d s/, `${mode}: ${JSON.stringify(r.stdout)}`);
+  }
+});
+
+/** A --seeds document without host time (the one field that may differ). */
+const noWall = (out) => JSON.stringify(stripWall(JSON.parse(out)));
+
+test('--jobs N: the same bytes as --jobs 1 (seeds, both variants, table and JSON; fidelity)', () => {
+  const seeds = ['run', 'sparse-cp', ...small, '--seeds', '4'];
+  for (const mode of ['native', 'wasm']) {
+    const one = labDirect(mode, [...seeds, '--jobs', '1']);
+    assert.equal(one.status, 0, one.err);
+    for (const jobs of ['2', '3']) {
+      assert.equal(labDirect(mode, [...seeds, '--jobs', jobs]).out, one.out, `${mode} table, --jobs ${jobs}`);
+      const j = labDirect(mode, [...seeds, '--json', '--jobs', jobs]);
+      assert.equal(noWall(j.out), noWall(labDirect(mode, [...seeds, '--json', '--jobs', '1']).out), `${mode} json, --jobs ${jobs}`);
+    }
+    // the default (the cores, at most the runs) likewise
+    assert.equal(labDirect(mode, seeds).out, one.out, `${mode}: default --jobs`);
+  }
+  // fidelity: noisy rows (20 seeds) and point rows; native and WASM alike
+  const fid = ['fidelity', '--experiment', 'sparse-cp', '--json'];
+  const f1 = labDirect('native', [...fid, '--jobs', '1']);
+  assert.equal(f1.status, 0, f1.err);
+  assert.ok(JSON.parse(f1.out).some((row) => row.range), 'sparse-cp has a noisy row');
+  assert.equal(labDirect('native', [...fid, '--jobs', '3']).out, f1.out);
+  assert.equal(labDirect('wasm', [...fid, '--jobs', '2']).out, f1.out);
+  // a bad --jobs is refused like any value
+  const bad = labDirect('native', ['run', 'fio', '--jobs', '0']);
+  assert.equal(bad.status, 2);
+  assert.equal(bad.err, "lab: --jobs takes an integer in [1, 256], not: '0'\n");
+});
+
+test('--seeds beyond the work estimate is refused with the estimate, unless --long', () => {
+  for (const mode of ['native', 'wasm']) {
+    const r = labDirect(mode, ['run', 'fio', '--seeds', '1000']);
+    assert.equal(r.status, 2);
+    assert.equal(r.out, '');
+    assert.match(r.err, oneLine);
+    assert.match(r.err, /^lab: --seeds 1000: 1000 runs of 200000 IOs each, by the work estimate 1000 times the published setup's one run \(at most 200 without --long\); add --long to run them\n$/);
+    // the bound is the work, not the count: 1000 small runs are within it
+    const small1000 = labDirect(mode, ['run', 'fio', '--set', 'ios=100', '--seeds', '1000', '--json']);
+    assert.equal(small1000.status, 0, small1000.err);
+    assert.equal(JSON.parse(small1000.out).seeds, 1000);
+    // both variants count: 101 seeds of a patch experiment are 202 runs
+    const both = labDirect(mode, ['run', 'qgroup-drop', '--seeds', '101']);
+    assert.equal(both.status, 2);
+    assert.match(both.err, /^lab: --seeds 101: 202 runs of /);
+    // --long: the same request is accepted (the plan, nothing run here)
+    const plan = labDirect(mode, ['run', 'fio', '--seeds', '1000', '--long', '--x-plan']);
+    assert.equal(plan.status, 0, plan.err);
+    assert.match(plan.out, /^units 1000 /);
+    assert.equal(labDirect(mode, ['run', 'fio', '--long']).err, 'lab: --long applies to --seeds N\n');
+  }
+});

@@ -57,6 +57,13 @@ void lab_free(void *p);
  */
 int lab_cli(int argc, const char *const *argv, char **out, char **err);
 
+/* Native hosts only (WASM: Module.labProgress): called as lab_cli's runs
+ * progress, with runs done of total and the current one's progress in
+ * [0,1], so a host on a terminal can draw a progress line. NULL: none. */
+#ifndef __EMSCRIPTEN__
+void lab_cli_set_progress(void (*fn)(int done, int total, double frac));
+#endif
+
 /* The experiment registry as JSON (the `list --json` document, plus each
  * experiment's published rows and parameter help for the front end), the
  * patch table and kernels (engine/src/kernel/patches.def) and the error

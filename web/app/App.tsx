@@ -254,9 +254,10 @@ export function App() {
         key={lesson.id}
         lesson={lesson}
         step={route.step}
+        badStep={route.badStep}
         experiments={published.experiments}
         emphasis={view.emphasis}
-        onStep={(step) => go({ ...view, route: { ...route, step } })}
+        onStep={(step) => go({ ...view, route: { page: 'lesson', id: route.id, step } })}
       />
     );
   } else {

@@ -43,6 +43,8 @@ import { useRunner } from './useRunner';
 interface Props {
   lesson: Lesson;
   step: number;
+  /** the link's step text when it was not a step (urlState); the page opened the nearest */
+  badStep?: string;
   experiments: ExperimentInfo[];
   emphasis: Emphasis;
   onStep(step: number): void;
@@ -60,9 +62,12 @@ const sessionRuns = new Map<string, Partial<Record<Variant, RunResult>>[]>();
 const sessionSeeds = new Map<string, SeedMetrics>();
 const sessionSeedRuns = new Map<string, (SeedRuns[] | undefined)[]>();
 
-export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Props) {
+export function LessonPlayer({ lesson, step, badStep, experiments, emphasis, onStep }: Props) {
   const n = lesson.steps.length;
   const i = Math.min(Math.max(0, step), n - 1);
+  // a link to a step this lesson has not (step=-1, 99999, abc, or past its
+  // end) says so, as a bad seed does, over the nearest step
+  const stepProblem = badStep ?? (step !== i ? String(step) : null);
   const s = lesson.steps[i]!;
   const info = experiments.find((e) => e.name === s.scenario.experiment);
   const runner = useRunner();
@@ -309,6 +314,11 @@ export function LessonPlayer({ lesson, step, experiments, emphasis, onStep }: Pr
             <span className="sr">Next</span> →
           </button>
         </nav>
+        {stepProblem !== null && (
+          <p className="notice" role="status" data-testid="bad-step">
+            The link&apos;s step <code>{stepProblem}</code> is not a step of this lesson (a link numbers its {n} steps <code>step=0</code> to <code>step={n - 1}</code>), so step {i + 1} is shown.
+          </p>
+        )}
         <h1 data-testid="step-title">
           <span className="step-no">{i + 1}.</span> {s.title}
         </h1>

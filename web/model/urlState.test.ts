@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatHash, parseHash, type ViewState } from './urlState';
+import { MAX_STEP, formatHash, parseHash, type ViewState } from './urlState';
 
 describe('urlState', () => {
   it('round-trips an experiment with params, seed, emphasis and focus', () => {
@@ -37,6 +37,17 @@ describe('urlState', () => {
     expect(parseHash('#/%E0%A4%A').route).toEqual({ page: 'home' });
     expect(parseHash('#/exp/%E0%A4%A?p.%ZZ=1').route).toEqual({ page: 'experiment', name: '%E0%A4%A', params: { '%ZZ': '1' }, seed: 1 });
     expect(parseHash('#/lesson/%ZZ?step=2').route).toEqual({ page: 'lesson', id: '%ZZ', step: 2 });
+  });
+
+  it('keeps a bad lesson step for a notice and opens the nearest step', () => {
+    expect(parseHash('#/lesson/x?step=-1').route).toEqual({ page: 'lesson', id: 'x', step: 0, badStep: '-1' });
+    expect(parseHash('#/lesson/x?step=99999').route).toEqual({ page: 'lesson', id: 'x', step: MAX_STEP, badStep: '99999' });
+    expect(parseHash('#/lesson/x?step=abc').route).toEqual({ page: 'lesson', id: 'x', step: 0, badStep: 'abc' });
+    expect(parseHash('#/lesson/x?step=2.6').route).toMatchObject({ step: 3, badStep: '2.6' });
+    expect(parseHash('#/lesson/x?step=').route).toMatchObject({ step: 0, badStep: '' });
+    expect(parseHash('#/lesson/x?step=3').route).not.toHaveProperty('badStep');
+    // the corrected link drops it
+    expect(formatHash(parseHash('#/lesson/x?step=-1'))).toBe('#/lesson/x');
   });
 
   it('keeps values with reserved characters intact', () => {

@@ -13,7 +13,7 @@
  *   ...&emph=after&focus=1&hc=1          emphasis, focus mode, high-contrast projector theme
  *
  * Pure: parseHash and formatHash are inverses on every Route they produce
- * (but for badSeed, which formatHash drops: the URL is then corrected).
+ * (but for badSeed and badStep, which formatHash drops: the URL is then corrected).
  */
 
 export type Emphasis = 'none' | 'before' | 'after';
@@ -22,7 +22,8 @@ export type Route =
   | { page: 'home' }
   /** badSeed: the link's seed when it was not one (shown, then dropped) */
   | { page: 'experiment'; name: string; params: Record<string, string>; seed: number; badSeed?: string; view?: Record<string, string> }
-  | { page: 'lesson'; id: string; step: number }
+  /** badStep: the link's step when it was not one (shown, then dropped); step is then the nearest */
+  | { page: 'lesson'; id: string; step: number; badStep?: string }
   /** script: the commands; at: the command shown (absent: the last) */
   | { page: 'sandbox'; script: string[]; at?: number; compare: boolean; params: Record<string, string> };
 
@@ -51,6 +52,15 @@ function decodeSegment(s: string): string {
   } catch {
     return s;
   }
+}
+
+/** The step a link's bad step text means, as near as it can: a number is
+ * rounded into 0..MAX_STEP (the lesson then takes its last step for one
+ * beyond its end), anything else is the first step. */
+export const MAX_STEP = 9999;
+function nearestStep(text: string | null): number {
+  const x = text === null || text.trim() === '' ? NaN : Number(text);
+  return Number.isFinite(x) ? Math.min(MAX_STEP, Math.max(0, Math.round(x))) : x === Infinity ? MAX_STEP : 0;
 }
 
 /** Parse a location hash ("#/exp/fio?seed=2") into a ViewState; unknown input gives home. */
@@ -87,8 +97,9 @@ export function parseHash(hash: string): ViewState {
     if (atText !== null && /^\d{1,4}$/.test(atText)) st.route.at = Number(atText);
   } else if (path[0] === 'lesson' && path[1]) {
     const stepText = query.get('step');
-    const step = stepText !== null && /^\d{1,4}$/.test(stepText) ? Number(stepText) : 0;
-    st.route = { page: 'lesson', id: path[1], step };
+    const ok = stepText !== null && /^\d{1,4}$/.test(stepText);
+    st.route = { page: 'lesson', id: path[1], step: ok ? Number(stepText) : nearestStep(stepText) };
+    if (stepText !== null && !ok) st.route.badStep = stepText;
   }
   return st;
 }

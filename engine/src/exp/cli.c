@@ -5,6 +5,13 @@
  * build (cli/lab.mjs) both call lab_cli(), so the two print the same bytes
  * for the same arguments (wall_ms, host time, is the only field that may
  * differ). Arguments are validated completely before anything runs.
+ *
+ * --jobs: the runs of `--seeds` and `fidelity` are a plan of independent
+ * units (an experiment, a variant, settings, a seed). A host that runs them
+ * on several workers asks for the plan (--x-plan), has each worker run
+ * units (--x-units LO-HI: their results as exact lines) and hands every
+ * result back (--x-results TEXT) to one call, which formats them as a
+ * serial run would: the same bytes whatever ran where.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,12 +25,26 @@
 #include "seeds.h"
 #include "variation.h"
 
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#endif
+
 #define STEP_BUDGET (1u << 20)
+/* `--jobs N` at most: more workers than this buys nothing on any laptop and
+ * each holds a run's memory. */
+#define JOBS_MAX 256
+/* `--seeds` without --long may ask for at most this many times the work of
+ * the published setup's one run, by the experiment's own estimate
+ * (lab_estimate): a published run takes 0.1-1.7 s of WASM (issue 36), so a
+ * few minutes on one core at most. */
+#define SEEDS_WORK_BOUND 200
 
 static const char usage[] =
 	"usage: lab list [--json]\n"
-	"       lab run EXPERIMENT [--variant before|after|both] [--set KEY=VALUE]... [--seed N] [--seeds N] [--json]\n"
-	"       lab fidelity [--experiment NAME] [--json | --markdown]\n";
+	"       lab run EXPERIMENT [--variant before|after|both] [--set KEY=VALUE]... [--seed N] [--seeds N [--long]] [--jobs N] [--json]\n"
+	"       lab run sandbox --script FILE [--variant ...] [--set KEY=VALUE]... [--json]\n"
+	"       lab fidelity [--experiment NAME] [--jobs N] [--json | --markdown]\n"
+	"each option and each --set key at most once; -- ends the options\n";
 
 static double wall_ms_now(void)
 {
@@ -31,6 +52,29 @@ static double wall_ms_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
+
+/* Progress for the host's terminal line: runs done of total, and how far
+ * the current one is (lab_progress). The host draws it or not (only on a
+ * terminal); the engine only reports. Under WASM, Module.labProgress. */
+#ifdef __EMSCRIPTEN__
+EM_JS(void, host_progress, (int done, int total, double frac), {
+	if (Module['labProgress'])
+		Module['labProgress'](done, total, frac);
+});
+#else
+static void (*progress_hook)(int done, int total, double frac);
+
+void lab_cli_set_progress(void (*fn)(int done, int total, double frac))
+{
+	progress_hook = fn;
+}
+
+static void host_progress(int done, int total, double frac)
+{
+	if (progress_hook)
+		progress_hook(done, total, frac);
+}
+#endif
 
 /* Print a one-line error and return exit status 2. The argument is the
  * user's: quoted and escaped, so a newline or an escape sequence in it
@@ -46,13 +90,17 @@ static int bad(strbuf *err, const char *msg, const char *arg)
 	return 2;
 }
 
-/* Run an opened run to the end. Returns 0 or a LAB_E* code. */
-static int run_to_end(lab_run *r, double *wall_ms)
+/* Run an opened run to the end, reporting progress as run `done` of
+ * `total` (total 0: no report). Returns 0 or a LAB_E* code. */
+static int run_to_end(lab_run *r, double *wall_ms, int done_before, int total)
 {
 	double t0 = wall_ms_now();
 	int done = 0, rc = 0;
-	while (!done && rc == 0)
+	while (!done && rc == 0) {
 		rc = lab_step(r, STEP_BUDGET, &done);
+		if (total > 0 && !done && rc == 0)
+			host_progress(done_before, total, lab_progress(r));
+	}
 	*wall_ms = wall_ms_now() - t0;
 	return rc;
 }
@@ -86,6 +134,446 @@ static void metrics_json(const lab_exp *e, const run_sum *r, strbuf *o)
 	js_obj_end(o);
 }
 
+
+/* ------------------------------------------------------------- options */
+
+/* Every option of every command, once. Each is given at most once, and
+ * so is each --set key (lab-cli.md): a second one is refused, never taken
+ * silently. `--` ends the options; `--opt=VALUE` is `--opt VALUE`, as
+ * getopt_long reads it. The --x- options are the hosts' protocol for
+ * --jobs (see the top of this file), not a user's. */
+enum {
+	O_JSON, O_MARKDOWN, O_LONG, O_VARIANT, O_SEED, O_SEEDS, O_JOBS, O_EXPERIMENT,
+	O_SET, O_SCRIPT, O_SCRIPT_TEXT, O_X_PLAN, O_X_UNITS, O_X_RESULTS, O_COUNT
+};
+
+static const struct {
+	const char *flag;
+	int takes_value;
+} optdef[O_COUNT] = {
+	[O_JSON] = {"--json", 0},
+	[O_MARKDOWN] = {"--markdown", 0},
+	[O_LONG] = {"--long", 0},
+	[O_VARIANT] = {"--variant", 1},
+	[O_SEED] = {"--seed", 1},
+	[O_SEEDS] = {"--seeds", 1},
+	[O_JOBS] = {"--jobs", 1},
+	[O_EXPERIMENT] = {"--experiment", 1},
+	[O_SET] = {"--set", 1},
+	[O_SCRIPT] = {"--script", 1},
+	[O_SCRIPT_TEXT] = {"--script-text", 1},
+	[O_X_PLAN] = {"--x-plan", 0},
+	[O_X_UNITS] = {"--x-units", 1},
+	[O_X_RESULTS] = {"--x-results", 1},
+};
+
+#define OBIT(o) (1u << (o))
+#define X_OPTS (OBIT(O_X_PLAN) | OBIT(O_X_UNITS) | OBIT(O_X_RESULTS))
+
+typedef struct cli_opts {
+	const char *pos;        /* the one positional argument (run's EXPERIMENT) */
+	int on[O_COUNT];        /* given */
+	const char *val[O_COUNT];
+	strbuf params;          /* --set and --script-text, one KEY=VALUE a line */
+	int jobs;               /* --jobs, 0: not given */
+} cli_opts;
+
+/* The line of `params` whose key is key[0..klen), or NULL. */
+static const char *params_find(const char *params, const char *key, size_t klen)
+{
+	for (const char *l = params; l && *l;) {
+		if (!strncmp(l, key, klen) && l[klen] == '=')
+			return l;
+		const char *nl = strchr(l, '\n');
+		l = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int twice(strbuf *err, const char *what, const char *first, const char *second)
+{
+	sb_printf(err, "lab: %s given twice", what);
+	if (first && second) {
+		sb_puts(err, " (");
+		sb_quote(err, first, 40);
+		sb_puts(err, ", then ");
+		sb_quote(err, second, 40);
+		sb_puts(err, ")");
+	}
+	sb_puts(err, ": give it once\n");
+	return 2;
+}
+
+/* A --set or --script-text setting: KEY=VALUE, its key not given before. */
+static int add_setting(cli_opts *o, int k, const char *v, strbuf *err)
+{
+	if (k == O_SET && (!strchr(v, '=') || strchr(v, '\n') || v[0] == '='))
+		return bad(err, "--set takes KEY=VALUE, not", v);
+	const char *key = k == O_SET ? v : "script=";
+	size_t klen = (size_t)(strchr(key, '=') - key);
+	const char *prev = params_find(o->params.buf, key, klen);
+	if (prev) {
+		char what[200], k40[41];
+		snprintf(k40, sizeof k40, "%.*s", (int)(klen < 40 ? klen : 40), key);
+		strbuf q;
+		sb_init(&q);
+		sb_quote(&q, k40, 0);
+		snprintf(what, sizeof what, "--set %s", q.buf ? q.buf : "key");
+		sb_free(&q);
+		/* the first setting as given, up to its line's end */
+		size_t plen = strcspn(prev, "\n");
+		char *first = lab_malloc(plen + 1);
+		if (first) {
+			memcpy(first, prev, plen);
+			first[plen] = 0;
+		}
+		int rc = twice(err, what, first, k == O_SET ? v : "script=...");
+		free(first);
+		return rc;
+	}
+	if (k == O_SET) {
+		sb_puts(&o->params, v);
+	} else {
+		/* the sandbox's script: one `script=` setting, lines as ';' */
+		sb_puts(&o->params, "script=");
+		for (; *v; v++)
+			sb_putc(&o->params, *v == '\n' ? ';' : *v == '\r' ? ' ' : *v);
+	}
+	sb_putc(&o->params, '\n');
+	return 0;
+}
+
+/* argv (after the command) into o; `allowed` is the command's options,
+ * `npos` how many positional arguments it takes (0 or 1). */
+static int parse_opts(const char *cmd, int argc, const char *const *argv, unsigned allowed,
+		      int npos, cli_opts *o, strbuf *err)
+{
+	int dashdash = 0;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (!dashdash && !strcmp(a, "--")) {
+			dashdash = 1;
+			continue;
+		}
+		if (dashdash || a[0] != '-' || !a[1]) {
+			if (npos < 1 || o->pos)
+				return bad(err, "unexpected argument", a);
+			o->pos = a;
+			continue;
+		}
+		const char *eq = strchr(a, '='), *v = NULL;
+		int k;
+		for (k = 0; k < O_COUNT; k++) {
+			size_t fl = strlen(optdef[k].flag);
+			if (!strcmp(a, optdef[k].flag))
+				break;
+			if (optdef[k].takes_value && eq && (size_t)(eq - a) == fl &&
+			    !strncmp(a, optdef[k].flag, fl)) {
+				v = eq + 1;
+				break;
+			}
+		}
+		if (k == O_COUNT)
+			return bad(err, "unknown option", a);
+		if (!(allowed & OBIT(k))) {
+			char msg[64];
+			snprintf(msg, sizeof msg, "%s takes no option", cmd);
+			return bad(err, msg, a);
+		}
+		if (optdef[k].takes_value && !v) {
+			if (i + 1 >= argc)
+				return bad(err, "missing value after", a);
+			v = argv[++i];
+		}
+		if (k == O_SCRIPT) {
+			if (params_find(o->params.buf, "script", 6))
+				return twice(err, "--script", NULL, NULL);
+			/* the hosts (main.c, cli/lab.mjs) read FILE and pass its
+			 * text as --script-text: the engine has no file system */
+			return bad(err, "--script FILE: this host cannot read files; pass the text "
+				   "with --script-text", NULL);
+		}
+		if (k == O_SET || k == O_SCRIPT_TEXT) {
+			int rc = add_setting(o, k, v, err);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (o->on[k])
+			return twice(err, optdef[k].flag, o->val[k], v);
+		o->on[k] = 1;
+		o->val[k] = v;
+	}
+	if (o->on[O_JOBS]) {
+		const char *v = o->val[O_JOBS];
+		char *end;
+		long n = v[0] >= '0' && v[0] <= '9' ? strtol(v, &end, 10) : -1;
+		if (n < 1 || n > JOBS_MAX || *end) {
+			char msg[64];
+			snprintf(msg, sizeof msg, "--jobs takes an integer in [1, %d], not", JOBS_MAX);
+			return bad(err, msg, v);
+		}
+		o->jobs = (int)n;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- plan */
+
+/* One independent run of a plan. */
+typedef struct unit {
+	const lab_exp *e;
+	const char *variant;
+	const char *params;
+	uint64_t seed;
+	int var_off;            /* every source of variation off (fidelity's point rows) */
+} unit;
+
+typedef struct unit_res {
+	int rc;
+	run_sum s;
+	double wall_ms;
+	char errmsg[240];
+} unit_res;
+
+typedef struct cli_plan {
+	unit *u;
+	unit_res *r;
+	unsigned char *have;    /* r[i] is known: run, or handed in by --x-results */
+	int n, cap, oom;
+} cli_plan;
+
+static void plan_add(cli_plan *pl, const lab_exp *e, const char *variant, const char *params,
+		     uint64_t seed, int var_off)
+{
+	if (pl->oom)
+		return;
+	if (pl->n == pl->cap) {
+		int cap = pl->cap ? 2 * pl->cap : 64;
+		unit *u = lab_realloc(pl->u, (size_t)cap * sizeof *u);
+		if (u)
+			pl->u = u;
+		unit_res *r = lab_realloc(pl->r, (size_t)cap * sizeof *r);
+		if (r)
+			pl->r = r;
+		unsigned char *h = lab_realloc(pl->have, (size_t)cap);
+		if (h)
+			pl->have = h;
+		if (!u || !r || !h) {
+			pl->oom = 1;
+			return;
+		}
+		pl->cap = cap;
+	}
+	pl->u[pl->n] = (unit){e, variant, params, seed, var_off};
+	memset(&pl->r[pl->n], 0, sizeof pl->r[pl->n]);
+	pl->have[pl->n] = 0;
+	pl->n++;
+}
+
+static void plan_free(cli_plan *pl)
+{
+	free(pl->u);
+	free(pl->r);
+	free(pl->have);
+	memset(pl, 0, sizeof *pl);
+}
+
+/* Run unit i, as run `done` of `total` for the progress line. The error
+ * texts are seeds_run's. */
+static void unit_exec(cli_plan *pl, int i, int done, int total)
+{
+	const unit *u = &pl->u[i];
+	unit_res *res = &pl->r[i];
+	strbuf ps;
+	sb_init(&ps);
+	sb_puts(&ps, u->params ? u->params : "");
+	if (u->var_off)
+		sb_puts(&ps, "\nvariation=off");
+	lab_run *r = NULL;
+	char *msg = NULL;
+	int rc = ps.oom ? LAB_ENOMEM
+			: lab_open(u->e->name, u->variant, ps.buf ? ps.buf : "", (uint32_t)u->seed,
+				   (uint32_t)(u->seed >> 32), &r, &msg);
+	if (rc) {
+		snprintf(res->errmsg, sizeof res->errmsg, "%s", msg ? msg : lab_strerror(rc));
+	} else {
+		rc = run_to_end(r, &res->wall_ms, done, total);
+		if (rc)
+			snprintf(res->errmsg, sizeof res->errmsg, "seed %llu: %s%s%s",
+				 (unsigned long long)u->seed, lab_strerror(rc), r->errmsg[0] ? ": " : "",
+				 r->errmsg);
+		else
+			run_sum_take(r, &res->s);
+		lab_close(r);
+	}
+	res->rc = rc;
+	lab_free(msg);
+	sb_free(&ps);
+}
+
+/* A unit's result as one exact line: index, code, sim_ns, events, wall_ms
+ * and each metric as a C99 hex float ('-' when unset), then '|' and the
+ * error text. strtod reads back the very same doubles. */
+static void unit_line(const cli_plan *pl, int i, strbuf *out)
+{
+	const unit_res *r = &pl->r[i];
+	sb_printf(out, "%d %d %llu %llu %a", i, r->rc, (unsigned long long)r->s.sim_ns,
+		  (unsigned long long)r->s.events, r->wall_ms);
+	for (int m = 0; m < pl->u[i].e->nmetrics; m++) {
+		if (r->s.m_set[m])
+			sb_printf(out, " %a", r->s.m[m]);
+		else
+			sb_puts(out, " -");
+	}
+	sb_puts(out, " |");
+	for (const char *c = r->errmsg; *c; c++)
+		sb_putc(out, *c == '\n' ? ' ' : *c);
+	sb_putc(out, '\n');
+}
+
+/* unit_line's lines back into the plan. Returns 0, or -1 for text that is
+ * not this plan's. */
+static int plan_take(cli_plan *pl, const char *text)
+{
+	const char *p = text;
+	while (*p) {
+		char *end;
+		long i = strtol(p, &end, 10);
+		if (end == p || i < 0 || i >= pl->n)
+			return -1;
+		unit_res *r = &pl->r[i];
+		memset(r, 0, sizeof *r);
+		p = end;
+		long rc = strtol(p, &end, 10);
+		if (end == p || rc > 0 || rc < -1000)
+			return -1;
+		r->rc = (int)rc;
+		p = end;
+		r->s.sim_ns = strtoull(p, &end, 10);
+		if (end == p)
+			return -1;
+		p = end;
+		r->s.events = strtoull(p, &end, 10);
+		if (end == p)
+			return -1;
+		p = end;
+		r->wall_ms = strtod(p, &end);
+		if (end == p)
+			return -1;
+		p = end;
+		for (int m = 0; m < pl->u[i].e->nmetrics; m++) {
+			while (*p == ' ')
+				p++;
+			if (*p == '-' && (p[1] == ' ' || p[1] == '|')) {
+				p++;
+				continue;
+			}
+			r->s.m[m] = strtod(p, &end);
+			if (end == p)
+				return -1;
+			r->s.m_set[m] = 1;
+			p = end;
+		}
+		while (*p == ' ')
+			p++;
+		if (*p++ != '|')
+			return -1;
+		size_t n = strcspn(p, "\n");
+		snprintf(r->errmsg, sizeof r->errmsg, "%.*s", (int)(n < sizeof r->errmsg ? n : sizeof r->errmsg - 1), p);
+		p += n;
+		if (*p == '\n')
+			p++;
+		pl->have[i] = 1;
+	}
+	return 0;
+}
+
+/*
+ * Run what this call runs of the plan. Returns 1 when the call is a host's
+ * (--x-plan, --x-units; its output written and *status set), 0 when the
+ * caller formats the results. `stop_on_fail`: a serial run stops at its
+ * first failure (the one it reports) instead of running the rest.
+ */
+static int plan_exec(cli_plan *pl, const cli_opts *o, int stop_on_fail, int *status, strbuf *out,
+		     strbuf *err)
+{
+	*status = 0;
+	if (pl->oom) {
+		*status = bad(err, "out of memory", NULL);
+		return 1;
+	}
+	if (o->on[O_X_PLAN]) {
+		sb_printf(out, "units %d jobs %d parallel 1\n", pl->n, o->jobs);
+		return 1;
+	}
+	int lo = 0, hi = pl->n;
+	if (o->on[O_X_UNITS]) {
+		char *end;
+		const char *v = o->val[O_X_UNITS];
+		lo = (int)strtol(v, &end, 10);
+		hi = *end == '-' ? (int)strtol(end + 1, &end, 10) : -1;
+		if (*end || lo < 0 || hi <= lo || hi > pl->n) {
+			*status = bad(err, "--x-units takes LO-HI within the plan, not", v);
+			return 1;
+		}
+		stop_on_fail = 0;
+	}
+	if (o->on[O_X_RESULTS] && plan_take(pl, o->val[O_X_RESULTS])) {
+		*status = bad(err, "--x-results: not this plan's results", NULL);
+		return 1;
+	}
+	int total = 0, done = 0;
+	for (int i = lo; i < hi; i++)
+		total += !pl->have[i];
+	for (int i = lo; i < hi; i++) {
+		if (!pl->have[i]) {
+			unit_exec(pl, i, done, total);
+			pl->have[i] = 1;
+			host_progress(++done, total, 0);
+		}
+		if (stop_on_fail && pl->r[i].rc)
+			break;
+	}
+	if (o->on[O_X_UNITS]) {
+		for (int i = lo; i < hi; i++)
+			unit_line(pl, i, out);
+		return 1;
+	}
+	return 0;
+}
+
+/* Units u0 .. u0+n-1 (consecutive seeds of one setup) as seeds_run would
+ * have returned them. */
+static int seeds_from_units(const cli_plan *pl, int u0, int n, seeds_result *out)
+{
+	const lab_exp *e = pl->u[u0].e;
+	memset(out, 0, sizeof *out);
+	for (int m = 0; m < e->nmetrics; m++)
+		if (!(out->val[m] = lab_calloc((size_t)n, sizeof(double))))
+			return LAB_ENOMEM;
+	out->sim_ns = lab_calloc((size_t)n, sizeof(double));
+	out->events = lab_calloc((size_t)n, sizeof(double));
+	if (!out->sim_ns || !out->events)
+		return LAB_ENOMEM;
+	for (int k = 0; k < n; k++) {
+		const unit_res *r = &pl->r[u0 + k];
+		if (!pl->have[u0 + k])
+			return LAB_ESTATE;
+		if (r->rc) {
+			snprintf(out->errmsg, sizeof out->errmsg, "%s", r->errmsg);
+			return r->rc;
+		}
+		for (int m = 0; m < e->nmetrics; m++)
+			if (r->s.m_set[m])
+				out->val[m][out->nval[m]++] = r->s.m[m];
+		out->sim_ns[k] = (double)r->s.sim_ns;
+		out->events[k] = (double)r->s.events;
+		out->wall_ms += r->wall_ms;
+		out->n = k + 1;
+	}
+	return 0;
+}
 /* ---------------------------------------------------------------- list */
 
 static int cmd_list(int json, strbuf *out)
@@ -191,19 +679,28 @@ static double median_of(const double *v, int n)
 /* `run --seeds N`: each variant over seeds seed..seed+N-1; per metric the
  * median in `metrics` and the spread beside it (../shared/spec/lab-cli.md). */
 static int run_seeds(const lab_exp *e, const char *const *vnames, int nv, const char *params,
-		     uint64_t seed, int nseeds, int json, strbuf *out, strbuf *err)
+		     uint64_t seed, int nseeds, int json, const cli_opts *o, strbuf *out, strbuf *err)
 {
+	cli_plan pl = {0};
+	for (int i = 0; i < nv; i++)
+		for (int k = 0; k < nseeds; k++)
+			plan_add(&pl, e, vnames[i], params, seed + (uint64_t)k, 0);
+	int status = 0;
+	if (plan_exec(&pl, o, 1, &status, out, err)) {
+		plan_free(&pl);
+		return status;
+	}
 	seeds_result res[2];
 	memset(res, 0, sizeof res);
-	int status = 0;
 	for (int i = 0; i < nv && !status; i++) {
-		int rc = seeds_run(e, vnames[i], params, seed, nseeds, &res[i]);
+		int rc = seeds_from_units(&pl, i * nseeds, nseeds, &res[i]);
 		if (rc) {
 			sb_printf(err, "lab: %s run failed: %s\n", vnames[i],
 				  res[i].errmsg[0] ? res[i].errmsg : lab_strerror(rc));
 			status = 1;
 		}
 	}
+	plan_free(&pl);
 	if (status)
 		goto done;
 	double p[EXP_MAX_PARAMS];
@@ -299,86 +796,79 @@ done:
 	return status;
 }
 
+/* One line for --seeds beyond the bound: the runs and their work, by the
+ * experiment's own estimate. Returns 0 if within it (or --long). */
+static int seeds_bound(const lab_exp *e, const char *params, int nv, int nseeds, int lng,
+		       strbuf *err)
+{
+	double work = 0, dwork = 0;
+	char *msg = NULL;
+	int rc = lab_estimate(e->name, params, &work, &dwork, &msg);
+	lab_free(msg);
+	if (lng || rc || !(dwork > 0) || !(work >= 0))
+		return 0;
+	double runs = (double)nv * nseeds, times = runs * work / dwork;
+	if (times <= SEEDS_WORK_BOUND)
+		return 0;
+	strbuf w, t;
+	sb_init(&w);
+	sb_init(&t);
+	short_num(&w, work);
+	short_num(&t, times);
+	sb_printf(err,
+		  "lab: --seeds %d: %.0f runs of %s %s each, by the work estimate %s times the "
+		  "published setup's one run (at most %d without --long); add --long to run them\n",
+		  nseeds, runs, w.buf ? w.buf : "?", e->work_unit ? e->work_unit : "units of work",
+		  t.buf ? t.buf : "?", SEEDS_WORK_BOUND);
+	sb_free(&w);
+	sb_free(&t);
+	return 2;
+}
+
 static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 {
-	const char *name = NULL, *variant = NULL;
+	cli_opts o;
+	memset(&o, 0, sizeof o);
+	sb_init(&o.params);
 	uint64_t seed = 1;
-	int json = 0, nseeds = 0;
-	strbuf params;
-	sb_init(&params);
-	int status = 0;
-
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--json")) {
-			json = 1;
-		} else if (!strcmp(a, "--script")) {
-			/* the hosts (main.c, cli/lab.mjs) read FILE and pass its
-			 * text as --script-text: the engine has no file system */
-			status = bad(err, "--script FILE: this host cannot read files; pass the text "
-				     "with --script-text", NULL);
-			goto out;
-		} else if (!strcmp(a, "--script-text")) {
-			if (i + 1 >= argc) {
-				status = bad(err, "missing value after", a);
-				goto out;
-			}
-			/* the sandbox's script: one `script=` setting, lines as ';' */
-			const char *v = argv[++i];
-			sb_puts(&params, "script=");
-			for (; *v; v++)
-				sb_putc(&params, *v == '\n' ? ';' : *v == '\r' ? ' ' : *v);
-			sb_putc(&params, '\n');
-		} else if (!strcmp(a, "--variant") || !strcmp(a, "--set") || !strcmp(a, "--seed") ||
-			   !strcmp(a, "--seeds")) {
-			if (i + 1 >= argc) {
-				status = bad(err, "missing value after", a);
-				goto out;
-			}
-			const char *v = argv[++i];
-			if (!strcmp(a, "--variant")) {
-				if (strcmp(v, "before") && strcmp(v, "after") && strcmp(v, "both")) {
-					status = bad(err, "--variant takes before, after or both, not", v);
-					goto out;
-				}
-				variant = v;
-			} else if (!strcmp(a, "--set")) {
-				if (!strchr(v, '=') || strchr(v, '\n') || v[0] == '=') {
-					status = bad(err, "--set takes KEY=VALUE, not", v);
-					goto out;
-				}
-				sb_puts(&params, v);
-				sb_putc(&params, '\n');
-			} else if (!strcmp(a, "--seeds")) {
-				char *end;
-				long k = v[0] >= '0' && v[0] <= '9' ? strtol(v, &end, 10) : -1;
-				if (k < 1 || k > SEEDS_MAX || *end) {
-					status = bad(err, "--seeds takes an integer in [1, 1000], not", v);
-					goto out;
-				}
-				nseeds = (int)k;
-			} else {
-				char *end;
-				if (!(v[0] >= '0' && v[0] <= '9')) {
-					status = bad(err, "--seed takes a non-negative integer, not", v);
-					goto out;
-				}
-				unsigned long long s = strtoull(v, &end, 10);
-				if (*end || s > 9007199254740991ull) {
-					status = bad(err, "--seed takes an integer in [0, 2^53), not", v);
-					goto out;
-				}
-				seed = s;
-			}
-		} else if (a[0] == '-') {
-			status = bad(err, "unknown option", a);
-			goto out;
-		} else if (!name) {
-			name = a;
-		} else {
-			status = bad(err, "unexpected argument", a);
+	int nseeds = 0;
+	int status = parse_opts("run", argc, argv,
+				OBIT(O_JSON) | OBIT(O_LONG) | OBIT(O_VARIANT) | OBIT(O_SEED) |
+					OBIT(O_SEEDS) | OBIT(O_JOBS) | OBIT(O_SET) | OBIT(O_SCRIPT) |
+					OBIT(O_SCRIPT_TEXT) | X_OPTS,
+				1, &o, err);
+	if (status)
+		goto out;
+	const char *name = o.pos, *variant = o.val[O_VARIANT];
+	const char *params = o.params.buf ? o.params.buf : "";
+	int json = o.on[O_JSON];
+	if (o.on[O_SEEDS]) {
+		const char *v = o.val[O_SEEDS];
+		char *end;
+		long k = v[0] >= '0' && v[0] <= '9' ? strtol(v, &end, 10) : -1;
+		if (k < 1 || k > SEEDS_MAX || *end) {
+			status = bad(err, "--seeds takes an integer in [1, 1000], not", v);
 			goto out;
 		}
+		nseeds = (int)k;
+	}
+	if (o.on[O_SEED]) {
+		const char *v = o.val[O_SEED];
+		char *end;
+		if (!(v[0] >= '0' && v[0] <= '9')) {
+			status = bad(err, "--seed takes an integer in [0, 2^53), not", v);
+			goto out;
+		}
+		unsigned long long s = strtoull(v, &end, 10);
+		if (*end || s > 9007199254740991ull) {
+			status = bad(err, "--seed takes an integer in [0, 2^53), not", v);
+			goto out;
+		}
+		seed = s;
+	}
+	if (o.on[O_LONG] && !nseeds) {
+		status = bad(err, "--long applies to --seeds N", NULL);
+		goto out;
 	}
 	if (!name) {
 		status = bad(err, "run needs an EXPERIMENT (see: lab list)", NULL);
@@ -389,28 +879,44 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 		status = bad(err, "no such experiment (see: lab list)", name);
 		goto out;
 	}
+	/* the variants named are the experiment's own */
 	const char *vnames[2];
 	int nv = 0;
 	if (!e->has_variants) {
-		if (variant) {
-			sb_printf(err, "lab: experiment '%s' has no patch to toggle; drop --variant\n", name);
-			status = 2;
+		if (variant && strcmp(variant, "base")) {
+			char msg[160];
+			snprintf(msg, sizeof msg,
+				 "experiment '%s' has one variant, base (no patch to toggle), not", name);
+			status = bad(err, msg, variant);
 			goto out;
 		}
 		vnames[nv++] = "base";
 	} else if (!variant || !strcmp(variant, "both")) {
 		vnames[nv++] = "before";
 		vnames[nv++] = "after";
-	} else {
+	} else if (!strcmp(variant, "before") || !strcmp(variant, "after")) {
 		vnames[nv++] = variant;
+	} else {
+		char msg[160];
+		snprintf(msg, sizeof msg, "experiment '%s' has variants before, after (or both), not",
+			 name);
+		status = bad(err, msg, variant);
+		goto out;
 	}
 
+	/* A worker's call (--x-units) or the last one (--x-results) of a plan
+	 * that --x-plan validated: each unit opens its own run (opening a run
+	 * can cost as much as a small run: qgroup-drop's 0.27 s). */
+	if (nseeds && (o.on[O_X_UNITS] || o.on[O_X_RESULTS])) {
+		status = run_seeds(e, vnames, nv, params, seed, nseeds, json, &o, out, err);
+		goto out;
+	}
 	/* Open every run first: all validation happens before anything runs. */
 	lab_run *runs[2] = {NULL, NULL};
 	for (int i = 0; i < nv; i++) {
 		char *msg = NULL;
-		int rc = lab_open(name, vnames[i], params.buf ? params.buf : "",
-				  (uint32_t)seed, (uint32_t)(seed >> 32), &runs[i], &msg);
+		int rc = lab_open(name, vnames[i], params, (uint32_t)seed, (uint32_t)(seed >> 32),
+				  &runs[i], &msg);
 		if (rc) {
 			int usage_err = rc == LAB_EINVAL || rc == LAB_ERANGE || rc == LAB_ENOENT;
 			sb_printf(err, "lab: %s\n", msg ? msg : lab_strerror(rc));
@@ -424,8 +930,19 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 	if (nseeds) {
 		for (int i = 0; i < nv; i++)
 			lab_close(runs[i]);
-		status = run_seeds(e, vnames, nv, params.buf ? params.buf : "", seed, nseeds, json,
-				   out, err);
+		status = seeds_bound(e, params, nv, nseeds, o.on[O_LONG], err);
+		if (!status)
+			status = run_seeds(e, vnames, nv, params, seed, nseeds, json, &o, out, err);
+		goto out;
+	}
+	if (o.on[O_X_PLAN] || o.on[O_X_UNITS] || o.on[O_X_RESULTS]) {
+		/* one run per variant, in this call: nothing to hand out */
+		for (int i = 0; i < nv; i++)
+			lab_close(runs[i]);
+		if (o.on[O_X_PLAN])
+			sb_printf(out, "units %d jobs %d parallel 0\n", nv, o.jobs);
+		else
+			status = bad(err, "--x-units and --x-results apply to --seeds and fidelity", NULL);
 		goto out;
 	}
 	/* Each run is closed once its figures are taken, before the next
@@ -440,7 +957,7 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 	sb_init(&det[0]);
 	sb_init(&det[1]);
 	for (int i = 0; i < nv; i++) {
-		int rc = run_to_end(runs[i], &wall[i]);
+		int rc = run_to_end(runs[i], &wall[i], i, nv);
 		if (rc) {
 			sb_printf(err, "lab: %s run failed: %s%s%s\n", vnames[i], lab_strerror(rc),
 				  runs[i]->errmsg[0] ? ": " : "", runs[i]->errmsg);
@@ -448,6 +965,7 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 			break;
 		}
 		run_sum_take(runs[i], &sum[i]);
+		host_progress(i + 1, nv, 0);
 		if (e->takes_script && e->details)
 			e->details(runs[i], &det[i]);
 		lab_close(runs[i]);
@@ -519,10 +1037,9 @@ static int cmd_run(int argc, const char *const *argv, strbuf *out, strbuf *err)
 	for (int i = 0; i < nv; i++)
 		lab_close(runs[i]);
 out:
-	sb_free(&params);
+	sb_free(&o.params);
 	return status;
 }
-
 /* ------------------------------------------------------------ fidelity */
 
 /* A Markdown table cell: '|' escaped, a newline a space (docs/fidelity.md
@@ -542,49 +1059,44 @@ static void md_cell(strbuf *sb, const char *s)
 /* The runs behind the published rows, each setup run once: a point row's
  * one run of the deterministic model (seed 1, every source of variation
  * off), a noisy row's FIDELITY_SEEDS seeds with the sources on. */
+
+/* The runs behind the published rows, each setup run once: a point row's
+ * one run of the deterministic model (seed 1, every source of variation
+ * off), a noisy row's FIDELITY_SEEDS seeds with the sources on. Each is
+ * units u0 .. u0+nu-1 of the plan. */
 typedef struct fid_cache {
 	const lab_exp *e;
 	const char *variant;
 	const char *params;
 	int noisy;
-	lab_run *run;
+	int u0, nu;
+	run_sum s;
 	seeds_result seeds;
 	int rc;
 } fid_cache;
 
-static fid_cache *fid_run(fid_cache *c, int *nc, const lab_exp *e, const published_row *row)
+static fid_cache *fid_find(fid_cache *c, int *nc, const lab_exp *e, const published_row *row,
+			   cli_plan *pl)
 {
 	for (int i = 0; i < *nc; i++) {
 		if (c[i].e == e && !strcmp(c[i].variant, row->variant) && c[i].noisy == row->noisy &&
 		    !strcmp(c[i].params ? c[i].params : "", row->params ? row->params : ""))
 			return &c[i];
 	}
+	if (!pl)
+		return NULL;
 	fid_cache *n = &c[(*nc)++];
 	n->e = e;
 	n->variant = row->variant;
 	n->params = row->params;
 	n->noisy = row->noisy;
-	n->run = NULL;
-	strbuf ps;
-	sb_init(&ps);
-	sb_puts(&ps, row->params ? row->params : "");
-	if (row->noisy) {
-		n->rc = seeds_run(e, row->variant, ps.buf ? ps.buf : "", 1, FIDELITY_SEEDS, &n->seeds);
-	} else {
-		char *msg = NULL;
-		sb_puts(&ps, "\nvariation=off");
-		n->rc = ps.oom ? LAB_ENOMEM
-			       : lab_open(e->name, row->variant, ps.buf, 1, 0, &n->run, &msg);
-		lab_free(msg);
-		if (n->rc == 0) {
-			double w;
-			n->rc = run_to_end(n->run, &w);
-		}
-	}
-	sb_free(&ps);
+	n->u0 = pl->n;
+	n->nu = row->noisy ? FIDELITY_SEEDS : 1;
+	for (int k = 0; k < n->nu; k++)
+		plan_add(pl, e, row->variant, row->params ? row->params : "", 1 + (uint64_t)k,
+			 !row->noisy);
 	return n;
 }
-
 static void fid_md_row(strbuf *out, const char *exp, const published_row *row, const char *params,
 		       const char *published, const char *simulated, double error, const char *range)
 {
@@ -604,19 +1116,41 @@ static void fid_md_row(strbuf *out, const char *exp, const published_row *row, c
 	sb_putc(out, '\n');
 }
 
-static int cmd_fidelity(const char *only, int json, int md, strbuf *out, strbuf *err)
+static int cmd_fidelity(const char *only, int json, int md, const cli_opts *o, strbuf *out,
+			strbuf *err)
 {
 	int total = 0;
 	for (int i = 0; i < exp_count(); i++)
 		total += exp_get(i)->npublished;
+	if (only && !exp_find(only))
+		return bad(err, "no such experiment (see: lab list)", only);
 	fid_cache *cache = lab_calloc((size_t)total + 1, sizeof *cache);
 	if (!cache)
 		return 1;
 	int nc = 0, status = 0, any_noisy = 0;
-	if (only && !exp_find(only)) {
-		free(cache);
-		return bad(err, "no such experiment (see: lab list)", only);
+	/* every run first (the plan: in parallel when the host has workers),
+	 * then the rows */
+	cli_plan pl = {0};
+	for (int i = 0; i < exp_count(); i++) {
+		const lab_exp *e = exp_get(i);
+		for (int k = 0; (!only || !strcmp(only, e->name)) && k < e->npublished; k++)
+			fid_find(cache, &nc, e, &e->published[k], &pl);
 	}
+	if (plan_exec(&pl, o, 0, &status, out, err)) {
+		plan_free(&pl);
+		free(cache);
+		return status;
+	}
+	for (int i = 0; i < nc; i++) {
+		fid_cache *fc = &cache[i];
+		if (fc->noisy) {
+			fc->rc = seeds_from_units(&pl, fc->u0, fc->nu, &fc->seeds);
+		} else {
+			fc->rc = pl.r[fc->u0].rc;
+			fc->s = pl.r[fc->u0].s;
+		}
+	}
+	plan_free(&pl);
 	/* The params column is as wide as the widest row's: cut short, the fio
 	 * rows of one block size would all read alike (no depth, no jobs). */
 	int pw = (int)strlen("params");
@@ -645,9 +1179,9 @@ static int cmd_fidelity(const char *only, int json, int md, strbuf *out, strbuf 
 			continue;
 		for (int k = 0; k < e->npublished; k++) {
 			const published_row *row = &e->published[k];
-			fid_cache *fc = fid_run(cache, &nc, e, row);
+			fid_cache *fc = fid_find(cache, &nc, e, row, NULL);
 			int rc = fc->rc;
-			lab_run *r = fc->run;
+			const run_sum *r = &fc->s;
 			double simv = NAN;
 			spread sp = {0};
 			if (rc == 0 && row->noisy) {
@@ -655,7 +1189,7 @@ static int cmd_fidelity(const char *only, int json, int md, strbuf *out, strbuf 
 					if (!strcmp(e->metrics[m].name, row->metric))
 						seeds_spread(&fc->seeds, m, &sp);
 				simv = sp.n ? sp.p50 : NAN;
-			} else if (rc == 0 && r) {
+			} else if (rc == 0) {
 				for (int m = 0; m < e->nmetrics; m++)
 					if (!strcmp(e->metrics[m].name, row->metric) && r->m_set[m])
 						simv = r->m[m];
@@ -732,10 +1266,8 @@ static int cmd_fidelity(const char *only, int json, int md, strbuf *out, strbuf 
 		js_arr_end(out);
 		sb_putc(out, '\n');
 	}
-	for (int i = 0; i < nc; i++) {
-		lab_close(cache[i].run);
+	for (int i = 0; i < nc; i++)
 		seeds_free(&cache[i].seeds);
-	}
 	free(cache);
 	return status;
 }
@@ -754,37 +1286,29 @@ int lab_cli(int argc, const char *const *argv, char **out, char **err)
 		sb_puts(&o, usage);
 		status = 0;
 	} else if (!strcmp(argv[1], "list")) {
-		int json = 0;
-		status = 0;
-		for (int i = 2; i < argc && status == 0; i++) {
-			if (!strcmp(argv[i], "--json"))
-				json = 1;
-			else
-				status = bad(&e, "list takes only --json, not", argv[i]);
-		}
+		cli_opts op;
+		memset(&op, 0, sizeof op);
+		sb_init(&op.params);
+		status = parse_opts("list", argc - 2, argv + 2, OBIT(O_JSON), 0, &op, &e);
+		sb_free(&op.params);
 		if (status == 0)
-			status = cmd_list(json, &o);
+			status = cmd_list(op.on[O_JSON], &o);
 	} else if (!strcmp(argv[1], "run")) {
 		status = cmd_run(argc - 2, argv + 2, &o, &e);
 	} else if (!strcmp(argv[1], "fidelity")) {
-		int json = 0, md = 0;
-		const char *only = NULL;
-		status = 0;
-		for (int i = 2; i < argc && status == 0; i++) {
-			if (!strcmp(argv[i], "--json"))
-				json = 1;
-			else if (!strcmp(argv[i], "--markdown"))
-				md = 1;
-			else if (!strcmp(argv[i], "--experiment") && i + 1 < argc)
-				only = argv[++i];
-			else
-				status = bad(&e, "fidelity takes --experiment NAME and --json or --markdown, not",
-					     argv[i]);
-		}
-		if (status == 0 && json && md)
+		cli_opts op;
+		memset(&op, 0, sizeof op);
+		sb_init(&op.params);
+		status = parse_opts("fidelity", argc - 2, argv + 2,
+				    OBIT(O_JSON) | OBIT(O_MARKDOWN) | OBIT(O_EXPERIMENT) | OBIT(O_JOBS) |
+					    X_OPTS,
+				    0, &op, &e);
+		if (status == 0 && op.on[O_JSON] && op.on[O_MARKDOWN])
 			status = bad(&e, "fidelity prints --json or --markdown, not both", NULL);
 		if (status == 0)
-			status = cmd_fidelity(only, json, md, &o, &e);
+			status = cmd_fidelity(op.val[O_EXPERIMENT], op.on[O_JSON], op.on[O_MARKDOWN], &op,
+					      &o, &e);
+		sb_free(&op.params);
 	} else {
 		status = bad(&e, "unknown command (list, run, fidelity)", argv[1]);
 	}

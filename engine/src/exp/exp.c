@@ -374,8 +374,11 @@ static int parse_one(const param_desc *d, const char *v, double *out,
 		range_text(d, range, sizeof range);
 		int neg, over;
 		uint64_t mag;
+		/* a type refusal states the range too (issue 32 M1): one message
+		 * tells the whole rule */
 		if (parse_int(v, &neg, &mag, &over))
-			return refuse(err, errlen, LAB_EINVAL, d, v, "takes an integer%s (K, M, G: x1024^n)",
+			return refuse(err, errlen, LAB_EINVAL, d, v,
+				      "takes an integer in %s%s (K, M, G: x1024^n)", range,
 				      inf_ok ? " or inf" : "");
 		/* the ranges lie within +-2^53, where a double is exact */
 		double x = over || mag > (1ull << 53) ? (neg ? -HUGE_VAL : HUGE_VAL)
@@ -391,9 +394,9 @@ static int parse_one(const param_desc *d, const char *v, double *out,
 	}
 	case PT_FLOAT: {
 		double x;
-		if (parse_float(v, &x))
-			return refuse(err, errlen, LAB_EINVAL, d, v, "takes a number");
 		range_text(d, range, sizeof range);
+		if (parse_float(v, &x))
+			return refuse(err, errlen, LAB_EINVAL, d, v, "takes a number in %s", range);
 		if ((d->min_open ? x <= d->min : x < d->min) || x > d->max)
 			return refuse(err, errlen, LAB_ERANGE, d, v, "must be in %s", range);
 		*out = x;
