@@ -787,9 +787,8 @@ static int bn_validate(struct lab_run *r)
 	double cache = (double)(ram - noncache);
 	if (bytes > cache)
 		return exp_fail(r, LAB_ERANGE,
-				"file_bytes (%.0f) is more than the page cache ram_gib x scale leaves "
-				"(%.0f bytes): the writer cannot make room for one file bigger than it; "
-				"lower file_bytes or raise ram_gib or scale", bytes, cache);
+				"file_bytes (%.0f) is more than the %.0f-byte page cache of ram_gib x scale: "
+				"the writer cannot make room for a file bigger than it", bytes, cache);
 	fs_opts fo;
 	fs_opts_default(&fo);
 	/* data in whole sectors; a tenth of the device kept for metadata
@@ -798,10 +797,9 @@ static int bn_validate(struct lab_run *r)
 	double room = 0.9 * (double)fo.dev_bytes;
 	if (data > room)
 		return exp_fail(r, LAB_ERANGE,
-				"file_bytes (%.0f) x files x scale (%.0f files) is %.0f GiB of data: more than "
-				"the simulated %.0f GiB device holds for data (%.0f GiB); lower file_bytes, files "
-				"or scale", bytes, (double)files, data / (1ull << 30),
-				(double)fo.dev_bytes / (1ull << 30), room / (1ull << 30));
+				"file_bytes (%.0f) x %.0f files (files x scale) is %.0f GiB of data: more than "
+				"the %.0f GiB the simulated %.0f GiB device holds for data", bytes, (double)files,
+				data / (1ull << 30), room / (1ull << 30), (double)fo.dev_bytes / (1ull << 30));
 	return 0;
 }
 
