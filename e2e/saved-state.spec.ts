@@ -44,7 +44,7 @@ test('a long run asks before it starts; a short one runs on opening', async ({ l
   const { page } = lab;
   await test.step('200,000 torture operations: ten times the published setup', async () => {
     await lab.open('#/exp/torture?p.ops=200000');
-    await expect(page.getByTestId('long-run')).toContainText('200,000 operations, 10 times the published setup\'s 20,000');
+    await expect(page.getByTestId('long-run')).toContainText('204,004 simulated events, 10 times the published setup\'s 20,404');
     await page.waitForTimeout(500);
     await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'idle');
     await page.getByTestId('long-run-confirm').click();
@@ -66,12 +66,36 @@ test('a long run asks before it starts; a short one runs on opening', async ({ l
     await lab.open('#/exp/fio');
     await lab.open('#/exp/torture');
     await expect(page.getByTestId('param-ops')).toHaveValue('500000');
-    await expect(page.getByTestId('long-run')).toContainText('500,000 operations, 25 times');
+    await expect(page.getByTestId('long-run')).toContainText('600,004 simulated events');
     await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'idle');
   });
   await test.step('bringing the setting back down clears the question', async () => {
     await page.getByTestId('param-ops').fill('2000');
     await expect(page.getByTestId('long-run')).toHaveCount(0);
+  });
+  expect(lab.consoleErrors).toEqual([]);
+});
+
+test('issue 32 W1, W2: a link asks by its events, every parameter counted; one that cannot run is refused at its field', async ({ lab }) => {
+  const { page } = lab;
+  await test.step('W1: 80,000 operations of mix=all: more events per operation than files', async () => {
+    // ops alone is 4 times the default (LONG_FACTOR: not asked); mix=all's
+    // log tree, cleaner and send/receive make it 1.2 events per operation
+    await lab.open('#/exp/torture?p.ops=80000&p.mix=all&p.full_check_every=1&p.subvols=64');
+    await expect(page.getByTestId('long-run')).toContainText('96,004 simulated events');
+    await page.waitForTimeout(500);
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'idle');
+  });
+  await test.step('W2: a 9.8 GiB send stream through an 8 GiB page cache is refused, at file_bytes', async () => {
+    await lab.open('#/exp/receive?p.file_bytes=1048576&p.scale=0.5');
+    await expect(page.getByTestId('param-file_bytes-error')).toContainText('send stream of 9.8 GiB: more than the VM\'s 8 GiB page cache');
+    await page.waitForTimeout(500);
+    await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'idle');
+    await expect(page.getByTestId('error')).toHaveCount(0);
+  });
+  await test.step('a smaller file is in range again: the field clears', async () => {
+    await page.getByTestId('param-file_bytes').fill('524288');
+    await expect(page.getByTestId('param-file_bytes-error')).toHaveCount(0);
   });
   expect(lab.consoleErrors).toEqual([]);
 });

@@ -4,7 +4,7 @@
  * the before and after runs (or the single base run) side by side.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import type { ExperimentInfo, RunSpec, WorkEstimate } from '../engine/types';
+import { LabError, type ExperimentInfo, type RunSpec, type WorkEstimate } from '../engine/types';
 import { defaultParams, nonDefault, stepParams, validateAll, withDefaults } from '../model/params';
 import type { Emphasis } from '../model/urlState';
 import type { Lesson } from '../model/lessonFormat';
@@ -50,7 +50,16 @@ interface Props {
 
 export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, lessons, navKey, onChange, onView }: Props) {
   const values = useMemo(() => withDefaults(info.params, params), [info, params]);
-  const errors = useMemo(() => validateAll(info.params, values), [info, values]);
+  // A limit between parameters (files that must fit the device...) is the
+  // engine's to check (lab_estimate refuses it, naming the parameter, as
+  // lab_open would): shown at that field, and nothing runs.
+  const [limit, setLimit] = useState<{ key: string; name: string; message: string } | null>(null);
+  const valuesKey = JSON.stringify(values);
+  const formErrors = useMemo(() => validateAll(info.params, values), [info, values]);
+  const errors = useMemo(
+    () => (limit && limit.key === `${info.name}:${valuesKey}` && !formErrors[limit.name] ? { ...formErrors, [limit.name]: limit.message } : formErrors),
+    [formErrors, limit, info.name, valuesKey],
+  );
   const invalid = Object.keys(errors).length > 0;
   // run-to-run variation (engine/src/kernel/variation.def): on by
   // default; off is the deterministic model, one click away (v.variation)
@@ -101,6 +110,28 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
   // can land before this fires), which it must not cancel. A setting whose
   // work (the experiment's own estimate, lab_estimate) is more than
   // LONG_FACTOR times the published setup's asks first.
+  const limitOf = (err: unknown): { name: string; message: string } | null => {
+    const le = LabError.from(err);
+    if (le.codeName !== 'LAB_ERANGE') return null;
+    const p = info.params.find((q) => le.message.startsWith(`${q.name} `));
+    return p ? { name: p.name, message: le.message } : null;
+  };
+  useEffect(() => {
+    const key = `${info.name}:${valuesKey}`;
+    if (Object.keys(formErrors).length > 0 || Object.keys(nonDefault(info.params, values)).length === 0) return setLimit(null);
+    let live = true;
+    engine.estimate(info.name, values).then(
+      () => live && setLimit(null),
+      (err) => {
+        const l = limitOf(err);
+        if (live) setLimit(l && { key, ...l });
+      },
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [info.name, valuesKey, formErrors]);
   const autoRan = useRef<string | null>(null);
   const userRan = useRef<string | null>(null);
   const autoRun = (key: string): void => {
@@ -113,7 +144,9 @@ export function ExperimentPage({ info, params, seed, badSeed, emphasis, view, le
         if (!isLongRun(e)) return go();
         if (userRan.current !== info.name && specKey(specs) === key) setAsk({ key, estimate: e });
       },
-      () => go(), // the run itself says what is wrong
+      (err) => {
+        if (!limitOf(err)) go(); // the run itself says what is wrong; a limit shows at its field
+      },
     );
   };
   useEffect(() => {

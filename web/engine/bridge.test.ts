@@ -102,10 +102,14 @@ describe('bridge (real WASM engine)', () => {
 
   it('estimates the work of a setting without running it (lab_estimate)', () => {
     const t = b.list().find((e) => e.name === 'torture')!;
-    expect(t.workUnit).toBe('operations');
-    expect(b.estimate('torture', { ops: '200000' })).toEqual({ work: 200000, defaultWork: 20000 });
-    expect(b.estimate('torture', {})).toEqual({ work: 20000, defaultWork: 20000 });
+    // every experiment's unit: the events its run takes (test_estimate.c
+    // keeps the estimate within x3 of them): ~1.02 per file operation
+    expect(t.workUnit).toBe('simulated events');
+    expect(b.estimate('torture', { ops: '200000' })).toEqual({ work: 204004, defaultWork: 20404 });
+    expect(b.estimate('torture', {})).toEqual({ work: 20404, defaultWork: 20404 });
     expect(() => b.estimate('torture', { ops: '0' })).toThrow(/ops/);
+    // a limit between parameters is refused by the estimate, as by the open
+    expect(() => b.estimate('receive', { file_bytes: '1048576' })).toThrow(/^file_bytes/);
     expect(() => b.estimate('nope', {})).toThrow(LabError);
   });
 
@@ -163,7 +167,7 @@ describe('worker core + client', () => {
     expect(r.metrics.iops).toBeGreaterThan(0);
     expect(progress.length).toBeGreaterThan(0);
     await expect(c.run(fio({ bs: '7' })).promise).rejects.toMatchObject({ name: 'LabError', codeName: expect.stringMatching(/LAB_E/) });
-    expect(await c.estimate('fio', { ios: '800000' })).toEqual({ work: 800000, defaultWork: 200000 });
+    expect(await c.estimate('fio', { ios: '800000' })).toEqual({ work: 1600008, defaultWork: 400008 });
     await expect(c.estimate('fio', { ios: 'x' })).rejects.toMatchObject({ codeName: 'LAB_EINVAL' });
   });
 

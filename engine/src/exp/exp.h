@@ -155,6 +155,13 @@ typedef struct lab_exp {
 	 * it unasked (lab_estimate). Every experiment declares one. */
 	double (*estimate)(const struct lab_run *r);
 	const char *work_unit;
+	/* Optional: the limits between parameters (each value is in its own
+	 * range already), from r->p alone, before anything is built: 0, or
+	 * exp_fail(r, LAB_ERANGE, ...) with one line that names the parameter
+	 * and why. lab_open and lab_estimate call it, so a setting that
+	 * cannot run is refused before it runs (the CLI's exit 2, the page's
+	 * message at the field), never by a run that fails part-way. */
+	int (*validate)(struct lab_run *r);
 	/* 1: the experiment takes a text input, a `script=` setting of
 	 * lab_open (one line: commands separated by ';'), in r->script
 	 * (the sandbox). Others refuse the setting as an unknown parameter. */

@@ -52,6 +52,7 @@
  * (the caller waits at 512); the worker inserts them through the tree's
  * leaf locks, so it can wait on a leaf an fsync holds read-locked.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
@@ -758,6 +759,50 @@ static int bn_proc_step(sim *s, task *t)
 
 /* ------------------------------------------------------------- the run */
 
+/* The run's files (files x scale) and memory (ram_gib x scale, at least
+ * 8 MiB; what the rest of the system keeps, at most half of it). */
+static void bn_sizes(const struct lab_run *r, uint64_t *files, uint64_t *ram, uint64_t *noncache)
+{
+	double scale = exp_param(r, "scale");
+	double n = exp_param(r, "files") * scale;
+	*files = n < 1 ? 1 : (uint64_t)(n + 0.5);
+	*ram = (uint64_t)(exp_param(r, "ram_gib") * scale * (double)(1ull << 30));
+	*noncache = (uint64_t)((double)BONNIE_NONCACHE_BYTES * scale);
+	if (*ram < (8ull << 20))
+		*ram = 8ull << 20;
+	if (*noncache > *ram / 2)
+		*noncache = *ram / 2;
+}
+
+/* Limits between parameters (lab_exp.validate): every file of a phase is
+ * on the device at once (the creates come before the deletes), and the
+ * page cache must hold one file while it is written (the model's writer
+ * cannot make room for a file bigger than the cache: it would wait
+ * forever, so such a setting is refused here, not run). */
+static int bn_validate(struct lab_run *r)
+{
+	uint64_t files, ram, noncache;
+	bn_sizes(r, &files, &ram, &noncache);
+	double bytes = exp_param(r, "file_bytes");
+	double cache = (double)(ram - noncache);
+	if (bytes > cache)
+		return exp_fail(r, LAB_ERANGE,
+				"file_bytes (%.0f) is more than the %.0f-byte page cache of ram_gib x scale: "
+				"the writer cannot make room for a file bigger than it", bytes, cache);
+	fs_opts fo;
+	fs_opts_default(&fo);
+	/* data in whole sectors; a tenth of the device kept for metadata
+	 * chunks (DUP) and the allocator's slack */
+	double data = (double)files * ceil(bytes / SECTORSIZE) * SECTORSIZE;
+	double room = 0.9 * (double)fo.dev_bytes;
+	if (data > room)
+		return exp_fail(r, LAB_ERANGE,
+				"file_bytes (%.0f) x %.0f files (files x scale) is %.0f GiB of data: more than "
+				"the %.0f GiB the simulated %.0f GiB device holds for data", bytes, (double)files,
+				data / (1ull << 30), room / (1ull << 30), (double)fo.dev_bytes / (1ull << 30));
+	return 0;
+}
+
 static int bn_setup(struct lab_run *r)
 {
 	bn_ctx *c = lab_calloc(1, sizeof(*c));
@@ -765,21 +810,14 @@ static int bn_setup(struct lab_run *r)
 		return exp_fail(r, LAB_ENOMEM, "out of memory");
 	r->ctx = c;
 	c->alloc_max_px = c->hold_max_px = -1;
-	double scale = exp_param(r, "scale");
-	double n = exp_param(r, "files") * scale;
-	c->files = n < 1 ? 1 : (uint64_t)(n + 0.5);
+	uint64_t ram;
+	bn_sizes(r, &c->files, &ram, &c->noncache);
 	c->dirs = (uint64_t)exp_param(r, "dirs");
 	if (c->dirs > c->files)
 		c->dirs = c->files;
 	/* bonnie: files / dirs + 1 per directory, the last one the rest */
 	c->per_dir = c->files / c->dirs + (c->dirs > 1 ? 1 : 0);
 	c->bytes = (uint64_t)exp_param(r, "file_bytes");
-	uint64_t ram = (uint64_t)(exp_param(r, "ram_gib") * scale * (double)(1ull << 30));
-	c->noncache = (uint64_t)((double)BONNIE_NONCACHE_BYTES * scale);
-	if (ram < (8ull << 20))
-		ram = 8ull << 20;
-	if (c->noncache > ram / 2)
-		c->noncache = ram / 2;
 	prng_seed(&c->rng, var_seed(r->sim, V_BONNIE_RAND));
 	c->f = lab_calloc(c->files, sizeof(*c->f));
 	c->order = lab_calloc(c->files, sizeof(*c->order));
@@ -1089,10 +1127,18 @@ static void bn_teardown(struct lab_run *r)
 	r->ctx = NULL;
 }
 
-/* lab_estimate: the operations of the six phases. */
+/* lab_estimate, in events: per file (files x scale, as bn_setup rounds
+ * them) ~42 for its six phases' system calls, commits and log syncs, plus
+ * its data's writeback (~1.2 x the square root of its pages: bigger files
+ * go out in bigger bios); ~54 for the mount and the directories.
+ * Coefficients: events per file of native runs (test_estimate keeps them
+ * within a factor of 3 over random settings). */
 static double bn_estimate(const struct lab_run *r)
 {
-	return 6.0 * exp_param(r, "files") * exp_param(r, "scale");
+	double n = exp_param(r, "files") * exp_param(r, "scale");
+	double files = n < 1 ? 1 : floor(n + 0.5);
+	double pages = ceil(exp_param(r, "file_bytes") / 4096);
+	return 54 + files * (42 + 1.2 * sqrt(pages));
 }
 
 static const patch_id bn_patches[] = { P_001_PREALLOC_SCRATCH_EB };
@@ -1128,5 +1174,6 @@ const lab_exp exp_bonnie = {
 	.check = bn_check,
 	.teardown = bn_teardown,
 	.estimate = bn_estimate,
-	.work_unit = "operations",
+	.validate = bn_validate,
+	.work_unit = "simulated events",
 };

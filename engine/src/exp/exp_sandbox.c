@@ -837,11 +837,12 @@ static void sb_teardown(struct lab_run *r)
 	r->ctx = NULL;
 }
 
-/* lab_estimate: the mkfs and each command (each classroom-sized by the
- * bounds). */
+/* lab_estimate, in events: the mkfs and each command (each
+ * classroom-sized by the bounds), ~2 events each (its task step and its
+ * IO or commit). */
 static double sb_estimate(const struct lab_run *r)
 {
-	return 1 + (r->script ? sbs_count(r->script) : 0);
+	return 2 + 2 * (r->script ? sbs_count(r->script) : 0);
 }
 
 /* The after run seeks and reads around holes, dirty ranges and extents so
@@ -889,5 +890,5 @@ const lab_exp exp_sandbox = {
 	.check = sb_check,
 	.teardown = sb_teardown,
 	.estimate = sb_estimate,
-	.work_unit = "commands (and the mkfs)",
+	.work_unit = "simulated events",
 };

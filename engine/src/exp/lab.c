@@ -227,6 +227,12 @@ int lab_open_patched(const char *experiment, const char *variant, const char *pa
 		free(r);
 		return set_err(errmsg, rc, err);
 	}
+	if (e->validate && (rc = e->validate(r)) != 0) {
+		set_err(errmsg, rc, r->errmsg);
+		free(r->script);
+		free(r);
+		return rc;
+	}
 	if (patches)
 		r->patches = *patches;
 	else
@@ -290,6 +296,10 @@ int lab_estimate(const char *experiment, const char *params, double *work,
 	if (rc) {
 		free(r.script);
 		return set_err(errmsg, rc, err);
+	}
+	if (e->validate && (rc = e->validate(&r)) != 0) {
+		free(r.script);
+		return set_err(errmsg, rc, r.errmsg);
 	}
 	*work = e->estimate(&r);
 	free(r.script);
