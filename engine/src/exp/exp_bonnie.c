@@ -788,7 +788,7 @@ static int bn_validate(struct lab_run *r)
 	if (bytes > cache)
 		return exp_fail(r, LAB_ERANGE,
 				"file_bytes (%.0f) is more than the %.0f-byte page cache of ram_gib x scale: "
-				"the writer cannot make room for a file bigger than it", bytes, cache);
+				"the model's writer cannot yet make room for a file bigger than it", bytes, cache);
 	fs_opts fo;
 	fs_opts_default(&fo);
 	/* data in whole sectors; a tenth of the device kept for metadata

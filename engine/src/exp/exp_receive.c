@@ -676,7 +676,7 @@ static int rc_validate(struct lab_run *r)
 	if (stream > (double)RC_RAM_BYTES)
 		return exp_fail(r, LAB_ERANGE,
 				"file_bytes (%.0f) x %.0f names (files_per_writer x scale) make a send stream "
-				"of %.1f GiB: more than the VM's %.0f GiB page cache receive reads it back through",
+				"of %.1f GiB: the model reads back only a stream that fits the VM's %.0f GiB page cache",
 				bytes, files, stream / (1ull << 30), (double)RC_RAM_BYTES / (1ull << 30));
 	return 0;
 }
