@@ -9,9 +9,10 @@
  * on 6.2 and marks the first command where they differ. The script, the
  * command shown and the comparison are in the URL.
  *
- * Each new command reruns the whole script (a fresh file system is the
- * point): the engine refuses a bad line with one message, and the script
- * before it stays as it was.
+ * A new command runs alone on the runs the sandbox worker keeps open
+ * (lab_append: the same result as the whole script run afresh); the
+ * engine refuses a bad line with one message, and the script before it
+ * stays as it was.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { RECORD_EVENTS, type RunResult, type Variant } from '../engine/types';
@@ -36,7 +37,8 @@ import { TREE_KINDS } from '../views/replay/pageRecording';
 import { SandboxTrees } from '../views/sandbox/SandboxTrees';
 import { ErrorBanner } from './ErrorBanner';
 import { testHook } from './testHook';
-import { useRunner } from './useRunner';
+import { appendTrace } from '../model/sandboxTrace';
+import { SandboxFailure, sandboxEngine } from './sandboxEngine';
 
 interface Props {
   script: string[];
@@ -48,6 +50,9 @@ interface Props {
 
 /** The kernels of the experiment's variants (exp_sandbox.c). */
 const KERNEL_NAME: Record<Variant, string> = { before: 'kernel 6.1', after: 'kernel 6.2', base: 'kernel' };
+
+/** The trees and the commands only: a smaller recording, a quicker redraw. */
+const RECORD = { fromNs: 0, maxEvents: RECORD_EVENTS, only: [...TREE_KINDS, ...SANDBOX_OP_KINDS] };
 
 interface Shown {
   script: string[];
@@ -74,8 +79,12 @@ function summary(c: SandboxCmd | undefined): string {
 }
 
 export function SandboxPage({ script, at, compare, params, onChange }: Props) {
-  const runner = useRunner();
   const [shown, setShown] = useState<Shown | null>(null);
+  const [busy, setBusy] = useState(false);
+  /** what the sandbox worker holds open: the script and its kernels */
+  const session = useRef<{ key: string; cmds: string[]; results: Partial<Record<Variant, RunResult>> } | null>(null);
+  /** the latest request: an older one's answer is not shown */
+  const seq = useRef(0);
   const [error, setError] = useState<string | null>(null);
   const [typed, setTyped] = useState('');
   const [hist, setHist] = useState<number | null>(null);
@@ -86,24 +95,54 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
   const drawFrom = useRef<number | null>(null);
   const variants: Variant[] = compare ? ['before', 'after'] : ['after'];
 
-  /** Run a script; the results replace the shown ones only if it ran. */
+  /** Run a script; the results replace the shown ones only if it ran.
+   * A script that extends the one the worker holds open (same kernels and
+   * parameters) runs only its new commands (lab_append); any other is
+   * run afresh and kept open in turn. */
   const runScript = useCallback(
     async (cmds: string[], cmp: boolean): Promise<boolean> => {
       const vs: Variant[] = cmp ? ['before', 'after'] : ['after'];
+      const key = JSON.stringify([params, vs]);
+      const my = ++seq.current;
       const t0 = performance.now();
-      const res = await runner.run(
-        vs.map((variant) => ({ experiment: 'sandbox', variant, params: { ...params, script: scriptParam(cmds) }, seed: 1 })),
-        // the trees and the commands only: a smaller recording, a quicker redraw
-        { record: { fromNs: 0, maxEvents: RECORD_EVENTS, only: [...TREE_KINDS, ...SANDBOX_OP_KINDS] } },
-      );
-      if (!res) return false;
-      drawFrom.current = performance.now();
-      setShown({ script: cmds, compare: cmp, results: res });
-      setError(null);
-      testHook().sandboxRunMs = drawFrom.current - t0;
-      return true;
+      setBusy(true);
+      const s = session.current;
+      const extend = !!s && s.key === key && cmds.length > s.cmds.length && s.cmds.every((c, i) => c === cmds[i]);
+      let changed = false;
+      try {
+        const res: Partial<Record<Variant, RunResult>> = {};
+        if (extend) {
+          const text = scriptParam(cmds.slice(s!.cmds.length));
+          for (const v of vs) {
+            const r = await sandboxEngine.append(v, text);
+            changed = true;
+            // the worker sends the new commands' events: added to those held
+            const had = s!.results[v]?.recording;
+            if (r.recording && had) r.recording = appendTrace(had, r.recording);
+            res[v] = r;
+          }
+        } else {
+          session.current = null;
+          changed = true;
+          for (const v of vs) res[v] = await sandboxEngine.start(v, params, scriptParam(cmds), RECORD);
+        }
+        session.current = { key, cmds, results: res };
+        if (my !== seq.current) return false;
+        drawFrom.current = performance.now();
+        setShown({ script: cmds, compare: cmp, results: res });
+        setError(null);
+        testHook().sandboxRunMs = drawFrom.current - t0;
+        return true;
+      } catch (e) {
+        // a refusal of the first kernel's append left both runs as they were
+        if (changed || (e instanceof SandboxFailure && e.lost)) session.current = null;
+        if (my === seq.current) setError(e instanceof Error ? e.message : String(e));
+        return false;
+      } finally {
+        if (my === seq.current) setBusy(false);
+      }
     },
-    [runner, params],
+    [params],
   );
 
   // the URL's script: run it when it is not what is shown
@@ -119,10 +158,6 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
     }
     void runScript(script, compare);
   }, [key, script, compare, params, shown, runScript]);
-
-  useEffect(() => {
-    if (runner.state.status === 'error' && runner.state.error) setError(runner.state.error.message);
-  }, [runner.state.status, runner.state.error]);
 
   // the redraw's time: results in, to the next frame after React drew them
   useEffect(() => {
@@ -235,7 +270,6 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
   const curCmd = main?.commands[cur];
   const trees = treesTouched(curCmd).concat(compare && details.before ? treesTouched(details.before.commands[cur]) : []);
   const treeList = [...new Set(trees)];
-  const busy = runner.state.status === 'running';
   const sideWidth = compare ? Math.max(200, Math.floor((width - 16) / 2)) : width;
 
   return (

@@ -358,6 +358,11 @@ static void finish_cmd(sbx *c, task *t)
 	c->at++;
 	c->state = S_NEXT;
 	c->end_ns = t->clock;
+	/* the script's end: the simulation stops here, the task's next step
+	 * still queued, so that lab_append's commands run on as if they had
+	 * been in the script (nothing else runs in between) */
+	if (c->at >= c->s.ncmds)
+		sim_stop(c->fs->sim);
 }
 
 static void note_error(sbx *c, const char *what, int rc)
@@ -453,9 +458,13 @@ static int sb_step(sim *s, task *t)
 {
 	sbx *c = t->ctx;
 	int rc;
-	(void)s;
 	for (;;) {
-		if (c->at >= c->s.ncmds || c->res[c->at].rc)
+		if (c->at >= c->s.ncmds) {
+			/* an empty script: wait for lab_append */
+			sim_stop(s);
+			return TASK_RUN;
+		}
+		if (c->res[c->at].rc)
 			return TASK_DONE;
 		const sb_cmd *cmd = &c->s.cmds[c->at];
 		sb_res *res = &c->res[c->at];
@@ -685,6 +694,54 @@ static int sb_setup(struct lab_run *r)
 		return exp_fail(r, rc, "mkfs commit");
 	if (!task_spawn(r->sim, "sandbox", sb_step, c, 0))
 		return LAB_ENOMEM;
+	/* an empty script: stopped before anything runs, lab_append starts
+	 * it where a script's first command would have */
+	if (c->s.ncmds == 0)
+		sim_stop(r->sim);
+	return 0;
+}
+
+/* lab_append: `text` is the whole script, the one run so far and the new
+ * commands. It is checked as a whole (the namespace model of the new
+ * commands starts where the old ones left it); then the per-entry and
+ * per-command arrays grow, and the task, stopped after the last command,
+ * runs on into the new ones. Refused: nothing changes. */
+static int sb_append(struct lab_run *r, const char *text, char *err, size_t errlen)
+{
+	sbx *c = r->ctx;
+	if (c->error[0] || c->at < c->s.ncmds)
+		return snprintf(err, errlen, "the run did not finish its script"), LAB_ESTATE;
+	sb_script ns;
+	int rc = sbs_parse(text, &ns, err, errlen);
+	if (rc) {
+		sbs_free(&ns);
+		return rc;
+	}
+	if (ns.ncmds <= c->s.ncmds || ns.nents < c->s.nents) {
+		sbs_free(&ns);
+		return snprintf(err, errlen, "no command to add"), LAB_EINVAL;
+	}
+	size_t n = (size_t)ns.nents, o = (size_t)c->s.nents;
+	uint64_t *ino = lab_calloc(n, sizeof *ino);
+	uint32_t *new_ext = lab_calloc(n, sizeof *new_ext);
+	uint64_t *dur_size = lab_calloc(n, sizeof *dur_size);
+	uint64_t *dur_trans = lab_calloc(n, sizeof *dur_trans);
+	sb_res *res = lab_calloc((size_t)ns.ncmds, sizeof *res);
+	if (!ino || !new_ext || !dur_size || !dur_trans || !res) {
+		free(ino), free(new_ext), free(dur_size), free(dur_trans), free(res);
+		sbs_free(&ns);
+		return snprintf(err, errlen, "out of memory"), LAB_ENOMEM;
+	}
+	memcpy(ino, c->ino, o * sizeof *ino);
+	memcpy(new_ext, c->new_ext, o * sizeof *new_ext);
+	memcpy(dur_size, c->dur_size, o * sizeof *dur_size);
+	memcpy(dur_trans, c->dur_trans, o * sizeof *dur_trans);
+	memcpy(res, c->res, (size_t)c->s.ncmds * sizeof *res);
+	free(c->ino), free(c->new_ext), free(c->dur_size), free(c->dur_trans), free(c->res);
+	c->ino = ino, c->new_ext = new_ext, c->dur_size = dur_size, c->dur_trans = dur_trans;
+	c->res = res;
+	sbs_free(&c->s);
+	c->s = ns;
 	return 0;
 }
 
@@ -875,6 +932,7 @@ const lab_exp exp_sandbox = {
 	.patches = sb_patches,
 	.npatches = (int)(sizeof sb_patches / sizeof sb_patches[0]),
 	.takes_script = 1,
+	.append = sb_append,
 	.params = sb_params,
 	.nparams = (int)(sizeof sb_params / sizeof sb_params[0]),
 	.metrics = sb_metrics,

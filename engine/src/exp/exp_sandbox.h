@@ -89,6 +89,11 @@ typedef struct sb_script {
 	int nsv;
 	int nfiles;                 /* live files and directories at the end */
 	int max_live;               /* the most at any point */
+	/* entries by path (open addressing, ent index + 1; a renamed entry is
+	 * added again under its new path, so a lookup checks the path): the
+	 * check of 10,000 names stays linear */
+	int *hash;
+	int hcap, hn;
 } sb_script;
 
 /* Parse and check a script. 0, or a LAB_E* code with a one-line message

@@ -53,12 +53,58 @@ static void set_str(char *dst, size_t n, const char *src)
 
 /* ---- the namespace model ------------------------------------------------ */
 
+static uint32_t path_hash(const char *p)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return h;
+}
+
+static void hash_put(sb_script *s, int i)
+{
+	uint32_t m = (uint32_t)s->hcap - 1, k = path_hash(s->ents[i].path) & m;
+	while (s->hash[k])
+		k = (k + 1) & m;
+	s->hash[k] = i + 1;
+	s->hn++;
+}
+
+/* Index entry i under its path now; LAB_ENOMEM if the table cannot grow. */
+static int ns_index(sb_script *s, int i)
+{
+	if ((s->hn + 1) * 2 > s->hcap) {
+		int nc = s->hcap ? s->hcap * 2 : 256;
+		while (s->nents * 2 > nc)
+			nc *= 2;
+		int *h = lab_calloc((size_t)nc, sizeof *h);
+		if (!h)
+			return LAB_ENOMEM;
+		free(s->hash);
+		s->hash = h;
+		s->hcap = nc;
+		s->hn = 0;
+		for (int j = 0; j < s->nents; j++)
+			if (j != i && s->ents[j].live)
+				hash_put(s, j);
+	}
+	hash_put(s, i);
+	return 0;
+}
+
+/* The live entry of that path (the newest, as a scan from the end finds). */
 static int ns_find(const sb_script *s, const char *path)
 {
-	for (int i = s->nents - 1; i >= 0; i--)
-		if (s->ents[i].live && !strcmp(s->ents[i].path, path))
-			return i;
-	return -1;
+	if (!s->hcap)
+		return -1;
+	uint32_t m = (uint32_t)s->hcap - 1, k = path_hash(path) & m;
+	int best = -1;
+	for (; s->hash[k]; k = (k + 1) & m) {
+		int i = s->hash[k] - 1;
+		if (i > best && s->ents[i].live && !strcmp(s->ents[i].path, path))
+			best = i;
+	}
+	return best;
 }
 
 static int ns_add(pstate *ps, const char *path, int kind, int sv)
@@ -82,6 +128,8 @@ static int ns_add(pstate *ps, const char *path, int kind, int sv)
 	e->parent_sv = sv;
 	e->src = -1;
 	e->live = 1;
+	if (ns_index(s, s->nents - 1))
+		return fail(ps, LAB_ENOMEM, "out of memory");
 	s->nfiles++;
 	if (s->nfiles > s->max_live)
 		s->max_live = s->nfiles;
@@ -642,6 +690,8 @@ static int parse_cmd(pstate *ps, const char *cmd, sb_cmd *c)
 			if (strlen(np) >= SB_MAX_PATH)
 				return fail(ps, LAB_ERANGE, "a path would be longer than %d", SB_MAX_PATH - 1);
 			set_str(s->ents[i].path, sizeof s->ents[i].path, np);
+			if (ns_index(s, i))
+				return fail(ps, LAB_ENOMEM, "out of memory");
 		}
 		return 0;
 	}
@@ -732,5 +782,6 @@ void sbs_free(sb_script *s)
 {
 	free(s->cmds);
 	free(s->ents);
+	free(s->hash);
 	memset(s, 0, sizeof *s);
 }
