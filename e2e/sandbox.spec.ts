@@ -5,8 +5,11 @@
  * script before it stays; ◀ ▶ step through the commands; the script is in
  * the URL and a link reopens it; compare kernels marks the first difference
  * (or says there is none); a power cut lists what survived. At 1024 px the
- * page fits its width. The redraw time of a command is measured on
- * 10,000 files (printed, not asserted: npm run bench measures speed).
+ * page fits its width. Opened from the header, a typed script redraws each
+ * tree it changes (a COW to a new address, a log tree's items that come and go),
+ * and stepping back draws the tree as it was. The redraw time of a command
+ * is measured on 10,000 files (printed, not asserted: npm run bench
+ * measures speed).
  *
  * Screenshots (SCREENSHOTS=1): test-results/shots/sandbox-*.png.
  */
@@ -82,6 +85,71 @@ test('sandbox: typed commands redraw the trees they touch', async ({ lab }) => {
   await page.reload();
   await expect.poll(() => cmdCount(page), { timeout: 30_000 }).toBe(5);
   await expect(page.getByTestId('sandbox-side-after').getByTestId('sandbox-tree-fs')).toBeVisible();
+  expect(lab.consoleErrors).toEqual([]);
+});
+
+/** The blocks one tree of the after side draws now: their addresses. */
+async function blocks(page: Page, tree: string): Promise<string[]> {
+  const g = page.getByTestId('sandbox-side-after').getByTestId(`sandbox-tree-${tree}`).locator('g.tree-block');
+  return (await g.evaluateAll((els) => els.map((e) => e.getAttribute('data-bytenr') ?? ''))).sort();
+}
+
+test('sandbox: from the header, a typed script redraws each tree as it changes', async ({ lab }) => {
+  const { page } = lab;
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await lab.open('#/');
+  await page.getByTestId('nav-sandbox').click();
+  await expect(page.getByTestId('sandbox-page')).toBeVisible();
+  await expect(page.getByTestId('nav-sandbox')).toHaveAttribute('aria-current', 'page');
+  // the page's primary button is the experiment pages' green Run
+  await expect(page.getByTestId('sandbox-run')).toHaveClass(/btn-run/);
+  const side = page.getByTestId('sandbox-side-after');
+  const tree = (name: string) => side.getByTestId(`sandbox-tree-${name}`);
+
+  // a file: its four items in the fs tree, the leaf COWed (filled) in the running transaction
+  await page.getByTestId('sandbox-input').fill('touch /f');
+  await page.getByTestId('sandbox-run').click();
+  await expect(page.getByTestId('sandbox-busy')).toHaveCount(0);
+  await expect(tree('fs')).toHaveAttribute('data-items', '4');
+  await expect(tree('fs').locator('g.tree-block.cowed')).not.toHaveCount(0);
+
+  // a buffered write: pages dirtied, no tree changes
+  await type(page, 'pwrite /f 0 64k');
+  await expect(tree('fs')).toHaveAttribute('data-items', '0');
+  await expect(page.getByTestId('sandbox-cmd-1')).toContainText('no tree change');
+
+  // fsync: the data written (a checksum item), the inode logged (a log tree is drawn)
+  await type(page, 'fsync /f');
+  await expect(tree('csum')).toHaveAttribute('data-items', '1');
+  await expect(tree('csum').getByTestId('tree-view')).toHaveCount(1);
+  await expect(tree('log').getByTestId('tree-view')).toHaveCount(1);
+  expect(Number(await tree('log').getAttribute('data-items'))).toBeGreaterThan(0);
+
+  // sync: a commit COWs the root tree, adds the data extent's item, and the log's items go
+  await type(page, 'sync');
+  await expect(tree('root')).toHaveAttribute('data-cows', '1');
+  await expect(tree('extent')).toHaveAttribute('data-items', '1');
+  expect(Number(await tree('log').getAttribute('data-items'))).toBeLessThan(0);
+  const fsAtSync = await blocks(page, 'fs');
+  expect(fsAtSync.length).toBeGreaterThan(0);
+
+  // mkdir in the new transaction: the fs leaf COWed again, to a new address
+  await type(page, 'mkdir /d');
+  await expect(tree('fs')).toHaveAttribute('data-items', '4');
+  const fsAtMkdir = await blocks(page, 'fs');
+  expect(fsAtMkdir).not.toEqual(fsAtSync);
+
+  // stepping back redraws the tree as it was, stepping on as it is
+  await page.getByTestId('sandbox-prev').click();
+  await expect(page.getByTestId('sandbox-at')).toContainText('command 4 of 5');
+  await expect.poll(() => blocks(page, 'fs')).toEqual(fsAtSync);
+  await page.getByTestId('sandbox-next').click();
+  await expect.poll(() => blocks(page, 'fs')).toEqual(fsAtMkdir);
+  if (SHOTS)
+    for (const w of [1024, 1280, 1920]) {
+      await page.setViewportSize({ width: w, height: 900 });
+      await page.screenshot({ path: `test-results/shots/sandbox-typed-${w}.png`, fullPage: true });
+    }
   expect(lab.consoleErrors).toEqual([]);
 });
 

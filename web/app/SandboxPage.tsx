@@ -300,7 +300,8 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               value={typed}
               autoComplete="off"
               spellCheck={false}
-              placeholder={n ? 'next command (Tab completes, ↑ history)' : 'e.g. touch /f'}
+              placeholder={n ? 'next command' : 'e.g. touch /f'}
+              title="Enter runs it; Tab completes commands and paths; ↑ ↓ the script's commands"
               onChange={(e) => {
                 setTyped(e.target.value);
                 setHist(null);
@@ -308,7 +309,8 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               onKeyDown={onInputKey}
               disabled={busy && !shown}
             />
-            <button type="submit" className="btn" data-testid="sandbox-run" disabled={busy}>
+            {/* the experiment pages' green Run, narrower: the command box beside it needs the room */}
+            <button type="submit" className="btn btn-run" style={{ minWidth: '5rem' }} data-testid="sandbox-run" disabled={busy}>
               Run
             </button>
           </form>
