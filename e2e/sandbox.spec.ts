@@ -4,7 +4,8 @@
  * tree, a sync commits it away); a bad line is refused with one line and the
  * script before it stays; ◀ ▶ step through the commands; the script is in
  * the URL and a link reopens it; compare kernels marks the first difference
- * (or says there is none); a power cut lists what survived. At 1024 px the
+ * (or says there is none), on the kernels the settings name; a power cut
+ * lists what survived. At 1024 px the
  * page fits its width. Opened from the header, a typed script redraws each
  * tree it changes (a COW to a new address, a log tree's items that come and go),
  * and stepping back draws the tree as it was. The redraw time of a command
@@ -170,6 +171,29 @@ test('sandbox: compare kernels and a power cut', async ({ lab }) => {
   await expect(cut).toContainText('/f');
   await expect(cut).toContainText('as fsynced');
   if (SHOTS) await page.screenshot({ path: 'test-results/shots/sandbox-compare-1280.png', fullPage: true });
+  expect(lab.consoleErrors).toEqual([]);
+});
+
+test('sandbox: compare kernels runs the kernels the settings name', async ({ lab }) => {
+  const { page } = lab;
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // patch 003 (4.17): a truncate to the same size no longer writes the last page back
+  const script = ['touch /f', 'pwrite /f 0 10k', 'fsync', 'pwrite /f 0 10k', 'truncate /f 10k', 'sync'];
+  await lab.open(`#/sandbox?sv=1&cmp=1&p.kernel=4.17&p.vs_kernel=4.16&s=${encodeURIComponent(script.join('\n'))}`);
+  await expect.poll(() => cmdCount(page), { timeout: 30_000 }).toBe(script.length);
+  await expect(page.getByTestId('sandbox-side-before')).toContainText('kernel 4.16');
+  await expect(page.getByTestId('sandbox-side-after')).toContainText('kernel 4.17');
+  await expect(page.getByTestId('sandbox-cmd-4')).toHaveAttribute('data-first-diff', '1');
+  await expect(page.getByTestId('sandbox-cmd-4')).toContainText('first difference');
+  // the settings: the same kernel on both sides, then nothing differs
+  await page.getByTestId('sandbox-settings').locator('summary').click();
+  await expect(page.getByTestId('sandbox-p-kernel')).toHaveValue('4.17');
+  if (SHOTS) await page.screenshot({ path: 'test-results/shots/sandbox-settings-1280.png', fullPage: true });
+  await page.getByTestId('sandbox-p-vs').selectOption('4.17');
+  await expect(page.getByText('Both kernels did the same at every command.')).toBeVisible();
+  expect(decodeURIComponent(page.url())).toContain('p.vs_kernel=4.17');
+  // a switch of the right kernel: 003 is not one (kernel only), the lseek patches are
+  await expect(page.getByTestId('sandbox-p-p9_file_cache')).toHaveValue('kernel');
   expect(lab.consoleErrors).toEqual([]);
 });
 

@@ -5,8 +5,10 @@
  * it changed; after the command shown, the trees it touched, replayed from
  * the run's recording (views/sandbox/SandboxTrees over the replay's
  * TreeView). Step back and forth through the commands (the ◀ ▶ buttons,
- * or ← → outside the box); "compare kernels" runs the script on 6.1 and
- * on 6.2 and marks the first command where they differ. The script, the
+ * or ← → outside the box); "compare kernels" runs the script on two
+ * kernels (6.1 and 6.2 unless the settings say others; the right one with
+ * the patch switches set there) and marks the first command where they
+ * differ. The settings are the experiment's parameters. The script, the
  * command shown and the comparison are in the URL.
  *
  * A new command runs alone on the runs the sandbox worker keeps open
@@ -38,6 +40,9 @@ import { SandboxTrees } from '../views/sandbox/SandboxTrees';
 import { ErrorBanner } from './ErrorBanner';
 import { testHook } from './testHook';
 import { appendTrace } from '../model/sandboxTrace';
+import type { Side } from '../engine/sandboxSession';
+import type { ParamInfo } from '../engine/types';
+import { engine } from './engine';
 import { SandboxFailure, sandboxEngine } from './sandboxEngine';
 
 interface Props {
@@ -45,11 +50,32 @@ interface Props {
   at?: number;
   compare: boolean;
   params: Record<string, string>;
-  onChange: (next: { script: string[]; at?: number; compare: boolean }, push: boolean) => void;
+  onChange: (next: { script: string[]; at?: number; compare: boolean; params?: Record<string, string> }, push: boolean) => void;
 }
 
-/** The kernels of the experiment's variants (exp_sandbox.c). */
-const KERNEL_NAME: Record<Variant, string> = { before: 'kernel 6.1', after: 'kernel 6.2', base: 'kernel' };
+/** The page's own setting (not the engine's): the kernel of the left side when comparing. */
+const VS_KERNEL = 'vs_kernel';
+/** What both sides share: the machine and the checker. The left side runs its
+ * kernel as it is; the kernel and the switches set here are the right side's. */
+const MACHINE = ['device', 'ram_gib', 'fs_gib', 'check'];
+const DEFAULT_KERNEL = '6.2';
+const DEFAULT_VS = '6.1';
+
+/** The engine's parameters of one side (both run the `after` variant, each with its kernel). */
+export function sideParams(params: Record<string, string>, side: Side): Record<string, string> {
+  const engine = Object.fromEntries(Object.entries(params).filter(([k]) => k !== VS_KERNEL));
+  if (side === 'after') return engine;
+  const left = Object.fromEntries(Object.entries(engine).filter(([k]) => MACHINE.includes(k)));
+  return { ...left, kernel: params[VS_KERNEL] ?? DEFAULT_VS };
+}
+
+/** A side's name: its kernel, and whether switches change it. */
+function sideName(params: Record<string, string>, side: Side): string {
+  if (side === 'before') return `kernel ${params[VS_KERNEL] ?? DEFAULT_VS}`;
+  const switched = Object.keys(params).some((k) => k !== VS_KERNEL && k !== 'kernel' && !MACHINE.includes(k) && params[k] !== 'kernel');
+  return `kernel ${params.kernel ?? DEFAULT_KERNEL}${switched ? ' with switches' : ''}`;
+}
+
 
 /** The trees and the commands only: a smaller recording, a quicker redraw. */
 const RECORD = { fromNs: 0, maxEvents: RECORD_EVENTS, only: [...TREE_KINDS, ...SANDBOX_OP_KINDS] };
@@ -57,6 +83,8 @@ const RECORD = { fromNs: 0, maxEvents: RECORD_EVENTS, only: [...TREE_KINDS, ...S
 interface Shown {
   script: string[];
   compare: boolean;
+  /** the parameters it ran with (a change of them runs the script again) */
+  params: Record<string, string>;
   results: Partial<Record<Variant, RunResult>>;
 }
 
@@ -101,7 +129,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
    * run afresh and kept open in turn. */
   const runScript = useCallback(
     async (cmds: string[], cmp: boolean): Promise<boolean> => {
-      const vs: Variant[] = cmp ? ['before', 'after'] : ['after'];
+      const vs: Side[] = cmp ? ['before', 'after'] : ['after'];
       const key = JSON.stringify([params, vs]);
       const my = ++seq.current;
       const t0 = performance.now();
@@ -124,12 +152,12 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
         } else {
           session.current = null;
           changed = true;
-          for (const v of vs) res[v] = await sandboxEngine.start(v, params, scriptParam(cmds), RECORD);
+          for (const v of vs) res[v] = await sandboxEngine.start(v, 'after', sideParams(params, v), scriptParam(cmds), RECORD);
         }
         session.current = { key, cmds, results: res };
         if (my !== seq.current) return false;
         drawFrom.current = performance.now();
-        setShown({ script: cmds, compare: cmp, results: res });
+        setShown({ script: cmds, compare: cmp, params, results: res });
         setError(null);
         testHook().sandboxRunMs = drawFrom.current - t0;
         return true;
@@ -151,7 +179,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
   useEffect(() => {
     if (ranKey.current === key) return;
     ranKey.current = key;
-    if (shown && JSON.stringify([shown.script, shown.compare, params]) === key) return;
+    if (shown && JSON.stringify([shown.script, shown.compare, shown.params]) === key) return;
     if (script.length === 0) {
       setShown(null);
       return;
@@ -331,7 +359,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               <ErrorBanner error={error} />
             </div>
           )}
-          {busy && <p className="muted" data-testid="sandbox-busy">running {variants.map((v) => KERNEL_NAME[v]).join(' and ')}…</p>}
+          {busy && <p className="muted" data-testid="sandbox-busy">running {variants.map((v) => sideName(params, v as Side)).join(' and ')}…</p>}
           <div className="sandbox-tools">
             <label>
               <input
@@ -340,7 +368,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
                 data-testid="sandbox-compare"
                 onChange={(e) => onChange({ script: cmds.length ? cmds : script, compare: e.target.checked, at }, false)}
               />{' '}
-              compare kernels (6.1 · 6.2)
+              compare kernels ({params[VS_KERNEL] ?? DEFAULT_VS} · {params.kernel ?? DEFAULT_KERNEL})
             </label>
             <button type="button" className="btn-quiet" onClick={exportScript} disabled={!n}>
               export
@@ -357,6 +385,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               </button>
             )}
           </div>
+          <Settings params={params} compare={compare} busy={busy} onParams={(next) => onChange({ script: cmds.length ? cmds : script, compare, at, params: next }, true)} />
           <ol className="sandbox-script" data-testid="sandbox-script">
             {cmds.map((c, i) => {
               const rec = main?.commands[i];
@@ -396,7 +425,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               ▶
             </button>
           </div>
-          {curCmd && curCmd.ran === 1 && <CmdFacts c={curCmd} other={compare ? details.before?.commands[cur] : undefined} />}
+          {curCmd && curCmd.ran === 1 && <CmdFacts c={curCmd} other={compare ? details.before?.commands[cur] : undefined} names={[sideName(params, 'before'), sideName(params, 'after')]} />}
           {main?.powercut && cur === n - 1 && <Powercut d={main} />}
           <div ref={treesRef} className={compare ? 'sandbox-sides two' : 'sandbox-sides'}>
             {shown &&
@@ -407,7 +436,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
                   <SandboxTrees
                     key={v}
                     variant={v}
-                    label={KERNEL_NAME[v]}
+                    label={sideName(params, v as Side)}
                     trace={tr}
                     at={cur}
                     cmd={details[v]?.commands[cur]}
@@ -424,7 +453,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
   );
 }
 
-function CmdFacts({ c, other }: { c: SandboxCmd; other?: SandboxCmd }) {
+function CmdFacts({ c, other, names }: { c: SandboxCmd; other?: SandboxCmd; names: [string, string] }) {
   const row = (label: string, v: number | undefined, o: number | undefined, unit = '') => (
     <tr key={label}>
       <th scope="row">{label}</th>
@@ -438,8 +467,8 @@ function CmdFacts({ c, other }: { c: SandboxCmd; other?: SandboxCmd }) {
         <thead>
           <tr>
             <th />
-            <th>6.1</th>
-            <th>6.2</th>
+            <th>{names[0]}</th>
+            <th>{names[1]}</th>
           </tr>
         </thead>
       )}
@@ -485,5 +514,103 @@ function Powercut({ d }: { d: SandboxDetails }) {
         {files.length === 0 && <li>no files</li>}
       </ul>
     </div>
+  );
+}
+
+/** The engine's parameters of the sandbox (device, memory, file system
+ * size, checker, kernel, each patch switch) and the left side's kernel:
+ * each change runs the script afresh. */
+function Settings({ params, compare, busy, onParams }: { params: Record<string, string>; compare: boolean; busy: boolean; onParams: (p: Record<string, string>) => void }) {
+  const [info, setInfo] = useState<ParamInfo[] | null>(null);
+  useEffect(() => {
+    let live = true;
+    engine
+      .list()
+      .then((xs) => live && setInfo(xs.find((e) => e.name === 'sandbox')?.params ?? []))
+      .catch(() => live && setInfo([]));
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (!info) return null;
+  const value = (p: ParamInfo): string => params[p.name] ?? String(p.default);
+  const set = (name: string, v: string, def: string): void => {
+    const next = { ...params };
+    if (v === def) delete next[name];
+    else next[name] = v;
+    onParams(next);
+  };
+  const kernel = info.find((p) => p.name === 'kernel');
+  const field = (p: ParamInfo) => {
+    const id = `sandbox-p-${p.name}`;
+    const def = String(p.default);
+    let input: React.ReactNode;
+    if (p.type === 'enum')
+      input = (
+        <select id={id} data-testid={id} value={value(p)} disabled={busy} onChange={(e) => set(p.name, e.target.value, def)}>
+          {(p.values ?? []).map((v) => (
+            <option key={v} value={v}>
+              {v}
+            </option>
+          ))}
+        </select>
+      );
+    else if (p.type === 'bool')
+      input = <input id={id} data-testid={id} type="checkbox" checked={value(p) === 'true' || value(p) === '1'} disabled={busy} onChange={(e) => set(p.name, e.target.checked ? 'true' : 'false', def)} />;
+    else
+      input = (
+        <input
+          id={id}
+          data-testid={id}
+          type="number"
+          key={value(p)}
+          defaultValue={value(p)}
+          min={p.min}
+          max={p.max}
+          step={p.type === 'int' ? 1 : 'any'}
+          disabled={busy}
+          onBlur={(e) => e.target.value !== value(p) && set(p.name, e.target.value, def)}
+          onKeyDown={(e) => e.key === 'Enter' && (e.target as HTMLInputElement).blur()}
+        />
+      );
+    return (
+      <div key={p.name} className="sandbox-setting" title={p.help}>
+        <label htmlFor={id}>
+          {p.name}
+          {p.unit ? ` (${p.unit})` : ''}
+        </label>{' '}
+        {input}
+      </div>
+    );
+  };
+  const machine = info.filter((p) => MACHINE.includes(p.name));
+  const switches = info.filter((p) => !MACHINE.includes(p.name) && p.name !== 'kernel');
+  return (
+    <details className="sandbox-settings" data-testid="sandbox-settings">
+      <summary>
+        Kernels and machine: {compare ? `${params[VS_KERNEL] ?? DEFAULT_VS} · ` : ''}
+        {sideName(params, 'after').replace('kernel ', '')}, {params.device ?? String(info.find((p) => p.name === 'device')?.default ?? '')}
+      </summary>
+      <div className="sandbox-settings-body" style={{ display: 'flex', flexWrap: 'wrap', gap: '0.35rem 1rem', marginTop: '0.4rem' }}>
+        {kernel && (
+          <>
+            {field({ ...kernel, help: `${kernel.help}` })}
+            <div className="sandbox-setting" title="compare kernels: the left side runs this kernel as it is (no switch)">
+              <label htmlFor="sandbox-p-vs">compared with</label>{' '}
+              <select id="sandbox-p-vs" data-testid="sandbox-p-vs" value={params[VS_KERNEL] ?? DEFAULT_VS} disabled={busy} onChange={(e) => set(VS_KERNEL, e.target.value, DEFAULT_VS)}>
+                {(kernel.values ?? []).map((v) => (
+                  <option key={v} value={v}>
+                    {v}
+                  </option>
+                ))}
+              </select>
+            </div>
+          </>
+        )}
+        {machine.map(field)}
+        <p className="muted sandbox-settings-note" style={{ flexBasis: '100%', margin: '0.3rem 0 0' }}>Patch switches of the right kernel (kernel: as that kernel has it):</p>
+        {switches.map(field)}
+      </div>
+    </details>
   );
 }

@@ -6,6 +6,7 @@
 import type { SandboxRequest, SandboxResponse } from '../engine/sandboxWorker';
 import { LabError, type RecordSpec, type RunResult, type Variant } from '../engine/types';
 import type { ModuleMessage } from '../engine/protocol';
+import type { Side } from '../engine/sandboxSession';
 import { compiledEngine } from './engine';
 
 type Pending = { ok: (r: SandboxResponse) => void };
@@ -59,10 +60,10 @@ async function result(p: Promise<SandboxResponse>): Promise<RunResult> {
 }
 
 export const sandboxEngine = {
-  /** A fresh run of the script on one kernel, kept open. */
-  start: (variant: Variant, params: Record<string, string>, script: string, record?: RecordSpec): Promise<RunResult> =>
-    result(ask({ op: 'start', variant, params, script, record })),
-  /** More commands for the open run of that kernel. */
-  append: (variant: Variant, text: string): Promise<RunResult> => result(ask({ op: 'append', variant, text })),
+  /** A fresh run of the script for one side of the page, kept open. */
+  start: (side: Side, variant: Variant, params: Record<string, string>, script: string, record?: RecordSpec): Promise<RunResult> =>
+    result(ask({ op: 'start', side, variant, params, script, record })),
+  /** More commands for the open run of that side. */
+  append: (side: Side, text: string): Promise<RunResult> => result(ask({ op: 'append', side, text })),
   close: (): Promise<SandboxResponse> => ask({ op: 'close' }),
 };

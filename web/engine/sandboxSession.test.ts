@@ -28,11 +28,11 @@ function columns(r: RunResult): unknown {
 describe('sandbox sessions', () => {
   it('one command at a time gives what the whole script gives', () => {
     const whole = new SandboxSessions(b);
-    const w = whole.start('after', {}, SCRIPT.join('; '), RECORD);
+    const w = whole.start('after', 'after', {}, SCRIPT.join('; '), RECORD);
     whole.close();
     for (const cut of [1, 3, 6]) {
       const s = new SandboxSessions(b);
-      let r = s.start('after', {}, SCRIPT.slice(0, cut).join('; '), RECORD);
+      let r = s.start('after', 'after', {}, SCRIPT.slice(0, cut).join('; '), RECORD);
       for (const c of SCRIPT.slice(cut)) {
         const had = r.recording!;
         r = s.append('after', c);
@@ -50,7 +50,7 @@ describe('sandbox sessions', () => {
 
   it('a replay goes on into the longer recording and finds what a fresh one finds', () => {
     const s = new SandboxSessions(b);
-    const r0 = s.start('after', {}, SCRIPT.slice(0, 5).join('; '), RECORD);
+    const r0 = s.start('after', 'after', {}, SCRIPT.slice(0, 5).join('; '), RECORD);
     const rp = new Replay(r0.recording!);
     rp.stateAt(r0.recording!.n);
     const r1 = s.append('after', SCRIPT.slice(5).join('; '));
@@ -66,7 +66,7 @@ describe('sandbox sessions', () => {
 
   it('a refused command changes nothing and names its line in the whole script', () => {
     const s = new SandboxSessions(b);
-    const r0 = s.start('before', {}, 'mkdir /d; touch /d/f', RECORD);
+    const r0 = s.start('before', 'before', {}, 'mkdir /d; touch /d/f', RECORD);
     expect(() => s.append('before', 'rm /d')).toThrow('line 3: rm /d: directory not empty');
     expect(s.open).toEqual(['before']);
     const r1 = s.append('before', 'rm /d/f');

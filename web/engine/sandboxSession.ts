@@ -15,6 +15,9 @@ import type { Bridge, RunHandle } from './bridge';
 import { decodeTrace, type RawTrace } from '../model/trace';
 import type { RecordSpec, RunResult, Variant } from './types';
 
+/** Which of the page's two runs: the left (older) or the right kernel. */
+export type Side = 'before' | 'after';
+
 interface Open {
   h: RunHandle;
   /** the recording's last event read (lab_trace_json's "next") */
@@ -22,25 +25,27 @@ interface Open {
 }
 
 export class SandboxSessions {
-  private readonly runs = new Map<Variant, Open>();
+  private readonly runs = new Map<Side, Open>();
 
   constructor(private readonly b: Bridge) {}
 
-  /** The variants held open. */
-  get open(): Variant[] {
+  /** The sides held open. */
+  get open(): Side[] {
     return [...this.runs.keys()];
   }
 
-  /** A fresh run of `script` on one kernel, kept open for append(). */
-  start(variant: Variant, params: Record<string, string>, script: string, record?: RecordSpec): RunResult {
-    this.close(variant);
+  /** A fresh run of `script` for one side (a variant and its parameters:
+   * the page runs `after` on both sides, each with its own kernel), kept
+   * open for append(). */
+  start(side: Side, variant: Variant, params: Record<string, string>, script: string, record?: RecordSpec): RunResult {
+    this.close(side);
     const t0 = performance.now();
     const h = this.b.open({ experiment: 'sandbox', variant, params: { ...params, script }, seed: 1 });
     try {
       if (record) this.b.recordSpec(h, record);
       const o: Open = { h, next: 0 };
       const res = this.finish(o, t0);
-      this.runs.set(variant, o);
+      this.runs.set(side, o);
       return res;
     } catch (e) {
       this.b.close(h);
@@ -51,21 +56,21 @@ export class SandboxSessions {
   /** More commands for an open run. Refused (a LabError with the
    * engine's line): the run is as it was. A run that fails while running
    * them is closed (start again). */
-  append(variant: Variant, text: string): RunResult {
-    const o = this.runs.get(variant);
-    if (!o) throw new Error(`no open sandbox run for ${variant}`);
+  append(side: Side, text: string): RunResult {
+    const o = this.runs.get(side);
+    if (!o) throw new Error(`no open sandbox run for ${side}`);
     const t0 = performance.now();
     this.b.append(o.h, text);
     try {
       return this.finish(o, t0);
     } catch (e) {
-      this.close(variant);
+      this.close(side);
       throw e;
     }
   }
 
-  close(variant?: Variant): void {
-    for (const v of variant ? [variant] : [...this.runs.keys()]) {
+  close(side?: Side): void {
+    for (const v of side ? [side] : [...this.runs.keys()]) {
       const o = this.runs.get(v);
       if (o) this.b.close(o.h);
       this.runs.delete(v);

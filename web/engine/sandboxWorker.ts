@@ -9,14 +9,14 @@ import createLabModule from '../../build/wasm/lab.mjs';
 import wasmUrl from '../../build/wasm/lab.wasm?url';
 import { Bridge, type LabFactory } from './bridge';
 import { isModuleMessage, type ModuleMessage } from './protocol';
-import { SandboxSessions } from './sandboxSession';
+import { SandboxSessions, type Side } from './sandboxSession';
 import { LabError, type LabErrorInfo, type RecordSpec, type RunResult, type Variant } from './types';
 
 declare const self: DedicatedWorkerGlobalScope;
 
 export type SandboxRequest =
-  | { id: number; op: 'start'; variant: Variant; params: Record<string, string>; script: string; record?: RecordSpec }
-  | { id: number; op: 'append'; variant: Variant; text: string }
+  | { id: number; op: 'start'; side: Side; variant: Variant; params: Record<string, string>; script: string; record?: RecordSpec }
+  | { id: number; op: 'append'; side: Side; text: string }
   | { id: number; op: 'close' };
 
 export type SandboxResponse = { id: number; ok: true; result?: RunResult } | { id: number; ok: false; error: LabErrorInfo; lost: boolean };
@@ -37,8 +37,8 @@ async function handle(req: SandboxRequest): Promise<SandboxResponse> {
   let s: SandboxSessions | null = null;
   try {
     s = await (sessions ??= load());
-    if (req.op === 'start') return { id: req.id, ok: true, result: s.start(req.variant, req.params, req.script, req.record) };
-    if (req.op === 'append') return { id: req.id, ok: true, result: s.append(req.variant, req.text) };
+    if (req.op === 'start') return { id: req.id, ok: true, result: s.start(req.side, req.variant, req.params, req.script, req.record) };
+    if (req.op === 'append') return { id: req.id, ok: true, result: s.append(req.side, req.text) };
     s.close();
     return { id: req.id, ok: true };
   } catch (e) {
@@ -46,7 +46,7 @@ async function handle(req: SandboxRequest): Promise<SandboxResponse> {
     const trap = !(e instanceof LabError);
     if (trap) sessions = null;
     // a refused command leaves the run open; a failed one closes it
-    const lost = trap || !s || (req.op !== 'close' && !s.open.includes(req.variant));
+    const lost = trap || !s || (req.op !== 'close' && !s.open.includes(req.side));
     return { id: req.id, ok: false, error: LabError.from(e).toInfo(), lost };
   }
 }

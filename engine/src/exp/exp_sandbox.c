@@ -34,6 +34,7 @@
 #include "bdev.h"
 #include "check.h"
 #include "check_more.h"
+#include "delalloc.h"
 #include "ebmem.h"
 #include "exp.h"
 #include "exp_sandbox.h"
@@ -111,14 +112,78 @@ typedef struct sbx {
 	char error[200];
 } sbx;
 
+/* Every kernel of patches.def, oldest first: the after run's `kernel`. */
+static const char *const sb_kernels[] = {
+#define KERNEL(name, base, help, ...) name,
+#include "patches.def"
+	NULL
+};
+#define SB_KERNEL_DEFAULT 7 /* "6.2": the after run as before the parameter (test_sandbox checks) */
+static const char *const sb_bit[] = { "kernel", "0", "1", NULL };
+static const char *const sb_flush[] = { "kernel", "flusher", "inodes", "pages", NULL };
+
+/* The switches of every patch that has one (patches.def's param), as the
+ * sandbox's own parameters: "kernel" follows the `kernel` preset, else
+ * the switch wins. The lseek series' six keep sparse-cp's names (and 0 / 1
+ * as values); seed 000's three keep untar's. */
+static const struct {
+	const char *param;
+	patch_id id;
+} sb_bits[] = {
+	{ "p1_no_hole_uptodate", P_004_NO_HOLE_UPTODATE },
+	{ "p2_early_exit", P_004_DELALLOC_EARLY_EXIT },
+	{ "p3_skip_searches", P_004_SKIP_DELALLOC_SEARCHES },
+	{ "p4_ordered_search", P_004_ORDERED_SEARCH },
+	{ "p6_cached_state", P_004_COUNT_RANGE_BITS_CACHED },
+	{ "p9_file_cache", P_004_LSEEK_CACHED_STATE },
+	{ "data_tickets", P_000_DATA_TICKETS },
+};
+
 static const param_desc sb_params[] = {
 	{ "device", PT_ENUM, 0, 0, 0, 0, bdev_profile_names, NULL,
 	  "the simulated disk (service times fitted to calibration/ for the SSDs)" },
 	{ "ram_gib", PT_FLOAT, 8, 0.25, 64, 0, NULL, "GiB",
 	  "memory: the page cache limit and the dirty thresholds (dirty_ratio 20%, background 10%)" },
+	{ "fs_gib", PT_INT, 1024, 1, 65536, 0, NULL, "GiB",
+	  "size of the device the file system is made on (its unallocated space sets the "
+	  "metadata overcommit limit)" },
 	{ "check", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
 	  "run the whole-file-system checker after every commit (check_failures must stay 0)" },
+	{ "kernel", PT_ENUM, SB_KERNEL_DEFAULT, 0, 0, 0, sb_kernels, NULL,
+	  "after: the kernel (patches.def); the switches below change it one patch at a time. "
+	  "before always runs 6.1; a page compares two kernels by running after twice" },
+	{ "p1_no_hole_uptodate", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL,
+	  "after: lseek 1/9 (6.2), kernel = as the kernel has it" },
+	{ "p2_early_exit", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 2/9 (6.2)" },
+	{ "p3_skip_searches", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 3/9 (6.2)" },
+	{ "p4_ordered_search", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 4/9 (6.2)" },
+	{ "p6_cached_state", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 6/9 (6.2)" },
+	{ "p9_file_cache", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 9/9 (6.2)" },
+	{ "flush", PT_ENUM, 0, 0, 0, 0, sb_flush, NULL,
+	  "after: shrink_delalloc's flush under metadata pressure (seed 000): flusher (5.9), "
+	  "inodes (5.10), pages (the fix, 5.10+fix)" },
+	{ "data_tickets", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL,
+	  "after: data reservations through tickets (1, 5.10) or the writer allocating (0, 5.9)" },
+	{ "check_tickets_first", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL,
+	  "after: shrink_delalloc checks tickets right after the flush (1, 5.9) or after the wait (0, 5.10)" },
 };
+
+/* lab_exp.switches: the kernel, then each switch not left at "kernel". */
+static void sb_switches(const lab_exp *e, const double *p, patchset *ps)
+{
+	patch_kernel(sb_kernels[(int)p[exp_param_index(e, "kernel")]], ps);
+	for (size_t i = 0; i < sizeof sb_bits / sizeof sb_bits[0]; i++) {
+		int v = (int)p[exp_param_index(e, sb_bits[i].param)];
+		if (v > 0)
+			patch_set(ps, sb_bits[i].id, v == 2);
+	}
+	int f = (int)p[exp_param_index(e, "flush")];
+	if (f > 0)
+		delalloc_flush_patches(f - 1, ps); /* flusher, inodes, pages */
+	int ct = (int)p[exp_param_index(e, "check_tickets_first")];
+	if (ct > 0)
+		patch_set(ps, P_000_TICKET_CHECK_AFTER_WAIT, ct == 1); /* 1: the 5.9 order, the patch off */
+}
 
 static const metric_desc sb_metrics[] = {
 	{ "commands", "count", "commands run" },
@@ -460,7 +525,9 @@ static int sb_step(sim *s, task *t)
 	int rc;
 	for (;;) {
 		if (c->at >= c->s.ncmds) {
-			/* an empty script: wait for lab_append */
+			/* an empty script: wait for lab_append (this look at the
+			 * script is one event more than a run given the commands
+			 * at once would count) */
 			sim_stop(s);
 			return TASK_RUN;
 		}
@@ -638,6 +705,7 @@ static int sb_setup(struct lab_run *r)
 	fs_opts o;
 	fs_opts_default(&o);
 	o.patches = r->patches;
+	o.dev_bytes = (uint64_t)exp_param(r, "fs_gib") << 30;
 	o.keep_commit_roots = 1; /* the power cut reads what the last commit wrote */
 	rc = fs_mount(r->sim, c->dev, &o, &c->fs);
 	if (rc)
@@ -694,10 +762,6 @@ static int sb_setup(struct lab_run *r)
 		return exp_fail(r, rc, "mkfs commit");
 	if (!task_spawn(r->sim, "sandbox", sb_step, c, 0))
 		return LAB_ENOMEM;
-	/* an empty script: stopped before anything runs, lab_append starts
-	 * it where a script's first command would have */
-	if (c->s.ncmds == 0)
-		sim_stop(r->sim);
 	return 0;
 }
 
@@ -931,6 +995,7 @@ const lab_exp exp_sandbox = {
 	.kernel = { NULL, "6.1", "6.2" },
 	.patches = sb_patches,
 	.npatches = (int)(sizeof sb_patches / sizeof sb_patches[0]),
+	.switches = sb_switches,
 	.takes_script = 1,
 	.append = sb_append,
 	.params = sb_params,
