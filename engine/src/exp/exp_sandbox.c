@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "bdev.h"
 #include "check.h"
 #include "check_more.h"
@@ -39,6 +40,7 @@
 #include "exp.h"
 #include "exp_sandbox.h"
 #include "fs.h"
+#include "items.h"
 #include "lab.h"
 #include "labmem.h"
 #include "qgroup.h"
@@ -78,7 +80,8 @@ typedef struct sb_counts {
 	uint64_t cows[TR_N], items[TR_N], blocks[TR_N], commits, written, log_commits;
 } sb_counts;
 
-enum { S_NEXT = 0, S_START, S_FSYNC_DATA, S_FSYNC_LOG, S_SYNC_DATA, S_QUIET, S_COMMIT, S_DONE };
+enum { S_NEXT = 0, S_START, S_FSYNC_DATA, S_FSYNC_LOG, S_SYNC_DATA, S_QUIET, S_COMMIT, S_DONE,
+       S_FALLOC_DATA };
 
 typedef struct sbx {
 	fs_info *fs;         /* first: tests reach the fs through the run context */
@@ -279,6 +282,54 @@ static int do_create(sbx *c, task *t, const sb_cmd *cmd, int e, const char *name
 	return rc;
 }
 
+/* falloc: btrfs_fallocate's mode 0 over [a, a + b) rounded to sectors:
+ * each hole gets a prealloc extent (btrfs_prealloc_file_range:
+ * btrfs_reserve_extent, insert_reserved_file_extent of type PREALLOC, its
+ * data ref; no checksums), what has an extent already is left alone; then
+ * the size (mode 0). A later write into a prealloc range is COWed here
+ * (the kernel writes it in place and splits the item: btrfs_mark_extent_
+ * written); a read or SEEK_DATA sees a hole, as the kernel's. */
+static int do_falloc(sbx *c, task *t, struct inode *in, const sb_cmd *cmd)
+{
+	fs_info *fs = c->fs;
+	uint64_t cur = cmd->a / SECTORSIZE * SECTORSIZE;
+	uint64_t end = (cmd->a + cmd->b + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE;
+	while (cur < end) {
+		fe_info fe;
+		int r = fs_file_extent_lookup(fs, t, in, cur, &fe);
+		if (r < 0)
+			return r;
+		if (r == 0 && fe.type == FE_INLINE)
+			return LAB_ENOTSUP; /* an inline extent is a file's only one */
+		uint64_t next = end;
+		if (r == 0 && fe.file_off <= cur) {
+			uint64_t e = fe.file_off + fe.num_bytes;
+			cur = e < end ? e : end;
+			continue;
+		}
+		if (r == 0 && fe.file_off < end)
+			next = fe.file_off;
+		uint64_t len = next - cur, disk = 0;
+		r = alloc_extent(&fs->alloc, ALLOC_DATA, len, &disk);
+		while (r == LAB_ENOSPC && len > SECTORSIZE) {
+			len = len / 2 / SECTORSIZE * SECTORSIZE;
+			r = alloc_extent(&fs->alloc, ALLOC_DATA, len, &disk);
+		}
+		if (r)
+			return r;
+		r = fs_file_extent_insert(fs, t, in, cur, len, disk, len, FE_PREALLOC);
+		if (r)
+			return r;
+		cur += len;
+	}
+	if (cmd->a + cmd->b > in->size) {
+		int r = vio_truncate(fs, t, in, cmd->a + cmd->b);
+		if (r)
+			return r > 0 ? LAB_ESTATE : r;
+	}
+	return fs_inode_update(fs, t, in);
+}
+
 /* One command inside the handle c->h (not fsync / sync / powercut). */
 static int run_in_handle(sbx *c, task *t, const sb_cmd *cmd, sb_res *res)
 {
@@ -342,6 +393,13 @@ static int run_in_handle(sbx *c, task *t, const sb_cmd *cmd, sb_res *res)
 			rc = fs_inode_update(fs, t, in);
 			c->new_ext[cmd->ent]++;
 		}
+		return rc;
+	case SB_FALLOC:
+		if (!(in = ent_inode(c, cmd->ent)))
+			return LAB_EENGINE;
+		rc = do_falloc(c, t, in, cmd);
+		if (!rc)
+			c->new_ext[cmd->ent]++;
 		return rc;
 	case SB_SEEK: {
 		uint64_t off = 0;
@@ -565,6 +623,9 @@ static int sb_step(sim *s, task *t)
 			case SB_SYNC:
 				c->state = S_SYNC_DATA;
 				break;
+			case SB_FALLOC:
+				c->state = S_FALLOC_DATA;
+				break;
 			case SB_POWERCUT:
 				power_cut(c);
 				finish_cmd(c, t);
@@ -633,6 +694,21 @@ static int sb_step(sim *s, task *t)
 			fsync_durable(c, cmd->ent);
 			finish_cmd(c, t);
 			return TASK_RUN;
+		case S_FALLOC_DATA: {
+			/* btrfs_fallocate waits for the range's ordered extents
+			 * (btrfs_wait_ordered_range): here the whole file is
+			 * written back and waited for, the engine's one wait */
+			struct inode *in = ent_inode(c, cmd->ent);
+			rc = in ? vio_fsync(c->fs, t, in) : LAB_EENGINE;
+			if (rc == 1)
+				return TASK_BLOCKED;
+			if (rc) {
+				note_error(c, "falloc data", rc);
+				return TASK_DONE;
+			}
+			c->state = S_START;
+			break;
+		}
 		case S_SYNC_DATA:
 			rc = vio_sync(c->fs, t);
 			if (rc == 1)

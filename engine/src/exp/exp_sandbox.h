@@ -14,8 +14,9 @@
  *
  * PATH is absolute; an xfs_io command without one acts on the file the
  * last command named (xfs_io's open file). Numbers take xfs_io's k/m/g
- * suffixes (binary). falloc, reflink and ln are recognised and refused:
- * the engine has no fallocate, clone or link operation yet.
+ * suffixes (binary). falloc [PATH] OFF LEN preallocates (prealloc
+ * extents over the range's holes, the size grown to OFF + LEN). reflink and ln are recognised and
+ * refused: the engine has no clone or link operation yet.
  *
  * The whole script is checked before anything runs (sbs_parse): syntax,
  * bounds, and every path against a model of the namespace the script
@@ -43,6 +44,7 @@ typedef enum sb_op {
 	SB_PWRITE, SB_PREAD, SB_TRUNCATE, SB_FSYNC, SB_FDATASYNC, SB_SEEK,
 	SB_MKDIR, SB_TOUCH, SB_RM, SB_MV, SB_SYNC,
 	SB_SUBVOL_CREATE, SB_SNAPSHOT, SB_SUBVOL_DELETE, SB_QUOTA_ENABLE, SB_POWERCUT,
+	SB_FALLOC,
 	SB_NOPS
 } sb_op;
 
