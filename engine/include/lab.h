@@ -99,6 +99,20 @@ int lab_step(lab_run *run, uint32_t max_events, int *done);
 /* Progress in [0,1], the experiment's own estimate. */
 double lab_progress(const lab_run *run);
 
+/*
+ * Give a finished run more input: for an experiment that takes a script
+ * (the sandbox), `text` (commands, ';' or newlines between them) is added
+ * to the end of its script and the run goes on from where it stopped, as
+ * if the longer script had been given to lab_open (same result, same
+ * recording: the recording goes on too, lab_trace_json's since picks up
+ * the new events). lab_step then runs the new commands. A text the
+ * experiment refuses changes nothing (the run stays finished, its result
+ * as it was) and returns the code with a one-line message in *errmsg.
+ * LAB_ENOTSUP for an experiment without a script, LAB_ESTATE before the
+ * run finished or after it failed.
+ */
+int lab_append(lab_run *run, const char *text, char **errmsg);
+
 /* Simulated time so far, in ns, and events processed. */
 double lab_sim_ns(const lab_run *run);
 double lab_events(const lab_run *run);

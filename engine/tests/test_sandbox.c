@@ -76,7 +76,8 @@ static void test_parse(void)
 	refused("touch /a//b", LAB_EINVAL, "empty name");
 	refused("mkdir /d; mv /d /d/e", LAB_EINVAL, "into itself");
 	refused("btrfs subvolume create /s; touch /f; mv /f /s/f", LAB_EINVAL, "EXDEV");
-	refused("touch /f; falloc /f 0 4k", LAB_ENOTSUP, "fallocate");
+	refused("touch /f; falloc -k /f 0 4k", LAB_ENOTSUP, "past EOF");
+	refused("touch /f; ln /f /g", LAB_ENOTSUP, "hard link");
 	refused("touch /f; reflink /f /g", LAB_ENOTSUP, "clone");
 	refused("touch /f; ln /f /g", LAB_ENOTSUP, "hard link");
 	refused("touch /f; powercut; touch /g", LAB_EINVAL, "ended at the powercut");

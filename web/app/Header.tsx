@@ -18,7 +18,7 @@ interface Props {
 }
 
 export function Header({ experiments, lessons, route, badge, contrast, onHelp, onFocus, onContrast }: Props) {
-  const cur = route.page === 'experiment' ? `exp/${route.name}` : route.page === 'lesson' ? `lesson/${route.id}` : '';
+  const cur = route.page === 'experiment' ? `exp/${route.name}` : route.page === 'lesson' ? `lesson/${route.id}` : route.page === 'sandbox' ? 'sandbox' : '';
   const link = (to: string, label: React.ReactNode, testid: string, title?: string) => (
     <a key={to} href={`#/${to}`} className={`nav-link${cur === to ? ' nav-on' : ''}`} aria-current={cur === to ? 'page' : undefined} data-testid={testid} title={title}>
       {label}
@@ -61,6 +61,7 @@ export function Header({ experiments, lessons, route, badge, contrast, onHelp, o
         </span>
         <span className="nav-group nav-group-lessons">
           {link('exp/fio', 'The device', 'nav-device')}
+          {link('sandbox', 'Sandbox', 'nav-sandbox', 'Sandbox: your own commands on a fresh file system, every tree drawn as it changes')}
           {lessons.length > 0 && (
             // the lessons by name (the title on hover and in the keys overlay)
             <span className="nav-lessons" role="group" aria-label="Lessons">

@@ -5,13 +5,16 @@
  * it changed; after the command shown, the trees it touched, replayed from
  * the run's recording (views/sandbox/SandboxTrees over the replay's
  * TreeView). Step back and forth through the commands (the ◀ ▶ buttons,
- * or ← → outside the box); "compare kernels" runs the script on 6.1 and
- * on 6.2 and marks the first command where they differ. The script, the
+ * or ← → outside the box); "compare kernels" runs the script on two
+ * kernels (6.1 and 6.2 unless the settings say others; the right one with
+ * the patch switches set there) and marks the first command where they
+ * differ. The settings are the experiment's parameters. The script, the
  * command shown and the comparison are in the URL.
  *
- * Each new command reruns the whole script (a fresh file system is the
- * point): the engine refuses a bad line with one message, and the script
- * before it stays as it was.
+ * A new command runs alone on the runs the sandbox worker keeps open
+ * (lab_append: the same result as the whole script run afresh); the
+ * engine refuses a bad line with one message, and the script before it
+ * stays as it was.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { RECORD_EVENTS, type RunResult, type Variant } from '../engine/types';
@@ -36,22 +39,52 @@ import { TREE_KINDS } from '../views/replay/pageRecording';
 import { SandboxTrees } from '../views/sandbox/SandboxTrees';
 import { ErrorBanner } from './ErrorBanner';
 import { testHook } from './testHook';
-import { useRunner } from './useRunner';
+import { appendTrace } from '../model/sandboxTrace';
+import type { Side } from '../engine/sandboxSession';
+import type { ParamInfo } from '../engine/types';
+import { engine } from './engine';
+import { SandboxFailure, sandboxEngine } from './sandboxEngine';
 
 interface Props {
   script: string[];
   at?: number;
   compare: boolean;
   params: Record<string, string>;
-  onChange: (next: { script: string[]; at?: number; compare: boolean }, push: boolean) => void;
+  onChange: (next: { script: string[]; at?: number; compare: boolean; params?: Record<string, string> }, push: boolean) => void;
 }
 
-/** The kernels of the experiment's variants (exp_sandbox.c). */
-const KERNEL_NAME: Record<Variant, string> = { before: 'kernel 6.1', after: 'kernel 6.2', base: 'kernel' };
+/** The page's own setting (not the engine's): the kernel of the left side when comparing. */
+const VS_KERNEL = 'vs_kernel';
+/** What both sides share: the machine and the checker. The left side runs its
+ * kernel as it is; the kernel and the switches set here are the right side's. */
+const MACHINE = ['device', 'ram_gib', 'fs_gib', 'check'];
+const DEFAULT_KERNEL = '6.2';
+const DEFAULT_VS = '6.1';
+
+/** The engine's parameters of one side (both run the `after` variant, each with its kernel). */
+export function sideParams(params: Record<string, string>, side: Side): Record<string, string> {
+  const engine = Object.fromEntries(Object.entries(params).filter(([k]) => k !== VS_KERNEL));
+  if (side === 'after') return engine;
+  const left = Object.fromEntries(Object.entries(engine).filter(([k]) => MACHINE.includes(k)));
+  return { ...left, kernel: params[VS_KERNEL] ?? DEFAULT_VS };
+}
+
+/** A side's name: its kernel, and whether switches change it. */
+function sideName(params: Record<string, string>, side: Side): string {
+  if (side === 'before') return `kernel ${params[VS_KERNEL] ?? DEFAULT_VS}`;
+  const switched = Object.keys(params).some((k) => k !== VS_KERNEL && k !== 'kernel' && !MACHINE.includes(k) && params[k] !== 'kernel');
+  return `kernel ${params.kernel ?? DEFAULT_KERNEL}${switched ? ' with switches' : ''}`;
+}
+
+
+/** The trees and the commands only: a smaller recording, a quicker redraw. */
+const RECORD = { fromNs: 0, maxEvents: RECORD_EVENTS, only: [...TREE_KINDS, ...SANDBOX_OP_KINDS] };
 
 interface Shown {
   script: string[];
   compare: boolean;
+  /** the parameters it ran with (a change of them runs the script again) */
+  params: Record<string, string>;
   results: Partial<Record<Variant, RunResult>>;
 }
 
@@ -74,8 +107,12 @@ function summary(c: SandboxCmd | undefined): string {
 }
 
 export function SandboxPage({ script, at, compare, params, onChange }: Props) {
-  const runner = useRunner();
   const [shown, setShown] = useState<Shown | null>(null);
+  const [busy, setBusy] = useState(false);
+  /** what the sandbox worker holds open: the script and its kernels */
+  const session = useRef<{ key: string; cmds: string[]; results: Partial<Record<Variant, RunResult>> } | null>(null);
+  /** the latest request: an older one's answer is not shown */
+  const seq = useRef(0);
   const [error, setError] = useState<string | null>(null);
   const [typed, setTyped] = useState('');
   const [hist, setHist] = useState<number | null>(null);
@@ -86,24 +123,54 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
   const drawFrom = useRef<number | null>(null);
   const variants: Variant[] = compare ? ['before', 'after'] : ['after'];
 
-  /** Run a script; the results replace the shown ones only if it ran. */
+  /** Run a script; the results replace the shown ones only if it ran.
+   * A script that extends the one the worker holds open (same kernels and
+   * parameters) runs only its new commands (lab_append); any other is
+   * run afresh and kept open in turn. */
   const runScript = useCallback(
     async (cmds: string[], cmp: boolean): Promise<boolean> => {
-      const vs: Variant[] = cmp ? ['before', 'after'] : ['after'];
+      const vs: Side[] = cmp ? ['before', 'after'] : ['after'];
+      const key = JSON.stringify([params, vs]);
+      const my = ++seq.current;
       const t0 = performance.now();
-      const res = await runner.run(
-        vs.map((variant) => ({ experiment: 'sandbox', variant, params: { ...params, script: scriptParam(cmds) }, seed: 1 })),
-        // the trees and the commands only: a smaller recording, a quicker redraw
-        { record: { fromNs: 0, maxEvents: RECORD_EVENTS, only: [...TREE_KINDS, ...SANDBOX_OP_KINDS] } },
-      );
-      if (!res) return false;
-      drawFrom.current = performance.now();
-      setShown({ script: cmds, compare: cmp, results: res });
-      setError(null);
-      testHook().sandboxRunMs = drawFrom.current - t0;
-      return true;
+      setBusy(true);
+      const s = session.current;
+      const extend = !!s && s.key === key && cmds.length > s.cmds.length && s.cmds.every((c, i) => c === cmds[i]);
+      let changed = false;
+      try {
+        const res: Partial<Record<Variant, RunResult>> = {};
+        if (extend) {
+          const text = scriptParam(cmds.slice(s!.cmds.length));
+          for (const v of vs) {
+            const r = await sandboxEngine.append(v, text);
+            changed = true;
+            // the worker sends the new commands' events: added to those held
+            const had = s!.results[v]?.recording;
+            if (r.recording && had) r.recording = appendTrace(had, r.recording);
+            res[v] = r;
+          }
+        } else {
+          session.current = null;
+          changed = true;
+          for (const v of vs) res[v] = await sandboxEngine.start(v, 'after', sideParams(params, v), scriptParam(cmds), RECORD);
+        }
+        session.current = { key, cmds, results: res };
+        if (my !== seq.current) return false;
+        drawFrom.current = performance.now();
+        setShown({ script: cmds, compare: cmp, params, results: res });
+        setError(null);
+        testHook().sandboxRunMs = drawFrom.current - t0;
+        return true;
+      } catch (e) {
+        // a refusal of the first kernel's append left both runs as they were
+        if (changed || (e instanceof SandboxFailure && e.lost)) session.current = null;
+        if (my === seq.current) setError(e instanceof Error ? e.message : String(e));
+        return false;
+      } finally {
+        if (my === seq.current) setBusy(false);
+      }
     },
-    [runner, params],
+    [params],
   );
 
   // the URL's script: run it when it is not what is shown
@@ -112,17 +179,13 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
   useEffect(() => {
     if (ranKey.current === key) return;
     ranKey.current = key;
-    if (shown && JSON.stringify([shown.script, shown.compare, params]) === key) return;
+    if (shown && JSON.stringify([shown.script, shown.compare, shown.params]) === key) return;
     if (script.length === 0) {
       setShown(null);
       return;
     }
     void runScript(script, compare);
   }, [key, script, compare, params, shown, runScript]);
-
-  useEffect(() => {
-    if (runner.state.status === 'error' && runner.state.error) setError(runner.state.error.message);
-  }, [runner.state.status, runner.state.error]);
 
   // the redraw's time: results in, to the next frame after React drew them
   useEffect(() => {
@@ -235,7 +298,6 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
   const curCmd = main?.commands[cur];
   const trees = treesTouched(curCmd).concat(compare && details.before ? treesTouched(details.before.commands[cur]) : []);
   const treeList = [...new Set(trees)];
-  const busy = runner.state.status === 'running';
   const sideWidth = compare ? Math.max(200, Math.floor((width - 16) / 2)) : width;
 
   return (
@@ -266,7 +328,8 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               value={typed}
               autoComplete="off"
               spellCheck={false}
-              placeholder={n ? 'next command (Tab completes, ↑ history)' : 'e.g. touch /f'}
+              placeholder={n ? 'next command' : 'e.g. touch /f'}
+              title="Enter runs it; Tab completes commands and paths; ↑ ↓ the script's commands"
               onChange={(e) => {
                 setTyped(e.target.value);
                 setHist(null);
@@ -274,7 +337,8 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               onKeyDown={onInputKey}
               disabled={busy && !shown}
             />
-            <button type="submit" className="btn" data-testid="sandbox-run" disabled={busy}>
+            {/* the experiment pages' green Run, narrower: the command box beside it needs the room */}
+            <button type="submit" className="btn btn-run" style={{ minWidth: '5rem' }} data-testid="sandbox-run" disabled={busy}>
               Run
             </button>
           </form>
@@ -295,7 +359,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               <ErrorBanner error={error} />
             </div>
           )}
-          {busy && <p className="muted" data-testid="sandbox-busy">running {variants.map((v) => KERNEL_NAME[v]).join(' and ')}…</p>}
+          {busy && <p className="muted" data-testid="sandbox-busy">running {variants.map((v) => sideName(params, v as Side)).join(' and ')}…</p>}
           <div className="sandbox-tools">
             <label>
               <input
@@ -304,7 +368,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
                 data-testid="sandbox-compare"
                 onChange={(e) => onChange({ script: cmds.length ? cmds : script, compare: e.target.checked, at }, false)}
               />{' '}
-              compare kernels (6.1 · 6.2)
+              compare kernels ({params[VS_KERNEL] ?? DEFAULT_VS} · {params.kernel ?? DEFAULT_KERNEL})
             </label>
             <button type="button" className="btn-quiet" onClick={exportScript} disabled={!n}>
               export
@@ -321,6 +385,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               </button>
             )}
           </div>
+          <Settings params={params} compare={compare} busy={busy} onParams={(next) => onChange({ script: cmds.length ? cmds : script, compare, at, params: next }, true)} />
           <ol className="sandbox-script" data-testid="sandbox-script">
             {cmds.map((c, i) => {
               const rec = main?.commands[i];
@@ -360,7 +425,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
               ▶
             </button>
           </div>
-          {curCmd && curCmd.ran === 1 && <CmdFacts c={curCmd} other={compare ? details.before?.commands[cur] : undefined} />}
+          {curCmd && curCmd.ran === 1 && <CmdFacts c={curCmd} other={compare ? details.before?.commands[cur] : undefined} names={[sideName(params, 'before'), sideName(params, 'after')]} />}
           {main?.powercut && cur === n - 1 && <Powercut d={main} />}
           <div ref={treesRef} className={compare ? 'sandbox-sides two' : 'sandbox-sides'}>
             {shown &&
@@ -371,7 +436,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
                   <SandboxTrees
                     key={v}
                     variant={v}
-                    label={KERNEL_NAME[v]}
+                    label={sideName(params, v as Side)}
                     trace={tr}
                     at={cur}
                     cmd={details[v]?.commands[cur]}
@@ -388,7 +453,7 @@ export function SandboxPage({ script, at, compare, params, onChange }: Props) {
   );
 }
 
-function CmdFacts({ c, other }: { c: SandboxCmd; other?: SandboxCmd }) {
+function CmdFacts({ c, other, names }: { c: SandboxCmd; other?: SandboxCmd; names: [string, string] }) {
   const row = (label: string, v: number | undefined, o: number | undefined, unit = '') => (
     <tr key={label}>
       <th scope="row">{label}</th>
@@ -402,8 +467,8 @@ function CmdFacts({ c, other }: { c: SandboxCmd; other?: SandboxCmd }) {
         <thead>
           <tr>
             <th />
-            <th>6.1</th>
-            <th>6.2</th>
+            <th>{names[0]}</th>
+            <th>{names[1]}</th>
           </tr>
         </thead>
       )}
@@ -449,5 +514,103 @@ function Powercut({ d }: { d: SandboxDetails }) {
         {files.length === 0 && <li>no files</li>}
       </ul>
     </div>
+  );
+}
+
+/** The engine's parameters of the sandbox (device, memory, file system
+ * size, checker, kernel, each patch switch) and the left side's kernel:
+ * each change runs the script afresh. */
+function Settings({ params, compare, busy, onParams }: { params: Record<string, string>; compare: boolean; busy: boolean; onParams: (p: Record<string, string>) => void }) {
+  const [info, setInfo] = useState<ParamInfo[] | null>(null);
+  useEffect(() => {
+    let live = true;
+    engine
+      .list()
+      .then((xs) => live && setInfo(xs.find((e) => e.name === 'sandbox')?.params ?? []))
+      .catch(() => live && setInfo([]));
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (!info) return null;
+  const value = (p: ParamInfo): string => params[p.name] ?? String(p.default);
+  const set = (name: string, v: string, def: string): void => {
+    const next = { ...params };
+    if (v === def) delete next[name];
+    else next[name] = v;
+    onParams(next);
+  };
+  const kernel = info.find((p) => p.name === 'kernel');
+  const field = (p: ParamInfo) => {
+    const id = `sandbox-p-${p.name}`;
+    const def = String(p.default);
+    let input: React.ReactNode;
+    if (p.type === 'enum')
+      input = (
+        <select id={id} data-testid={id} value={value(p)} disabled={busy} onChange={(e) => set(p.name, e.target.value, def)}>
+          {(p.values ?? []).map((v) => (
+            <option key={v} value={v}>
+              {v}
+            </option>
+          ))}
+        </select>
+      );
+    else if (p.type === 'bool')
+      input = <input id={id} data-testid={id} type="checkbox" checked={value(p) === 'true' || value(p) === '1'} disabled={busy} onChange={(e) => set(p.name, e.target.checked ? 'true' : 'false', def)} />;
+    else
+      input = (
+        <input
+          id={id}
+          data-testid={id}
+          type="number"
+          key={value(p)}
+          defaultValue={value(p)}
+          min={p.min}
+          max={p.max}
+          step={p.type === 'int' ? 1 : 'any'}
+          disabled={busy}
+          onBlur={(e) => e.target.value !== value(p) && set(p.name, e.target.value, def)}
+          onKeyDown={(e) => e.key === 'Enter' && (e.target as HTMLInputElement).blur()}
+        />
+      );
+    return (
+      <div key={p.name} className="sandbox-setting" title={p.help}>
+        <label htmlFor={id}>
+          {p.name}
+          {p.unit ? ` (${p.unit})` : ''}
+        </label>{' '}
+        {input}
+      </div>
+    );
+  };
+  const machine = info.filter((p) => MACHINE.includes(p.name));
+  const switches = info.filter((p) => !MACHINE.includes(p.name) && p.name !== 'kernel');
+  return (
+    <details className="sandbox-settings" data-testid="sandbox-settings">
+      <summary>
+        Kernels and machine: {compare ? `${params[VS_KERNEL] ?? DEFAULT_VS} · ` : ''}
+        {sideName(params, 'after').replace('kernel ', '')}, {params.device ?? String(info.find((p) => p.name === 'device')?.default ?? '')}
+      </summary>
+      <div className="sandbox-settings-body" style={{ display: 'flex', flexWrap: 'wrap', gap: '0.35rem 1rem', marginTop: '0.4rem' }}>
+        {kernel && (
+          <>
+            {field({ ...kernel, help: `${kernel.help}` })}
+            <div className="sandbox-setting" title="compare kernels: the left side runs this kernel as it is (no switch)">
+              <label htmlFor="sandbox-p-vs">compared with</label>{' '}
+              <select id="sandbox-p-vs" data-testid="sandbox-p-vs" value={params[VS_KERNEL] ?? DEFAULT_VS} disabled={busy} onChange={(e) => set(VS_KERNEL, e.target.value, DEFAULT_VS)}>
+                {(kernel.values ?? []).map((v) => (
+                  <option key={v} value={v}>
+                    {v}
+                  </option>
+                ))}
+              </select>
+            </div>
+          </>
+        )}
+        {machine.map(field)}
+        <p className="muted sandbox-settings-note" style={{ flexBasis: '100%', margin: '0.3rem 0 0' }}>Patch switches of the right kernel (kernel: as that kernel has it):</p>
+        {switches.map(field)}
+      </div>
+    </details>
   );
 }

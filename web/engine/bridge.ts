@@ -42,6 +42,7 @@ export interface LabModule {
   _lab_open(exp: Ptr, variant: Ptr, params: Ptr, seedLo: number, seedHi: number, out: Ptr, errmsg: Ptr): number;
   _lab_estimate(exp: Ptr, params: Ptr, work: Ptr, defaultWork: Ptr, errmsg: Ptr): number;
   _lab_step(run: Ptr, maxEvents: number, done: Ptr): number;
+  _lab_append(run: Ptr, text: Ptr, errmsg: Ptr): number;
   _lab_progress(run: Ptr): number;
   _lab_result_json(run: Ptr, out: Ptr): number;
   _lab_record(run: Ptr, fromNs: number, maxEvents: number): number;
@@ -271,6 +272,22 @@ export class Bridge {
       return this.m.getValue(done, 'i32') !== 0;
     } finally {
       this.m._free(done);
+    }
+  }
+
+  /** lab_append: more commands for a finished run of the sandbox (step
+   * it again to run them); throws LabError with the engine's one line
+   * when they are refused, and then the run is as it was. */
+  append(run: RunHandle, text: string): void {
+    const p = this.str(text);
+    const err = this.m._malloc(4);
+    try {
+      this.zero(err);
+      const code = this.m._lab_append(run.ptr, p, err);
+      this.check(code, 'lab_append', this.takeString(err));
+    } finally {
+      this.m._free(p);
+      this.m._free(err);
     }
   }
 

@@ -200,6 +200,18 @@ export class Replay {
     this.cur = s;
   }
 
+  /** This replay over `longer`, a recording whose first events are this
+   * one's (the sandbox's, one command later): the checkpoints made so far
+   * still hold, so only the new events are replayed. This replay's state
+   * goes to the new one: use one or the other afterwards. */
+  extendedTo(longer: Trace): Replay {
+    const r = new Replay(longer);
+    if (longer.n < this.trace.n) return r;
+    r.checkpoints.splice(0, r.checkpoints.length, ...this.checkpoints);
+    r.cur = this.cur;
+    return r;
+  }
+
   /** The state after `pos` events (clamped to [0, n]). Do not mutate it.
    * Checkpoints are made on the way the first time a stretch is replayed,
    * so opening a long recording costs nothing until it is scrubbed. */

@@ -54,7 +54,7 @@ export interface SandboxDetails {
 /** The recorded kinds of the commands (exp_sandbox.c: "op:" + sb_op_names, spaces as _). */
 export const SANDBOX_OP_KINDS = [
   'pwrite', 'pread', 'truncate', 'fsync', 'fdatasync', 'seek', 'mkdir', 'touch', 'rm', 'mv', 'sync',
-  'subvolume_create', 'subvolume_snapshot', 'subvolume_delete', 'quota_enable', 'powercut',
+  'subvolume_create', 'subvolume_snapshot', 'subvolume_delete', 'quota_enable', 'powercut', 'falloc',
 ].map((o) => `op:${o}`);
 
 /** The largest script the engine takes (SB_MAX_CMDS). */
@@ -122,7 +122,7 @@ export function firstDifference(a: SandboxCmd[], b: SandboxCmd[]): { index: numb
 }
 
 export const COMMANDS = [
-  'pwrite', 'pread', 'truncate', 'fsync', 'fdatasync', 'seek -d', 'seek -h', 'mkdir', 'touch', 'touch -n',
+  'pwrite', 'pread', 'truncate', 'falloc', 'fsync', 'fdatasync', 'seek -d', 'seek -h', 'mkdir', 'touch', 'touch -n',
   'rm', 'mv', 'sync', 'btrfs subvolume create', 'btrfs subvolume snapshot', 'btrfs subvolume delete',
   'btrfs quota enable', 'powercut',
 ];
@@ -132,8 +132,9 @@ export const COMMAND_HELP: Record<string, string> = {
   pwrite: 'pwrite [PATH] OFF LEN: buffered write (pages dirtied, no extent yet)',
   pread: 'pread [PATH] OFF LEN: buffered read',
   truncate: 'truncate [PATH] SIZE',
+  falloc: 'falloc [PATH] OFF LEN: prealloc extents over the holes (read as holes, no checksums)',
   fsync: 'fsync [PATH]: write back, log the inode, sync the log tree',
-  fdatasync: 'fdatasync [PATH]: as fsync here',
+  fdatasync: 'fdatasync [PATH]: as fsync (btrfs logs the inode either way)',
   seek: 'seek [PATH] -d|-h OFF: SEEK_DATA / SEEK_HOLE',
   mkdir: 'mkdir PATH',
   touch: 'touch PATH, or touch -n N /dir/prefix (N files)',

@@ -19,6 +19,7 @@
 #ifndef EXP_H
 #define EXP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "patches.h"
@@ -166,6 +167,14 @@ typedef struct lab_exp {
 	 * lab_open (one line: commands separated by ';'), in r->script
 	 * (the sandbox). Others refuse the setting as an unknown parameter. */
 	int takes_script;
+	/* Optional (takes_script): lab_append. `text` is the script so far
+	 * and the new commands after it; the hook checks it, and either
+	 * changes nothing and returns a LAB_E* code with a one-line message
+	 * in err, or takes the new commands so that the stopped simulation
+	 * (sim_stop after the last command, the task's next step still
+	 * queued) runs them once resumed, exactly as one run of the whole
+	 * text would have. */
+	int (*append)(struct lab_run *r, const char *text, char *err, size_t errlen);
 } lab_exp;
 
 enum { VAR_BASE = 0, VAR_BEFORE = 1, VAR_AFTER = 2 };

@@ -31,13 +31,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "bdev.h"
 #include "check.h"
 #include "check_more.h"
+#include "delalloc.h"
 #include "ebmem.h"
 #include "exp.h"
 #include "exp_sandbox.h"
 #include "fs.h"
+#include "items.h"
 #include "lab.h"
 #include "labmem.h"
 #include "qgroup.h"
@@ -77,7 +80,8 @@ typedef struct sb_counts {
 	uint64_t cows[TR_N], items[TR_N], blocks[TR_N], commits, written, log_commits;
 } sb_counts;
 
-enum { S_NEXT = 0, S_START, S_FSYNC_DATA, S_FSYNC_LOG, S_SYNC_DATA, S_QUIET, S_COMMIT, S_DONE };
+enum { S_NEXT = 0, S_START, S_FSYNC_DATA, S_FSYNC_LOG, S_SYNC_DATA, S_QUIET, S_COMMIT, S_DONE,
+       S_FALLOC_DATA };
 
 typedef struct sbx {
 	fs_info *fs;         /* first: tests reach the fs through the run context */
@@ -111,14 +115,78 @@ typedef struct sbx {
 	char error[200];
 } sbx;
 
+/* Every kernel of patches.def, oldest first: the after run's `kernel`. */
+static const char *const sb_kernels[] = {
+#define KERNEL(name, base, help, ...) name,
+#include "patches.def"
+	NULL
+};
+#define SB_KERNEL_DEFAULT 7 /* "6.2": the after run as before the parameter (test_sandbox checks) */
+static const char *const sb_bit[] = { "kernel", "0", "1", NULL };
+static const char *const sb_flush[] = { "kernel", "flusher", "inodes", "pages", NULL };
+
+/* The switches of every patch that has one (patches.def's param), as the
+ * sandbox's own parameters: "kernel" follows the `kernel` preset, else
+ * the switch wins. The lseek series' six keep sparse-cp's names (and 0 / 1
+ * as values); seed 000's three keep untar's. */
+static const struct {
+	const char *param;
+	patch_id id;
+} sb_bits[] = {
+	{ "p1_no_hole_uptodate", P_004_NO_HOLE_UPTODATE },
+	{ "p2_early_exit", P_004_DELALLOC_EARLY_EXIT },
+	{ "p3_skip_searches", P_004_SKIP_DELALLOC_SEARCHES },
+	{ "p4_ordered_search", P_004_ORDERED_SEARCH },
+	{ "p6_cached_state", P_004_COUNT_RANGE_BITS_CACHED },
+	{ "p9_file_cache", P_004_LSEEK_CACHED_STATE },
+	{ "data_tickets", P_000_DATA_TICKETS },
+};
+
 static const param_desc sb_params[] = {
 	{ "device", PT_ENUM, 0, 0, 0, 0, bdev_profile_names, NULL,
 	  "the simulated disk (service times fitted to calibration/ for the SSDs)" },
 	{ "ram_gib", PT_FLOAT, 8, 0.25, 64, 0, NULL, "GiB",
 	  "memory: the page cache limit and the dirty thresholds (dirty_ratio 20%, background 10%)" },
+	{ "fs_gib", PT_INT, 1024, 1, 65536, 0, NULL, "GiB",
+	  "size of the device the file system is made on (its unallocated space sets the "
+	  "metadata overcommit limit)" },
 	{ "check", PT_BOOL, 1, 0, 1, 0, NULL, NULL,
 	  "run the whole-file-system checker after every commit (check_failures must stay 0)" },
+	{ "kernel", PT_ENUM, SB_KERNEL_DEFAULT, 0, 0, 0, sb_kernels, NULL,
+	  "after: the kernel (patches.def); the switches below change it one patch at a time. "
+	  "before always runs 6.1; a page compares two kernels by running after twice" },
+	{ "p1_no_hole_uptodate", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL,
+	  "after: lseek 1/9 (6.2), kernel = as the kernel has it" },
+	{ "p2_early_exit", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 2/9 (6.2)" },
+	{ "p3_skip_searches", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 3/9 (6.2)" },
+	{ "p4_ordered_search", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 4/9 (6.2)" },
+	{ "p6_cached_state", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 6/9 (6.2)" },
+	{ "p9_file_cache", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL, "after: lseek 9/9 (6.2)" },
+	{ "flush", PT_ENUM, 0, 0, 0, 0, sb_flush, NULL,
+	  "after: shrink_delalloc's flush under metadata pressure (seed 000): flusher (5.9), "
+	  "inodes (5.10), pages (the fix, 5.10+fix)" },
+	{ "data_tickets", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL,
+	  "after: data reservations through tickets (1, 5.10) or the writer allocating (0, 5.9)" },
+	{ "check_tickets_first", PT_ENUM, 0, 0, 0, 0, sb_bit, NULL,
+	  "after: shrink_delalloc checks tickets right after the flush (1, 5.9) or after the wait (0, 5.10)" },
 };
+
+/* lab_exp.switches: the kernel, then each switch not left at "kernel". */
+static void sb_switches(const lab_exp *e, const double *p, patchset *ps)
+{
+	patch_kernel(sb_kernels[(int)p[exp_param_index(e, "kernel")]], ps);
+	for (size_t i = 0; i < sizeof sb_bits / sizeof sb_bits[0]; i++) {
+		int v = (int)p[exp_param_index(e, sb_bits[i].param)];
+		if (v > 0)
+			patch_set(ps, sb_bits[i].id, v == 2);
+	}
+	int f = (int)p[exp_param_index(e, "flush")];
+	if (f > 0)
+		delalloc_flush_patches(f - 1, ps); /* flusher, inodes, pages */
+	int ct = (int)p[exp_param_index(e, "check_tickets_first")];
+	if (ct > 0)
+		patch_set(ps, P_000_TICKET_CHECK_AFTER_WAIT, ct == 1); /* 1: the 5.9 order, the patch off */
+}
 
 static const metric_desc sb_metrics[] = {
 	{ "commands", "count", "commands run" },
@@ -214,6 +282,54 @@ static int do_create(sbx *c, task *t, const sb_cmd *cmd, int e, const char *name
 	return rc;
 }
 
+/* falloc: btrfs_fallocate's mode 0 over [a, a + b) rounded to sectors:
+ * each hole gets a prealloc extent (btrfs_prealloc_file_range:
+ * btrfs_reserve_extent, insert_reserved_file_extent of type PREALLOC, its
+ * data ref; no checksums), what has an extent already is left alone; then
+ * the size (mode 0). A later write into a prealloc range is COWed here
+ * (the kernel writes it in place and splits the item: btrfs_mark_extent_
+ * written); a read or SEEK_DATA sees a hole, as the kernel's. */
+static int do_falloc(sbx *c, task *t, struct inode *in, const sb_cmd *cmd)
+{
+	fs_info *fs = c->fs;
+	uint64_t cur = cmd->a / SECTORSIZE * SECTORSIZE;
+	uint64_t end = (cmd->a + cmd->b + SECTORSIZE - 1) / SECTORSIZE * SECTORSIZE;
+	while (cur < end) {
+		fe_info fe;
+		int r = fs_file_extent_lookup(fs, t, in, cur, &fe);
+		if (r < 0)
+			return r;
+		if (r == 0 && fe.type == FE_INLINE)
+			return LAB_ENOTSUP; /* an inline extent is a file's only one */
+		uint64_t next = end;
+		if (r == 0 && fe.file_off <= cur) {
+			uint64_t e = fe.file_off + fe.num_bytes;
+			cur = e < end ? e : end;
+			continue;
+		}
+		if (r == 0 && fe.file_off < end)
+			next = fe.file_off;
+		uint64_t len = next - cur, disk = 0;
+		r = alloc_extent(&fs->alloc, ALLOC_DATA, len, &disk);
+		while (r == LAB_ENOSPC && len > SECTORSIZE) {
+			len = len / 2 / SECTORSIZE * SECTORSIZE;
+			r = alloc_extent(&fs->alloc, ALLOC_DATA, len, &disk);
+		}
+		if (r)
+			return r;
+		r = fs_file_extent_insert(fs, t, in, cur, len, disk, len, FE_PREALLOC);
+		if (r)
+			return r;
+		cur += len;
+	}
+	if (cmd->a + cmd->b > in->size) {
+		int r = vio_truncate(fs, t, in, cmd->a + cmd->b);
+		if (r)
+			return r > 0 ? LAB_ESTATE : r;
+	}
+	return fs_inode_update(fs, t, in);
+}
+
 /* One command inside the handle c->h (not fsync / sync / powercut). */
 static int run_in_handle(sbx *c, task *t, const sb_cmd *cmd, sb_res *res)
 {
@@ -277,6 +393,13 @@ static int run_in_handle(sbx *c, task *t, const sb_cmd *cmd, sb_res *res)
 			rc = fs_inode_update(fs, t, in);
 			c->new_ext[cmd->ent]++;
 		}
+		return rc;
+	case SB_FALLOC:
+		if (!(in = ent_inode(c, cmd->ent)))
+			return LAB_EENGINE;
+		rc = do_falloc(c, t, in, cmd);
+		if (!rc)
+			c->new_ext[cmd->ent]++;
 		return rc;
 	case SB_SEEK: {
 		uint64_t off = 0;
@@ -358,6 +481,11 @@ static void finish_cmd(sbx *c, task *t)
 	c->at++;
 	c->state = S_NEXT;
 	c->end_ns = t->clock;
+	/* the script's end: the simulation stops here, the task's next step
+	 * still queued, so that lab_append's commands run on as if they had
+	 * been in the script (nothing else runs in between) */
+	if (c->at >= c->s.ncmds)
+		sim_stop(c->fs->sim);
 }
 
 static void note_error(sbx *c, const char *what, int rc)
@@ -453,9 +581,15 @@ static int sb_step(sim *s, task *t)
 {
 	sbx *c = t->ctx;
 	int rc;
-	(void)s;
 	for (;;) {
-		if (c->at >= c->s.ncmds || c->res[c->at].rc)
+		if (c->at >= c->s.ncmds) {
+			/* an empty script: wait for lab_append (this look at the
+			 * script is one event more than a run given the commands
+			 * at once would count) */
+			sim_stop(s);
+			return TASK_RUN;
+		}
+		if (c->res[c->at].rc)
 			return TASK_DONE;
 		const sb_cmd *cmd = &c->s.cmds[c->at];
 		sb_res *res = &c->res[c->at];
@@ -488,6 +622,9 @@ static int sb_step(sim *s, task *t)
 			}
 			case SB_SYNC:
 				c->state = S_SYNC_DATA;
+				break;
+			case SB_FALLOC:
+				c->state = S_FALLOC_DATA;
 				break;
 			case SB_POWERCUT:
 				power_cut(c);
@@ -557,6 +694,21 @@ static int sb_step(sim *s, task *t)
 			fsync_durable(c, cmd->ent);
 			finish_cmd(c, t);
 			return TASK_RUN;
+		case S_FALLOC_DATA: {
+			/* btrfs_fallocate waits for the range's ordered extents
+			 * (btrfs_wait_ordered_range): here the whole file is
+			 * written back and waited for, the engine's one wait */
+			struct inode *in = ent_inode(c, cmd->ent);
+			rc = in ? vio_fsync(c->fs, t, in) : LAB_EENGINE;
+			if (rc == 1)
+				return TASK_BLOCKED;
+			if (rc) {
+				note_error(c, "falloc data", rc);
+				return TASK_DONE;
+			}
+			c->state = S_START;
+			break;
+		}
 		case S_SYNC_DATA:
 			rc = vio_sync(c->fs, t);
 			if (rc == 1)
@@ -629,6 +781,7 @@ static int sb_setup(struct lab_run *r)
 	fs_opts o;
 	fs_opts_default(&o);
 	o.patches = r->patches;
+	o.dev_bytes = (uint64_t)exp_param(r, "fs_gib") << 30;
 	o.keep_commit_roots = 1; /* the power cut reads what the last commit wrote */
 	rc = fs_mount(r->sim, c->dev, &o, &c->fs);
 	if (rc)
@@ -685,6 +838,50 @@ static int sb_setup(struct lab_run *r)
 		return exp_fail(r, rc, "mkfs commit");
 	if (!task_spawn(r->sim, "sandbox", sb_step, c, 0))
 		return LAB_ENOMEM;
+	return 0;
+}
+
+/* lab_append: `text` is the whole script, the one run so far and the new
+ * commands. It is checked as a whole (the namespace model of the new
+ * commands starts where the old ones left it); then the per-entry and
+ * per-command arrays grow, and the task, stopped after the last command,
+ * runs on into the new ones. Refused: nothing changes. */
+static int sb_append(struct lab_run *r, const char *text, char *err, size_t errlen)
+{
+	sbx *c = r->ctx;
+	if (c->error[0] || c->at < c->s.ncmds)
+		return snprintf(err, errlen, "the run did not finish its script"), LAB_ESTATE;
+	sb_script ns;
+	int rc = sbs_parse(text, &ns, err, errlen);
+	if (rc) {
+		sbs_free(&ns);
+		return rc;
+	}
+	if (ns.ncmds <= c->s.ncmds || ns.nents < c->s.nents) {
+		sbs_free(&ns);
+		return snprintf(err, errlen, "no command to add"), LAB_EINVAL;
+	}
+	size_t n = (size_t)ns.nents, o = (size_t)c->s.nents;
+	uint64_t *ino = lab_calloc(n, sizeof *ino);
+	uint32_t *new_ext = lab_calloc(n, sizeof *new_ext);
+	uint64_t *dur_size = lab_calloc(n, sizeof *dur_size);
+	uint64_t *dur_trans = lab_calloc(n, sizeof *dur_trans);
+	sb_res *res = lab_calloc((size_t)ns.ncmds, sizeof *res);
+	if (!ino || !new_ext || !dur_size || !dur_trans || !res) {
+		free(ino), free(new_ext), free(dur_size), free(dur_trans), free(res);
+		sbs_free(&ns);
+		return snprintf(err, errlen, "out of memory"), LAB_ENOMEM;
+	}
+	memcpy(ino, c->ino, o * sizeof *ino);
+	memcpy(new_ext, c->new_ext, o * sizeof *new_ext);
+	memcpy(dur_size, c->dur_size, o * sizeof *dur_size);
+	memcpy(dur_trans, c->dur_trans, o * sizeof *dur_trans);
+	memcpy(res, c->res, (size_t)c->s.ncmds * sizeof *res);
+	free(c->ino), free(c->new_ext), free(c->dur_size), free(c->dur_trans), free(c->res);
+	c->ino = ino, c->new_ext = new_ext, c->dur_size = dur_size, c->dur_trans = dur_trans;
+	c->res = res;
+	sbs_free(&c->s);
+	c->s = ns;
 	return 0;
 }
 
@@ -875,7 +1072,9 @@ const lab_exp exp_sandbox = {
 	.kernel = { NULL, "6.1", "6.2" },
 	.patches = sb_patches,
 	.npatches = (int)(sizeof sb_patches / sizeof sb_patches[0]),
+	.switches = sb_switches,
 	.takes_script = 1,
+	.append = sb_append,
 	.params = sb_params,
 	.nparams = (int)(sizeof sb_params / sizeof sb_params[0]),
 	.metrics = sb_metrics,

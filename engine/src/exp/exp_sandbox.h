@@ -14,8 +14,9 @@
  *
  * PATH is absolute; an xfs_io command without one acts on the file the
  * last command named (xfs_io's open file). Numbers take xfs_io's k/m/g
- * suffixes (binary). falloc, reflink and ln are recognised and refused:
- * the engine has no fallocate, clone or link operation yet.
+ * suffixes (binary). falloc [PATH] OFF LEN preallocates (prealloc
+ * extents over the range's holes, the size grown to OFF + LEN). reflink and ln are recognised and
+ * refused: the engine has no clone or link operation yet.
  *
  * The whole script is checked before anything runs (sbs_parse): syntax,
  * bounds, and every path against a model of the namespace the script
@@ -43,6 +44,7 @@ typedef enum sb_op {
 	SB_PWRITE, SB_PREAD, SB_TRUNCATE, SB_FSYNC, SB_FDATASYNC, SB_SEEK,
 	SB_MKDIR, SB_TOUCH, SB_RM, SB_MV, SB_SYNC,
 	SB_SUBVOL_CREATE, SB_SNAPSHOT, SB_SUBVOL_DELETE, SB_QUOTA_ENABLE, SB_POWERCUT,
+	SB_FALLOC,
 	SB_NOPS
 } sb_op;
 
@@ -89,6 +91,11 @@ typedef struct sb_script {
 	int nsv;
 	int nfiles;                 /* live files and directories at the end */
 	int max_live;               /* the most at any point */
+	/* entries by path (open addressing, ent index + 1; a renamed entry is
+	 * added again under its new path, so a lookup checks the path): the
+	 * check of 10,000 names stays linear */
+	int *hash;
+	int hcap, hn;
 } sb_script;
 
 /* Parse and check a script. 0, or a LAB_E* code with a one-line message

@@ -334,6 +334,40 @@ int lab_step(lab_run *r, uint32_t max_events, int *done)
 	return 0;
 }
 
+int lab_append(lab_run *r, const char *text, char **errmsg)
+{
+	char err[200] = "";
+	if (errmsg)
+		*errmsg = NULL;
+	if (!r || !text)
+		return set_err(errmsg, LAB_EINVAL, "missing argument");
+	if (!r->exp->takes_script || !r->exp->append)
+		return set_err(errmsg, LAB_ENOTSUP, "this experiment takes no script");
+	if (r->failed || !r->finished)
+		return set_err(errmsg, LAB_ESTATE, r->failed ? "the run failed" : "the run has not finished");
+	/* the script as lab_open would have been given it: "old; new" */
+	size_t a = r->script ? strlen(r->script) : 0, b = strlen(text);
+	char *all = lab_malloc(a + b + 3);
+	if (!all)
+		return set_err(errmsg, LAB_ENOMEM, "out of memory");
+	snprintf(all, a + b + 3, "%s%s%s", a ? r->script : "", a ? "; " : "", text);
+	lab_reserve_arm();
+	uint64_t oom_before = lab_oom_events;
+	int rc = r->exp->append(r, all, err, sizeof err);
+	if (!rc && lab_oom_events != oom_before)
+		rc = LAB_ENOMEM;
+	if (rc) {
+		free(all);
+		return set_err(errmsg, rc, err[0] ? err : lab_strerror(rc));
+	}
+	free(r->script);
+	r->script = all;
+	memset(r->m_set, 0, sizeof r->m_set);
+	r->finished = 0;
+	sim_resume(r->sim);
+	return 0;
+}
+
 double lab_progress(const lab_run *r)
 {
 	if (!r)

@@ -285,6 +285,7 @@ uint64_t sim_cpu_scale(sim *s, uint64_t ns)
 
 uint64_t sim_events(const sim *s) { return s->nevents; }
 void sim_stop(sim *s) { s->stopped = 1; }
+void sim_resume(sim *s) { s->stopped = 0; }
 
 int sim_at(sim *s, simtime_t when, event_fn fn, void *arg)
 {

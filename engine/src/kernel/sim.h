@@ -215,6 +215,9 @@ const char *sim_trace_kind_name(const sim *s, int kind);
  * Returns 1 when the queue is empty or sim_stop() was called, else 0. */
 int sim_run(sim *s, uint64_t max_events, simtime_t until);
 void sim_stop(sim *s);
+/* Undo sim_stop: the events still queued run on at the next sim_run (a
+ * run that waits for more input: the sandbox's lab_append). */
+void sim_resume(sim *s);
 
 /* Tasks. The task is first stepped at `start`. */
 task *task_spawn(sim *s, const char *name, task_step_fn step, void *ctx,

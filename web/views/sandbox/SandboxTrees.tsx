@@ -5,8 +5,9 @@
  * written in the running transaction filled grey, their generation on
  * hover), with the command's own counts beside the tree's name.
  */
-import { useMemo } from 'react';
+import { useMemo, useRef } from 'react';
 import { findTree, Replay, type ReplayState, type TreeInfo } from '../../model/replay';
+import { extendsTrace } from '../../model/sandboxTrace';
 import { opPositions, type Trace } from '../../model/trace';
 import { treeName } from '../../model/treeLayout';
 import type { SandboxCmd, TreeName } from '../../model/sandbox';
@@ -53,7 +54,12 @@ interface Props {
 }
 
 export function SandboxTrees({ variant, label, trace, at, cmd, trees, width, differs }: Props) {
-  const replay = useMemo(() => new Replay(trace), [trace]);
+  // a command added to the script: the replay goes on from where it was
+  const last = useRef<Replay | null>(null);
+  const replay = useMemo(() => {
+    const prev = last.current;
+    return (last.current = prev && extendsTrace(trace) === prev.trace ? prev.extendedTo(trace) : new Replay(trace));
+  }, [trace]);
   const pos = positionAfter(trace, at);
   const s = replay.stateAt(pos);
   return (
