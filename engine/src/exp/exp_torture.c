@@ -556,6 +556,7 @@ static void check_commit(tort *c, int last)
 		     checked - c->full_checked + c->incr_inodes - c->incr_inodes_at >=
 			     TS_FULL_SPACING * (walked + c->full_inodes))) {
 		c->full_checks++;
+		c->full_prev = walked + c->full_inodes;
 		c->full_inodes = df ? (uint64_t)df->ninodes : 0;
 		tort_note_check(c, c->fs, check_fs(c->fs));
 		c->full_at = c->commits;

@@ -94,6 +94,8 @@ typedef struct tort {
 	 * ran) */
 	uint64_t full_inodes, incr_inodes, incr_inodes_at;
 	uint64_t full_inodes_sum;         /* inodes the full checks looked at */
+	uint64_t full_prev;               /* blocks and inodes of the full check
+					   * before the last one */
 	int max_height;
 	int mix_all;
 	prng rng;
