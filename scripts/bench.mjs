@@ -187,11 +187,15 @@ if (listed.has('bonnie')) {
 //    so the wall clock is printed beside them but not judged.
 {
   const time = existsSync('/usr/bin/time');
+  const { loadavg } = await import('node:os');
   console.log('\nTorture cost per operation, native, seed 1 (goals: 10^6 ops <= 60 s CPU; 10x ops <= 12x CPU):');
   for (const mix of ['files', 'all']) {
     const cpu = [];
     for (const ops of [100000, 1000000]) {
       const args = ['run', 'torture', '--set', `ops=${ops}`, '--set', `mix=${mix}`, '--json'];
+      // a shared host's other work slows even CPU seconds (caches, SMT):
+      // the 1-minute load beside each number says how busy it was
+      const load = loadavg()[0];
       const cmd = time ? '/usr/bin/time' : join(root, 'build/native/lab');
       const r = spawnSync(cmd, time ? ['-f', '%U %S %M', join(root, 'build/native/lab'), ...args] : args,
         { encoding: 'utf8', maxBuffer: 64 << 20 });
@@ -206,7 +210,7 @@ if (listed.has('bonnie')) {
       cpu.push(c);
       console.log(`  mix=${mix} ops=${ops}: ${fmt(c, 1)} s CPU (${fmt(run.wall_ms / 1000, 1)} s wall), ` +
         `${fmt(kb / 1024, 0)} MiB, ${fmt((c * 1e6) / ops, 1)} us/op; ${m.commits} commits (${m.full_checks} full checks), ` +
-        `check_failures ${m.check_failures}`);
+        `check_failures ${m.check_failures}; host load ${fmt(load, 1)}`);
     }
     if (cpu.length === 2)
       console.log(`  mix=${mix}: 10x the operations took ${fmt(cpu[1] / cpu[0], 1)}x the time ` +

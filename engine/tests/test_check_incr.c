@@ -342,13 +342,16 @@ int main(void)
 		       c && c->failures ? c->first_error : "");
 		CHECK(c && c->failures == 0);
 		CHECK(c && ic > c->full_checks);
-		/* the whole checks' walks stay a bounded share of the checking:
-		 * each waits for TS_FULL_SPACING times its predecessor's walk
-		 * of incremental checking (the last one is forced) */
+		/* the whole checks' blocks and inodes stay a bounded share of
+		 * the checking: each waits for TS_FULL_SPACING times its
+		 * predecessor's of incremental checking; the last one is
+		 * forced, so it and its predecessor are over the bound */
 		uint64_t checked = 0, walked = 0;
 		if (c)
 			check_incr_work(c->fs, &checked, &walked);
-		CHECK(c && c->full_walked <= checked / TS_FULL_SPACING + walked);
+		CHECK(c && c->full_walked + c->full_inodes_sum <=
+				   (checked + c->incr_inodes) / TS_FULL_SPACING + c->full_prev + walked +
+					   c->full_inodes);
 		fulls[every > 1] = c ? c->full_checks : 0;
 		lab_close(r);
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "bdev.h"
 #include "check_more.h"
 #include "exp.h"
@@ -20,6 +21,8 @@
 #include "trans.h"
 #include "treelog.h"
 #include "vfs.h"
+#include "vfs_data.h"
+#include "vfs_io.h"
 
 #include "exp_torture_int.h"
 
@@ -807,8 +810,160 @@ static void test_power_cut_partial(void)
 	       cuts, compared, replayed);
 }
 
+/* ---- what the speed-ups must keep (issue 32 item 5) ---------------------- */
+
+/* The next-fit search as it was, a sector at a time: the first free run
+ * of n at or after the cursor, else the first from the start. */
+static int ref_find(const block_group *bg, uint64_t n, uint64_t *sector)
+{
+	uint64_t sectors = bg->length / ALLOC_SECTOR;
+	if (bg->length - bg->used - bg->pinned - bg->reserved < n * ALLOC_SECTOR)
+		return 1;
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t i = pass ? 0 : bg->cursor;
+		uint64_t end = pass ? bg->cursor + n : sectors;
+		if (end > sectors)
+			end = sectors;
+		uint64_t run = 0;
+		for (; i < end; i++) {
+			if ((bg->bitmap[i >> 6] >> (i & 63)) & 1u) {
+				run = 0;
+				continue;
+			}
+			if (++run == n) {
+				*sector = i + 1 - n;
+				return 0;
+			}
+		}
+	}
+	return 1;
+}
+
+/* The allocator's word-at-a-time search and its memory of a size that
+ * did not fit (bg->no_run) hand out exactly what the sector-by-sector
+ * next-fit search would, through fragmentation, frees, pins and unpins. */
+static void test_alloc_next_fit(void)
+{
+	alloc_ctl a;
+	CHECK_EQ(alloc_init(&a, 640ull << 20), 0); /* 64 MiB data chunks */
+	prng rng;
+	prng_seed(&rng, 7);
+	enum { MAXE = 4096 };
+	static uint64_t at[MAXE], len[MAXE];
+	static int used[MAXE];
+	int ne = 0, checked = 0, misses = 0;
+	for (int step = 0; step < 60000; step++) {
+		uint64_t r = prng_below(&rng, 100);
+		if (r < 55 && ne < MAXE) {
+			/* mostly small, some larger than most holes */
+			uint64_t n = prng_below(&rng, 10) == 0 ? 64 + prng_below(&rng, 400)
+								: 1 + prng_below(&rng, 16);
+			uint64_t want = 0;
+			int found = 0;
+			for (int g = 0; g < a.nbgs && !found; g++) {
+				uint64_t sct;
+				if (a.bgs[g].kind == ALLOC_DATA && !ref_find(&a.bgs[g], n, &sct)) {
+					want = a.bgs[g].start + sct * ALLOC_SECTOR;
+					found = 1;
+				}
+			}
+			uint64_t got = 0;
+			int rc = alloc_extent(&a, ALLOC_DATA, n * ALLOC_SECTOR, &got);
+			if (found) {
+				CHECK_EQ(rc, 0);
+				CHECK_EQ(got, want);
+				checked++;
+			} else {
+				misses++;
+			}
+			if (rc == 0) {
+				at[ne] = got;
+				len[ne] = n * ALLOC_SECTOR;
+				used[ne] = 0;
+				ne++;
+			}
+		} else if (r < 85 && ne) {
+			int i = (int)prng_below(&rng, (uint64_t)ne);
+			if (!used[i]) {
+				CHECK_EQ(alloc_mark_used(&a, at[i], len[i]), 0);
+				used[i] = 1;
+			} else {
+				CHECK_EQ(alloc_free(&a, at[i], len[i]), 0); /* pinned */
+				at[i] = at[--ne];
+				len[i] = len[ne];
+				used[i] = used[ne];
+			}
+		} else if (r < 95 && ne) {
+			int i = (int)prng_below(&rng, (uint64_t)ne);
+			if (!used[i]) {
+				CHECK_EQ(alloc_free_now(&a, at[i], len[i]), 0);
+				at[i] = at[--ne];
+				len[i] = len[ne];
+				used[i] = used[ne];
+			}
+		} else {
+			alloc_unpin_all(&a);
+		}
+	}
+	/* the sequence got where the search matters: full groups, and sizes
+	 * that fit nowhere but a new chunk */
+	CHECK(checked > 20000);
+	CHECK(misses > 10);
+	CHECK(a.nbgs > 2);
+	printf("allocator: %d allocations as next-fit places them, %d needed a new chunk, %d groups\n",
+	       checked, misses, a.nbgs);
+	alloc_destroy(&a);
+}
+
+/* vio_sync looks only at the inodes that may be dirty (vd_maybe_unclean):
+ * at every step of torture runs of both mixes, each inode not clean is
+ * among them, and they come in the order of every inode's walk. */
+static void test_sync_candidates(void)
+{
+	const char *params[] = { "ops=3000\nmix=files", "ops=2000\nmix=all" };
+	uint64_t steps = 0, dirty = 0;
+	for (int k = 0; k < 2; k++) {
+		lab_run *r = open_run(params[k], 3);
+		CHECK(r != NULL);
+		if (!r)
+			return;
+		tort *c = r->ctx;
+		int done = 0;
+		while (!done && lab_step(r, 1, &done) == 0) {
+			dfs *df = vio_dfs(c->fs);
+			if (!df)
+				continue;
+			dinode **maybe = NULL;
+			int n = 0;
+			CHECK_EQ(vd_maybe_unclean(df, &maybe, &n), 0);
+			for (int i = 1; i < n; i++)
+				CHECK(maybe[i - 1]->slot < maybe[i]->slot);
+			dinode *const *all = dfs_inodes(df);
+			int j = 0;
+			for (int i = 0; i < df->ninodes; i++) {
+				dinode *d = all[i];
+				if (!d->inode || vd_clean(d))
+					continue;
+				dirty++;
+				while (j < n && maybe[j] != d)
+					j++;
+				CHECK(j < n);
+			}
+			free(maybe);
+			steps++;
+		}
+		CHECK_EQ(metric(r, "check_failures"), 0);
+		lab_close(r);
+	}
+	CHECK(dirty > 1000); /* there was something to find */
+	printf("sync candidates: %llu steps, %llu dirty inodes each found\n",
+	       (unsigned long long)steps, (unsigned long long)dirty);
+}
+
 int main(void)
 {
+	test_alloc_next_fit();
+	test_sync_candidates();
 	test_power_cut_new_ancestor();
 	test_power_cut_fsync_in_flight();
 	test_power_cut_rename_fsyncing_dir();

@@ -22,9 +22,9 @@
 #define TS_MAX_FSYNC 6
 #define TS_RECENT 32
 /* The whole check waits for the incremental checks to have checked this
- * many times the tree blocks it walked the last time (check_commit): its
- * share of the checking then stays under 1 / (1 + TS_FULL_SPACING) in
- * blocks, whatever the file system's size. */
+ * many times the tree blocks and inodes it checked the last time
+ * (check_commit): its share of the checking then stays under
+ * 1 / (1 + TS_FULL_SPACING), whatever the file system's size. */
 #define TS_FULL_SPACING 4
 /* How often a task waiting for the cleaner or for fsyncs looks again:
  * [estimate: a scheduling quantum; it only sets how long the main task
@@ -88,6 +88,14 @@ typedef struct tort {
 	uint64_t full_at, full_checked;   /* the last full check: its commit, and
 					   * the incremental blocks checked then */
 	uint64_t full_walked;             /* blocks the full checks walked */
+	/* the inodes' part of the checking: the data state of every inode
+	 * the last full check looked at, and of the touched ones the
+	 * incremental checks looked at (in all, and when the last full check
+	 * ran) */
+	uint64_t full_inodes, incr_inodes, incr_inodes_at;
+	uint64_t full_inodes_sum;         /* inodes the full checks looked at */
+	uint64_t full_prev;               /* blocks and inodes of the full check
+					   * before the last one */
 	int max_height;
 	int mix_all;
 	prng rng;

@@ -156,35 +156,74 @@ int alloc_chunk_fits(const alloc_ctl *a, int kind)
 	return kind >= 0 && kind < ALLOC_KINDS && chunk_len(a, kind) > 0;
 }
 
-/* Next-fit search for n free sectors in bg. Returns 0 and *sector, or 1. */
+/* The first clear bit of bm in [i, end), or end. */
+static uint64_t next_clear(const uint64_t *bm, uint64_t i, uint64_t end)
+{
+	if (i >= end)
+		return end;
+	uint64_t w = i >> 6, x = ~bm[w] & (~0ull << (i & 63));
+	while (!x) {
+		if (++w << 6 >= end)
+			return end;
+		x = ~bm[w];
+	}
+	uint64_t r = (w << 6) + (uint64_t)__builtin_ctzll(x);
+	return r < end ? r : end;
+}
+
+/* The first set bit of bm in [i, end), or end. */
+static uint64_t next_set(const uint64_t *bm, uint64_t i, uint64_t end)
+{
+	if (i >= end)
+		return end;
+	uint64_t w = i >> 6, x = bm[w] & (~0ull << (i & 63));
+	while (!x) {
+		if (++w << 6 >= end)
+			return end;
+		x = bm[w];
+	}
+	uint64_t r = (w << 6) + (uint64_t)__builtin_ctzll(x);
+	return r < end ? r : end;
+}
+
+/* The lowest s >= start with sectors [s, s + n) all free and s + n <= end:
+ * 0 and *sector, or 1. Free runs are found a word at a time (a data
+ * block group is 262144 sectors, and one left fragmented by frees was
+ * scanned bit by bit for every allocation that did not fit its holes). */
+static int first_run(const uint64_t *bm, uint64_t start, uint64_t end, uint64_t n,
+		     uint64_t *sector)
+{
+	uint64_t i = start;
+	while (i + n <= end) {
+		i = next_clear(bm, i, end);
+		if (i + n > end)
+			return 1;
+		uint64_t j = next_set(bm, i, i + n);
+		if (j == i + n) {
+			*sector = i;
+			return 0;
+		}
+		i = j + 1;
+	}
+	return 1;
+}
+
+/* Next-fit search for n free sectors in bg: the first free run at or
+ * after the cursor, else the first one from the start. Returns 0 and
+ * *sector, or 1. A search that fails finds no run of n anywhere in bg,
+ * which stays so until sectors are freed (bg->no_run). */
 static int bg_find(block_group *bg, uint64_t n, uint64_t *sector)
 {
 	uint64_t sectors = bg->length / ALLOC_SECTOR;
 	if (bg->length - bg->used - bg->pinned - bg->reserved < n * ALLOC_SECTOR)
 		return 1;
-	for (int pass = 0; pass < 2; pass++) {
-		uint64_t i = pass ? 0 : bg->cursor;
-		uint64_t end = pass ? bg->cursor + n : sectors;
-		if (end > sectors)
-			end = sectors;
-		uint64_t run = 0;
-		for (; i < end; i++) {
-			/* skip whole used words quickly */
-			if (run == 0 && (i & 63) == 0 && i + 64 <= end &&
-			    bg->bitmap[i >> 6] == ~0ull) {
-				i += 63;
-				continue;
-			}
-			if (bit_get(bg->bitmap, i)) {
-				run = 0;
-				continue;
-			}
-			if (++run == n) {
-				*sector = i + 1 - n;
-				return 0;
-			}
-		}
-	}
+	if (bg->no_run && n >= bg->no_run)
+		return 1;
+	uint64_t wrap = bg->cursor + n < sectors ? bg->cursor + n : sectors;
+	if (!first_run(bg->bitmap, bg->cursor, sectors, n, sector) ||
+	    !first_run(bg->bitmap, 0, wrap, n, sector))
+		return 0;
+	bg->no_run = n;
 	return 1;
 }
 
@@ -294,6 +333,7 @@ int alloc_free_now(alloc_ctl *a, uint64_t bytenr, uint64_t bytes)
 	    bg->reserved < bytes)
 		return LAB_EINVAL;
 	bits_set(bg->bitmap, (bytenr - bg->start) / ALLOC_SECTOR, bytes / ALLOC_SECTOR, 0);
+	bg->no_run = 0;
 	bg->reserved -= bytes;
 	a->reserved[bg->kind] -= bytes;
 	a->frees++;
@@ -322,6 +362,7 @@ void alloc_unpin_all(alloc_ctl *a)
 		assert(bg);
 		bits_set(bg->bitmap, (p->bytenr - bg->start) / ALLOC_SECTOR,
 			 p->bytes / ALLOC_SECTOR, 0);
+		bg->no_run = 0;
 		bg->pinned -= p->bytes;
 		a->pinned_bytes[bg->kind] -= p->bytes;
 	}

@@ -41,6 +41,8 @@ typedef struct block_group {
 	uint64_t pinned;      /* bytes freed this transaction */
 	uint64_t *bitmap;     /* 1 bit per sector: allocated or pinned */
 	uint64_t cursor;      /* next-fit position, in sectors */
+	uint64_t no_run;      /* no free run of this many sectors or more (a
+			       * search failed since the last free; 0: unknown) */
 } block_group;
 
 typedef struct pinned_ext {

@@ -28,22 +28,6 @@
 #include "lab.h"
 #include "labmem.h"
 
-int bt_key_cmp(const bt_key *a, const bt_key *b)
-{
-	if (a->objectid != b->objectid)
-		return a->objectid < b->objectid ? -1 : 1;
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	if (a->offset != b->offset)
-		return a->offset < b->offset ? -1 : 1;
-	return 0;
-}
-
-const bt_key *bt_node_key(const bt_node *n, int i)
-{
-	return n->level ? &n->ptrs[i].key : &n->items[i].key;
-}
-
 /* ------------------------------------------------------------ recording */
 
 int64_t btx_rec_tree(bt_tree *tr)

@@ -165,7 +165,18 @@ typedef struct bt_path {
 	int keep_locks;       /* do not release upper levels during descent */
 } bt_path;
 
-int bt_key_cmp(const bt_key *a, const bt_key *b);
+/* Inline: every search, insert and check compares keys (a call each was
+ * a fifth of a long torture run). */
+static inline int bt_key_cmp(const bt_key *a, const bt_key *b)
+{
+	if (a->objectid != b->objectid)
+		return a->objectid < b->objectid ? -1 : 1;
+	if (a->type != b->type)
+		return a->type < b->type ? -1 : 1;
+	if (a->offset != b->offset)
+		return a->offset < b->offset ? -1 : 1;
+	return 0;
+}
 static inline bt_key bt_mkkey(uint64_t objectid, uint8_t type, uint64_t offset)
 {
 	bt_key k;
@@ -310,7 +321,10 @@ static inline uint64_t bt_node_bytenr(const bt_node *n) { return n->bytenr; }
 static inline uint64_t bt_node_gen(const bt_node *n) { return n->generation; }
 static inline uint64_t bt_node_owner(const bt_node *n) { return n->owner; }
 static inline bt_node *bt_node_child(const bt_node *n, int i) { return n->ptrs[i].child; }
-const bt_key *bt_node_key(const bt_node *n, int i);
+static inline const bt_key *bt_node_key(const bt_node *n, int i)
+{
+	return n->level ? &n->ptrs[i].key : &n->items[i].key;
+}
 int bt_tree_height(const bt_tree *tr);
 /* Leaves and internal nodes in the tree (walks it; shared blocks once). */
 void bt_count_blocks(const bt_tree *tr, uint64_t *leaves, uint64_t *nodes,

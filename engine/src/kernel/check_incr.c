@@ -569,7 +569,14 @@ static void visit(pass *p, const bt_tree *tr, const bt_node *n, const bt_key *lo
 		fail(p, "tree %llu: block %llu from the future", ULL(tr->id), ULL(n->bytenr));
 	if (n->nritems == 0 && !is_root)
 		fail(p, "tree %llu: empty non-root block %llu", ULL(tr->id), ULL(n->bytenr));
-	for (int i = 0; i < n->nritems; i++) {
+	/* keys in order with the first and the last in range are all in
+	 * range: only a block that fails that gets the key-by-key report */
+	int keys_ok = !n->nritems ||
+		      ((!lo || bt_key_cmp(bt_node_key(n, 0), lo) >= 0) &&
+		       (!hi || bt_key_cmp(bt_node_key(n, n->nritems - 1), hi) < 0));
+	for (int i = 1; i < n->nritems && keys_ok; i++)
+		keys_ok = bt_key_cmp(bt_node_key(n, i - 1), bt_node_key(n, i)) < 0;
+	for (int i = 0; i < n->nritems && !keys_ok; i++) {
 		const bt_key *k = bt_node_key(n, i);
 		if (i > 0 && bt_key_cmp(bt_node_key(n, i - 1), k) >= 0)
 			fail(p, "tree %llu: block %llu keys out of order at %d", ULL(tr->id),

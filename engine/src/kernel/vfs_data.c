@@ -207,6 +207,9 @@ void dfs_destroy(dfs *fs)
 	free(fs->chk_list);
 	fs->chk_list = NULL;
 	fs->chk_n = fs->chk_cap = 0;
+	free(fs->unclean);
+	fs->unclean = NULL;
+	fs->unclean_n = fs->unclean_cap = 0;
 	dinode *const *in = dfs_inodes(fs);
 	for (int i = 0; i < fs->ninodes; i++)
 		dinode_free(in[i]);
@@ -312,6 +315,14 @@ void dfs_inode_evict(dfs *fs, dinode *d)
 		fs->chk_list[i] = fs->chk_list[--fs->chk_n];
 		fs->chk_list[i]->chk_slot = i;
 	}
+	if (d->on_unclean) {
+		/* a search: the list holds what was dirty at the last check */
+		for (int k = 0; k < fs->unclean_n; k++)
+			if (fs->unclean[k] == d) {
+				fs->unclean[k] = fs->unclean[--fs->unclean_n];
+				break;
+			}
+	}
 	uint32_t at = d->slot;
 	if (at < (uint32_t)fs->inodes_len && fs->inode_arr[at] == d) {
 		fs->inode_arr[at] = NULL;
@@ -362,10 +373,67 @@ void vd_chk_touch_slow(dinode *d)
 
 void vd_chk_reset(dfs *fs)
 {
-	for (int i = 0; i < fs->chk_n; i++)
-		fs->chk_list[i]->chk_touched = 0;
+	if (fs->chk_lost)
+		fs->unclean_lost = 1; /* changes went unrecorded */
+	int k = 0;
+	for (int i = 0; i < fs->unclean_n; i++) {
+		dinode *d = fs->unclean[i];
+		if (vd_clean(d))
+			d->on_unclean = 0;
+		else
+			fs->unclean[k++] = d;
+	}
+	fs->unclean_n = k;
+	for (int i = 0; i < fs->chk_n; i++) {
+		dinode *d = fs->chk_list[i];
+		d->chk_touched = 0;
+		if (d->on_unclean || vd_clean(d) || fs->unclean_lost)
+			continue;
+		if (fs->unclean_n == fs->unclean_cap) {
+			int cap = fs->unclean_cap ? fs->unclean_cap * 2 : 64;
+			dinode **n = lab_realloc(fs->unclean, (size_t)cap * sizeof *n);
+			if (!n) {
+				fs->unclean_lost = 1;
+				continue;
+			}
+			fs->unclean = n;
+			fs->unclean_cap = cap;
+		}
+		d->on_unclean = 1;
+		fs->unclean[fs->unclean_n++] = d;
+	}
 	fs->chk_n = 0;
 	fs->chk_lost = 0;
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+	uint32_t x = (*(dinode *const *)a)->slot, y = (*(dinode *const *)b)->slot;
+	return x < y ? -1 : x > y;
+}
+
+int vd_maybe_unclean(dfs *fs, dinode ***out, int *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (fs->chk_lost || fs->unclean_lost)
+		return -1;
+	size_t cap = (size_t)fs->chk_n + (size_t)fs->unclean_n;
+	dinode **v = lab_malloc((cap ? cap : 1) * sizeof *v);
+	if (!v)
+		return -1;
+	int k = 0;
+	for (int i = 0; i < fs->chk_n; i++)
+		v[k++] = fs->chk_list[i];
+	for (int i = 0; i < fs->unclean_n; i++)
+		if (!fs->unclean[i]->chk_touched)
+			v[k++] = fs->unclean[i];
+	/* slots keep dfs_inodes' order, holes or not (a compaction moves
+	 * them all down in order) */
+	qsort(v, (size_t)k, sizeof *v, cmp_slot);
+	*out = v;
+	*n = k;
+	return 0;
 }
 
 /* see vfs_data_int.h (every change of the io_tree, the pages or the

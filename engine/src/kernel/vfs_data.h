@@ -184,6 +184,7 @@ typedef struct dinode {
 	 * fs->chk_list), and whether the checker last counted it listed */
 	uint8_t chk_touched;
 	uint8_t chk_listed;
+	uint8_t on_unclean;            /* on fs->unclean */
 } dinode;
 
 /* An open file (struct file + btrfs_file_private). */
@@ -277,6 +278,13 @@ typedef struct dfs {
 	dinode **chk_list;
 	int chk_n, chk_cap, chk_lost, chk_counted;
 	uint64_t chk_held[2], chk_listed;
+	/* the inodes not clean (vd_clean) at the last vd_chk_reset: with
+	 * chk_list, every inode that may not be clean now (one turns dirty
+	 * only through a change that touches it), which is all vio_sync
+	 * needs to look at. unclean_lost: a touch or an entry could not be
+	 * kept (no memory): vio_sync walks every inode. */
+	dinode **unclean;
+	int unclean_n, unclean_cap, unclean_lost;
 	dbio *dbio_free;               /* finished bios kept for reuse (a
 					* read of a file is a dozen windows:
 					* malloc was a tenth of a run) */
@@ -320,8 +328,13 @@ static inline void vd_chk_touch(dinode *d)
 	if (!d->chk_touched)
 		vd_chk_touch_slow(d);
 }
-/* The check is done: the touched list starts empty. */
+/* The check is done: the touched list starts empty; those of its inodes
+ * not clean join fs->unclean, those there now clean leave it. */
 void vd_chk_reset(dfs *fs);
+/* The inodes that may not be clean (chk_list and fs->unclean), each
+ * once, in dfs_inodes order: *out (the caller frees it), *n. 0, or -1
+ * when the lists are incomplete or out of memory (walk dfs_inodes). */
+int vd_maybe_unclean(dfs *fs, dinode ***out, int *n);
 
 /* The dirty_ratio threshold in bytes (0: none). */
 uint64_t dfs_dirty_limit(const dfs *fs);

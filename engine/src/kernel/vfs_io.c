@@ -572,6 +572,21 @@ int vio_sync(fs_info *fs, task *t)
 	dfs *df = vio_dfs(fs);
 	if (!df)
 		return LAB_ESTATE;
+	/* the inodes that may be dirty, in dfs_inodes order, as the whole
+	 * walk would meet them (a walk of every inode per sync made a long
+	 * run's time grow with the square of its files) */
+	dinode **maybe;
+	int n;
+	if (vd_maybe_unclean(df, &maybe, &n) == 0) {
+		int rc = 0;
+		for (int i = 0; i < n && !rc; i++) {
+			dinode *d = maybe[i];
+			if (d->inode && !vd_clean(d))
+				rc = vio_fsync(fs, t, d->inode);
+		}
+		free(maybe);
+		return rc;
+	}
 	dinode *const *in = dfs_inodes(df);
 	for (int i = 0; i < df->ninodes; i++) {
 		dinode *d = in[i];
