@@ -567,7 +567,7 @@ test('--seeds beyond the work estimate is refused with the estimate, unless --lo
     assert.equal(r.status, 2);
     assert.equal(r.out, '');
     assert.match(r.err, oneLine);
-    assert.match(r.err, /^lab: --seeds 1000: 1000 runs of 200000 IOs each, by the work estimate 1000 times the published setup's one run \(at most 200 without --long\); add --long to run them\n$/);
+    assert.match(r.err, /^lab: --seeds 1000: 1000 runs of 400008 simulated events each, by the work estimate 1000 times the published setup's one run \(at most 200 without --long\); add --long to run them\n$/);
     // the bound is the work, not the count: 1000 small runs are within it
     const small1000 = labDirect(mode, ['run', 'fio', '--set', 'ios=100', '--seeds', '1000', '--json']);
     assert.equal(small1000.status, 0, small1000.err);
