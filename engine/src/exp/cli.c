@@ -548,14 +548,9 @@ static int plan_exec(cli_plan *pl, const cli_opts *o, int stop_on_fail, int *sta
 static int seeds_from_units(const cli_plan *pl, int u0, int n, seeds_result *out)
 {
 	const lab_exp *e = pl->u[u0].e;
-	memset(out, 0, sizeof *out);
-	for (int m = 0; m < e->nmetrics; m++)
-		if (!(out->val[m] = lab_calloc((size_t)n, sizeof(double))))
-			return LAB_ENOMEM;
-	out->sim_ns = lab_calloc((size_t)n, sizeof(double));
-	out->events = lab_calloc((size_t)n, sizeof(double));
-	if (!out->sim_ns || !out->events)
-		return LAB_ENOMEM;
+	int arc = seeds_alloc(e, n, out);
+	if (arc)
+		return arc;
 	for (int k = 0; k < n; k++) {
 		const unit_res *r = &pl->r[u0 + k];
 		if (!pl->have[u0 + k])

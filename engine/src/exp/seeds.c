@@ -84,8 +84,7 @@ void seeds_free(seeds_result *r)
 	memset(r, 0, sizeof *r);
 }
 
-int seeds_run(const lab_exp *e, const char *variant, const char *params, uint64_t seed0,
-	      int n, seeds_result *out)
+int seeds_alloc(const lab_exp *e, int n, seeds_result *out)
 {
 	memset(out, 0, sizeof *out);
 	for (int m = 0; m < e->nmetrics; m++)
@@ -95,6 +94,15 @@ int seeds_run(const lab_exp *e, const char *variant, const char *params, uint64_
 	out->events = lab_calloc((size_t)n, sizeof(double));
 	if (!out->sim_ns || !out->events)
 		return LAB_ENOMEM;
+	return 0;
+}
+
+int seeds_run(const lab_exp *e, const char *variant, const char *params, uint64_t seed0,
+	      int n, seeds_result *out)
+{
+	int arc = seeds_alloc(e, n, out);
+	if (arc)
+		return arc;
 	double t0 = wall_ms_now();
 	for (int k = 0; k < n; k++) {
 		uint64_t seed = seed0 + (uint64_t)k;

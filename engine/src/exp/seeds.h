@@ -41,6 +41,9 @@ typedef struct seeds_result {
 
 /* Returns 0, or the LAB_E* code of the first run that failed to open
  * (message in out->errmsg) or to run. */
+/* out's arrays for n seeds of e, zeroed (seeds_free frees them, also
+ * after a failure here). */
+int seeds_alloc(const lab_exp *e, int n, seeds_result *out);
 int seeds_run(const lab_exp *e, const char *variant, const char *params, uint64_t seed0,
 	      int n, seeds_result *out);
 void seeds_free(seeds_result *r);
