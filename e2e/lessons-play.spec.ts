@@ -131,7 +131,9 @@ for (const lesson of lessons) {
           const guess = GUESSES[i % GUESSES.length]!;
           if (i % 2 === 0 && /^\d+$/.test(guess)) {
             // digits typed anywhere on the page go to the field; Enter there runs the step
-            await page.locator('body').click({ position: { x: 2, y: 300 } });
+            // a click on the page's margin only moves the focus off the field: no
+            // wait for the whole body to be still (a picture may be playing)
+            await page.locator('body').click({ position: { x: 2, y: 300 }, force: true, timeout: 20_000 });
             await page.keyboard.type(guess);
             await expect(field).toBeFocused();
           } else await field.fill(guess);
