@@ -5,8 +5,8 @@
  * module first (as worker.ts gets it), then requests answered by id.
  */
 /// <reference lib="webworker" />
-import createLabModule from '../../build/wasm/lab.mjs';
-import wasmUrl from '../../build/wasm/lab.wasm?url';
+import createLabModule from '../../build/wasm-web/lab.mjs';
+import wasmUrl from '../../build/wasm-web/lab.wasm?url';
 import { Bridge, type LabFactory } from './bridge';
 import { isModuleMessage, type ModuleMessage } from './protocol';
 import { SandboxSessions, type Side } from './sandboxSession';
