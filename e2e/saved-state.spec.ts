@@ -88,7 +88,7 @@ test('issue 32 W1, W2: a link asks by its events, every parameter counted; one t
   });
   await test.step('W2: a 9.8 GiB send stream through an 8 GiB page cache is refused, at file_bytes', async () => {
     await lab.open('#/exp/receive?p.file_bytes=1048576&p.scale=0.5');
-    await expect(page.getByTestId('param-file_bytes-error')).toContainText('send stream of 9.8 GiB: more than the VM\'s 8 GiB page cache');
+    await expect(page.getByTestId('param-file_bytes-error')).toContainText('send stream of 9.8 GiB: the model reads back only a stream that fits the VM\'s 8 GiB page cache');
     await page.waitForTimeout(500);
     await expect(page.getByTestId('run-status')).toHaveAttribute('data-status', 'idle');
     await expect(page.getByTestId('error')).toHaveCount(0);
